@@ -1,0 +1,43 @@
+# OceanWay Core. `make` alone prints this help.
+SHELL := /bin/bash
+GO ?= go
+PKGS ?= ./...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show the targets
+	@grep -hE '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: demo
+demo: ## Run the main job: the end-to-end demo (throwaway PostgreSQL when none is given)
+	@scripts/demo
+
+.PHONY: test
+test: ## Run all tests on real PostgreSQL (starts a throwaway cluster if none is reachable)
+	@scripts/test
+
+.PHONY: test/race
+test/race: ## Run all tests with the race detector
+	@RACE=1 scripts/test
+
+.PHONY: lint
+lint: ## go vet + gofmt check
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: generate
+generate: ## Regenerate committed generated files (JSON Schema, TypeScript, goldens marked generated)
+	$(GO) generate $(PKGS)
+
+.PHONY: verify
+verify: generate ## Fail when generated files are stale
+	@git diff --exit-code -- contracts docs || (echo "generated files are stale: run make generate and commit"; exit 1)
+
+.PHONY: bench
+bench: ## Run Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: build
+build: ## Build bin/oceanway
+	$(GO) build -o bin/oceanway ./cmd/oceanway
