@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/kinds"
 )
 
 func init() { commandFuncs = append(commandFuncs, newContractsCmd) }
@@ -48,11 +48,6 @@ func newContractsCmd(streams *IO) *cobra.Command {
 	return cmd
 }
 
-// digestKindFuncs maps a contract kind name (e.g. "OperationsProjectionAppliedReceipt@1")
-// to a function that strictly decodes a document and returns the digest of
-// its candidate. Contract packages register through RegisterDigestKind.
-var digestKindFuncs = map[string]func([]byte) (digest.Digest, error){}
-
 func newDigestCmd(streams *IO) *cobra.Command {
 	var kind string
 	cmd := &cobra.Command{
@@ -68,11 +63,14 @@ func newDigestCmd(streams *IO) *cobra.Command {
 			if kind == "" {
 				d, err = digest.OfJSON(digest.JCSSHA256V1, doc)
 			} else {
-				f, ok := digestKindFuncs[kind]
-				if !ok {
-					return fmt.Errorf("unknown --kind %q", kind)
+				k, lookupErr := kinds.Lookup(kind)
+				if lookupErr != nil {
+					return lookupErr
 				}
-				d, err = f(bytes.Clone(doc))
+				if k.Digest == nil {
+					return fmt.Errorf("kind %s is not content-addressed", kind)
+				}
+				d, err = k.Digest(doc)
 			}
 			if err != nil {
 				return err
