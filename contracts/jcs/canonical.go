@@ -3,14 +3,15 @@
 // Number.prototype.toString form, minimal string escaping and no whitespace.
 //
 // Decisions the RFC leaves to the implementation (documented in
-// docs/contracts.md):
+// docs/contracts/jcs.md):
 //   - a leading byte-order mark is rejected (RFC 8259 §8.1 forbids emitting one);
 //   - Unicode noncharacters are rejected (I-JSON, RFC 7493 §2.1);
 //   - a non-zero literal that underflows to zero is rejected (it would
 //     silently change the value); subnormals such as 5e-324 are accepted;
 //   - a literal beyond 2^53 is serialized as its nearest double, like the
 //     RFC's reference implementations. Contract decoders reject such integers
-//     separately (see package strict).
+//     separately (see package strict);
+//   - at most MaxDepth nested arrays and objects.
 //
 // Canonicalization is never delegated to encoding/json or to PostgreSQL.
 package jcs
@@ -19,7 +20,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -37,8 +37,9 @@ func Canonicalize(data []byte) ([]byte, error) {
 
 // Marshal returns the canonical bytes of a value tree. Accepted types are
 // those Parse produces (nil, bool, string, Number, []any, map[string]any)
-// plus the builder conveniences int, int64 and float64 (finite only) and
-// []map[string]any. Integers must be safe integers.
+// plus the builder conveniences int, int64 and float64 (finite only),
+// []string and []map[string]any. Integers must be safe integers. Strings
+// must be valid UTF-8 without noncharacters, like Parse requires.
 func Marshal(v any) ([]byte, error) {
 	return AppendMarshal(make([]byte, 0, 256), v)
 }
@@ -48,10 +49,8 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	return appendValue(dst, v, 0)
 }
 
+// appendValue appends v; depth is the number of containers enclosing v.
 func appendValue(dst []byte, v any, depth int) ([]byte, error) {
-	if depth > MaxDepth {
-		return dst, ErrTooDeep
-	}
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -61,8 +60,8 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(dst, "false"...), nil
 	case string:
-		if !validString(x) {
-			return dst, ErrInvalidUTF8
+		if err := checkString(x); err != nil {
+			return dst, err
 		}
 		return appendString(dst, x), nil
 	case Number:
@@ -78,6 +77,9 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case int64:
 		return appendInt(dst, x)
 	case []any:
+		if depth >= MaxDepth {
+			return dst, ErrTooDeep
+		}
 		dst = append(dst, '[')
 		for i, e := range x {
 			if i > 0 {
@@ -89,19 +91,40 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 			}
 		}
 		return append(dst, ']'), nil
+	case []string:
+		if depth >= MaxDepth {
+			return dst, ErrTooDeep
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if err := checkString(e); err != nil {
+				return dst, err
+			}
+			dst = appendString(dst, e)
+		}
+		return append(dst, ']'), nil
 	case []map[string]any:
+		if depth >= MaxDepth {
+			return dst, ErrTooDeep
+		}
 		dst = append(dst, '[')
 		for i, e := range x {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendObject(dst, e, depth+1); err != nil {
+			if dst, err = appendValue(dst, e, depth+1); err != nil {
 				return dst, err
 			}
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
+		if depth >= MaxDepth {
+			return dst, ErrTooDeep
+		}
 		return appendObject(dst, x, depth)
 	default:
 		return dst, ErrUnsupportedValue
@@ -117,20 +140,19 @@ func appendInt(dst []byte, n int64) ([]byte, error) {
 
 type member struct {
 	key   string
-	units []uint16
 	value any
 }
 
 func appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {
 	members := make([]member, 0, len(obj))
 	for k, v := range obj {
-		if !validString(k) {
-			return dst, ErrInvalidUTF8
+		if err := checkString(k); err != nil {
+			return dst, err
 		}
-		members = append(members, member{key: k, units: utf16.Encode([]rune(k)), value: v})
+		members = append(members, member{key: k, value: v})
 	}
 	// RFC 8785 §3.2.3: sort by the UTF-16 code units of the names.
-	slices.SortFunc(members, func(a, b member) int { return slices.Compare(a.units, b.units) })
+	slices.SortFunc(members, func(a, b member) int { return CompareUTF16(a.key, b.key) })
 	dst = append(dst, '{')
 	for i, m := range members {
 		if i > 0 {
@@ -146,9 +168,58 @@ func appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// validString reports whether s may be serialized: valid UTF-8 without
-// surrogates (Go strings cannot hold a valid surrogate) or noncharacters.
-func validString(s string) bool {
+// CompareUTF16 orders two valid UTF-8 strings by their UTF-16 code units, the
+// member order of RFC 8785 §3.2.3, without allocating. It returns -1, 0 or +1.
+//
+// UTF-8 byte order equals code point order, which differs from UTF-16 order
+// only where a supplementary character (encoded with surrogates D800–DFFF)
+// meets a BMP character in E000–FFFF: "\U0001F600" < "\uFB33" in UTF-16
+// but not in code points. So: skip the common prefix, then compare the first
+// differing characters by their first UTF-16 code unit.
+func CompareUTF16(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return cmpInt(len(a), len(b))
+	}
+	// Back up to the start of the character that differs; the prefix is
+	// shared, so it is a character boundary in both strings.
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	return cmpInt(utf16Key(ra), utf16Key(rb))
+}
+
+// utf16Key maps a code point to a value that sorts like its UTF-16 encoding:
+// supplementary characters (high surrogate D800–DBFF first) sort after
+// U+0000–D7FF and before U+E000–FFFF; within each group code point order and
+// code unit order agree.
+func utf16Key(r rune) int {
+	if r >= 0xE000 && r <= 0xFFFF {
+		return int(r) + 0x110000
+	}
+	return int(r)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkString reports why s may not be serialized: invalid UTF-8 (including
+// encoded surrogates, which a Go string can hold but JSON text cannot) or a
+// noncharacter. Parse rejects the same inputs.
+func checkString(s string) error {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -157,14 +228,17 @@ func validString(s string) bool {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size <= 1 {
-			return false
+			if isEncodedSurrogate(s[i:]) {
+				return ErrLoneSurrogate
+			}
+			return ErrInvalidUTF8
 		}
 		if isNoncharacter(r) {
-			return false
+			return ErrNoncharacter
 		}
 		i += size
 	}
-	return true
+	return nil
 }
 
 const hexDigits = "0123456789abcdef"
@@ -218,19 +292,27 @@ func AppendNumber(dst []byte, f float64) ([]byte, error) {
 		dst = append(dst, '-')
 		f = -f
 	}
-	// Shortest round-trip digits in scientific form: d[.ddd]e±x.
+	// Shortest round-trip digits in scientific form: d[.ddd]e±dd[d]. Go picks,
+	// like ECMAScript, the shortest digit string that round-trips and, among
+	// those, the one closest to f.
 	var scratch [32]byte
 	sci := strconv.AppendFloat(scratch[:0], f, 'e', -1, 64)
-	ePos := slices.Index(sci, 'e')
-	mantissa, expText := sci[:ePos], sci[ePos+1:]
-	digits := make([]byte, 0, 17)
-	for _, c := range mantissa {
-		if c != '.' {
-			digits = append(digits, c)
+	var digitBuf [17]byte
+	k, i := 0, 0
+	for ; sci[i] != 'e'; i++ {
+		if sci[i] != '.' {
+			digitBuf[k] = sci[i]
+			k++
 		}
 	}
-	exp, _ := strconv.Atoi(string(expText))
-	k := len(digits)
+	digits := digitBuf[:k]
+	exp := 0
+	for _, c := range sci[i+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if sci[i+1] == '-' {
+		exp = -exp
+	}
 	n := exp + 1 // position of the decimal point relative to the digits
 	switch {
 	case k <= n && n <= 21:

@@ -1,13 +1,16 @@
 package jcs
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// MaxDepth bounds nesting so hostile input cannot exhaust the stack.
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack: a
+// document may hold at most MaxDepth nested arrays and objects. The parser and
+// Marshal apply the same limit, so everything Parse accepts Marshal accepts.
 const MaxDepth = 512
 
 // Number is a JSON number kept as its exact source literal. Contract decoders
@@ -15,9 +18,25 @@ const MaxDepth = 512
 // the canonicalizer serializes its IEEE-754 value.
 type Number string
 
-// Float64 returns the IEEE-754 value of the literal.
+// Float64 returns the IEEE-754 value of the literal. The literal must follow
+// the RFC 8259 number grammar (ErrInvalidNumberText otherwise: no hex, "Inf",
+// "NaN", "+1" or ".5"), denote a finite double (ErrNumberOutOfRange) and not
+// be a non-zero literal that underflows to zero (ErrNumberUnderflow), exactly
+// as Parse requires. A Number built by hand is checked as strictly as a parsed one.
 func (n Number) Float64() (float64, error) {
-	f, err := strconv.ParseFloat(string(n), 64)
+	end, nonZero, perr := scanNumber(n, 0)
+	if perr != nil || end != len(n) {
+		return 0, fmt.Errorf("%w: %q", ErrInvalidNumberText, string(n))
+	}
+	return numberValue(string(n), nonZero)
+}
+
+// numberValue converts a grammatical literal, rejecting overflow and underflow.
+func numberValue(lit string, nonZero bool) (float64, error) {
+	f, err := strconv.ParseFloat(lit, 64)
+	if f == 0 && nonZero {
+		return 0, ErrNumberUnderflow
+	}
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, ErrNumberOutOfRange
 	}
@@ -69,17 +88,19 @@ func (p *parser) skipSpace() {
 	}
 }
 
+// value parses the value at p.pos; depth is the number of enclosing containers.
 func (p *parser) value(depth int) (any, error) {
-	if depth > MaxDepth {
-		return nil, p.fail(p.pos, ErrTooDeep, "")
-	}
 	if p.pos >= len(p.data) {
 		return nil, p.fail(p.pos, ErrUnexpectedEOF, "")
 	}
 	switch c := p.data[p.pos]; {
-	case c == '{':
-		return p.object(depth)
-	case c == '[':
+	case c == '{' || c == '[':
+		if depth >= MaxDepth {
+			return nil, p.fail(p.pos, ErrTooDeep, "")
+		}
+		if c == '{' {
+			return p.object(depth)
+		}
 		return p.array(depth)
 	case c == '"':
 		return p.string()
@@ -200,6 +221,12 @@ func isNoncharacter(r rune) bool {
 	return (r >= 0xFDD0 && r <= 0xFDEF) || r&0xFFFE == 0xFFFE
 }
 
+// isEncodedSurrogate reports whether b starts with the three-byte
+// (CESU-8 style) encoding of a UTF-16 surrogate, which UTF-8 forbids.
+func isEncodedSurrogate[T ~string | ~[]byte](b T) bool {
+	return len(b) >= 3 && b[0] == 0xED && b[1] >= 0xA0 && b[1] <= 0xBF && b[2] >= 0x80 && b[2] <= 0xBF
+}
+
 func (p *parser) string() (string, error) {
 	start := p.pos
 	p.pos++ // opening quote
@@ -236,8 +263,9 @@ func (p *parser) string() (string, error) {
 		default:
 			r, size := utf8.DecodeRune(p.data[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
-				// Go's decoder also rejects UTF-8 encoded surrogates (ED A0..BF).
-				if p.pos+2 < len(p.data) && p.data[p.pos] == 0xED && p.data[p.pos+1] >= 0xA0 && p.data[p.pos+1] <= 0xBF {
+				// Go's decoder also rejects UTF-8 encoded surrogates
+				// (ED A0..BF 80..BF); name them for what they are.
+				if isEncodedSurrogate(p.data[p.pos:]) {
 					return "", p.fail(p.pos, ErrLoneSurrogate, "UTF-8 encoded surrogate")
 				}
 				return "", p.fail(p.pos, ErrInvalidUTF8, "")
@@ -342,58 +370,70 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // number scans an RFC 8259 number and checks that it denotes a finite double.
 func (p *parser) number() (any, error) {
 	start := p.pos
-	if p.data[p.pos] == '-' {
-		p.pos++
+	end, nonZero, perr := scanNumber(p.data, start)
+	if perr != nil {
+		return nil, perr
 	}
-	if p.pos >= len(p.data) {
-		return nil, p.fail(p.pos, ErrUnexpectedEOF, "")
-	}
-	nonZeroDigit := false
-	switch c := p.data[p.pos]; {
-	case c == '0':
-		p.pos++
-		if p.pos < len(p.data) && isDigit(p.data[p.pos]) {
-			return nil, p.fail(p.pos, ErrSyntax, "leading zero")
-		}
-	case c >= '1' && c <= '9':
-		nonZeroDigit = true
-		for p.pos < len(p.data) && isDigit(p.data[p.pos]) {
-			p.pos++
-		}
-	default:
-		return nil, p.fail(p.pos, ErrSyntax, "expected digit")
-	}
-	if p.pos < len(p.data) && p.data[p.pos] == '.' {
-		p.pos++
-		if p.pos >= len(p.data) || !isDigit(p.data[p.pos]) {
-			return nil, p.fail(p.pos, ErrSyntax, "expected digit after '.'")
-		}
-		for p.pos < len(p.data) && isDigit(p.data[p.pos]) {
-			if p.data[p.pos] != '0' {
-				nonZeroDigit = true
-			}
-			p.pos++
-		}
-	}
-	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
-			p.pos++
-		}
-		if p.pos >= len(p.data) || !isDigit(p.data[p.pos]) {
-			return nil, p.fail(p.pos, ErrSyntax, "expected exponent digit")
-		}
-		for p.pos < len(p.data) && isDigit(p.data[p.pos]) {
-			p.pos++
-		}
-	}
-	lit := string(p.data[start:p.pos])
-	f, err := strconv.ParseFloat(lit, 64)
-	if f == 0 && nonZeroDigit {
-		return nil, p.fail(start, ErrNumberUnderflow, lit)
-	}
-	if err != nil || math.IsInf(f, 0) {
-		return nil, p.fail(start, ErrNumberOutOfRange, lit)
+	p.pos = end
+	lit := string(p.data[start:end])
+	if _, err := numberValue(lit, nonZero); err != nil {
+		return nil, p.fail(start, err, lit)
 	}
 	return Number(lit), nil
+}
+
+// scanNumber scans the RFC 8259 number grammar
+//
+//	number = [ "-" ] ( "0" / digit1-9 *DIGIT ) [ "." 1*DIGIT ] [ ( "e" / "E" ) [ "+" / "-" ] 1*DIGIT ]
+//
+// starting at data[start]. It returns the offset just past the literal and
+// whether the significand has a non-zero digit (so a literal that parses to
+// zero is known to have underflowed), or a *ParseError at the offending byte.
+func scanNumber[T ~string | ~[]byte](data T, start int) (end int, nonZero bool, err *ParseError) {
+	pos := start
+	if pos < len(data) && data[pos] == '-' {
+		pos++
+	}
+	if pos >= len(data) {
+		return pos, false, &ParseError{Offset: pos, Err: ErrUnexpectedEOF}
+	}
+	switch c := data[pos]; {
+	case c == '0':
+		pos++
+		if pos < len(data) && isDigit(data[pos]) {
+			return pos, false, &ParseError{Offset: pos, Err: ErrSyntax, Detail: "leading zero"}
+		}
+	case c >= '1' && c <= '9':
+		nonZero = true
+		for pos < len(data) && isDigit(data[pos]) {
+			pos++
+		}
+	default:
+		return pos, false, &ParseError{Offset: pos, Err: ErrSyntax, Detail: "expected digit"}
+	}
+	if pos < len(data) && data[pos] == '.' {
+		pos++
+		if pos >= len(data) || !isDigit(data[pos]) {
+			return pos, false, &ParseError{Offset: pos, Err: ErrSyntax, Detail: "expected digit after '.'"}
+		}
+		for pos < len(data) && isDigit(data[pos]) {
+			if data[pos] != '0' {
+				nonZero = true
+			}
+			pos++
+		}
+	}
+	if pos < len(data) && (data[pos] == 'e' || data[pos] == 'E') {
+		pos++
+		if pos < len(data) && (data[pos] == '+' || data[pos] == '-') {
+			pos++
+		}
+		if pos >= len(data) || !isDigit(data[pos]) {
+			return pos, false, &ParseError{Offset: pos, Err: ErrSyntax, Detail: "expected exponent digit"}
+		}
+		for pos < len(data) && isDigit(data[pos]) {
+			pos++
+		}
+	}
+	return pos, nonZero, nil
 }
