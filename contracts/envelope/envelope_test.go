@@ -1,0 +1,226 @@
+package envelope_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
+
+func indentJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(v))
+	return buf.Bytes()
+}
+
+// checkGolden byte-compares got with the file, or rewrites it with -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden (run go test -update)")
+	require.Equal(t, string(want), string(got), path)
+}
+
+// CT-1, CT-4, DS-7: one golden envelope per exact pair (raw JSON, canonical
+// bytes, digest); the raw golden decodes, re-canonicalizes to the canonical
+// golden and re-digests to the digest golden.
+func TestCT4GoldenEnvelopePerPair(t *testing.T) {
+	t.Parallel()
+	require.Len(t, envelope.Pairs(), 13)
+	for _, p := range envelope.Pairs() {
+		p, n := p, 1 // frozen vectors: eventId 00000000-0000-7000-8000-000000001001
+		t.Run(p.EventType, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join("testdata", "golden", p.EventType)
+			e := envelopetest.Built(p.EventType, n)
+			canonical, err := e.Canonical()
+			require.NoError(t, err)
+			d, err := e.Digest()
+			require.NoError(t, err)
+			checkGolden(t, filepath.Join(dir, "raw.json"), indentJSON(t, e.ToJSON()))
+			checkGolden(t, filepath.Join(dir, "canonical.json"), canonical)
+			checkGolden(t, filepath.Join(dir, "digest.txt"), []byte(d.String()+"\n"))
+
+			// Idempotency: the raw golden decodes and re-canonicalizes identically.
+			raw, err := os.ReadFile(filepath.Join(dir, "raw.json"))
+			require.NoError(t, err)
+			back, err := envelope.DecodeEnvelope(raw)
+			require.NoError(t, err)
+			again, err := back.Canonical()
+			require.NoError(t, err)
+			require.Equal(t, string(canonical), string(again))
+			recanon, err := jcs.Canonicalize(canonical)
+			require.NoError(t, err)
+			require.Equal(t, string(canonical), string(recanon))
+			require.NoError(t, back.VerifyDigest(d))
+			sum, err := digest.OfCanonical(digest.JCSSHA256V1, canonical)
+			require.NoError(t, err)
+			require.Equal(t, d, sum)
+		})
+	}
+}
+
+// DS-7, OB-APPEND-4: the registry holds exactly the thirteen literals of the
+// outbox document and rejects prefixes, wildcards, aliases and "latest".
+func TestDS7PairRegistryIsExact(t *testing.T) {
+	t.Parallel()
+	want := [][2]string{
+		{"run.created@2.0", "2.0"},
+		{"wallet.reserved@2.0", "2.0"},
+		{"billing.finalization.committed@1", "1"},
+		{"billing.settlement-transition.committed@1", "1"},
+		{"billing.late-settlement-exposure.case-requested@1", "1"},
+		{"billing.case-resolution.applied@1", "1"},
+		{"billing.late-settlement-command-result.committed@1", "1"},
+		{"execution.attempt-eligibility.finalized@1", "1"},
+		{"execution.run-finalization.closed@1", "1"},
+		{"billing.finalization-reconciliation.case-requested@1", "1"},
+		{"billing.finalization-reconciliation-resolution.applied@1", "1"},
+		{"gateway.evidence-availability.current-changed@1", "1"},
+		{"metering.settlement-input.current-changed@1", "1"},
+	}
+	require.Len(t, envelope.Pairs(), len(want))
+	for _, w := range want {
+		p, err := envelope.Pair(w[0], w[1])
+		require.NoError(t, err, w[0])
+		require.Equal(t, w[0], p.EventType)
+		require.True(t, strings.HasSuffix(p.EventType, "@"+p.EventSchemaVersion))
+	}
+	for _, bad := range [][2]string{
+		{"run.created", "2.0"},
+		{"run.created@2", "2"},
+		{"run.created@2.0", "latest"},
+		{"run.created@latest", "latest"},
+		{"run.*", "2.0"},
+		{"run.created@*", "2.0"},
+		{"Run.Created@2.0", "2.0"},
+		{"run.created@2.0 ", "2.0"},
+		{"run.created@1", "1"},
+		{"run.created@2.0", "2"},
+		{"wallet.reserved@2.0", "1"},
+	} {
+		_, err := envelope.Pair(bad[0], bad[1])
+		require.ErrorIs(t, err, envelope.ErrUnknownEventPair, "%q %q", bad[0], bad[1])
+	}
+	// Sorted by (eventType, eventSchemaVersion).
+	ps := envelope.Pairs()
+	for i := 1; i < len(ps); i++ {
+		require.Less(t, ps[i-1].EventType, ps[i].EventType)
+	}
+}
+
+// CT-1: the envelope digest covers the whole envelope including the payload,
+// and the digest fields are not members of the envelope.
+func TestCT1EnvelopeDigestCoversPayload(t *testing.T) {
+	t.Parallel()
+	e := envelopetest.Built(envelope.RunCreatedV2, 1)
+	d1, err := e.Digest()
+	require.NoError(t, err)
+	changed := envelopetest.Envelope(envelope.RunCreatedV2, 1)
+	changed.Payload["runAdmissionManifestRef"] = "another-ref"
+	e2, err := envelope.Build(changed)
+	require.NoError(t, err)
+	d2, err := e2.Digest()
+	require.NoError(t, err)
+	require.NotEqual(t, d1.Value, d2.Value)
+	require.ErrorIs(t, e2.VerifyDigest(d1), digest.ErrMismatch)
+	require.ErrorIs(t, e.VerifyDigest(digest.Digest{Algorithm: "sha256", Value: d1.Value}), digest.ErrUnknownAlgorithm)
+	_, inside := e.ToJSON()["eventEnvelopeSha256"]
+	require.False(t, inside)
+}
+
+// CT-1: occurredAt has exactly one text form; a nanosecond time and its
+// microsecond truncation (what PostgreSQL returns) digest identically.
+func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
+	t.Parallel()
+	a := envelopetest.Envelope(envelope.WalletReservedV2, 1)
+	a.OccurredAt = time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600))
+	b := a
+	b.OccurredAt = a.OccurredAt.UTC().Truncate(time.Microsecond)
+	ea, err := envelope.Build(a)
+	require.NoError(t, err)
+	eb, err := envelope.Build(b)
+	require.NoError(t, err)
+	da, _ := ea.Digest()
+	db, _ := eb.Digest()
+	require.Equal(t, da, db)
+	require.Equal(t, "2026-01-02T02:04:05.678901Z", ea.ToJSON()["occurredAt"])
+}
+
+// The receipts' VerifyAck compares receipt identity fields by name with
+// Identity: tenant fields plus every top-level scalar payload field as text.
+func TestIdentityRendersTenantAndScalarPayloadFields(t *testing.T) {
+	t.Parallel()
+	e := envelopetest.Built(envelope.ExecutionRunFinalizationClosedV1, 1)
+	id := e.Identity()
+	require.Equal(t, "organization", id["tenantKind"])
+	require.Equal(t, envelopetest.TenantID, id["tenantId"])
+	require.Equal(t, envelopetest.WorkspaceID, id["workspaceId"])
+	require.Equal(t, envelopetest.ProjectID, id["projectId"])
+	require.Equal(t, envelopetest.RunID, id["runId"])
+	require.Equal(t, "1", id["attemptCount"])
+	require.Equal(t, "1", id["runExecutionFinalizationStateVersion"])
+	require.Equal(t, "jcs-sha256-v1", id["attemptSetManifestDigestAlgorithmVersion"])
+	for _, k := range []string{"closureOperationId", "billingReservationId", "billingAccountId", "runAdmissionManifestRef", "runExecutionFinalizationDigest", "attemptSetManifestRef"} {
+		require.NotEmpty(t, id[k], k)
+	}
+	m := envelopetest.Built(envelope.MeteringSettlementInputCurrentChangedV1, 1).Identity()
+	require.Equal(t, "2", m["settlementInputStateVersion"])
+	_, nested := m["predecessorSettlementInput"]
+	require.False(t, nested)
+	noProject := envelopetest.Envelope(envelope.RunCreatedV2, 1)
+	noProject.ProjectID = ""
+	np, err := envelope.Build(noProject)
+	require.NoError(t, err)
+	_, has := np.Identity()["projectId"]
+	require.False(t, has)
+}
+
+// CT-5: every payload description is well formed and generates; the aggregate
+// rule of each pair matches its samples.
+func TestCT5DescriptionsAreWellFormed(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, schema.Validate(envelope.Def().Type))
+	for _, p := range envelope.Pairs() {
+		require.NoError(t, schema.Validate(p.Payload.Type), p.EventType)
+		e := envelopetest.Built(p.EventType, 1)
+		id, rev := p.ExpectedAggregate(e.Payload)
+		require.Equal(t, id, e.AggregateID)
+		require.Equal(t, rev, e.AggregateRevision)
+		require.Same(t, p, e.Pair())
+	}
+}
+
+func TestDeriveIDIsVersion8AndStable(t *testing.T) {
+	t.Parallel()
+	id := envelope.SettlementDimensionID("a", "b", "c", "d", "e")
+	require.Equal(t, id, envelope.SettlementDimensionID("a", "b", "c", "d", "e"))
+	require.NotEqual(t, id, envelope.SettlementDimensionID("a", "b", "c", "d", "f"))
+	require.Len(t, id, 36)
+	require.Equal(t, byte('8'), id[14])
+	require.Contains(t, "89ab", string(id[19]))
+	require.NotEqual(t, envelope.FinalizationCaseRequestAggregateID("f", 1), envelope.FinalizationResolutionAggregateID("f", 1))
+}
