@@ -1,0 +1,44 @@
+// Package schema holds the outbox migration line: the embedded SQL that
+// creates schema outbox in every producer database (all four boundaries).
+// Importing it registers the line with internal/migrate.
+package schema
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/oceanway/core/internal/migrate"
+)
+
+// LineName is the name of the outbox migration line.
+const LineName = "outbox"
+
+// Roles granted by the outbox line.
+const (
+	RoleProducer   = "oceanway_producer"
+	RoleDispatcher = "oceanway_dispatcher"
+	RoleDefiner    = "oceanway_outbox_definer"
+)
+
+//go:embed migrations/*.sql
+var files embed.FS
+
+// FS is the line's migrations at their root.
+var FS = mustSub(files, "migrations")
+
+func init() {
+	migrate.RegisterLine(migrate.Line{
+		Name:       LineName,
+		Boundaries: migrate.Boundaries,
+		FS:         FS,
+		Roles:      []string{RoleProducer, RoleDispatcher, RoleDefiner},
+	})
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
