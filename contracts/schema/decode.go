@@ -186,6 +186,18 @@ func decodeArray(o *strict.Object, name string, items Type) []any {
 	}
 }
 
+// Check validates a Go string against the description (non-empty, length,
+// pattern); the error wraps strict.ErrEmptyString or strict.ErrInvalidValue.
+func (t Text) Check(s string) error {
+	if s == "" {
+		return strict.ErrEmptyString
+	}
+	if msg := t.check(s); msg != "" {
+		return fmt.Errorf("%w: %s", strict.ErrInvalidValue, msg)
+	}
+	return nil
+}
+
 func (t Text) check(s string) string {
 	if t.MaxLength > 0 && len([]rune(s)) > t.MaxLength {
 		return fmt.Sprintf("longer than %d characters", t.MaxLength)
