@@ -1,0 +1,127 @@
+package dispatcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/oceanway/core/contracts/route"
+)
+
+// Config is every tunable of a dispatcher (OB-CLAIM-5). Zero fields take the
+// documented defaults from WithDefaults; nothing else in the package holds a
+// literal that a deployment might need to change.
+type Config struct {
+	// WorkerID names the lease owner; default "<hostname>-<pid>".
+	WorkerID string
+	// Destinations filters the deliveries this dispatcher claims; empty = all.
+	Destinations []route.Destination
+	// BatchSize is the claim LIMIT. Default 100.
+	BatchSize int
+	// LeaseDuration is how long a claim is valid. Default 30s.
+	LeaseDuration time.Duration
+	// RenewInterval renews in-flight leases of slow consumers; 0 takes the
+	// default LeaseDuration/3, a negative value disables renewal.
+	RenewInterval time.Duration
+	// Concurrency is the number of deliveries in flight at once. Default 16.
+	Concurrency int
+	// StatementTimeout bounds every outcome/claim statement. Default 5s.
+	StatementTimeout time.Duration
+	// DeliveryTimeout bounds one consumer call. Default LeaseDuration.
+	DeliveryTimeout time.Duration
+	// BackoffBase, BackoffMax and BackoffJitter shape retry delays:
+	// min(BackoffMax, BackoffBase·2^(attempt-1)) · (1 ± BackoffJitter).
+	// Defaults 1s, 5m, 0.2.
+	BackoffBase   time.Duration
+	BackoffMax    time.Duration
+	BackoffJitter float64
+	// MaxAttempts quarantines a retryable failure after this many attempts.
+	// 0 (default) means never: an unknown fact is not silently turned into
+	// quarantine by a counter unless a deployment asks for it.
+	MaxAttempts int
+	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
+	PollInterval time.Duration
+	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
+	// (set DisableListen to turn it off).
+	DisableListen bool
+	// DrainTimeout bounds graceful stop: in-flight deliveries get this long to
+	// record their outcome. Default 30s.
+	DrainTimeout time.Duration
+	// Version is reported in the worker info metric.
+	Version string
+}
+
+// ErrInvalidConfig marks a configuration that cannot work.
+var ErrInvalidConfig = errors.New("dispatcher: invalid configuration")
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		c.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 100
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = 30 * time.Second
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = c.LeaseDuration / 3
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = 5 * time.Second
+	}
+	if c.DeliveryTimeout == 0 {
+		c.DeliveryTimeout = c.LeaseDuration
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = time.Second
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = 5 * time.Minute
+	}
+	if c.BackoffJitter == 0 {
+		c.BackoffJitter = 0.2
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = time.Second
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}
+
+// Validate rejects impossible settings.
+func (c Config) Validate() error {
+	switch {
+	case c.BatchSize < 1:
+		return fmt.Errorf("%w: batch size %d < 1", ErrInvalidConfig, c.BatchSize)
+	case c.LeaseDuration < time.Millisecond:
+		return fmt.Errorf("%w: lease duration %s too short", ErrInvalidConfig, c.LeaseDuration)
+	case c.RenewInterval > 0 && c.RenewInterval >= c.LeaseDuration:
+		return fmt.Errorf("%w: renew interval %s must be shorter than the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
+	case c.Concurrency < 1:
+		return fmt.Errorf("%w: concurrency %d < 1", ErrInvalidConfig, c.Concurrency)
+	case c.BackoffJitter < 0 || c.BackoffJitter >= 1:
+		return fmt.Errorf("%w: backoff jitter %v outside [0,1)", ErrInvalidConfig, c.BackoffJitter)
+	case c.BackoffMax < c.BackoffBase:
+		return fmt.Errorf("%w: backoff max %s < base %s", ErrInvalidConfig, c.BackoffMax, c.BackoffBase)
+	case c.MaxAttempts < 0:
+		return fmt.Errorf("%w: max attempts %d < 0", ErrInvalidConfig, c.MaxAttempts)
+	}
+	for _, d := range c.Destinations {
+		if _, err := route.ParseDestination(string(d)); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+	}
+	return nil
+}

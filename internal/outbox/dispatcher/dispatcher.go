@@ -1,0 +1,377 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Dispatcher is the long-running delivery loop of one producer database.
+type Dispatcher struct {
+	cfg       Config
+	store     *Store
+	pool      *pgxpool.Pool
+	transport transport.Transport
+	metrics   *Metrics
+	log       *slog.Logger
+	hooks     Hooks
+
+	wake chan struct{}
+}
+
+// Hooks let tests stop a worker at exact points. Production leaves them nil.
+type Hooks struct {
+	// AfterDeliver runs after the consumer returned and before the outcome
+	// is recorded. Returning ErrSimulatedCrash drops the outcome as if the
+	// process had died at that point.
+	AfterDeliver func(c Claimed) error
+	// BeforeDeliver runs after the claim committed and before the consumer
+	// is called; ErrSimulatedCrash drops the attempt as if the process died.
+	BeforeDeliver func(c Claimed) error
+}
+
+// ErrSimulatedCrash is returned by test hooks to abandon an attempt.
+var ErrSimulatedCrash = errors.New("dispatcher: simulated crash")
+
+// New builds a dispatcher over a producer database pool.
+func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics, log *slog.Logger) (*Dispatcher, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Dispatcher{
+		cfg:       cfg,
+		store:     NewStore(pool, cfg.StatementTimeout),
+		pool:      pool,
+		transport: t,
+		metrics:   metrics,
+		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID),
+		wake:      make(chan struct{}, 1),
+	}, nil
+}
+
+// SetHooks installs test hooks; call before Run.
+func (d *Dispatcher) SetHooks(h Hooks) { d.hooks = h }
+
+// Store exposes the fenced store (used by tests and tools).
+func (d *Dispatcher) Store() *Store { return d.store }
+
+// Wake asks the loop to claim now (used by LISTEN and by tests).
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run claims and delivers until ctx is cancelled, then stops claiming and
+// drains in-flight deliveries for at most DrainTimeout. Deliveries whose
+// outcome could not be recorded stay leased until their lease expires and
+// recovery makes them claimable again: nothing stays leased forever.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if d.metrics != nil {
+		d.metrics.Info.WithLabelValues(d.cfg.Version).Set(1)
+	}
+	// Deliveries outlive ctx during the drain; they are cancelled only when
+	// the drain deadline passes.
+	deliverCtx, cancelDeliveries := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelDeliveries()
+
+	if !d.cfg.DisableListen {
+		go d.listen(ctx)
+	}
+
+	slots := make(chan struct{}, d.cfg.Concurrency)
+	var inflight sync.WaitGroup
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+
+	for {
+		select {
+		case <-ctx.Done():
+			return d.drain(&inflight, cancelDeliveries)
+		default:
+		}
+		free := d.cfg.Concurrency - len(slots)
+		claimed := 0
+		if free > 0 {
+			n, err := d.round(ctx, deliverCtx, min(free, d.cfg.BatchSize), slots, &inflight)
+			claimed = n
+			if err != nil && ctx.Err() == nil {
+				d.log.Warn("claim round failed", "error", err)
+				if d.metrics != nil {
+					d.metrics.Healthy.Set(0)
+				}
+			} else if d.metrics != nil {
+				d.metrics.Healthy.Set(1)
+			}
+		}
+		if claimed > 0 && claimed == min(free, d.cfg.BatchSize) {
+			continue // more work is likely waiting
+		}
+		poll.Reset(d.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+		case <-d.wake:
+		case <-poll.C:
+		}
+	}
+}
+
+func (d *Dispatcher) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) error {
+	done := make(chan struct{})
+	go func() { inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(d.cfg.DrainTimeout):
+		cancel()
+		<-done
+		return fmt.Errorf("dispatcher: drain timeout %s exceeded; unfinished attempts recover at lease expiry", d.cfg.DrainTimeout)
+	}
+}
+
+// round recovers expired leases, claims up to n deliveries and starts them.
+func (d *Dispatcher) round(ctx, deliverCtx context.Context, n int, slots chan struct{}, inflight *sync.WaitGroup) (int, error) {
+	recovered, err := d.store.RecoverExpired(ctx, d.cfg.Destinations, n)
+	if err != nil {
+		return 0, fmt.Errorf("recover expired leases: %w", err)
+	}
+	if d.metrics != nil {
+		for dest, count := range recovered {
+			d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
+		}
+	}
+	claims, err := d.store.Claim(ctx, ClaimParams{
+		Owner: d.cfg.WorkerID, Destinations: d.cfg.Destinations, Limit: n, Lease: d.cfg.LeaseDuration,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim deliveries: %w", err)
+	}
+	for _, c := range claims {
+		if d.metrics != nil {
+			d.metrics.Claimed.WithLabelValues(string(c.Member.Destination)).Inc()
+		}
+		slots <- struct{}{}
+		inflight.Add(1)
+		go func(c Claimed) {
+			defer func() { <-slots; inflight.Done(); d.Wake() }()
+			d.process(deliverCtx, c)
+		}(c)
+	}
+	return len(claims), nil
+}
+
+// process delivers one claimed attempt and records its outcome.
+func (d *Dispatcher) process(ctx context.Context, c Claimed) {
+	if d.hooks.BeforeDeliver != nil && errors.Is(d.hooks.BeforeDeliver(c), ErrSimulatedCrash) {
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, d.cfg.DeliveryTimeout)
+	defer cancel()
+	stopRenew := d.renewWhileRunning(callCtx, cancel, c)
+
+	start := time.Now()
+	res, err := d.transport.Deliver(callCtx, c.Delivery())
+	stopRenew()
+	dest := string(c.Member.Destination)
+	if d.metrics != nil {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		d.metrics.DeliverySecs.WithLabelValues(dest, result).Observe(time.Since(start).Seconds())
+	}
+	if d.hooks.AfterDeliver != nil && errors.Is(d.hooks.AfterDeliver(c), ErrSimulatedCrash) {
+		return
+	}
+	// Outcomes are recorded even when ctx is being drained.
+	recordCtx := context.WithoutCancel(ctx)
+	if err == nil {
+		err = d.store.VerifyAndAck(recordCtx, c, res)
+		if err == nil {
+			if d.metrics != nil {
+				d.metrics.Acknowledged.WithLabelValues(dest).Inc()
+				d.metrics.AckLatencySecs.WithLabelValues(dest).Observe(time.Since(c.CreatedAt).Seconds())
+			}
+			return
+		}
+		if errors.Is(err, ErrLeaseLost) {
+			d.leaseLost(c, "ack")
+			return
+		}
+		var rejected *AckRejectedError
+		if !errors.As(err, &rejected) {
+			// The ack could not be recorded (database trouble): leave the
+			// attempt to lease-expiry recovery; the consumer's receipt makes
+			// the redelivery converge.
+			d.log.Warn("recording ack failed", "destination", dest, "event_type", c.EventType, "error", err)
+			return
+		}
+		err = rejected // classified non-retryable below
+	}
+	d.fail(recordCtx, c, err)
+}
+
+// fail records a retryable or non-retryable outcome.
+func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
+	dest := string(c.Member.Destination)
+	retryable, code := transport.Classify(cause)
+	if d.metrics != nil {
+		d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
+	}
+	if retryable && (d.cfg.MaxAttempts == 0 || c.AttemptCount < d.cfg.MaxAttempts) {
+		err := d.store.Retry(ctx, c.Fence, d.backoff(c.AttemptCount), code)
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			d.leaseLost(c, "retry")
+		case err != nil:
+			d.log.Warn("recording retry failed", "destination", dest, "error", err)
+		case d.metrics != nil:
+			d.metrics.Retried.WithLabelValues(dest, code).Inc()
+		}
+		return
+	}
+	limitReached := retryable
+	if limitReached {
+		code = "max_attempts_exceeded"
+	}
+	err := d.store.Quarantine(ctx, c.Fence, code, cause.Error(), limitReached)
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		d.leaseLost(c, "quarantine")
+	case err != nil:
+		d.log.Warn("recording quarantine failed", "destination", dest, "error", err)
+	default:
+		if d.metrics != nil {
+			d.metrics.Quarantined.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
+		}
+		// OBS-3: one structured, low-sensitivity line; the event id is a
+		// log field (never a metric label), the reason is the normalized code.
+		d.log.Error("delivery quarantined", "destination", dest, "consumer", c.Member.ConsumerName,
+			"event_type", c.EventType, "schema_version", c.EventSchemaVersion, "event_id", c.EventID,
+			"attempt", c.AttemptCount, "code", code)
+	}
+}
+
+func (d *Dispatcher) leaseLost(c Claimed, outcome string) {
+	if d.metrics != nil {
+		d.metrics.LeaseLost.WithLabelValues(string(c.Member.Destination), outcome).Inc()
+	}
+	d.log.Info("late outcome dropped: lease lost", "destination", string(c.Member.Destination), "outcome", outcome, "attempt", c.AttemptCount)
+}
+
+// backoff returns min(max, base·2^(attempt-1)) with ±jitter.
+func (d *Dispatcher) backoff(attempt int) time.Duration {
+	delay := d.cfg.BackoffBase
+	for i := 1; i < attempt && delay < d.cfg.BackoffMax; i++ {
+		delay *= 2
+	}
+	delay = min(delay, d.cfg.BackoffMax)
+	if j := d.cfg.BackoffJitter; j > 0 {
+		delay = time.Duration(float64(delay) * (1 - j + 2*j*rand.Float64()))
+	}
+	return delay
+}
+
+// renewWhileRunning renews the lease every RenewInterval while the consumer
+// runs; losing the lease cancels the call. It returns a stop function.
+func (d *Dispatcher) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, c Claimed) func() {
+	if d.cfg.RenewInterval <= 0 {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d.cfg.RenewInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
+				switch {
+				case err == nil:
+					if d.metrics != nil {
+						d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
+					}
+				case errors.Is(err, ErrLeaseLost):
+					d.leaseLost(c, "renew")
+					cancel()
+					return
+				default:
+					d.log.Warn("lease renewal failed", "destination", string(c.Member.Destination), "error", err)
+				}
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// listen wakes the loop on NOTIFY from append transactions. On connection
+// loss it retries after PollInterval; polling keeps working meanwhile.
+func (d *Dispatcher) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := d.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		d.log.Warn("listen connection lost; polling until it is back", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d.cfg.PollInterval):
+		}
+	}
+}
+
+func (d *Dispatcher) listenOnce(ctx context.Context) error {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+		return err
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+NotifyChannel)
+	}()
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if d.wants(route.Destination(n.Payload)) {
+			d.Wake()
+		}
+	}
+}
+
+func (d *Dispatcher) wants(dest route.Destination) bool {
+	if len(d.cfg.Destinations) == 0 {
+		return true
+	}
+	for _, x := range d.cfg.Destinations {
+		if x == dest {
+			return true
+		}
+	}
+	return false
+}

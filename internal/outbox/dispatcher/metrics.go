@@ -1,0 +1,71 @@
+package dispatcher
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the dispatcher's Prometheus collectors (OBS-1). Labels are
+// low-cardinality only: destination, event type, schema version, normalized
+// error code, outcome. No label ever carries an id (OBS-2).
+type Metrics struct {
+	Claimed        *prometheus.CounterVec   // destination
+	Acknowledged   *prometheus.CounterVec   // destination
+	Retried        *prometheus.CounterVec   // destination, code
+	Quarantined    *prometheus.CounterVec   // destination, event_type, schema_version, code
+	LeaseExpired   *prometheus.CounterVec   // destination
+	LeaseLost      *prometheus.CounterVec   // destination, outcome
+	LeaseRenewed   *prometheus.CounterVec   // destination
+	Failures       *prometheus.CounterVec   // destination, event_type, schema_version, code
+	DeliverySecs   *prometheus.HistogramVec // destination, result
+	AckLatencySecs *prometheus.HistogramVec // destination
+	Healthy        prometheus.Gauge
+	Info           *prometheus.GaugeVec // version
+}
+
+// NewMetrics creates the collectors and registers them on reg. Several
+// dispatchers in one process share one Metrics (registering twice fails).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Claimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_claimed_total", Help: "Deliveries claimed (attempts started).",
+		}, []string{"destination"}),
+		Acknowledged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_acknowledged_total", Help: "Deliveries acknowledged with a verified receipt.",
+		}, []string{"destination"}),
+		Retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_retried_total", Help: "Attempts finished retryable; the delivery went back to pending.",
+		}, []string{"destination", "code"}),
+		Quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_quarantined_total", Help: "Deliveries quarantined.",
+		}, []string{"destination", "event_type", "schema_version", "code"}),
+		LeaseExpired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_lease_expired_total", Help: "Expired attempts finished as lease_expired_unknown by recovery.",
+		}, []string{"destination"}),
+		LeaseLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_lease_lost_total", Help: "Late outcomes dropped because the fence no longer held.",
+		}, []string{"destination", "outcome"}),
+		LeaseRenewed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_lease_renewed_total", Help: "Lease renewals of slow deliveries.",
+		}, []string{"destination"}),
+		Failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_delivery_failures_total", Help: "Failed attempts by normalized error code.",
+		}, []string{"destination", "event_type", "schema_version", "code"}),
+		DeliverySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "oceanway_outbox_consumer_call_seconds", Help: "Duration of consumer calls.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"destination", "result"}),
+		AckLatencySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "oceanway_outbox_append_to_ack_seconds", Help: "Time from delivery creation (append commit) to acknowledgement.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}, []string{"destination"}),
+		Healthy: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "oceanway_outbox_dispatcher_healthy", Help: "1 while the last claim round succeeded.",
+		}),
+		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "oceanway_outbox_dispatcher_info", Help: "Dispatcher worker version.",
+		}, []string{"version"}),
+	}
+	reg.MustRegister(m.Claimed, m.Acknowledged, m.Retried, m.Quarantined, m.LeaseExpired, m.LeaseLost,
+		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.Healthy, m.Info)
+	return m
+}

@@ -1,0 +1,49 @@
+-- Claim (OB-CLAIM-1): one statement, one short transaction.
+-- $1 lease owner, $2 destinations, $3 batch limit, $4 lease duration (ms).
+-- Eligible: pending and available, or leased with an expired lease whose
+-- current attempt already carries the recovery finish. Each branch walks its
+-- own partial index in claim order; rows locked but not picked are released
+-- at commit.
+WITH pending AS (
+  SELECT d.event_id, d.destination, d.available_at, d.created_at
+  FROM outbox.outbox_deliveries d
+  WHERE d.status = 'pending' AND d.available_at <= now() AND d.destination = ANY($2::text[])
+  ORDER BY d.available_at, d.created_at, d.event_id
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+), recovered AS (
+  SELECT d.event_id, d.destination, d.available_at, d.created_at
+  FROM outbox.outbox_deliveries d
+  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY($2::text[])
+    AND EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = d.current_attempt_id)
+  ORDER BY d.available_at, d.created_at, d.event_id
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+), picked AS (
+  SELECT event_id, destination FROM (SELECT * FROM pending UNION ALL SELECT * FROM recovered) eligible
+  ORDER BY available_at, created_at, event_id
+  LIMIT $3
+), leased AS (
+  UPDATE outbox.outbox_deliveries d
+  SET status = 'leased',
+      lease_owner = $1,
+      lease_token = gen_random_uuid(),
+      lease_expires_at = clock_timestamp() + make_interval(secs => $4::bigint / 1000.0),
+      current_attempt_id = gen_random_uuid(),
+      attempt_count = d.attempt_count + 1,
+      last_attempt_at = now()
+  FROM picked p
+  WHERE d.event_id = p.event_id AND d.destination = p.destination
+  RETURNING d.event_id, d.destination, d.consumer_name, d.delivery_set_version, d.expected_receipt_type,
+    d.expected_receipt_schema_version, d.required_projection_name, d.required_projection_version, d.mandatory,
+    d.lease_token, d.lease_expires_at, d.current_attempt_id, d.attempt_count, d.created_at, d.available_at
+), started AS (
+  INSERT INTO outbox.outbox_delivery_attempt_starts (attempt_id, destination, event_id, lease_token, started_at)
+  SELECT current_attempt_id, destination, event_id, lease_token, now() FROM leased
+)
+SELECT l.event_id, l.destination, l.consumer_name, l.delivery_set_version, l.expected_receipt_type,
+  l.expected_receipt_schema_version, l.required_projection_name, l.required_projection_version, l.mandatory,
+  l.lease_token, l.lease_expires_at, l.current_attempt_id, l.attempt_count, l.created_at,
+  e.event_type, e.schema_version, e.event_envelope, e.event_envelope_digest_algorithm_version, e.event_envelope_sha256
+FROM leased l JOIN outbox.outbox_events e ON e.event_id = l.event_id
+ORDER BY l.available_at, l.created_at, l.event_id

@@ -1,0 +1,126 @@
+// Package transport is the seam between a dispatcher and a consumer. The
+// dispatcher hands over the event exactly as stored (canonical envelope bytes,
+// envelope digest, frozen Delivery Set member, attempt identity) and gets back
+// either an ActiveConsumerAck@1 with the full receipt body or a classified
+// error. The canonical envelope never changes between transports; the first
+// implementation is in-process, HTTP or a broker can follow.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+)
+
+// Delivery is what a consumer receives for one attempt.
+type Delivery struct {
+	EventID            string
+	EventType          string
+	EventSchemaVersion string
+	Envelope           []byte        // canonical envelope JSON exactly as stored
+	EnvelopeDigest     digest.Digest // eventEnvelopeDigestAlgorithmVersion + eventEnvelopeSha256
+	Member             route.Member  // frozen member of the event's Delivery Set Definition
+	AttemptID          string
+	AttemptNumber      int
+}
+
+// Result is a consumer's acknowledgement: the ActiveConsumerAck@1 and the
+// full body of the receipt it names, for the dispatcher to verify.
+type Result struct {
+	Ack         *receipt.ActiveConsumerAck
+	ReceiptBody []byte
+}
+
+// Transport delivers one attempt to the member's consumer.
+type Transport interface {
+	Deliver(ctx context.Context, d Delivery) (Result, error)
+}
+
+// Classified is the behaviour every delivery error is asked for through
+// errors.As. Errors that do not implement it are treated as retryable.
+type Classified interface {
+	error
+	Retryable() bool
+	// Code is a normalized, low-cardinality error code used in metrics,
+	// logs and the attempt finish (never an id or a free message).
+	Code() string
+}
+
+// Error is the standard classified error.
+type Error struct {
+	code      string
+	retryable bool
+	err       error
+}
+
+func (e *Error) Error() string {
+	if e.err == nil {
+		return e.code
+	}
+	return e.code + ": " + e.err.Error()
+}
+func (e *Error) Unwrap() error   { return e.err }
+func (e *Error) Retryable() bool { return e.retryable }
+func (e *Error) Code() string    { return e.code }
+
+// Retryable marks a temporary failure: owner read unavailable, lock,
+// capacity protection, timeout. Nothing was durably applied.
+func Retryable(code string, err error) error { return &Error{code: code, retryable: true, err: err} }
+
+// NonRetryable marks a failure that retrying cannot fix: unknown pair,
+// digest conflict, broken invariant. The delivery is quarantined.
+func NonRetryable(code string, err error) error {
+	return &Error{code: code, retryable: false, err: err}
+}
+
+// Classify returns whether err is retryable and its normalized code.
+// Unclassified errors are retryable with code "unclassified": an unknown
+// failure must never be turned into quarantine or success silently.
+func Classify(err error) (retryable bool, code string) {
+	var c Classified
+	if errors.As(err, &c) {
+		return c.Retryable(), c.Code()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true, "timeout"
+	}
+	if errors.Is(err, context.Canceled) {
+		return true, "canceled"
+	}
+	return true, "unclassified"
+}
+
+// ConsumerFunc is an in-process consumer.
+type ConsumerFunc func(ctx context.Context, d Delivery) (Result, error)
+
+// InProcess routes deliveries to consumers in the same binary by destination.
+// A panicking consumer becomes a retryable error carrying the panic value.
+type InProcess struct {
+	consumers map[route.Destination]ConsumerFunc
+}
+
+// NewInProcess builds an in-process transport.
+func NewInProcess(consumers map[route.Destination]ConsumerFunc) *InProcess {
+	return &InProcess{consumers: consumers}
+}
+
+// ErrNoConsumer is returned when no consumer is wired for a destination.
+var ErrNoConsumer = errors.New("transport: no consumer wired for destination")
+
+// Deliver implements Transport.
+func (t *InProcess) Deliver(ctx context.Context, d Delivery) (res Result, err error) {
+	c, ok := t.consumers[d.Member.Destination]
+	if !ok {
+		return Result{}, Retryable("no_consumer", fmt.Errorf("%w: %s", ErrNoConsumer, d.Member.Destination))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = Result{}, Retryable("consumer_panic", fmt.Errorf("consumer panicked: %v", p))
+		}
+	}()
+	return c(ctx, d)
+}
