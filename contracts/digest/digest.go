@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/oceanway/core/contracts/jcs"
 )
@@ -47,6 +48,21 @@ type Digest struct {
 // String renders "algorithm:value", the form the CLI prints.
 func (d Digest) String() string { return string(d.Algorithm) + ":" + d.Value }
 
+// Parse reads the "algorithm:value" form String renders. A bare value without
+// its algorithm version is ErrMissingAlgorithm; the algorithm must be
+// registered and the value must have its exact form.
+func Parse(s string) (Digest, error) {
+	alg, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return Digest{}, fmt.Errorf("%w: %q", ErrMissingAlgorithm, s)
+	}
+	d := Digest{Algorithm: Algorithm(alg), Value: value}
+	if err := d.Validate(); err != nil {
+		return Digest{}, err
+	}
+	return d, nil
+}
+
 // Validate checks the algorithm is registered and the value has its exact form.
 func (d Digest) Validate() error {
 	if _, err := ParseAlgorithm(string(d.Algorithm)); err != nil {
@@ -57,6 +73,9 @@ func (d Digest) Validate() error {
 
 // ValidateValue checks a digest value's form for a registered algorithm.
 func ValidateValue(alg Algorithm, value string) error {
+	if _, err := ParseAlgorithm(string(alg)); err != nil {
+		return err
+	}
 	switch alg {
 	case JCSSHA256V1:
 		if len(value) != 64 {
@@ -76,6 +95,9 @@ func ValidateValue(alg Algorithm, value string) error {
 
 // OfCanonical digests bytes that are already canonical.
 func OfCanonical(alg Algorithm, canonical []byte) (Digest, error) {
+	if _, err := ParseAlgorithm(string(alg)); err != nil {
+		return Digest{}, err
+	}
 	switch alg {
 	case JCSSHA256V1:
 		sum := sha256.Sum256(canonical)
