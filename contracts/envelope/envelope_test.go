@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/strict"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
@@ -223,4 +224,160 @@ func TestDeriveIDIsVersion8AndStable(t *testing.T) {
 	require.Equal(t, byte('8'), id[14])
 	require.Contains(t, "89ab", string(id[19]))
 	require.NotEqual(t, envelope.FinalizationCaseRequestAggregateID("f", 1), envelope.FinalizationResolutionAggregateID("f", 1))
+}
+
+// --- negative artefacts ----------------------------------------------------
+
+// Negative is one rejection artefact (see testdata/negative/manifest.json).
+type Negative struct {
+	Name          string `json:"name"`
+	Requirement   string `json:"requirement"`
+	Reason        string `json:"reason"`
+	SchemaRejects bool   `json:"schemaRejects"`
+}
+
+var reasons = map[string]error{
+	"strict.ErrUnknownField":                 strict.ErrUnknownField,
+	"strict.ErrMissingField":                 strict.ErrMissingField,
+	"strict.ErrWrongType":                    strict.ErrWrongType,
+	"strict.ErrUnknownEnum":                  strict.ErrUnknownEnum,
+	"strict.ErrUnexpectedLiteral":            strict.ErrUnexpectedLiteral,
+	"strict.ErrUnsafeInteger":                strict.ErrUnsafeInteger,
+	"strict.ErrOutOfRange":                   strict.ErrOutOfRange,
+	"strict.ErrMixedUnion":                   strict.ErrMixedUnion,
+	"strict.ErrInvalidUUID":                  strict.ErrInvalidUUID,
+	"strict.ErrInvalidTimestamp":             strict.ErrInvalidTimestamp,
+	"strict.ErrInvalidValue":                 strict.ErrInvalidValue,
+	"jcs.ErrDuplicateKey":                    jcs.ErrDuplicateKey,
+	"digest.ErrUnknownAlgorithm":             digest.ErrUnknownAlgorithm,
+	"digest.ErrMissingAlgorithm":             digest.ErrMissingAlgorithm,
+	"digest.ErrMalformedDigest":              digest.ErrMalformedDigest,
+	"envelope.ErrUnknownEventPair":           envelope.ErrUnknownEventPair,
+	"envelope.ErrEventSchemaVersionMismatch": envelope.ErrEventSchemaVersionMismatch,
+	"envelope.ErrAggregateMismatch":          envelope.ErrAggregateMismatch,
+	"envelope.ErrActorMismatch":              envelope.ErrActorMismatch,
+	"envelope.ErrCausationSelf":              envelope.ErrCausationSelf,
+	"envelope.ErrDerivedIDMismatch":          envelope.ErrDerivedIDMismatch,
+	"envelope.ErrPayloadRule":                envelope.ErrPayloadRule,
+}
+
+type doc = map[string]any
+
+type negativeCase struct {
+	Negative
+	eventType string
+	mutate    func(m doc)
+	raw       func(canonical []byte) []byte
+}
+
+func payload(m doc) doc { return m["payload"].(doc) }
+
+func negativeCases() []negativeCase {
+	run, wallet := envelope.RunCreatedV2, envelope.WalletReservedV2
+	return []negativeCase{
+		{Negative{"alias-event-type", "DS-7/OB-APPEND-4", "envelope.ErrUnknownEventPair", true}, run, func(m doc) { m["eventType"] = "run.created" }, nil},
+		{Negative{"prefix-event-type", "DS-7/OB-APPEND-4", "envelope.ErrUnknownEventPair", true}, run, func(m doc) { m["eventType"] = "run.created@2" }, nil},
+		{Negative{"wildcard-event-type", "DS-7/OB-APPEND-4", "envelope.ErrUnknownEventPair", true}, run, func(m doc) { m["eventType"] = "run.*" }, nil},
+		{Negative{"latest-schema-version", "DS-7/OB-APPEND-4", "envelope.ErrEventSchemaVersionMismatch", true}, run, func(m doc) { m["eventSchemaVersion"] = "latest" }, nil},
+		{Negative{"schema-version-not-suffix", "DS-7", "envelope.ErrEventSchemaVersionMismatch", true}, run, func(m doc) { m["eventSchemaVersion"] = "2" }, nil},
+		{Negative{"unknown-envelope-field", "CT-2", "strict.ErrUnknownField", true}, run, func(m doc) { m["eventEnvelopeSha256"] = envelopetest.Hex("x") }, nil},
+		{Negative{"unknown-payload-field", "CT-2", "strict.ErrUnknownField", true}, run, func(m doc) { payload(m)["offering"] = "x" }, nil},
+		{Negative{"missing-payload-field", "CT-2", "strict.ErrMissingField", true}, run, func(m doc) { delete(payload(m), "billingReservationId") }, nil},
+		{Negative{"uppercase-event-id", "CT-2", "strict.ErrInvalidUUID", true}, run, func(m doc) { m["eventId"] = "0000000A-0000-7000-8000-00000000ABCD" }, nil},
+		{Negative{"aggregate-revision-zero", "CT-2", "strict.ErrOutOfRange", true}, run, func(m doc) { m["aggregateRevision"] = int64(0) }, nil},
+		{Negative{"aggregate-revision-unsafe", "CT-2", "strict.ErrUnsafeInteger", true}, run, func(m doc) { m["aggregateRevision"] = jcs.Number("9007199254740992") }, nil},
+		{Negative{"aggregate-revision-fraction", "CT-2", "strict.ErrUnsafeInteger", false}, run, nil, func(c []byte) []byte {
+			return bytes.Replace(c, []byte(`"aggregateRevision":1`), []byte(`"aggregateRevision":1.0`), 1)
+		}},
+		{Negative{"non-canonical-timestamp", "CT-1", "strict.ErrInvalidTimestamp", true}, run, func(m doc) { m["occurredAt"] = "2026-09-04T10:00:00.123Z" }, nil},
+		{Negative{"money-as-number", "CT-2", "strict.ErrWrongType", true}, wallet, func(m doc) { payload(m)["reservedAmount"] = int64(1500) }, nil},
+		{Negative{"money-non-canonical", "CT-2", "strict.ErrInvalidValue", true}, wallet, func(m doc) { payload(m)["reservedAmount"] = "1500.0" }, nil},
+		{Negative{"bare-digest", "CT-3", "digest.ErrMissingAlgorithm", true}, run, func(m doc) { delete(payload(m), "runAdmissionManifestDigestAlgorithmVersion") }, nil},
+		{Negative{"unknown-digest-algorithm", "CT-2", "digest.ErrUnknownAlgorithm", true}, run, func(m doc) { payload(m)["runAdmissionManifestDigestAlgorithmVersion"] = "sha256" }, nil},
+		{Negative{"malformed-digest", "CT-3", "digest.ErrMalformedDigest", true}, run, func(m doc) {
+			payload(m)["runAdmissionManifestDigest"] = strings.ToUpper(payload(m)["runAdmissionManifestDigest"].(string))
+		}, nil},
+		{Negative{"unknown-tenant-kind", "CT-2", "strict.ErrUnknownEnum", true}, run, func(m doc) { m["tenantKind"] = "org" }, nil},
+		{Negative{"wrong-aggregate-type", "DS-7", "strict.ErrUnexpectedLiteral", true}, run, func(m doc) { m["aggregateType"] = "billing_reservation" }, nil},
+		{Negative{"aggregate-id-not-run", "DS-7", "envelope.ErrAggregateMismatch", false}, run, func(m doc) { m["aggregateId"] = envelopetest.ID(77) }, nil},
+		{Negative{"closure-revision-not-1", "DS-7", "envelope.ErrAggregateMismatch", false}, envelope.ExecutionRunFinalizationClosedV1, func(m doc) { m["aggregateRevision"] = int64(2) }, nil},
+		{Negative{"causation-missing", "DS-7", "strict.ErrMissingField", true}, envelope.BillingSettlementTransitionCommittedV1, func(m doc) { delete(m, "causationId") }, nil},
+		{Negative{"causation-is-self", "CT-2", "envelope.ErrCausationSelf", false}, envelope.BillingSettlementTransitionCommittedV1, func(m doc) { m["causationId"] = m["eventId"] }, nil},
+		{Negative{"actor-missing", "DS-7", "strict.ErrMissingField", true}, envelope.BillingFinalizationResolutionAppliedV1, func(m doc) { delete(m, "actor") }, nil},
+		{Negative{"actor-differs-from-payload", "DS-7", "envelope.ErrActorMismatch", false}, envelope.BillingFinalizationResolutionAppliedV1, func(m doc) {
+			m["actor"].(doc)["workforcePrincipalId"] = "workforce:mallory"
+		}, nil},
+		{Negative{"resolution-revision-2", "DS-7", "strict.ErrOutOfRange", true}, envelope.BillingFinalizationResolutionAppliedV1, func(m doc) { payload(m)["resolutionRevision"] = int64(2) }, nil},
+		{Negative{"resolution-action-other", "DS-7", "strict.ErrUnexpectedLiteral", true}, envelope.BillingFinalizationResolutionAppliedV1, func(m doc) { payload(m)["action"] = "force_success" }, nil},
+		{Negative{"predecessor-mixed-branch", "CT-2", "strict.ErrMixedUnion", true}, envelope.BillingFinalizationCaseRequestedV1, func(m doc) {
+			payload(m)["predecessorCase"].(doc)["predecessorReconciliationGeneration"] = int64(1)
+		}, nil},
+		{Negative{"settlement-dimension-id-does-not-recompute", "DS-7", "envelope.ErrDerivedIDMismatch", false}, envelope.MeteringSettlementInputCurrentChangedV1, func(m doc) {
+			payload(m)["settlementDimensionId"] = envelopetest.ID(88)
+			m["aggregateId"] = envelopetest.ID(88)
+		}, nil},
+		{Negative{"settlement-predecessor-missing", "DS-7", "envelope.ErrPayloadRule", false}, envelope.MeteringSettlementInputCurrentChangedV1, func(m doc) {
+			payload(m)["predecessorSettlementInput"] = doc{"state": "none"}
+		}, nil},
+		{Negative{"transition-skips-a-revision", "DS-7", "envelope.ErrPayloadRule", false}, envelope.BillingSettlementTransitionCommittedV1, func(m doc) {
+			payload(m)["toSettlementStateRevision"] = int64(3)
+		}, nil},
+		{Negative{"release-all-with-settled-amount", "DS-7", "envelope.ErrPayloadRule", false}, envelope.BillingFinalizationCommittedV1, func(m doc) {
+			payload(m)["billingFinalizationDecision"] = "release_all"
+		}, nil},
+		{Negative{"duplicate-key", "CT-2", "jcs.ErrDuplicateKey", false}, run, nil, func(c []byte) []byte {
+			return bytes.Replace(c, []byte(`{"aggregateId":`), []byte(`{"aggregateRevision":1,"aggregateId":`), 1)
+		}},
+	}
+}
+
+func encodable(v any) any {
+	switch x := v.(type) {
+	case jcs.Number:
+		return json.Number(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = encodable(val)
+		}
+		return out
+	}
+	return v
+}
+
+// CT-2, CT-4, DS-7, OB-APPEND-4: every envelope rejection rule has a negative
+// artefact rejected with its named reason.
+func TestNegativeArtefacts(t *testing.T) {
+	t.Parallel()
+	var manifest []Negative
+	for _, c := range negativeCases() {
+		e := envelopetest.Built(c.eventType, 1)
+		canonical, err := e.Canonical()
+		require.NoError(t, err)
+		var body []byte
+		if c.raw != nil {
+			body = c.raw(canonical)
+			require.NotEqual(t, string(canonical), string(body), c.Name)
+		} else {
+			v, err := jcs.Parse(canonical)
+			require.NoError(t, err)
+			c.mutate(v.(doc))
+			body = indentJSON(t, encodable(v))
+		}
+		checkGolden(t, filepath.Join("testdata", "negative", c.Name+".json"), body)
+		manifest = append(manifest, c.Negative)
+	}
+	checkGolden(t, filepath.Join("testdata", "negative", "manifest.json"), indentJSON(t, manifest))
+	for _, n := range manifest {
+		n := n
+		t.Run(n.Requirement+"/"+n.Name, func(t *testing.T) {
+			t.Parallel()
+			body, err := os.ReadFile(filepath.Join("testdata", "negative", n.Name+".json"))
+			require.NoError(t, err)
+			want, ok := reasons[n.Reason]
+			require.True(t, ok, n.Reason)
+			_, err = envelope.DecodeEnvelope(body)
+			require.ErrorIs(t, err, want)
+		})
+	}
 }
