@@ -1,0 +1,98 @@
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/internal/migrate"
+)
+
+func databaseExists(t *testing.T, name string) bool {
+	t.Helper()
+	h, err := harness(context.Background())
+	require.NoError(t, err)
+	var ok bool
+	require.NoError(t, h.adminPool.QueryRow(context.Background(),
+		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1)", name).Scan(&ok))
+	return ok
+}
+
+func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := New(t)
+	require.Len(t, b.Pools, 4)
+	for _, boundary := range migrate.Boundaries {
+		pool := b.Pool(boundary)
+		var name string
+		require.NoError(t, pool.QueryRow(ctx, "SELECT current_database()").Scan(&name))
+		require.Equal(t, b.Prefix+"_"+string(boundary), name)
+		var tables int
+		require.NoError(t, pool.QueryRow(ctx,
+			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox'").Scan(&tables))
+		require.Equal(t, 9, tables, "outbox line applied to %s", boundary)
+	}
+	// Unqualified names fail loudly (search_path = pg_catalog).
+	_, err := b.Core().Exec(ctx, "SELECT * FROM outbox_events")
+	require.Error(t, err)
+}
+
+func TestBundlesAreIsolated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := New(t, Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	b := New(t, Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	require.NotEqual(t, a.Prefix, b.Prefix)
+	_, err := a.Core().Exec(ctx, "INSERT INTO outbox.projection_versions (projection_name, projection_version) VALUES ('p', 1)")
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, b.Core().QueryRow(ctx, "SELECT count(*) FROM outbox.projection_versions").Scan(&n))
+	require.Zero(t, n)
+	require.Panics(t, func() { a.Gateway() })
+}
+
+func TestCleanupDropsDatabases(t *testing.T) {
+	t.Parallel()
+	b, err := NewBundle(context.Background(), Opts{Boundaries: []migrate.Boundary{migrate.Metering}})
+	require.NoError(t, err)
+	name := b.Prefix + "_metering"
+	require.True(t, databaseExists(t, name))
+	b.Cleanup()
+	b.Cleanup()
+	require.False(t, databaseExists(t, name))
+}
+
+func TestSweepDropsLeftoversOfDeadRunsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, err := harness(ctx)
+	require.NoError(t, err)
+
+	// A run that is "alive": another session holds its run lock.
+	live, err := pgx.Connect(ctx, h.srv.URL)
+	require.NoError(t, err)
+	defer live.Close(ctx)
+	liveRun := (h.runID + 1) & 0x7fffffff
+	deadRun := (h.runID + 2) & 0x7fffffff
+	_, err = live.Exec(ctx, "SELECT pg_advisory_lock($1::int4, $2::int4)", lockClassRun, int32(liveRun))
+	require.NoError(t, err)
+
+	liveDB := fmt.Sprintf("owt_%08x_1_core", liveRun)
+	deadDB := fmt.Sprintf("owt_%08x_1_core", deadRun)
+	for _, n := range []string{liveDB, deadDB} {
+		_, err := h.adminPool.Exec(ctx, "CREATE DATABASE "+n)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { h.dropDatabase(context.Background(), liveDB) })
+
+	h.lockMu.Lock()
+	err = h.sweep(ctx)
+	h.lockMu.Unlock()
+	require.NoError(t, err)
+	require.False(t, databaseExists(t, deadDB), "leftover of a dead run is dropped")
+	require.True(t, databaseExists(t, liveDB), "databases of a running binary are kept")
+}
