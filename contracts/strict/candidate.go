@@ -49,8 +49,12 @@ func (s SelfAddressed) Compute(alg digest.Algorithm, full map[string]any) (diges
 // carries and compares it with the carried digest.
 func (s SelfAddressed) Verify(full map[string]any) error {
 	f := Fields(s.Prefix)
-	algText, _ := full[f[2]].(string)
+	algValue, hasAlg := full[f[2]]
+	algText, isString := algValue.(string)
 	value, _ := full[f[3]].(string)
+	if hasAlg && !isString {
+		return fmt.Errorf("%s: %w: want string", f[2], ErrWrongType)
+	}
 	alg, err := digest.ParseAlgorithm(algText)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f[2], err)

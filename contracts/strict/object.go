@@ -340,8 +340,12 @@ func (o *Object) Strings(name string) []string {
 	out := make([]string, 0, len(arr))
 	for i, v := range arr {
 		s, ok := v.(string)
-		if !ok || s == "" {
-			o.r.Fail(fmt.Sprintf("%s[%d]", o.fieldPath(name), i), ErrWrongType, "want non-empty string")
+		switch {
+		case !ok:
+			o.r.Fail(fmt.Sprintf("%s[%d]", o.fieldPath(name), i), ErrWrongType, "want string")
+			continue
+		case s == "":
+			o.r.Fail(fmt.Sprintf("%s[%d]", o.fieldPath(name), i), ErrEmptyString, "")
 			continue
 		}
 		out = append(out, s)

@@ -36,3 +36,17 @@ func (o *Object) Timestamp(name string) time.Time {
 	}
 	return t
 }
+
+// OptTimestamp reads an optional canonical timestamp.
+func (o *Object) OptTimestamp(name string) (time.Time, bool) {
+	s, ok := o.string(name, false)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := ParseTimestamp(s)
+	if err != nil {
+		o.Fail(name, ErrInvalidTimestamp, fmt.Sprintf("%q", s))
+		return time.Time{}, false
+	}
+	return t, true
+}
