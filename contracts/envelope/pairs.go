@@ -215,7 +215,7 @@ func all(rules ...func(map[string]any) *ruleViolation) func(map[string]any) *rul
 
 // --- the registry -------------------------------------------------------
 
-var pairs = []*EventPair{
+var pairs = sortPairs([]*EventPair{
 	{
 		EventType: RunCreatedV2, EventSchemaVersion: "2.0", Producer: ProducerCore,
 		AggregateType: AggregateRun, AggregateRule: "aggregateId = payload.runId; aggregateRevision = 1",
@@ -460,6 +460,16 @@ var pairs = []*EventPair{
 			return nil
 		}),
 	},
+})
+
+func sortPairs(ps []*EventPair) []*EventPair {
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].EventType != ps[j].EventType {
+			return ps[i].EventType < ps[j].EventType
+		}
+		return ps[i].EventSchemaVersion < ps[j].EventSchemaVersion
+	})
+	return ps
 }
 
 var pairsByType = func() map[string]*EventPair {
@@ -470,12 +480,6 @@ var pairsByType = func() map[string]*EventPair {
 		}
 		m[p.EventType] = p
 	}
-	sort.Slice(pairs, func(i, j int) bool {
-		if pairs[i].EventType != pairs[j].EventType {
-			return pairs[i].EventType < pairs[j].EventType
-		}
-		return pairs[i].EventSchemaVersion < pairs[j].EventSchemaVersion
-	})
 	return m
 }()
 

@@ -16,11 +16,15 @@ const Draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // JSONSchema renders root as a standalone JSON Schema (draft 2020-12)
 // document: the root definition inline, every other referenced definition
-// under $defs. The output is indented JSON with sorted keys and a final newline.
-func JSONSchema(root *Def) ([]byte, error) {
+// under $defs, and comment as "$comment" when not empty. The output is
+// indented JSON with sorted keys and a final newline.
+func JSONSchema(root *Def, comment string) ([]byte, error) {
 	defs := Reachable(root)
 	doc := nodeSchema(root.Type)
 	doc["$schema"] = Draft202012
+	if comment != "" {
+		doc["$comment"] = comment
+	}
 	doc["title"] = root.Name
 	if root.Doc != "" {
 		doc["description"] = root.Doc
@@ -204,7 +208,7 @@ func TypeScript(header string, roots ...*Def) []byte {
 	for _, d := range Reachable(roots...) {
 		b.WriteString("\n")
 		writeDoc(&b, "", d.Doc)
-		fmt.Fprintf(&b, "export type %s = %s;\n", d.Name, tsType(d.Type, ""))
+		fmt.Fprintf(&b, "export type %s =%s;\n", d.Name, spaced(tsType(d.Type, "")))
 	}
 	return []byte(b.String())
 }
@@ -249,6 +253,14 @@ func tsType(t Type, indent string) string {
 	}
 }
 
+// spaced puts a space before a type unless it starts on a new line.
+func spaced(ts string) string {
+	if strings.HasPrefix(ts, "\n") {
+		return ts
+	}
+	return " " + ts
+}
+
 func tsLiterals(values []string) string {
 	q := make([]string, len(values))
 	for i, v := range values {
@@ -266,7 +278,7 @@ func tsObject(fields []Field, indent string) string {
 		if f.Optional {
 			opt = "?"
 		}
-		fmt.Fprintf(&b, "%s  readonly %s%s: %s;\n", indent, f.Name, opt, tsType(f.Type, indent+"  "))
+		fmt.Fprintf(&b, "%s  readonly %s%s:%s;\n", indent, f.Name, opt, spaced(tsType(f.Type, indent+"  ")))
 	}
 	b.WriteString(indent + "}")
 	return b.String()

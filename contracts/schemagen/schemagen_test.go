@@ -1,0 +1,132 @@
+package schemagen_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/schemagen"
+)
+
+const (
+	schemaDir      = "../schema"
+	envelopeData   = "../envelope/testdata"
+	deliverySetDir = "../deliveryset/testdata"
+)
+
+// CT-5: the committed files are exactly what the generator renders from the
+// Go descriptions (make verify checks the same through git).
+func TestCT5GeneratedFilesAreFresh(t *testing.T) {
+	t.Parallel()
+	files, err := schemagen.Files()
+	require.NoError(t, err)
+	require.Len(t, files, 4+len(envelope.Pairs()))
+	for rel, want := range files {
+		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
+		require.NoError(t, err, "%s missing: run make generate", rel)
+		require.Equal(t, string(want), string(got), "%s is stale: run make generate", rel)
+	}
+}
+
+func TestCT5WriteIsIdempotent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "json"), 0o755))
+	stale := filepath.Join(dir, "json", "removed.schema.json")
+	require.NoError(t, os.WriteFile(stale, []byte("{}"), 0o644))
+	paths, err := schemagen.Write(dir)
+	require.NoError(t, err)
+	require.NoFileExists(t, stale)
+	again, err := schemagen.Write(dir)
+	require.NoError(t, err)
+	require.Equal(t, paths, again)
+}
+
+func compile(t *testing.T, rel string) *jsonschema.Schema {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "file:///oceanway/" + rel
+	require.NoError(t, c.AddResource(url, doc))
+	s, err := c.Compile(url)
+	require.NoError(t, err)
+	return s
+}
+
+func instance(t *testing.T, path string) any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	require.NoError(t, err)
+	return v
+}
+
+type negative struct {
+	Name          string `json:"name"`
+	Requirement   string `json:"requirement"`
+	Reason        string `json:"reason"`
+	SchemaRejects bool   `json:"schemaRejects"`
+}
+
+func manifest(t *testing.T, dir string) []negative {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "negative", "manifest.json"))
+	require.NoError(t, err)
+	var out []negative
+	require.NoError(t, json.Unmarshal(b, &out))
+	require.NotEmpty(t, out)
+	return out
+}
+
+// CT-4, CT-5: every positive envelope golden validates against the generated
+// envelope schema and its payload against the pair's payload schema; every
+// shape-error negative artefact is rejected.
+func TestCT5EnvelopeGoldensAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	env := compile(t, schemagen.EnvelopeSchemaFile)
+	for _, p := range envelope.Pairs() {
+		raw := instance(t, filepath.Join(envelopeData, "golden", p.EventType, "raw.json"))
+		require.NoError(t, env.Validate(raw), p.EventType)
+		payload := compile(t, schemagen.PayloadSchemaFile(p.EventType))
+		require.NoError(t, payload.Validate(raw.(map[string]any)["payload"]), p.EventType)
+	}
+	shape := 0
+	for _, n := range manifest(t, envelopeData) {
+		if !n.SchemaRejects {
+			continue
+		}
+		shape++
+		v := instance(t, filepath.Join(envelopeData, "negative", n.Name+".json"))
+		require.Error(t, env.Validate(v), "%s (%s) must be rejected by the schema", n.Name, n.Reason)
+	}
+	require.Greater(t, shape, 10)
+}
+
+// CT-4, CT-5, DS-1: the first-release golden validates against the generated
+// Delivery Set Definition schema; shape-error negatives are rejected.
+func TestCT5DeliverySetGoldenAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	s := compile(t, schemagen.DeliverySetSchemaFile)
+	require.NoError(t, s.Validate(instance(t, filepath.Join(deliverySetDir, "golden", "first-release", "raw.json"))))
+	shape := 0
+	for _, n := range manifest(t, deliverySetDir) {
+		if !n.SchemaRejects {
+			continue
+		}
+		shape++
+		v := instance(t, filepath.Join(deliverySetDir, "negative", n.Name+".json"))
+		require.Error(t, s.Validate(v), "%s (%s) must be rejected by the schema", n.Name, n.Reason)
+	}
+	require.Greater(t, shape, 10)
+}
