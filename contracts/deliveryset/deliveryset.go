@@ -462,3 +462,19 @@ func Compare(stored, incoming *Definition) error {
 	}
 	return nil
 }
+
+// DigestDocument strictly decodes the shape and counts of a definition
+// document and returns the digest of its candidate, computed with the
+// document's algorithm version, without requiring the carried digest to
+// match (it lets a release author digest a draft that carries a placeholder).
+func DigestDocument(doc []byte) (digest.Digest, error) {
+	m, err := schema.DecodeDocument(doc, schema.Ref{Def: Def})
+	if err != nil {
+		return digest.Digest{}, err
+	}
+	d, err := fromMap(m)
+	if err != nil {
+		return digest.Digest{}, err
+	}
+	return d.ComputeDigest()
+}
