@@ -165,9 +165,15 @@ type Tenant struct {
 	ProjectID   string // optional; "" when absent
 }
 
+// Tenant kinds: the same closed set as CanonicalEventEnvelope@1 (contracts/envelope).
+const (
+	TenantOrganization = "organization"
+	TenantPersonal     = "personal"
+)
+
 func readTenant(o *strict.Object) Tenant {
-	t := Tenant{Kind: o.String("tenantKind"), ID: o.String("tenantId"), WorkspaceID: o.String("workspaceId")}
-	t.ProjectID, _ = o.OptString("projectId")
+	t := Tenant{Kind: o.Enum("tenantKind", TenantOrganization, TenantPersonal), ID: o.UUID("tenantId"), WorkspaceID: o.UUID("workspaceId")}
+	t.ProjectID, _ = o.OptUUID("projectId")
 	return t
 }
 
@@ -181,9 +187,14 @@ func (t Tenant) put(m map[string]any) {
 }
 
 func (t Tenant) validate(v *strict.Reader, path string) {
-	checkString(v, path+".tenantKind", t.Kind)
-	checkString(v, path+".tenantId", t.ID)
-	checkString(v, path+".workspaceId", t.WorkspaceID)
+	if t.Kind != TenantOrganization && t.Kind != TenantPersonal {
+		v.Fail(path+".tenantKind", strict.ErrUnknownEnum, strconv.Quote(t.Kind))
+	}
+	checkUUID(v, path+".tenantId", t.ID)
+	checkUUID(v, path+".workspaceId", t.WorkspaceID)
+	if t.ProjectID != "" {
+		checkUUID(v, path+".projectId", t.ProjectID)
+	}
 }
 
 func (t Tenant) identity(s *identitySet) {

@@ -48,11 +48,11 @@ func DecodeReceipt(dest route.Destination, body []byte) (Receipt, error) {
 	case route.CoreOperations:
 		return asReceipt(DecodeOperationsProjectionAppliedReceipt(body))
 	case route.MeteringInputProcessor:
-		return asReceipt(decodePending(body))
+		return asReceipt(DecodeMeteringInputProcessorConsumerReceipt(body))
 	case route.BillingFinalizationCoordinator:
-		return asReceipt(decodePending(body))
+		return asReceipt(DecodeBillingFinalizationCoordinatorConsumerReceipt(body))
 	case route.BillingSettlementCatchUp:
-		return asReceipt(decodePending(body))
+		return asReceipt(DecodeBillingSettlementCatchUpConsumerReceipt(body))
 	default:
 		_, err := route.BindingOf(dest)
 		return nil, err
@@ -83,3 +83,11 @@ func putReceiptRoute(m map[string]any, dest route.Destination) {
 	m["destination"] = string(dest)
 	m["consumerName"] = b.ConsumerName
 }
+
+// Compile-time checks: the four receipts implement Receipt.
+var (
+	_ Receipt = (*OperationsProjectionAppliedReceipt)(nil)
+	_ Receipt = (*MeteringInputProcessorConsumerReceipt)(nil)
+	_ Receipt = (*BillingFinalizationCoordinatorConsumerReceipt)(nil)
+	_ Receipt = (*BillingSettlementCatchUpConsumerReceipt)(nil)
+)

@@ -107,6 +107,16 @@ func isOps(d *delivery) bool       { return d.dest == route.CoreOperations }
 func notOps(d *delivery) bool      { return d.dest != route.CoreOperations }
 func hasIdentity(d *delivery) bool { return d.identityField != "" }
 
+// carriesTenant reports whether the receipt states the tenant group (and so projectId?).
+func carriesTenant(d *delivery) bool {
+	if _, ok := d.body["tenantKind"]; ok {
+		return true
+	}
+	src, _ := d.body["source"].(map[string]any)
+	_, ok := src["tenantKind"]
+	return ok
+}
+
 var ackCases = []ackCase{
 	{name: "member of another event pair", want: receipt.ErrMemberEventMismatch, mutate: func(t *testing.T, d *delivery) *receipt.ActiveConsumerAck {
 		d.member.EventType = "run.created@1.0"
@@ -238,11 +248,17 @@ var ackCases = []ackCase{
 		return a
 	}},
 	{name: "business identity differs", want: receipt.ErrBusinessIdentityMismatch, applies: hasIdentity, mutate: func(t *testing.T, d *delivery) *receipt.ActiveConsumerAck {
-		d.event.Identity[d.identityField] = "another-" + d.identityField
+		d.event.Identity[d.identityField] = otherValue(d.event.Identity[d.identityField])
 		return nil
 	}},
 	{name: "receipt business identity resealed to another value", want: receipt.ErrBusinessIdentityMismatch, applies: hasIdentity, mutate: func(t *testing.T, d *delivery) *receipt.ActiveConsumerAck {
-		path(d.body, d.bodyIdentityPath...)[d.identityField] = "another-" + d.identityField
+		m := path(d.body, d.bodyIdentityPath...)
+		switch v := m[d.identityField].(type) {
+		case string:
+			m[d.identityField] = otherValue(v)
+		case int64:
+			m[d.identityField] = v + 1
+		}
 		d.reseal()
 		return nil
 	}},
@@ -252,9 +268,16 @@ var ackCases = []ackCase{
 	}},
 	{name: "event has a projectId the receipt lacks", want: receipt.ErrBusinessIdentityMismatch, applies: func(d *delivery) bool {
 		_, has := d.event.Identity["projectId"]
-		return hasIdentity(d) && !has && d.event.Identity["tenantId"] != ""
+		return !has && carriesTenant(d)
 	}, mutate: func(t *testing.T, d *delivery) *receipt.ActiveConsumerAck {
-		d.event.Identity["projectId"] = "project-9"
+		d.event.Identity["projectId"] = uuidOf("project-9")
+		return nil
+	}},
+	{name: "receipt has a projectId the event lacks", want: receipt.ErrBusinessIdentityMismatch, applies: func(d *delivery) bool {
+		_, has := d.event.Identity["projectId"]
+		return has
+	}, mutate: func(t *testing.T, d *delivery) *receipt.ActiveConsumerAck {
+		delete(d.event.Identity, "projectId")
 		return nil
 	}},
 }
@@ -270,7 +293,7 @@ func TestVerifyAck_Rejects_OBDELIVER4(t *testing.T) {
 				continue
 			}
 			seen[tc.name][d.dest] = true
-			t.Run(tc.name+"/"+string(d.dest)+"/"+d.event.EventType, func(t *testing.T) {
+			t.Run(tc.name+"/"+string(d.dest)+"/"+d.event.EventType+"/"+d.identityField, func(t *testing.T) {
 				t.Parallel()
 				ack := tc.mutate(t, d)
 				if ack == nil {
@@ -295,9 +318,6 @@ func TestVerifyAck_Rejects_OBDELIVER4(t *testing.T) {
 		for d := range seen[tc.name] {
 			reasons[tc.want][d] = true
 		}
-	}
-	if len(moreDeliveries()) == 0 {
-		return // TODO(receipts): metering and billing deliveries land in the next commit
 	}
 	for reason, dests := range reasons {
 		if reason == receipt.ErrBusinessIdentityMismatch || reason == receipt.ErrEventIdentityIncomplete {

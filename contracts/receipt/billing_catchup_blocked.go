@@ -1,0 +1,145 @@
+package receipt
+
+import (
+	"time"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/strict"
+)
+
+// CauseSettlementInputOwnerConflict is the one blockingCause of
+// BillingSettlementCatchUpWorkAttemptBlocked@1.
+const CauseSettlementInputOwnerConflict = "settlement_input_owner_conflict"
+
+const prefixSettlementInputConflictFact = "settlementInputConflictFact"
+
+// BillingSettlementCatchUpWorkAttemptBlocked is
+// BillingSettlementCatchUpWorkAttemptBlocked@1: the catch-up worker's strict
+// non-terminal block, never a BillingSettlementCatchUpWorkAttemptFinished@1.
+// Its candidate excludes the ref, blockedAt and the digest.
+type BillingSettlementCatchUpWorkAttemptBlocked struct {
+	Blocked                             strict.Quadruple
+	Work                                strict.Quadruple // billingSettlementCatchUpWork
+	BillingCatchUpValidationOperationID string
+	BillingReservationID                string
+	BillingAccountID                    string
+	RunID                               string
+	RunStepID                           string
+	ExecutionAttemptID                  string
+	ChargeDimensionKey                  string
+	WorkGeneration                      int64
+	AttemptNumber                       int64
+	FencingToken                        string
+	// BlockingCause is { kind=settlement_input_owner_conflict; settlementInputConflictFact quadruple }.
+	BlockingCause BlockingCause
+	BlockedAt     time.Time
+}
+
+// DecodeBillingSettlementCatchUpWorkAttemptBlocked strictly decodes and validates the fact.
+func DecodeBillingSettlementCatchUpWorkAttemptBlocked(doc []byte) (*BillingSettlementCatchUpWorkAttemptBlocked, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadBillingSettlementCatchUpWorkAttemptBlocked(o), o, r)
+}
+
+// ReadBillingSettlementCatchUpWorkAttemptBlocked decodes the fact from a parsed object.
+func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSettlementCatchUpWorkAttemptBlocked {
+	x := &BillingSettlementCatchUpWorkAttemptBlocked{Blocked: readSelf(o, prefixCatchUpBlocked)}
+	forbidCatchUpBlockedExtras(o)
+	x.Work = o.Quadruple(prefixCatchUpWork)
+	x.BillingCatchUpValidationOperationID = o.String("billingCatchUpValidationOperationId")
+	x.BillingReservationID = o.UUID("billingReservationId")
+	x.BillingAccountID = o.UUID("billingAccountId")
+	x.RunID = o.UUID("runId")
+	x.RunStepID = o.UUID("runStepId")
+	x.ExecutionAttemptID = o.UUID("executionAttemptId")
+	x.ChargeDimensionKey = o.String("chargeDimensionKey")
+	x.WorkGeneration = o.IntMin("workGeneration", 1)
+	x.AttemptNumber = o.IntMin("attemptNumber", 1)
+	x.FencingToken = o.String("fencingToken")
+	bc := o.Object("blockingCause")
+	forbidCatchUpBlockedExtras(bc)
+	x.BlockingCause.Kind = bc.Union("kind", map[string]func(*strict.Object){
+		CauseSettlementInputOwnerConflict: func(b *strict.Object) {
+			x.BlockingCause.Fact = b.Quadruple(prefixSettlementInputConflictFact)
+		},
+	})
+	x.BlockedAt = o.Timestamp("blockedAt")
+	return x
+}
+
+// forbidCatchUpBlockedExtras: the blocked fact is never a finish and never
+// carries a case reference.
+func forbidCatchUpBlockedExtras(o *strict.Object) {
+	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixCatchUpFinished), "finishedAt", "outcome")...)
+	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
+}
+
+// Validate checks shape (the fact has no further refinement rule beyond its
+// closed shape).
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixCatchUpBlocked, x.Blocked)
+	checkQuad(v, "$", prefixCatchUpWork, x.Work)
+	checkString(v, "$.billingCatchUpValidationOperationId", x.BillingCatchUpValidationOperationID)
+	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
+	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
+	checkUUID(v, "$.runId", x.RunID)
+	checkUUID(v, "$.runStepId", x.RunStepID)
+	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
+	checkString(v, "$.chargeDimensionKey", x.ChargeDimensionKey)
+	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
+	checkMin(v, "$.attemptNumber", x.AttemptNumber, 1)
+	checkString(v, "$.fencingToken", x.FencingToken)
+	if x.BlockingCause.Kind != CauseSettlementInputOwnerConflict {
+		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
+	} else {
+		checkQuad(v, "$.blockingCause", prefixSettlementInputConflictFact, x.BlockingCause.Fact)
+	}
+	checkTime(v, "$.blockedAt", x.BlockedAt)
+	return v.Err()
+}
+
+// ToJSON returns the full JSON form.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) ToJSON() map[string]any {
+	m := map[string]any{
+		"billingCatchUpValidationOperationId": x.BillingCatchUpValidationOperationID,
+		"billingReservationId":                x.BillingReservationID,
+		"billingAccountId":                    x.BillingAccountID,
+		"runId":                               x.RunID,
+		"runStepId":                           x.RunStepID,
+		"executionAttemptId":                  x.ExecutionAttemptID,
+		"chargeDimensionKey":                  x.ChargeDimensionKey,
+		"workGeneration":                      x.WorkGeneration,
+		"attemptNumber":                       x.AttemptNumber,
+		"fencingToken":                        x.FencingToken,
+		"blockedAt":                           strict.FormatTimestamp(x.BlockedAt),
+	}
+	x.Blocked.Put(m, prefixCatchUpBlocked)
+	x.Work.Put(m, prefixCatchUpWork)
+	bc := map[string]any{"kind": x.BlockingCause.Kind}
+	x.BlockingCause.Fact.Put(bc, prefixSettlementInputConflictFact)
+	m["blockingCause"] = bc
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Seal() error {
+	if err := sealSelf(catchUpBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Digest() (digest.Digest, error) {
+	return candidateDigest(catchUpBlockedSelf, x.Blocked, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) VerifyDigest() error {
+	return verifySelf(catchUpBlockedSelf, x.ToJSON())
+}

@@ -1,0 +1,388 @@
+package receipt
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/strict"
+)
+
+// Event pairs the Billing finalization coordinator consumes.
+const (
+	EventExecutionRunFinalizationClosed              = "execution.run-finalization.closed@1"
+	EventFinalizationReconciliationResolutionApplied = "billing.finalization-reconciliation-resolution.applied@1"
+)
+
+// BillingFinalizationCoordinatorConsumerReceipt@1 literals.
+const (
+	CoordinatorSourceExecutionClosure = "execution_closure"
+	CoordinatorSourceResolution       = "finalization_reconciliation_resolution"
+
+	CoordinatorWorkScheduled     = "work_scheduled"
+	CoordinatorAlreadySuperseded = "already_superseded"
+
+	ResolutionActionReevaluate = "reevaluate_current_owner_state"
+)
+
+const (
+	prefixRunAdmissionManifest     = "runAdmissionManifest"
+	prefixRunExecutionFinalization = "runExecutionFinalization"
+	prefixAttemptSetManifest       = "attemptSetManifest"
+	prefixCaseIdentityReservation  = "finalizationCaseIdentityReservation"
+	prefixResolutionApplied        = "finalizationReconciliationResolutionApplied"
+)
+
+// BillingFinalizationCoordinatorConsumerReceipt is
+// BillingFinalizationCoordinatorConsumerReceipt@1. The candidate covers every
+// field except the repository-owned ref, committedAt and the digest.
+type BillingFinalizationCoordinatorConsumerReceipt struct {
+	Receipt             strict.Quadruple
+	EventID             string
+	EventEnvelopeDigest digest.Digest
+	Source              CoordinatorSource
+	Outcome             CoordinatorOutcome
+	CommittedAt         time.Time
+}
+
+// CoordinatorSource is the source union; exactly the pointer of Kind is set.
+type CoordinatorSource struct {
+	Kind       string // CoordinatorSourceExecutionClosure | CoordinatorSourceResolution
+	Closure    *ExecutionClosureSource
+	Resolution *ResolutionSource
+}
+
+// ExecutionClosureSource is source.kind=execution_closure
+// (eventType=execution.run-finalization.closed@1; eventSchemaVersion=1).
+type ExecutionClosureSource struct {
+	Tenant                               Tenant
+	BillingReservationID                 string
+	BillingAccountID                     string
+	RunID                                string
+	ClosureOperationID                   string
+	RunAdmissionManifest                 strict.Quadruple
+	RunExecutionFinalization             strict.Quadruple
+	RunExecutionFinalizationStateVersion int64
+	AttemptSetManifest                   strict.Quadruple
+	AttemptCount                         int64
+}
+
+// ResolutionSource is source.kind=finalization_reconciliation_resolution
+// (eventType=billing.finalization-reconciliation-resolution.applied@1;
+// eventSchemaVersion=1; resolutionRevision=1;
+// action=reevaluate_current_owner_state).
+type ResolutionSource struct {
+	Tenant                                      Tenant
+	BillingReservationID                        string
+	BillingAccountID                            string
+	RunID                                       string
+	BillingFinalizationFenceID                  string
+	ReconciliationCaseRef                       string
+	ReconciliationGeneration                    int64
+	ResolutionRevision                          int64 // always 1
+	ResolutionOperationID                       string
+	FinalizationCaseIdentityReservation         strict.Quadruple
+	FinalizationReconciliationResolutionApplied strict.Quadruple
+	ActorWorkforcePrincipalID                   string
+}
+
+// FinalizationWorkBinding is the scheduled finalization work: generation,
+// trigger snapshot and Billing Finalization Work quadruples.
+type FinalizationWorkBinding struct {
+	WorkGeneration  int64
+	TriggerSnapshot strict.Quadruple // billingFinalizationTriggerSnapshot
+	Work            strict.Quadruple // billingFinalizationWork
+}
+
+func readFinalizationWork(o *strict.Object) FinalizationWorkBinding {
+	return FinalizationWorkBinding{
+		WorkGeneration:  o.IntMin("workGeneration", 1),
+		TriggerSnapshot: o.Quadruple(prefixTriggerSnapshot),
+		Work:            o.Quadruple(prefixFinalizationWork),
+	}
+}
+
+func (w FinalizationWorkBinding) put(m map[string]any) {
+	m["workGeneration"] = w.WorkGeneration
+	w.TriggerSnapshot.Put(m, prefixTriggerSnapshot)
+	w.Work.Put(m, prefixFinalizationWork)
+}
+
+func (w FinalizationWorkBinding) validate(v *strict.Reader, path string) {
+	checkMin(v, path+".workGeneration", w.WorkGeneration, 1)
+	checkQuad(v, path, prefixTriggerSnapshot, w.TriggerSnapshot)
+	checkQuad(v, path, prefixFinalizationWork, w.Work)
+}
+
+// CoordinatorOutcome is the outcome union:
+// { state=work_scheduled; finalizationFenceRevision; Work } | { state=already_superseded; finalizationFenceRevision }.
+type CoordinatorOutcome struct {
+	State                     string
+	FinalizationFenceRevision int64
+	Work                      *FinalizationWorkBinding // work_scheduled only
+}
+
+// DecodeBillingFinalizationCoordinatorConsumerReceipt strictly decodes and
+// validates the receipt (shape and refinement rules; VerifyDigest checks the digest).
+func DecodeBillingFinalizationCoordinatorConsumerReceipt(doc []byte) (*BillingFinalizationCoordinatorConsumerReceipt, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadBillingFinalizationCoordinatorConsumerReceipt(o), o, r)
+}
+
+// ReadBillingFinalizationCoordinatorConsumerReceipt decodes the receipt from a parsed object.
+func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
+	x := &BillingFinalizationCoordinatorConsumerReceipt{Receipt: readSelf(o, prefixCoordinatorReceipt)}
+	readReceiptRoute(o, route.BillingFinalizationCoordinator)
+	x.EventID = o.UUID("eventId")
+	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
+	src := o.Object("source")
+	x.Source.Kind = src.Union("kind", map[string]func(*strict.Object){
+		CoordinatorSourceExecutionClosure: func(b *strict.Object) {
+			b.Literal("eventType", EventExecutionRunFinalizationClosed)
+			b.Literal("eventSchemaVersion", eventSchemaVersion1)
+			x.Source.Closure = &ExecutionClosureSource{
+				Tenant:                               readTenant(b),
+				BillingReservationID:                 b.UUID("billingReservationId"),
+				BillingAccountID:                     b.UUID("billingAccountId"),
+				RunID:                                b.UUID("runId"),
+				ClosureOperationID:                   b.UUID("closureOperationId"),
+				RunAdmissionManifest:                 b.Quadruple(prefixRunAdmissionManifest),
+				RunExecutionFinalization:             b.Quadruple(prefixRunExecutionFinalization),
+				RunExecutionFinalizationStateVersion: b.IntMin("runExecutionFinalizationStateVersion", 1),
+				AttemptSetManifest:                   b.Quadruple(prefixAttemptSetManifest),
+				AttemptCount:                         b.IntMin("attemptCount", 0),
+			}
+		},
+		CoordinatorSourceResolution: func(b *strict.Object) {
+			b.Literal("eventType", EventFinalizationReconciliationResolutionApplied)
+			b.Literal("eventSchemaVersion", eventSchemaVersion1)
+			x.Source.Resolution = &ResolutionSource{
+				Tenant:                              readTenant(b),
+				BillingReservationID:                b.UUID("billingReservationId"),
+				BillingAccountID:                    b.UUID("billingAccountId"),
+				RunID:                               b.UUID("runId"),
+				BillingFinalizationFenceID:          b.UUID("billingFinalizationFenceId"),
+				ReconciliationCaseRef:               b.String("reconciliationCaseRef"),
+				ReconciliationGeneration:            b.IntMin("reconciliationGeneration", 1),
+				ResolutionRevision:                  b.Int("resolutionRevision"),
+				ResolutionOperationID:               b.UUID("resolutionOperationId"),
+				FinalizationCaseIdentityReservation: b.Quadruple(prefixCaseIdentityReservation),
+				FinalizationReconciliationResolutionApplied: b.Quadruple(prefixResolutionApplied),
+				ActorWorkforcePrincipalID:                   b.String("actorWorkforcePrincipalId"),
+			}
+			b.Literal("action", ResolutionActionReevaluate)
+		},
+	})
+	out := o.Object("outcome")
+	x.Outcome.State = out.Union("state", map[string]func(*strict.Object){
+		CoordinatorWorkScheduled: func(b *strict.Object) {
+			x.Outcome.FinalizationFenceRevision = b.IntMin("finalizationFenceRevision", 1)
+			w := readFinalizationWork(b)
+			x.Outcome.Work = &w
+		},
+		CoordinatorAlreadySuperseded: func(b *strict.Object) {
+			x.Outcome.FinalizationFenceRevision = b.IntMin("finalizationFenceRevision", 1)
+		},
+	})
+	x.CommittedAt = o.Timestamp("committedAt")
+	return x
+}
+
+// Validate checks shape and every refinement rule (not the digest value).
+func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixCoordinatorReceipt, x.Receipt)
+	checkUUID(v, "$.eventId", x.EventID)
+	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
+	s := x.Source
+	switch {
+	case s.Kind == CoordinatorSourceExecutionClosure && s.Closure != nil && s.Resolution == nil:
+		c := s.Closure
+		c.Tenant.validate(v, "$.source")
+		checkUUID(v, "$.source.billingReservationId", c.BillingReservationID)
+		checkUUID(v, "$.source.billingAccountId", c.BillingAccountID)
+		checkUUID(v, "$.source.runId", c.RunID)
+		checkUUID(v, "$.source.closureOperationId", c.ClosureOperationID)
+		checkQuad(v, "$.source", prefixRunAdmissionManifest, c.RunAdmissionManifest)
+		checkQuad(v, "$.source", prefixRunExecutionFinalization, c.RunExecutionFinalization)
+		checkMin(v, "$.source.runExecutionFinalizationStateVersion", c.RunExecutionFinalizationStateVersion, 1)
+		checkQuad(v, "$.source", prefixAttemptSetManifest, c.AttemptSetManifest)
+		checkMin(v, "$.source.attemptCount", c.AttemptCount, 0)
+	case s.Kind == CoordinatorSourceResolution && s.Resolution != nil && s.Closure == nil:
+		r := s.Resolution
+		r.Tenant.validate(v, "$.source")
+		checkUUID(v, "$.source.billingReservationId", r.BillingReservationID)
+		checkUUID(v, "$.source.billingAccountId", r.BillingAccountID)
+		checkUUID(v, "$.source.runId", r.RunID)
+		checkUUID(v, "$.source.billingFinalizationFenceId", r.BillingFinalizationFenceID)
+		checkString(v, "$.source.reconciliationCaseRef", r.ReconciliationCaseRef)
+		checkMin(v, "$.source.reconciliationGeneration", r.ReconciliationGeneration, 1)
+		if r.ResolutionRevision != 1 {
+			v.Fail("$.source.resolutionRevision", ErrResolutionRevisionNotOne, fmt.Sprintf("got %d", r.ResolutionRevision))
+		}
+		checkUUID(v, "$.source.resolutionOperationId", r.ResolutionOperationID)
+		checkQuad(v, "$.source", prefixCaseIdentityReservation, r.FinalizationCaseIdentityReservation)
+		checkQuad(v, "$.source", prefixResolutionApplied, r.FinalizationReconciliationResolutionApplied)
+		checkString(v, "$.source.actorWorkforcePrincipalId", r.ActorWorkforcePrincipalID)
+	default:
+		v.Fail("$.source.kind", strict.ErrMixedUnion, "source branch data does not match kind "+s.Kind)
+	}
+	o := x.Outcome
+	checkMin(v, "$.outcome.finalizationFenceRevision", o.FinalizationFenceRevision, 1)
+	switch {
+	case o.State == CoordinatorWorkScheduled && o.Work != nil:
+		o.Work.validate(v, "$.outcome")
+	case o.State == CoordinatorAlreadySuperseded && o.Work == nil:
+	default:
+		v.Fail("$.outcome.state", strict.ErrMixedUnion, "outcome branch data does not match state "+o.State)
+	}
+	if s.Kind == CoordinatorSourceExecutionClosure && o.State != CoordinatorWorkScheduled {
+		// One condition, two spec sentences: closure only with work_scheduled,
+		// already_superseded only for the resolution source.
+		v.Fail("$.outcome.state", fmt.Errorf("%w; %w", ErrClosureNotWorkScheduled, ErrSupersededNotResolution), o.State)
+	}
+	checkTime(v, "$.committedAt", x.CommittedAt)
+	return v.Err()
+}
+
+// ToJSON returns the full JSON form.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ToJSON() map[string]any {
+	m := map[string]any{
+		"eventId":     x.EventID,
+		"committedAt": strict.FormatTimestamp(x.CommittedAt),
+	}
+	x.Receipt.Put(m, prefixCoordinatorReceipt)
+	putReceiptRoute(m, route.BillingFinalizationCoordinator)
+	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	src := map[string]any{"kind": x.Source.Kind, "eventSchemaVersion": eventSchemaVersion1}
+	switch {
+	case x.Source.Closure != nil:
+		c := x.Source.Closure
+		src["eventType"] = EventExecutionRunFinalizationClosed
+		c.Tenant.put(src)
+		src["billingReservationId"] = c.BillingReservationID
+		src["billingAccountId"] = c.BillingAccountID
+		src["runId"] = c.RunID
+		src["closureOperationId"] = c.ClosureOperationID
+		c.RunAdmissionManifest.Put(src, prefixRunAdmissionManifest)
+		c.RunExecutionFinalization.Put(src, prefixRunExecutionFinalization)
+		src["runExecutionFinalizationStateVersion"] = c.RunExecutionFinalizationStateVersion
+		c.AttemptSetManifest.Put(src, prefixAttemptSetManifest)
+		src["attemptCount"] = c.AttemptCount
+	case x.Source.Resolution != nil:
+		r := x.Source.Resolution
+		src["eventType"] = EventFinalizationReconciliationResolutionApplied
+		r.Tenant.put(src)
+		src["billingReservationId"] = r.BillingReservationID
+		src["billingAccountId"] = r.BillingAccountID
+		src["runId"] = r.RunID
+		src["billingFinalizationFenceId"] = r.BillingFinalizationFenceID
+		src["reconciliationCaseRef"] = r.ReconciliationCaseRef
+		src["reconciliationGeneration"] = r.ReconciliationGeneration
+		src["resolutionRevision"] = r.ResolutionRevision
+		src["resolutionOperationId"] = r.ResolutionOperationID
+		r.FinalizationCaseIdentityReservation.Put(src, prefixCaseIdentityReservation)
+		r.FinalizationReconciliationResolutionApplied.Put(src, prefixResolutionApplied)
+		src["actorWorkforcePrincipalId"] = r.ActorWorkforcePrincipalID
+		src["action"] = ResolutionActionReevaluate
+	}
+	m["source"] = src
+	out := map[string]any{"state": x.Outcome.State, "finalizationFenceRevision": x.Outcome.FinalizationFenceRevision}
+	if x.Outcome.Work != nil {
+		x.Outcome.Work.put(out)
+	}
+	m["outcome"] = out
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) Seal() error {
+	if err := sealSelf(coordinatorSelf, &x.Receipt, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) Digest() (digest.Digest, error) {
+	return candidateDigest(coordinatorSelf, x.Receipt, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) VerifyDigest() error {
+	return verifySelf(coordinatorSelf, x.ToJSON())
+}
+
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptDestination() route.Destination {
+	return route.BillingFinalizationCoordinator
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptConsumerName() string {
+	return route.BillingFinalizationCoordinatorConsumer
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
+	return x.Receipt
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventID() string { return x.EventID }
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventType() string {
+	switch x.Source.Kind {
+	case CoordinatorSourceExecutionClosure:
+		return EventExecutionRunFinalizationClosed
+	case CoordinatorSourceResolution:
+		return EventFinalizationReconciliationResolutionApplied
+	}
+	return ""
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventSchemaVersion() string {
+	return eventSchemaVersion1
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
+	return x.EventEnvelopeDigest
+}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptIdentity() map[string]string {
+	return identityMap(x.identity())
+}
+
+// identity: the closure event self-contains Tenant/Account/Reservation/Run,
+// the Run Admission Manifest, Closure Fact quadruple/state version, Attempt
+// Set Manifest and Count; the resolution event self-contains
+// Tenant/Account/Reservation/Run/Fence, Case Ref/Generation/Resolution
+// Revision/Operation, Identity Reservation and Resolution Fact and the fixed
+// action. All must equal the event item by item.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) identity() identitySet {
+	var s identitySet
+	switch {
+	case x.Source.Closure != nil:
+		c := x.Source.Closure
+		c.Tenant.identity(&s)
+		s.req("billingReservationId", c.BillingReservationID)
+		s.req("billingAccountId", c.BillingAccountID)
+		s.req("runId", c.RunID)
+		s.req("closureOperationId", c.ClosureOperationID)
+		s.reqQuad(prefixRunAdmissionManifest, c.RunAdmissionManifest)
+		s.reqQuad(prefixRunExecutionFinalization, c.RunExecutionFinalization)
+		s.reqInt("runExecutionFinalizationStateVersion", c.RunExecutionFinalizationStateVersion)
+		s.reqQuad(prefixAttemptSetManifest, c.AttemptSetManifest)
+		s.reqInt("attemptCount", c.AttemptCount)
+	case x.Source.Resolution != nil:
+		r := x.Source.Resolution
+		r.Tenant.identity(&s)
+		s.req("billingReservationId", r.BillingReservationID)
+		s.req("billingAccountId", r.BillingAccountID)
+		s.req("runId", r.RunID)
+		s.req("billingFinalizationFenceId", r.BillingFinalizationFenceID)
+		s.req("reconciliationCaseRef", r.ReconciliationCaseRef)
+		s.reqInt("reconciliationGeneration", r.ReconciliationGeneration)
+		s.reqInt("resolutionRevision", r.ResolutionRevision)
+		s.req("resolutionOperationId", r.ResolutionOperationID)
+		s.reqQuad(prefixCaseIdentityReservation, r.FinalizationCaseIdentityReservation)
+		s.reqQuad(prefixResolutionApplied, r.FinalizationReconciliationResolutionApplied)
+		s.req("actorWorkforcePrincipalId", r.ActorWorkforcePrincipalID)
+		s.req("action", ResolutionActionReevaluate)
+	}
+	return s
+}

@@ -1,0 +1,325 @@
+package receipt
+
+import (
+	"time"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/strict"
+)
+
+// EligibilityProcessingConflictEvidence@1 validationStage literals.
+var eligibilityValidationStages = []string{
+	"eligibility_basis", "availability_validation_receipt", "eligibility_decision", "meter_event", "settlement_input",
+}
+
+// EligibilityProcessingConflictEvidence is EligibilityProcessingConflictEvidence@1:
+// a proven local deterministic conflict while processing an eligibility
+// work. Its candidate excludes the ref, observedAt and the digest.
+type EligibilityProcessingConflictEvidence struct {
+	Evidence                   strict.Quadruple
+	RunID                      string
+	RunStepID                  string
+	ExecutionAttemptID         string
+	AttemptExecutionManifest   strict.Quadruple
+	ExecutionEligibilityFact   strict.Quadruple
+	Work                       strict.Quadruple
+	OperationID                string // meteringInputWorkOperationId
+	WorkGeneration             int64
+	LaneTriggerDigest          digest.Digest
+	ValidationStage            string
+	ConflictingCandidateDigest digest.Digest
+	ReasonCode                 string
+	ObservedAt                 time.Time
+}
+
+// DecodeEligibilityProcessingConflictEvidence strictly decodes and validates the evidence.
+func DecodeEligibilityProcessingConflictEvidence(doc []byte) (*EligibilityProcessingConflictEvidence, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadEligibilityProcessingConflictEvidence(o), o, r)
+}
+
+// ReadEligibilityProcessingConflictEvidence decodes the evidence from a parsed object.
+func ReadEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityProcessingConflictEvidence {
+	return &EligibilityProcessingConflictEvidence{
+		Evidence:                   readSelf(o, prefixEligibilityEvidence),
+		RunID:                      o.UUID("runId"),
+		RunStepID:                  o.UUID("runStepId"),
+		ExecutionAttemptID:         o.UUID("executionAttemptId"),
+		AttemptExecutionManifest:   o.Quadruple(prefixAttemptManifest),
+		ExecutionEligibilityFact:   o.Quadruple(prefixEligibilityFact),
+		Work:                       o.Quadruple(prefixWork),
+		OperationID:                o.String("meteringInputWorkOperationId"),
+		WorkGeneration:             o.IntMin("workGeneration", 1),
+		LaneTriggerDigest:          o.DigestPair("laneTriggerDigestAlgorithmVersion", "laneTriggerDigest"),
+		ValidationStage:            o.Enum("validationStage", eligibilityValidationStages...),
+		ConflictingCandidateDigest: o.DigestPair("conflictingCandidateDigestAlgorithmVersion", "conflictingCandidateDigest"),
+		ReasonCode:                 o.String("reasonCode"),
+		ObservedAt:                 o.Timestamp("observedAt"),
+	}
+}
+
+// Validate checks shape (the evidence has no further refinement rule).
+func (x *EligibilityProcessingConflictEvidence) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixEligibilityEvidence, x.Evidence)
+	checkUUID(v, "$.runId", x.RunID)
+	checkUUID(v, "$.runStepId", x.RunStepID)
+	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
+	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
+	checkQuad(v, "$", prefixEligibilityFact, x.ExecutionEligibilityFact)
+	checkQuad(v, "$", prefixWork, x.Work)
+	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
+	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
+	checkDigest(v, "$.laneTriggerDigest", x.LaneTriggerDigest)
+	if !contains(eligibilityValidationStages, x.ValidationStage) {
+		v.Fail("$.validationStage", strict.ErrUnknownEnum, x.ValidationStage)
+	}
+	checkDigest(v, "$.conflictingCandidateDigest", x.ConflictingCandidateDigest)
+	checkString(v, "$.reasonCode", x.ReasonCode)
+	checkTime(v, "$.observedAt", x.ObservedAt)
+	return v.Err()
+}
+
+// ToJSON returns the full JSON form.
+func (x *EligibilityProcessingConflictEvidence) ToJSON() map[string]any {
+	m := map[string]any{
+		"runId":                        x.RunID,
+		"runStepId":                    x.RunStepID,
+		"executionAttemptId":           x.ExecutionAttemptID,
+		"meteringInputWorkOperationId": x.OperationID,
+		"workGeneration":               x.WorkGeneration,
+		"validationStage":              x.ValidationStage,
+		"reasonCode":                   x.ReasonCode,
+		"observedAt":                   strict.FormatTimestamp(x.ObservedAt),
+	}
+	x.Evidence.Put(m, prefixEligibilityEvidence)
+	x.AttemptExecutionManifest.Put(m, prefixAttemptManifest)
+	x.ExecutionEligibilityFact.Put(m, prefixEligibilityFact)
+	x.Work.Put(m, prefixWork)
+	putDigest(m, "laneTriggerDigestAlgorithmVersion", "laneTriggerDigest", x.LaneTriggerDigest)
+	putDigest(m, "conflictingCandidateDigestAlgorithmVersion", "conflictingCandidateDigest", x.ConflictingCandidateDigest)
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *EligibilityProcessingConflictEvidence) Seal() error {
+	if err := sealSelf(eligibilityEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *EligibilityProcessingConflictEvidence) Digest() (digest.Digest, error) {
+	return candidateDigest(eligibilityEvidenceSelf, x.Evidence, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *EligibilityProcessingConflictEvidence) VerifyDigest() error {
+	return verifySelf(eligibilityEvidenceSelf, x.ToJSON())
+}
+
+// ProviderCostProcessingConflictEvidence@1 cause kinds and validation stages.
+const (
+	CostCauseGatewayOwnerConflict            = "gateway_owner_conflict"
+	CostCauseGatewayBindingOwnerConflict     = "gateway_binding_owner_conflict"
+	CostCauseMeteringDeterministicValidation = "metering_deterministic_validation"
+)
+
+var providerCostValidationStages = []string{
+	"source_schema", "source_identity", "provider_cost_mapping", "provider_cost_normalization",
+	"availability_validation_receipt", "route_validation_receipt", "provider_cost_repository",
+}
+
+// ProviderCostCause is the cause union:
+//
+//	{ kind=gateway_owner_conflict; gatewayEvidenceConflictFact quadruple }
+//	| { kind=gateway_binding_owner_conflict; gatewayBindingConflictFact quadruple }
+//	| { kind=metering_deterministic_validation; validationStage; conflictingCandidate digest; reasonCode }
+type ProviderCostCause struct {
+	Kind                       string
+	Fact                       *strict.Quadruple // the two owner-conflict branches
+	ValidationStage            string            // metering_deterministic_validation
+	ConflictingCandidateDigest digest.Digest     // metering_deterministic_validation
+	ReasonCode                 string            // metering_deterministic_validation
+}
+
+var costCausePrefix = map[string]string{
+	CostCauseGatewayOwnerConflict:        "gatewayEvidenceConflictFact",
+	CostCauseGatewayBindingOwnerConflict: "gatewayBindingConflictFact",
+}
+
+// ProviderCostProcessingConflictEvidence is ProviderCostProcessingConflictEvidence@1.
+// Its candidate excludes the ref, detectedAt and the digest.
+type ProviderCostProcessingConflictEvidence struct {
+	Evidence                   strict.Quadruple
+	Work                       strict.Quadruple
+	OperationID                string // meteringInputWorkOperationId
+	WorkGeneration             int64
+	RunID                      string
+	RunStepID                  string
+	ExecutionAttemptID         string
+	GatewayDeploymentID        string
+	SourceEvidenceDimensionKey string
+	AttemptExecutionManifest   strict.Quadruple
+	AttemptRouteBinding        strict.Quadruple
+	GatewayRouteSnapshot       strict.Quadruple
+	CostAvailability           strict.Quadruple
+	CostAvailabilityVersion    int64 // costAvailabilityStateVersion
+	Cause                      ProviderCostCause
+	DetectedAt                 time.Time
+}
+
+// DecodeProviderCostProcessingConflictEvidence strictly decodes and validates the evidence.
+func DecodeProviderCostProcessingConflictEvidence(doc []byte) (*ProviderCostProcessingConflictEvidence, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadProviderCostProcessingConflictEvidence(o), o, r)
+}
+
+// ReadProviderCostProcessingConflictEvidence decodes the evidence from a parsed object.
+func ReadProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostProcessingConflictEvidence {
+	x := &ProviderCostProcessingConflictEvidence{Evidence: readSelf(o, prefixProviderCostEvidence)}
+	// Deployment and source dimension can never be trimmed.
+	for _, f := range []string{"gatewayDeploymentId", "sourceEvidenceDimensionKey"} {
+		if !o.Has(f) {
+			o.Fail(f, ErrCostEvidenceTrimmed, "")
+		}
+	}
+	x.Work = o.Quadruple(prefixWork)
+	x.OperationID = o.String("meteringInputWorkOperationId")
+	x.WorkGeneration = o.IntMin("workGeneration", 1)
+	x.RunID = o.UUID("runId")
+	x.RunStepID = o.UUID("runStepId")
+	x.ExecutionAttemptID = o.UUID("executionAttemptId")
+	x.GatewayDeploymentID = o.String("gatewayDeploymentId")
+	x.SourceEvidenceDimensionKey = o.String("sourceEvidenceDimensionKey")
+	x.AttemptExecutionManifest = o.Quadruple(prefixAttemptManifest)
+	x.AttemptRouteBinding = o.Quadruple("attemptRouteBinding")
+	x.GatewayRouteSnapshot = o.Quadruple("gatewayRouteSnapshot")
+	x.CostAvailability = o.Quadruple("costAvailability")
+	x.CostAvailabilityVersion = o.IntMin("costAvailabilityStateVersion", 1)
+	c := o.Object("cause")
+	owner := func(prefix string) func(*strict.Object) {
+		return func(b *strict.Object) {
+			q := b.Quadruple(prefix)
+			x.Cause.Fact = &q
+		}
+	}
+	x.Cause.Kind = c.Union("kind", map[string]func(*strict.Object){
+		CostCauseGatewayOwnerConflict:        owner(costCausePrefix[CostCauseGatewayOwnerConflict]),
+		CostCauseGatewayBindingOwnerConflict: owner(costCausePrefix[CostCauseGatewayBindingOwnerConflict]),
+		CostCauseMeteringDeterministicValidation: func(b *strict.Object) {
+			x.Cause.ValidationStage = b.Enum("validationStage", providerCostValidationStages...)
+			x.Cause.ConflictingCandidateDigest = b.DigestPair("conflictingCandidateDigestAlgorithmVersion", "conflictingCandidateDigest")
+			x.Cause.ReasonCode = b.String("reasonCode")
+		},
+	})
+	x.DetectedAt = o.Timestamp("detectedAt")
+	return x
+}
+
+// Validate checks shape and refinement rules (not the digest value).
+func (x *ProviderCostProcessingConflictEvidence) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixProviderCostEvidence, x.Evidence)
+	checkQuad(v, "$", prefixWork, x.Work)
+	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
+	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
+	checkUUID(v, "$.runId", x.RunID)
+	checkUUID(v, "$.runStepId", x.RunStepID)
+	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
+	if x.GatewayDeploymentID == "" {
+		v.Fail("$.gatewayDeploymentId", ErrCostEvidenceTrimmed, "")
+	}
+	if x.SourceEvidenceDimensionKey == "" {
+		v.Fail("$.sourceEvidenceDimensionKey", ErrCostEvidenceTrimmed, "")
+	}
+	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
+	checkQuad(v, "$", "attemptRouteBinding", x.AttemptRouteBinding)
+	checkQuad(v, "$", "gatewayRouteSnapshot", x.GatewayRouteSnapshot)
+	checkQuad(v, "$", "costAvailability", x.CostAvailability)
+	checkMin(v, "$.costAvailabilityStateVersion", x.CostAvailabilityVersion, 1)
+	c := x.Cause
+	switch c.Kind {
+	case CostCauseGatewayOwnerConflict, CostCauseGatewayBindingOwnerConflict:
+		if c.Fact == nil || c.ValidationStage != "" || c.ReasonCode != "" || c.ConflictingCandidateDigest != (digest.Digest{}) {
+			v.Fail("$.cause", strict.ErrMixedUnion, "owner conflict branch carries only its conflict fact quadruple")
+		} else {
+			checkQuad(v, "$.cause", costCausePrefix[c.Kind], *c.Fact)
+		}
+	case CostCauseMeteringDeterministicValidation:
+		if c.Fact != nil {
+			v.Fail("$.cause", strict.ErrMixedUnion, "local validation branch carries an owner conflict fact")
+		}
+		if !contains(providerCostValidationStages, c.ValidationStage) {
+			v.Fail("$.cause.validationStage", strict.ErrUnknownEnum, c.ValidationStage)
+		}
+		// The local validation branch freezes the conflicting candidate with its algorithm.
+		checkDigest(v, "$.cause.conflictingCandidateDigest", c.ConflictingCandidateDigest)
+		checkString(v, "$.cause.reasonCode", c.ReasonCode)
+	default:
+		v.Fail("$.cause.kind", strict.ErrUnknownEnum, c.Kind)
+	}
+	checkTime(v, "$.detectedAt", x.DetectedAt)
+	return v.Err()
+}
+
+// ToJSON returns the full JSON form.
+func (x *ProviderCostProcessingConflictEvidence) ToJSON() map[string]any {
+	m := map[string]any{
+		"meteringInputWorkOperationId": x.OperationID,
+		"workGeneration":               x.WorkGeneration,
+		"runId":                        x.RunID,
+		"runStepId":                    x.RunStepID,
+		"executionAttemptId":           x.ExecutionAttemptID,
+		"gatewayDeploymentId":          x.GatewayDeploymentID,
+		"sourceEvidenceDimensionKey":   x.SourceEvidenceDimensionKey,
+		"costAvailabilityStateVersion": x.CostAvailabilityVersion,
+		"detectedAt":                   strict.FormatTimestamp(x.DetectedAt),
+	}
+	x.Evidence.Put(m, prefixProviderCostEvidence)
+	x.Work.Put(m, prefixWork)
+	x.AttemptExecutionManifest.Put(m, prefixAttemptManifest)
+	x.AttemptRouteBinding.Put(m, "attemptRouteBinding")
+	x.GatewayRouteSnapshot.Put(m, "gatewayRouteSnapshot")
+	x.CostAvailability.Put(m, "costAvailability")
+	c := map[string]any{"kind": x.Cause.Kind}
+	switch x.Cause.Kind {
+	case CostCauseMeteringDeterministicValidation:
+		c["validationStage"] = x.Cause.ValidationStage
+		putDigest(c, "conflictingCandidateDigestAlgorithmVersion", "conflictingCandidateDigest", x.Cause.ConflictingCandidateDigest)
+		c["reasonCode"] = x.Cause.ReasonCode
+	default:
+		if x.Cause.Fact != nil {
+			x.Cause.Fact.Put(c, costCausePrefix[x.Cause.Kind])
+		}
+	}
+	m["cause"] = c
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *ProviderCostProcessingConflictEvidence) Seal() error {
+	if err := sealSelf(providerCostEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *ProviderCostProcessingConflictEvidence) Digest() (digest.Digest, error) {
+	return candidateDigest(providerCostEvidenceSelf, x.Evidence, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *ProviderCostProcessingConflictEvidence) VerifyDigest() error {
+	return verifySelf(providerCostEvidenceSelf, x.ToJSON())
+}

@@ -1,0 +1,414 @@
+package receipt
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/strict"
+)
+
+// MeteringInputWorkLane is MeteringInputWork@1.lane — our definition (the
+// spec references the field without spelling it out): the lane identity of
+// the receipt's lane union without its coordination state,
+//
+//	{ kind=eligibility_and_settlement_input }
+//	| { kind=provider_cost; gatewayDeploymentId; sourceEvidenceDimensionKey }
+type MeteringInputWorkLane struct {
+	Kind                       string // LaneEligibility | LaneProviderCost
+	GatewayDeploymentID        string // provider_cost only
+	SourceEvidenceDimensionKey string // provider_cost only
+}
+
+func readWorkLane(o *strict.Object) MeteringInputWorkLane {
+	var l MeteringInputWorkLane
+	l.Kind = o.Union("kind", map[string]func(*strict.Object){
+		LaneEligibility: func(*strict.Object) {},
+		LaneProviderCost: func(b *strict.Object) {
+			l.GatewayDeploymentID = b.String("gatewayDeploymentId")
+			l.SourceEvidenceDimensionKey = b.String("sourceEvidenceDimensionKey")
+		},
+	})
+	return l
+}
+
+func (l MeteringInputWorkLane) toJSON() map[string]any {
+	m := map[string]any{"kind": l.Kind}
+	if l.Kind == LaneProviderCost {
+		m["gatewayDeploymentId"] = l.GatewayDeploymentID
+		m["sourceEvidenceDimensionKey"] = l.SourceEvidenceDimensionKey
+	}
+	return m
+}
+
+func (l MeteringInputWorkLane) validate(v *strict.Reader, path string) {
+	switch l.Kind {
+	case LaneEligibility:
+		if l.GatewayDeploymentID != "" || l.SourceEvidenceDimensionKey != "" {
+			v.Fail(path, strict.ErrMixedUnion, "eligibility lane carries provider cost identity")
+		}
+	case LaneProviderCost:
+		checkString(v, path+".gatewayDeploymentId", l.GatewayDeploymentID)
+		checkString(v, path+".sourceEvidenceDimensionKey", l.SourceEvidenceDimensionKey)
+	default:
+		v.Fail(path+".kind", strict.ErrUnknownEnum, l.Kind)
+	}
+}
+
+// WorkAttemptHead is the head both work-attempt facts share: the work
+// quadruple and operation, attempt, generation, lane, lane trigger digest,
+// attempt number and fencing token.
+type WorkAttemptHead struct {
+	Work               strict.Quadruple
+	OperationID        string // meteringInputWorkOperationId
+	ExecutionAttemptID string
+	WorkGeneration     int64
+	Lane               MeteringInputWorkLane
+	LaneTriggerDigest  digest.Digest
+	AttemptNumber      int64
+	FencingToken       string
+}
+
+func readWorkAttemptHead(o *strict.Object) WorkAttemptHead {
+	return WorkAttemptHead{
+		Work:               o.Quadruple(prefixWork),
+		OperationID:        o.String("meteringInputWorkOperationId"),
+		ExecutionAttemptID: o.UUID("executionAttemptId"),
+		WorkGeneration:     o.IntMin("workGeneration", 1),
+		Lane:               readWorkLane(o.Object("lane")),
+		LaneTriggerDigest:  o.DigestPair("laneTriggerDigestAlgorithmVersion", "laneTriggerDigest"),
+		AttemptNumber:      o.IntMin("attemptNumber", 1),
+		FencingToken:       o.String("fencingToken"),
+	}
+}
+
+func (h WorkAttemptHead) put(m map[string]any) {
+	h.Work.Put(m, prefixWork)
+	m["meteringInputWorkOperationId"] = h.OperationID
+	m["executionAttemptId"] = h.ExecutionAttemptID
+	m["workGeneration"] = h.WorkGeneration
+	m["lane"] = h.Lane.toJSON()
+	putDigest(m, "laneTriggerDigestAlgorithmVersion", "laneTriggerDigest", h.LaneTriggerDigest)
+	m["attemptNumber"] = h.AttemptNumber
+	m["fencingToken"] = h.FencingToken
+}
+
+func (h WorkAttemptHead) validate(v *strict.Reader) {
+	checkQuad(v, "$", prefixWork, h.Work)
+	checkString(v, "$.meteringInputWorkOperationId", h.OperationID)
+	checkUUID(v, "$.executionAttemptId", h.ExecutionAttemptID)
+	checkMin(v, "$.workGeneration", h.WorkGeneration, 1)
+	h.Lane.validate(v, "$.lane")
+	checkDigest(v, "$.laneTriggerDigest", h.LaneTriggerDigest)
+	checkMin(v, "$.attemptNumber", h.AttemptNumber, 1)
+	checkString(v, "$.fencingToken", h.FencingToken)
+}
+
+// MeteringInputWorkAttemptFinished@1 outcome states.
+const (
+	FinishWaitingForCounterpart = "waiting_for_counterpart"
+	FinishApplied               = "applied"
+	FinishAvailabilityProcessed = "availability_processed"
+	FinishSuperseded            = "superseded"
+
+	WaitingForExecutionEligibility = "execution_eligibility"
+	WaitingForGatewayUsage         = "gateway_usage"
+)
+
+// MeteringInputWorkAttemptFinished is MeteringInputWorkAttemptFinished@1, the
+// one finish of a started work attempt. Its candidate excludes the ref,
+// finishedAt and the digest.
+type MeteringInputWorkAttemptFinished struct {
+	Finished strict.Quadruple
+	WorkAttemptHead
+	Outcome    FinishOutcome
+	FinishedAt time.Time
+}
+
+// FinishOutcome is the outcome union:
+//
+//	{ kind=eligibility_and_settlement_input; state=waiting_for_counterpart; waitingFor }
+//	| { kind=eligibility_and_settlement_input; state=applied; settlementInputSnapshotCount; settlementInputSnapshots[] }
+//	| { kind=provider_cost; state=availability_processed; providerCostAvailabilityProcessing quadruple }
+//	| { kind=eligibility_and_settlement_input|provider_cost; state=superseded; supersededByWorkGeneration }
+type FinishOutcome struct {
+	Kind                       string
+	State                      string
+	WaitingFor                 string            // waiting_for_counterpart
+	Snapshots                  *SnapshotSet      // applied
+	Processing                 *strict.Quadruple // availability_processed
+	SupersededByWorkGeneration int64             // superseded
+}
+
+// DecodeMeteringInputWorkAttemptFinished strictly decodes and validates the fact.
+func DecodeMeteringInputWorkAttemptFinished(doc []byte) (*MeteringInputWorkAttemptFinished, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadMeteringInputWorkAttemptFinished(o), o, r)
+}
+
+// ReadMeteringInputWorkAttemptFinished decodes the fact from a parsed object.
+func ReadMeteringInputWorkAttemptFinished(o *strict.Object) *MeteringInputWorkAttemptFinished {
+	x := &MeteringInputWorkAttemptFinished{Finished: readSelf(o, prefixWorkFinished)}
+	x.WorkAttemptHead = readWorkAttemptHead(o)
+	out := o.Object("outcome")
+	x.Outcome.State = out.Union("state", map[string]func(*strict.Object){
+		FinishWaitingForCounterpart: func(b *strict.Object) {
+			x.Outcome.Kind = b.Enum("kind", LaneEligibility, LaneProviderCost)
+			x.Outcome.WaitingFor = b.Enum("waitingFor", WaitingForExecutionEligibility, WaitingForGatewayUsage)
+		},
+		FinishApplied: func(b *strict.Object) {
+			x.Outcome.Kind = b.Enum("kind", LaneEligibility, LaneProviderCost)
+			s := readSnapshotSet(b)
+			x.Outcome.Snapshots = &s
+		},
+		FinishAvailabilityProcessed: func(b *strict.Object) {
+			x.Outcome.Kind = b.Enum("kind", LaneEligibility, LaneProviderCost)
+			q := b.Quadruple(prefixProcessing)
+			x.Outcome.Processing = &q
+		},
+		FinishSuperseded: func(b *strict.Object) {
+			x.Outcome.Kind = b.Enum("kind", LaneEligibility, LaneProviderCost)
+			x.Outcome.SupersededByWorkGeneration = b.IntMin("supersededByWorkGeneration", 1)
+		},
+	})
+	x.FinishedAt = o.Timestamp("finishedAt")
+	return x
+}
+
+// finishKinds lists the outcome kinds each finish state allows.
+var finishKinds = map[string][]string{
+	FinishWaitingForCounterpart: {LaneEligibility},
+	FinishApplied:               {LaneEligibility},
+	FinishAvailabilityProcessed: {LaneProviderCost},
+	FinishSuperseded:            {LaneEligibility, LaneProviderCost},
+}
+
+// Validate checks shape and every refinement rule (not the digest value).
+func (x *MeteringInputWorkAttemptFinished) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixWorkFinished, x.Finished)
+	x.WorkAttemptHead.validate(v)
+	o := x.Outcome
+	kinds, known := finishKinds[o.State]
+	switch {
+	case !known:
+		v.Fail("$.outcome.state", strict.ErrUnknownEnum, o.State)
+	case !contains(kinds, o.Kind):
+		v.Fail("$.outcome.kind", strict.ErrMixedUnion, fmt.Sprintf("state %s does not exist for kind %q", o.State, o.Kind))
+	case o.Kind != x.Lane.Kind:
+		v.Fail("$.outcome.kind", ErrOutcomeLane, fmt.Sprintf("outcome %s, lane %s", o.Kind, x.Lane.Kind))
+	}
+	branchData := map[string]bool{
+		FinishWaitingForCounterpart: o.WaitingFor != "",
+		FinishApplied:               o.Snapshots != nil,
+		FinishAvailabilityProcessed: o.Processing != nil,
+		FinishSuperseded:            o.SupersededByWorkGeneration != 0,
+	}
+	for state, present := range branchData {
+		if present != (state == o.State) && known {
+			v.Fail("$.outcome", strict.ErrMixedUnion, "outcome data does not match state "+o.State)
+			break
+		}
+	}
+	switch o.State {
+	case FinishWaitingForCounterpart:
+		if o.WaitingFor != WaitingForExecutionEligibility && o.WaitingFor != WaitingForGatewayUsage {
+			v.Fail("$.outcome.waitingFor", strict.ErrUnknownEnum, o.WaitingFor)
+		}
+	case FinishApplied:
+		if o.Snapshots != nil {
+			o.Snapshots.validate(v, "$.outcome", "", x.ExecutionAttemptID)
+		}
+	case FinishAvailabilityProcessed:
+		if o.Processing != nil {
+			checkQuad(v, "$.outcome", prefixProcessing, *o.Processing)
+		}
+	case FinishSuperseded:
+		if o.SupersededByWorkGeneration <= x.WorkGeneration {
+			v.Fail("$.outcome.supersededByWorkGeneration", ErrSupersededGeneration,
+				fmt.Sprintf("%d ≤ workGeneration %d", o.SupersededByWorkGeneration, x.WorkGeneration))
+		}
+	}
+	checkTime(v, "$.finishedAt", x.FinishedAt)
+	return v.Err()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ToJSON returns the full JSON form.
+func (x *MeteringInputWorkAttemptFinished) ToJSON() map[string]any {
+	m := map[string]any{"finishedAt": strict.FormatTimestamp(x.FinishedAt)}
+	x.Finished.Put(m, prefixWorkFinished)
+	x.WorkAttemptHead.put(m)
+	out := map[string]any{"kind": x.Outcome.Kind, "state": x.Outcome.State}
+	switch x.Outcome.State {
+	case FinishWaitingForCounterpart:
+		out["waitingFor"] = x.Outcome.WaitingFor
+	case FinishApplied:
+		if x.Outcome.Snapshots != nil {
+			x.Outcome.Snapshots.put(out)
+		}
+	case FinishAvailabilityProcessed:
+		if x.Outcome.Processing != nil {
+			x.Outcome.Processing.Put(out, prefixProcessing)
+		}
+	case FinishSuperseded:
+		out["supersededByWorkGeneration"] = x.Outcome.SupersededByWorkGeneration
+	}
+	m["outcome"] = out
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *MeteringInputWorkAttemptFinished) Seal() error {
+	if err := sealSelf(workFinishedSelf, &x.Finished, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *MeteringInputWorkAttemptFinished) Digest() (digest.Digest, error) {
+	return candidateDigest(workFinishedSelf, x.Finished, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *MeteringInputWorkAttemptFinished) VerifyDigest() error {
+	return verifySelf(workFinishedSelf, x.ToJSON())
+}
+
+// MeteringInputWorkAttemptBlocked@1 blockingCause kinds and the prefix of the
+// quadruple each binds.
+const (
+	CauseExecutionEligibilityOwnerConflict = "execution_eligibility_owner_conflict"
+	CauseGatewayUsageOwnerConflict         = "gateway_usage_owner_conflict"
+	CauseGatewayBindingOwnerConflict       = "gateway_binding_owner_conflict"
+	CauseEligibilityProcessingConflict     = "eligibility_processing_conflict"
+	CauseProviderCostProcessingConflict    = "provider_cost_processing_conflict"
+)
+
+var blockingCausePrefix = map[string]string{
+	CauseExecutionEligibilityOwnerConflict: "executionEligibilityConflictFact",
+	CauseGatewayUsageOwnerConflict:         "gatewayEvidenceConflictFact",
+	CauseGatewayBindingOwnerConflict:       "gatewayBindingConflictFact",
+	CauseEligibilityProcessingConflict:     prefixEligibilityEvidence,
+	CauseProviderCostProcessingConflict:    prefixProviderCostEvidence,
+}
+
+// laneCauses: the eligibility lane allows the execution / gateway evidence /
+// gateway binding owner branches or eligibility processing; the provider cost
+// lane only the outer provider_cost_processing_conflict.
+var laneCauses = map[string][]string{
+	LaneEligibility:  {CauseExecutionEligibilityOwnerConflict, CauseGatewayUsageOwnerConflict, CauseGatewayBindingOwnerConflict, CauseEligibilityProcessingConflict},
+	LaneProviderCost: {CauseProviderCostProcessingConflict},
+}
+
+// BlockingCause is a blockingCause branch: its kind and the full quadruple of
+// the conflict fact or evidence it binds.
+type BlockingCause struct {
+	Kind string
+	Fact strict.Quadruple
+}
+
+// MeteringInputWorkAttemptBlocked is MeteringInputWorkAttemptBlocked@1, the
+// non-terminal block of a work attempt (an attempt audit, never a work
+// finish or an operations case). Its candidate excludes the ref, blockedAt
+// and the digest.
+type MeteringInputWorkAttemptBlocked struct {
+	Blocked strict.Quadruple
+	WorkAttemptHead
+	BlockingCause BlockingCause
+	BlockedAt     time.Time
+}
+
+// DecodeMeteringInputWorkAttemptBlocked strictly decodes and validates the fact.
+func DecodeMeteringInputWorkAttemptBlocked(doc []byte) (*MeteringInputWorkAttemptBlocked, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ReadMeteringInputWorkAttemptBlocked(o), o, r)
+}
+
+// ReadMeteringInputWorkAttemptBlocked decodes the fact from a parsed object.
+func ReadMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAttemptBlocked {
+	x := &MeteringInputWorkAttemptBlocked{Blocked: readSelf(o, prefixWorkBlocked)}
+	forbidBlockedExtras(o)
+	x.WorkAttemptHead = readWorkAttemptHead(o)
+	bc := o.Object("blockingCause")
+	forbidBlockedExtras(bc)
+	branches := make(map[string]func(*strict.Object), len(blockingCausePrefix))
+	for kind, prefix := range blockingCausePrefix {
+		branches[kind] = func(b *strict.Object) { x.BlockingCause.Fact = b.Quadruple(prefix) }
+	}
+	x.BlockingCause.Kind = bc.Union("kind", branches)
+	x.BlockedAt = o.Timestamp("blockedAt")
+	return x
+}
+
+// forbidBlockedExtras: a blocked fact must not smuggle a finish, a processing
+// fact or a case reference.
+func forbidBlockedExtras(o *strict.Object) {
+	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "finishedAt")...)
+	forbidFields(o, ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...)
+	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
+}
+
+// Validate checks shape and every refinement rule (not the digest value).
+func (x *MeteringInputWorkAttemptBlocked) Validate() error {
+	v := newReader()
+	validateSelf(v, prefixWorkBlocked, x.Blocked)
+	x.WorkAttemptHead.validate(v)
+	prefix, known := blockingCausePrefix[x.BlockingCause.Kind]
+	switch {
+	case !known:
+		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
+	case !contains(laneCauses[x.Lane.Kind], x.BlockingCause.Kind):
+		v.Fail("$.blockingCause.kind", ErrBlockingCauseLane, fmt.Sprintf("%s not allowed for lane %s", x.BlockingCause.Kind, x.Lane.Kind))
+	default:
+		checkQuad(v, "$.blockingCause", prefix, x.BlockingCause.Fact)
+	}
+	checkTime(v, "$.blockedAt", x.BlockedAt)
+	return v.Err()
+}
+
+// ToJSON returns the full JSON form.
+func (x *MeteringInputWorkAttemptBlocked) ToJSON() map[string]any {
+	m := map[string]any{"blockedAt": strict.FormatTimestamp(x.BlockedAt)}
+	x.Blocked.Put(m, prefixWorkBlocked)
+	x.WorkAttemptHead.put(m)
+	bc := map[string]any{"kind": x.BlockingCause.Kind}
+	x.BlockingCause.Fact.Put(bc, blockingCausePrefix[x.BlockingCause.Kind])
+	m["blockingCause"] = bc
+	return m
+}
+
+// Seal fills the default schema/algorithm versions, sets the digest of the
+// candidate and validates the result. The ref must already be assigned.
+func (x *MeteringInputWorkAttemptBlocked) Seal() error {
+	if err := sealSelf(workBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// Digest returns the digest of the candidate.
+func (x *MeteringInputWorkAttemptBlocked) Digest() (digest.Digest, error) {
+	return candidateDigest(workBlockedSelf, x.Blocked, x.ToJSON())
+}
+
+// VerifyDigest recomputes the candidate digest and compares it with the carried one.
+func (x *MeteringInputWorkAttemptBlocked) VerifyDigest() error {
+	return verifySelf(workBlockedSelf, x.ToJSON())
+}
