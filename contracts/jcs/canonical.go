@@ -32,7 +32,8 @@ func Canonicalize(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Marshal(v)
+	// Canonical text is rarely much longer than its source.
+	return AppendMarshal(make([]byte, 0, len(data)+len(data)/8+16), v)
 }
 
 // Marshal returns the canonical bytes of a value tree. Accepted types are
@@ -46,11 +47,20 @@ func Marshal(v any) ([]byte, error) {
 
 // AppendMarshal appends the canonical bytes of v to dst.
 func AppendMarshal(dst []byte, v any) ([]byte, error) {
-	return appendValue(dst, v, 0)
+	var e encoder
+	return e.appendValue(dst, v, 0)
+}
+
+// encoder holds one scratch slice of object members shared by every object
+// of a document: each object sorts its members in a window at the end of the
+// slice and releases the window when done, so sorting does not allocate per
+// object.
+type encoder struct {
+	members []member
 }
 
 // appendValue appends v; depth is the number of containers enclosing v.
-func appendValue(dst []byte, v any, depth int) ([]byte, error) {
+func (e *encoder) appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -81,12 +91,12 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 			return dst, ErrTooDeep
 		}
 		dst = append(dst, '[')
-		for i, e := range x {
+		for i, elem := range x {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, e, depth+1); err != nil {
+			if dst, err = e.appendValue(dst, elem, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -96,14 +106,14 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 			return dst, ErrTooDeep
 		}
 		dst = append(dst, '[')
-		for i, e := range x {
+		for i, elem := range x {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			if err := checkString(e); err != nil {
+			if err := checkString(elem); err != nil {
 				return dst, err
 			}
-			dst = appendString(dst, e)
+			dst = appendString(dst, elem)
 		}
 		return append(dst, ']'), nil
 	case []map[string]any:
@@ -111,12 +121,12 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 			return dst, ErrTooDeep
 		}
 		dst = append(dst, '[')
-		for i, e := range x {
+		for i, elem := range x {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, e, depth+1); err != nil {
+			if dst, err = e.appendValue(dst, elem, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -125,7 +135,7 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 		if depth >= MaxDepth {
 			return dst, ErrTooDeep
 		}
-		return appendObject(dst, x, depth)
+		return e.appendObject(dst, x, depth)
 	default:
 		return dst, ErrUnsupportedValue
 	}
@@ -143,14 +153,18 @@ type member struct {
 	value any
 }
 
-func appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {
-	members := make([]member, 0, len(obj))
+func (e *encoder) appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {
+	start := len(e.members)
 	for k, v := range obj {
 		if err := checkString(k); err != nil {
 			return dst, err
 		}
-		members = append(members, member{key: k, value: v})
+		e.members = append(e.members, member{key: k, value: v})
 	}
+	// Nested objects append their windows after this one; if that moves the
+	// scratch slice, this window keeps the old, unchanged backing array.
+	members := e.members[start:]
+	defer func() { e.members = e.members[:start] }()
 	// RFC 8785 §3.2.3: sort by the UTF-16 code units of the names.
 	slices.SortFunc(members, func(a, b member) int { return CompareUTF16(a.key, b.key) })
 	dst = append(dst, '{')
@@ -161,7 +175,7 @@ func appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {
 		dst = appendString(dst, m.key)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = appendValue(dst, m.value, depth+1); err != nil {
+		if dst, err = e.appendValue(dst, m.value, depth+1); err != nil {
 			return dst, err
 		}
 	}

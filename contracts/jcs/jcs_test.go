@@ -182,3 +182,20 @@ func TestSentinelsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalAllocationsDoNotGrowWithObjects guards the shared member
+// scratch: sorting members must not allocate per object or per key.
+func TestMarshalAllocationsDoNotGrowWithObjects(t *testing.T) {
+	records := make([]any, 500)
+	for i := range records {
+		records[i] = map[string]any{"\ufb33": true, "b": nil, "\U0001F600": "x", "a": map[string]any{"y": false, "x": true}}
+	}
+	doc := map[string]any{"records": records}
+	dst := make([]byte, 0, 64<<10)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := jcs.AppendMarshal(dst, doc); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 12.0, "1,000 objects, 3,000 members")
+}

@@ -71,6 +71,9 @@ func Parse(data []byte) (any, error) {
 type parser struct {
 	data []byte
 	pos  int
+	// names interns member names without escapes: arrays of same-shaped
+	// objects then allocate each name once per document, not once per object.
+	names map[string]string
 }
 
 func (p *parser) fail(offset int, reason error, detail string) error {
@@ -103,7 +106,7 @@ func (p *parser) value(depth int) (any, error) {
 		}
 		return p.array(depth)
 	case c == '"':
-		return p.string()
+		return p.stringValue(false)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -147,7 +150,7 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, p.fail(p.pos, ErrSyntax, "expected member name")
 		}
 		keyOffset := p.pos
-		key, err := p.string()
+		key, err := p.stringValue(true)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +230,8 @@ func isEncodedSurrogate[T ~string | ~[]byte](b T) bool {
 	return len(b) >= 3 && b[0] == 0xED && b[1] >= 0xA0 && b[1] <= 0xBF && b[2] >= 0x80 && b[2] <= 0xBF
 }
 
-func (p *parser) string() (string, error) {
+// stringValue scans the string at p.pos; intern is set for member names.
+func (p *parser) stringValue(intern bool) (string, error) {
 	start := p.pos
 	p.pos++ // opening quote
 	// Fast path: no escapes.
@@ -240,10 +244,22 @@ func (p *parser) string() (string, error) {
 		switch {
 		case c == '"':
 			p.pos++
-			if buf == nil {
-				return string(p.data[start+1 : p.pos-1]), nil
+			if buf != nil {
+				return string(buf), nil
 			}
-			return string(buf), nil
+			raw := p.data[start+1 : p.pos-1]
+			if !intern {
+				return string(raw), nil
+			}
+			if name, ok := p.names[string(raw)]; ok { // no allocation for the lookup
+				return name, nil
+			}
+			if p.names == nil {
+				p.names = make(map[string]string)
+			}
+			name := string(raw)
+			p.names[name] = name
+			return name, nil
 		case c == '\\':
 			if buf == nil {
 				buf = append(make([]byte, 0, p.pos-start+16), p.data[start+1:p.pos]...)
