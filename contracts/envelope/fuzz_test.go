@@ -1,0 +1,44 @@
+package envelope_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/oceanway/core/contracts/envelope"
+)
+
+// CT-2: the strict envelope decoder never panics, and whatever it accepts
+// re-canonicalizes to a document it accepts with the same digest.
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, p := range envelope.Pairs() {
+		if b, err := os.ReadFile(filepath.Join("testdata", "golden", p.EventType, "canonical.json")); err == nil {
+			f.Add(b)
+		}
+	}
+	negatives, _ := filepath.Glob(filepath.Join("testdata", "negative", "*.json"))
+	for _, n := range negatives {
+		if b, err := os.ReadFile(n); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		e, err := envelope.DecodeEnvelope(doc)
+		if err != nil {
+			return
+		}
+		canonical, err := e.Canonical()
+		if err != nil {
+			t.Fatalf("accepted envelope does not canonicalize: %v", err)
+		}
+		back, err := envelope.DecodeEnvelope(canonical)
+		if err != nil {
+			t.Fatalf("canonical form rejected: %v", err)
+		}
+		d1, _ := e.Digest()
+		d2, _ := back.Digest()
+		if d1 != d2 {
+			t.Fatalf("digest changed across a round trip")
+		}
+	})
+}
