@@ -404,7 +404,13 @@ func (o *Object) Close() {
 
 // Union reads the discriminator field, runs the decoder of the selected
 // branch and closes the object: any field the branch did not read is a
-// mixed-branch error. It returns the selected literal ("" on error).
+// mixed-branch error. It returns the selected literal ("" on error). An
+// unknown or missing discriminator is ErrUnknownEnum or ErrMissingField.
+//
+// Read the fields common to every branch before calling Union, since it
+// closes the object. A branch decoder only knows its own fields, so a field
+// that belongs to no branch at all is also reported as ErrMixedUnion ("not
+// allowed in branch kind=x"); either way the document is rejected.
 func (o *Object) Union(discriminator string, branches map[string]func(*Object)) string {
 	names := make([]string, 0, len(branches))
 	for k := range branches {
