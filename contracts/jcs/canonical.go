@@ -20,6 +20,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -184,6 +185,7 @@ func (e *encoder) appendObject(dst []byte, obj map[string]any, depth int) ([]byt
 
 // CompareUTF16 orders two valid UTF-8 strings by their UTF-16 code units, the
 // member order of RFC 8785 §3.2.3, without allocating. It returns -1, 0 or +1.
+// (Invalid UTF-8, which Parse and Marshal reject, still gets a total order.)
 //
 // UTF-8 byte order equals code point order, which differs from UTF-16 order
 // only where a supplementary character (encoded with surrogates D800–DFFF)
@@ -206,6 +208,11 @@ func CompareUTF16(a, b string) int {
 	}
 	ra, _ := utf8.DecodeRuneInString(a[i:])
 	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ra == rb {
+		// Only invalid UTF-8 decodes two different byte sequences to the
+		// same rune (U+FFFD); keep the order total with the bytes.
+		return strings.Compare(a[i:], b[i:])
+	}
 	return cmpInt(utf16Key(ra), utf16Key(rb))
 }
 
