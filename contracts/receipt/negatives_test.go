@@ -1,10 +1,10 @@
 package receipt_test
 
 import (
-	"github.com/stretchr/testify/require"
-
 	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/receipt"
