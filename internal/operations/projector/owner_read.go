@@ -1,0 +1,73 @@
+package projector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// OwnerAnswer is the answer of a directed, versioned owner read.
+type OwnerAnswer string
+
+const (
+	OwnerFound       OwnerAnswer = "found"
+	OwnerNotFound    OwnerAnswer = "not_found"
+	OwnerConflicting OwnerAnswer = "conflicting"
+)
+
+// FinalizationCommittedRead is the event-bound request of
+// readBillingFinalizationCommitted: the BillingFinalizationCommitted@1
+// quadruple the event carries and every identity the event states, so the
+// owner recomputes and compares them all.
+type FinalizationCommittedRead struct {
+	Committed            strict.Quadruple
+	EventID              string
+	EventEnvelopeDigest  digest.Digest
+	BillingReservationID string
+	BillingAccountID     string
+	RunID                string
+	FenceID              string
+	OperationID          string
+	FenceRevision        int64
+	Decision             string
+	SettledAmount        string
+	ReleasedAmount       string
+}
+
+// BillingReads are the Billing owner reads the projector calls (ADR-031:
+// "Operations只凭 Event四元组调用 readBillingFinalizationCommitted验证").
+// The Billing module implements it; until it is wired the projector answers
+// owner_read_unavailable (retryable, nothing written).
+type BillingReads interface {
+	ReadBillingFinalizationCommitted(ctx context.Context, req FinalizationCommittedRead) (OwnerAnswer, error)
+}
+
+// verifyFinalization runs the owner read for a finalization event (CON-2:
+// unavailable → retryable with nothing written; conflicting → non_retryable).
+func (p *Projector) verifyFinalization(ctx context.Context, ev *inbox.Event, f finalizationFacts) error {
+	if p.cfg.BillingReads == nil {
+		return transport.Retryable(CodeOwnerReadUnavailable, fmt.Errorf("%w: readBillingFinalizationCommitted is not wired", ErrOwnerRead))
+	}
+	ans, err := p.cfg.BillingReads.ReadBillingFinalizationCommitted(ctx, FinalizationCommittedRead{
+		Committed: f.Committed, EventID: f.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest,
+		BillingReservationID: f.ReservationID, BillingAccountID: f.AccountID, RunID: f.RunID,
+		FenceID: f.FenceID, OperationID: f.OperationID, FenceRevision: f.FenceRevision,
+		Decision: f.Decision, SettledAmount: f.SettledAmount, ReleasedAmount: f.ReleasedAmount,
+	})
+	switch {
+	case err != nil:
+		return transport.Retryable(CodeOwnerReadUnavailable, fmt.Errorf("%w: readBillingFinalizationCommitted: %w", ErrOwnerRead, err))
+	case ans == OwnerFound:
+		return nil
+	case ans == OwnerNotFound:
+		return transport.Retryable(CodeOwnerFactNotReadable, fmt.Errorf("%w: BillingFinalizationCommitted %s not readable yet", ErrOwnerRead, f.Committed.Ref))
+	case ans == OwnerConflicting:
+		return transport.NonRetryable(CodeOwnerFactConflicting, fmt.Errorf("%w: BillingFinalizationCommitted %s conflicts with event %s", ErrOwnerRead, f.Committed.Ref, f.EventID))
+	default:
+		return transport.Retryable(CodeOwnerReadUnavailable, fmt.Errorf("%w: unknown answer %q", ErrOwnerRead, ans))
+	}
+}

@@ -1,0 +1,383 @@
+package projector
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/deliveryset"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// ProjectionName is the name of the Operations read-model projection; the
+// core_operations members of a Delivery Set Definition freeze it with a
+// version.
+const ProjectionName = "operations_read_model"
+
+// Error codes of the projector (normalized, low cardinality).
+const (
+	// CodeRevisionGapWait: recoverable wait for a missing aggregate revision (OPS-2).
+	CodeRevisionGapWait = "revision_gap_wait"
+	// CodeUnsupportedPair: a core_operations pair this release does not project yet.
+	CodeUnsupportedPair = "projector_pair_unsupported"
+	// CodeProjectionUnsupported: the frozen member targets a projection this binary cannot build.
+	CodeProjectionUnsupported = "projection_version_unsupported"
+	// CodePairNotRouted: a pair that is not a core_operations pair at all.
+	CodePairNotRouted = "pair_not_routed_to_consumer"
+	// CodeRevisionConflict: two events claim one aggregate revision.
+	CodeRevisionConflict = "aggregate_revision_conflict"
+	// CodeLinkConflict: Run and Reservation fail the causal/equality checks (OPS-3).
+	CodeLinkConflict = "reservation_link_conflict"
+	// CodeFinalizationConflict: a finalization disagrees with its reservation.
+	CodeFinalizationConflict = "finalization_reservation_conflict"
+	// CodeOwnerReadUnavailable: the Billing owner read is not reachable (CON-2).
+	CodeOwnerReadUnavailable = "owner_read_unavailable"
+	// CodeOwnerFactNotReadable: the owner read does not (yet) find the fact.
+	CodeOwnerFactNotReadable = "owner_fact_not_readable"
+	// CodeOwnerFactConflicting: the owner read contradicts the event.
+	CodeOwnerFactConflicting = "owner_fact_conflicting"
+)
+
+// Typed reasons wrapped by the projector's classified errors.
+var (
+	ErrRevisionGap           = errors.New("projector: aggregate revision gap")
+	ErrRevisionConflict      = errors.New("projector: another event already holds this aggregate revision")
+	ErrLinkConflict          = errors.New("projector: run and reservation fail the causal/equality checks")
+	ErrFinalizationConflict  = errors.New("projector: finalization disagrees with its reservation")
+	ErrUnsupportedPair       = errors.New("projector: event pair not projected by this release")
+	ErrProjectionUnsupported = errors.New("projector: projection target not built by this binary")
+	ErrPairNotRouted         = errors.New("projector: event pair is not a core_operations pair")
+	ErrOwnerRead             = errors.New("projector: owner read")
+)
+
+//go:embed sql/*.sql
+var queries embed.FS
+
+func query(name string) string {
+	b, err := queries.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		panic("projector: missing query " + name)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+var (
+	qAggregateEnsure        = query("aggregate_ensure")
+	qAggregateLock          = query("aggregate_lock")
+	qAggregateAdvance       = query("aggregate_advance")
+	qLinkLock               = query("link_lock")
+	qGapRecord              = query("gap_record")
+	qGapResolve             = query("gap_resolve")
+	qUnsupportedRecord      = query("unsupported_record")
+	qUnsupportedResolve     = query("unsupported_resolve")
+	qProjectedEventInsert   = query("projected_event_insert")
+	qIndexInsert            = query("index_insert")
+	qSummaryByLink          = query("summary_by_link")
+	qPendingByLink          = query("pending_by_link")
+	qSummaryInsert          = query("summary_insert")
+	qSummaryLinkReservation = query("summary_link_reservation")
+	qSummaryFinalize        = query("summary_finalize")
+	qPendingInsert          = query("pending_insert")
+	qPendingMarkLinked      = query("pending_mark_linked")
+	qPendingFinalize        = query("pending_finalize")
+	qBuildRecord            = query("build_record")
+	qReceiptByKey           = query("receipt_by_key")
+	qReceiptByRef           = query("receipt_by_ref")
+	qReceiptReadScope       = query("receipt_read_scope")
+)
+
+// Config configures a Projector.
+type Config struct {
+	// Inbox tunes the shared inbox transaction (timeouts).
+	Inbox inbox.Config
+	// Versions are the versions of ProjectionName this binary can build.
+	// Default {1}. A delivery frozen to another projection is retryable
+	// (CodeProjectionUnsupported) and nothing is written.
+	Versions []int64
+	// BillingReads is the Billing owner read the finalization pair needs;
+	// nil answers owner_read_unavailable (retryable).
+	BillingReads BillingReads
+	// WorkerVersion is recorded in the build summary. Default "dev".
+	WorkerVersion string
+}
+
+// Projector is the Operations projector.
+type Projector struct {
+	cfg       Config
+	inbox     *inbox.Inbox
+	receipts  *inbox.Table
+	buildID   string
+	startedAt time.Time
+}
+
+// New builds a projector over the core database. Wire it into a transport
+// with transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
+// route.CoreOperations: p.Consume}).
+func New(pool db.Beginner, cfg Config) (*Projector, error) {
+	if len(cfg.Versions) == 0 {
+		cfg.Versions = []int64{1}
+	}
+	if cfg.WorkerVersion == "" {
+		cfg.WorkerVersion = "dev"
+	}
+	p := &Projector{
+		cfg:       cfg,
+		receipts:  inbox.NewTable("operations", "applied_receipts", true),
+		buildID:   uuid.Must(uuid.NewV7()).String(),
+		startedAt: time.Now().UTC(),
+	}
+	in, err := inbox.New(pool, p, cfg.Inbox)
+	if err != nil {
+		return nil, err
+	}
+	p.inbox = in
+	return p, nil
+}
+
+// Consume handles one core_operations delivery (a transport.ConsumerFunc).
+func (p *Projector) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	return p.inbox.Consume(ctx, d)
+}
+
+// BuildID identifies this projector instance's build summary rows.
+func (p *Projector) BuildID() string { return p.buildID }
+
+// Destination implements inbox.Consumer.
+func (p *Projector) Destination() route.Destination { return route.CoreOperations }
+
+// Receipts implements inbox.Consumer.
+func (p *Projector) Receipts() *inbox.Table { return p.receipts }
+
+// ReceiptKey implements inbox.Consumer: the frozen member's projection
+// target is part of the key; a target this binary cannot build is retryable.
+func (p *Projector) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
+	t := ev.Delivery.Member.ProjectionTarget
+	if !t.Required || t.Name != ProjectionName || !slices.Contains(p.cfg.Versions, t.Version) {
+		return inbox.Key{}, transport.Retryable(CodeProjectionUnsupported, fmt.Errorf("%w: %s@%d (builds %s@%v)", ErrProjectionUnsupported, t.Name, t.Version, ProjectionName, p.cfg.Versions))
+	}
+	return inbox.Key{ConsumerName: route.OperationsProjector, EventID: ev.Envelope.EventID, Projection: t}, nil
+}
+
+// supported lists the pairs this release projects.
+var supported = map[string]bool{
+	envelope.RunCreatedV2:                   true,
+	envelope.WalletReservedV2:               true,
+	envelope.BillingFinalizationCommittedV1: true,
+}
+
+// SupportedPairs returns the event types this release projects.
+func SupportedPairs() []string {
+	out := make([]string, 0, len(supported))
+	for t := range supported {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func routedToOperations(eventType string) bool {
+	return slices.Contains(deliveryset.FirstReleaseRoutes[eventType], route.CoreOperations)
+}
+
+// ApplyTx implements inbox.Consumer (OPS-1 steps 1-4 and the receipt of step 5).
+func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env := ev.Envelope
+	if !supported[env.EventType] {
+		if !routedToOperations(env.EventType) {
+			return inbox.Outcome{}, transport.NonRetryable(CodePairNotRouted, fmt.Errorf("%w: %s", ErrPairNotRouted, env.EventType))
+		}
+		return p.recordUnsupported(ctx, tx, ev)
+	}
+
+	// Owner reads run before any projection lock is taken.
+	var fin *finalizationFacts
+	if env.EventType == envelope.BillingFinalizationCommittedV1 {
+		f := finalizationFrom(env)
+		if err := p.verifyFinalization(ctx, ev, f); err != nil {
+			return inbox.Outcome{}, err
+		}
+		fin = &f
+	}
+
+	t := ev.Key.Projection
+	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now)
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	switch rev := env.AggregateRevision; {
+	case rev <= applied:
+		return inbox.Outcome{}, transport.NonRetryable(CodeRevisionConflict,
+			fmt.Errorf("%w: %s %s revision %d already applied (at %d)", ErrRevisionConflict, env.AggregateType, env.AggregateID, rev, applied))
+	case rev > applied+1:
+		return p.recordGap(ctx, tx, ev, applied)
+	}
+
+	var m mutation
+	switch env.EventType {
+	case envelope.RunCreatedV2:
+		m, err = applyRun(ctx, tx, ev, runFrom(env))
+	case envelope.WalletReservedV2:
+		m, err = applyWallet(ctx, tx, ev, walletFrom(env))
+	case envelope.BillingFinalizationCommittedV1:
+		m, err = applyFinalization(ctx, tx, ev, *fin)
+	}
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	if err := p.recordApplied(ctx, tx, ev, m); err != nil {
+		return inbox.Outcome{}, err
+	}
+	ref := "oprcpt-" + uuid.Must(uuid.NewV7()).String()
+	r, err := receipt.NewOperationsProjectionAppliedReceipt(ref, t, receipt.EventFacts{
+		EventID: env.EventID, EventType: env.EventType, EventSchemaVersion: env.EventSchemaVersion,
+		EnvelopeDigest: ev.Delivery.EnvelopeDigest,
+	}, ev.Now)
+	if err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, err)
+	}
+	return inbox.Applied(r), nil
+}
+
+// FinishTx implements inbox.Finisher: the projection build summary (OPS-1 step 6).
+func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, out inbox.Outcome) error {
+	t := ev.Key.Projection
+	var (
+		applied, waited    int
+		eventID, eventType *string
+	)
+	if out.Waiting() {
+		waited = 1
+	} else {
+		applied = 1
+		eventID, eventType = &ev.Envelope.EventID, &ev.Envelope.EventType
+	}
+	_, err := tx.Exec(ctx, qBuildRecord, p.buildID, t.Name, t.Version, route.OperationsProjector, p.cfg.WorkerVersion,
+		p.startedAt, applied, waited, eventID, eventType, ev.Now)
+	if err != nil {
+		return fmt.Errorf("record build summary: %w", err)
+	}
+	return nil
+}
+
+// lockAggregate locks or creates the projection aggregate and returns its
+// applied revision.
+func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, aggType, aggID string, now time.Time) (int64, error) {
+	b := &pgx.Batch{}
+	b.Queue(qAggregateEnsure, t.Name, t.Version, aggType, aggID, now)
+	b.Queue(qAggregateLock, t.Name, t.Version, aggType, aggID)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return 0, fmt.Errorf("create aggregate: %w", err)
+	}
+	var applied int64
+	if err := br.QueryRow().Scan(&applied); err != nil {
+		return 0, fmt.Errorf("lock aggregate: %w", err)
+	}
+	return applied, br.Close()
+}
+
+// recordGap records the gap and answers a recoverable wait (OPS-2).
+func (p *Projector) recordGap(ctx context.Context, tx pgx.Tx, ev *inbox.Event, applied int64) (inbox.Outcome, error) {
+	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
+	var alg, sha string
+	if err := tx.QueryRow(ctx, qGapRecord, t.Name, t.Version, env.EventID, env.EventType, env.AggregateType, env.AggregateID,
+		env.AggregateRevision, applied, string(d.Algorithm), d.Value, ev.Now).Scan(&alg, &sha); err != nil {
+		return inbox.Outcome{}, fmt.Errorf("record revision gap: %w", err)
+	}
+	if alg != string(d.Algorithm) || sha != d.Value {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEventDigestConflict,
+			fmt.Errorf("%w: event %s waited with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
+	}
+	return inbox.Wait(CodeRevisionGapWait, fmt.Errorf("%w: %s %s has revision %d applied, event %s is revision %d",
+		ErrRevisionGap, env.AggregateType, env.AggregateID, applied, env.EventID, env.AggregateRevision)), nil
+}
+
+// recordUnsupported records a known core_operations pair this release does
+// not project and answers a recoverable wait.
+func (p *Projector) recordUnsupported(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
+	var alg, sha string
+	if err := tx.QueryRow(ctx, qUnsupportedRecord, t.Name, t.Version, env.EventID, env.EventType, env.EventSchemaVersion,
+		string(d.Algorithm), d.Value, CodeUnsupportedPair, ev.Now).Scan(&alg, &sha); err != nil {
+		return inbox.Outcome{}, fmt.Errorf("record unsupported event: %w", err)
+	}
+	if alg != string(d.Algorithm) || sha != d.Value {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEventDigestConflict,
+			fmt.Errorf("%w: event %s was recorded with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
+	}
+	return inbox.Wait(CodeUnsupportedPair, fmt.Errorf("%w: %s", ErrUnsupportedPair, env.EventType)), nil
+}
+
+// recordApplied writes the mutation log row and the index entries, advances
+// the aggregate and resolves the event's gap/unsupported records.
+func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Event, m mutation) error {
+	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
+	b := &pgx.Batch{}
+	b.Queue(qProjectedEventInsert, t.Name, t.Version, env.EventID, env.EventType, env.EventSchemaVersion,
+		env.AggregateType, env.AggregateID, env.AggregateRevision, m.runID, nullable(m.reservationID),
+		env.CorrelationID, nullable(env.CausationID), nullable(env.OperationID), env.OccurredAt, ev.Now, m.effect)
+	if len(m.index) > 0 {
+		kinds, values := make([]string, len(m.index)), make([]string, len(m.index))
+		for i, e := range m.index {
+			kinds[i], values[i] = e.kind, e.value
+		}
+		b.Queue(qIndexInsert, t.Name, t.Version, kinds, values, m.runID)
+	}
+	b.Queue(qAggregateAdvance, t.Name, t.Version, env.AggregateType, env.AggregateID, env.AggregateRevision, env.EventID, ev.Now)
+	b.Queue(qUnsupportedResolve, t.Name, t.Version, env.EventID, ev.Now)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("insert projected event: %w", err)
+	}
+	if len(m.index) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("insert identifier index: %w", err)
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return fmt.Errorf("advance aggregate: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return transport.NonRetryable(CodeRevisionConflict, fmt.Errorf("%w: aggregate moved under its lock", ErrRevisionConflict))
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("resolve unsupported record: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	var alg, sha string
+	err = tx.QueryRow(ctx, qGapResolve, t.Name, t.Version, env.EventID, ev.Now).Scan(&alg, &sha)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("resolve revision gap: %w", err)
+	case alg != string(d.Algorithm) || sha != d.Value:
+		return transport.NonRetryable(inbox.CodeEventDigestConflict,
+			fmt.Errorf("%w: event %s waited with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
+	}
+	return nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
