@@ -285,6 +285,9 @@ func negatives() []negative {
 		{kMet, "reconciliation-not-conflicting", costReconcile, "MET: 仅Gateway Availability.state=conflicting允许的reconciliation_required", receipt.ErrReconciliationNotConflicting, func(m map[string]any) {
 			coord(m)["availabilityState"] = receipt.AvailabilityUnavailable
 		}, false},
+		{kMet, "eligibility-lane-with-cost-revision", execPending, "MET: Eligibility与Provider Cost两种Revision/Trigger/Generation禁止混用", strict.ErrMixedUnion, func(m map[string]any) {
+			path(m, "lane")["providerCostFenceRevision"] = int64(1)
+		}, false},
 		{kMet, "mixed-state-fields", execPending, "CT-2", strict.ErrMixedUnion, func(m map[string]any) {
 			coord(m)["settlementInputSnapshotCount"] = int64(0)
 		}, false},
