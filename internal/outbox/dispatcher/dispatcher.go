@@ -37,6 +37,9 @@ type Hooks struct {
 	// BeforeDeliver runs after the claim committed and before the consumer
 	// is called; ErrSimulatedCrash drops the attempt as if the process died.
 	BeforeDeliver func(c Claimed) error
+	// Listening runs once LISTEN is established (tests wait for it before
+	// relying on notifications).
+	Listening func()
 }
 
 // ErrSimulatedCrash is returned by test hooks to abandon an attempt.
@@ -349,6 +352,9 @@ func (d *Dispatcher) listenOnce(ctx context.Context) error {
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
 		return err
+	}
+	if d.hooks.Listening != nil {
+		d.hooks.Listening()
 	}
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+NotifyChannel)

@@ -1,0 +1,412 @@
+package dispatcher_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+const lease = 30 * time.Second
+
+// OB-CLAIM-1: one claim leases a batch in claim order, sets owner, fresh
+// token, fresh attempt id and attempt_count+1, and inserts the attempt start.
+func TestClaim_OBCLAIM1_LeasesBatchInOrderAndStartsAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := b.appendRuns(t, 5)
+
+	first := b.claim(t, "w1", 3, lease)
+	require.Len(t, first, 3)
+	seenTokens := map[string]bool{}
+	for _, c := range first {
+		require.Equal(t, 1, c.AttemptCount)
+		require.False(t, seenTokens[c.LeaseToken], "fencing tokens never repeat")
+		seenTokens[c.LeaseToken] = true
+		require.Equal(t, "operations_projector", c.Member.ConsumerName)
+		require.Equal(t, "OperationsProjectionAppliedReceipt", c.Member.ExpectedReceiptType)
+		require.True(t, c.Member.ProjectionTarget.Required)
+		require.Equal(t, projectionName, c.Member.ProjectionTarget.Name)
+		require.NotEmpty(t, c.Envelope)
+		var owner, token, attempt string
+		require.NoError(t, b.producer.QueryRow(context.Background(), `
+			SELECT d.lease_owner, d.lease_token::text, s.attempt_id::text FROM outbox.outbox_deliveries d
+			JOIN outbox.outbox_delivery_attempt_starts s ON s.attempt_id = d.current_attempt_id
+			WHERE d.event_id = $1 AND d.status = 'leased' AND s.lease_token = d.lease_token`, c.EventID).Scan(&owner, &token, &attempt))
+		require.Equal(t, "w1", owner)
+		require.Equal(t, c.LeaseToken, token)
+		require.Equal(t, c.AttemptID, attempt)
+	}
+	// All five were appended in one transaction (same created_at); the
+	// claim order falls back to event_id, which is what we check.
+	claimedIDs := []string{first[0].EventID, first[1].EventID, first[2].EventID}
+	require.IsIncreasing(t, claimedIDs)
+
+	second := b.claim(t, "w2", 10, lease)
+	require.Len(t, second, 2)
+	require.Empty(t, b.claim(t, "w3", 10, lease), "leased deliveries are not eligible while their lease is valid")
+	all := map[string]bool{}
+	for _, c := range append(first, second...) {
+		all[c.EventID] = true
+	}
+	for _, id := range ids {
+		require.True(t, all[id])
+	}
+}
+
+// OB-CLAIM-1 / OB-CLAIM-4: many concurrent claimers on real sessions never
+// hold one delivery at the same time and none is lost.
+func TestClaim_OBCLAIM1_ConcurrentClaimersNeverShareADelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 300
+	b.appendRuns(t, n)
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				claims, err := b.store.Claim(context.Background(), dispatcher.ClaimParams{Owner: "w", Limit: 7, Lease: lease})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(claims) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, c := range claims {
+					seen[c.EventID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, seen, n, "every delivery claimed")
+	for id, count := range seen {
+		require.Equal(t, 1, count, "delivery %s claimed twice", id)
+	}
+}
+
+// OB-DELIVER-5 / OB-PUB-1: the ack transaction appends the success finish,
+// sets acknowledged, freezes the receipt quadruple and sets published_at.
+func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "w1", 1, lease)[0]
+	res, err := b.consumer.Deliver(context.Background(), c.Delivery())
+	require.NoError(t, err)
+	require.NoError(t, b.store.VerifyAndAck(context.Background(), c, res))
+
+	row := b.delivery(t, id)
+	require.Equal(t, "acknowledged", row.Status)
+	require.True(t, row.Published)
+	require.NotNil(t, row.AckRef)
+	require.Equal(t, res.Ack.AppliedReceipt.Receipt.Ref, *row.AckRef)
+	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+
+	// OB-DELIVER-7 duplicate ack: the same fence cannot ack twice.
+	require.ErrorIs(t, b.store.VerifyAndAck(context.Background(), c, res), dispatcher.ErrLeaseLost)
+	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// OB-CLAIM-2 / OB-CLAIM-3 / OB-DELIVER-7: after recovery and a re-claim, the
+// stale worker can neither ack, retry, quarantine nor renew; nothing changes.
+func TestFencing_OBCLAIM2_StaleWorkerCannotChangeTheDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	stale := b.claim(t, "old", 1, lease)[0]
+	staleRes, err := b.consumer.Deliver(ctx, stale.Delivery())
+	require.NoError(t, err)
+
+	b.expireLease(t, id)
+	recovered, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, recovered["core_operations"])
+	fresh := b.claim(t, "new", 1, lease)
+	require.Len(t, fresh, 1)
+	require.NotEqual(t, stale.LeaseToken, fresh[0].LeaseToken)
+	require.NotEqual(t, stale.AttemptID, fresh[0].AttemptID)
+	require.Equal(t, 2, fresh[0].AttemptCount)
+
+	before := b.delivery(t, id)
+	require.ErrorIs(t, b.store.VerifyAndAck(ctx, stale, staleRes), dispatcher.ErrLeaseLost)
+	require.ErrorIs(t, b.store.Retry(ctx, stale.Fence, time.Second, "x"), dispatcher.ErrLeaseLost)
+	require.ErrorIs(t, b.store.Quarantine(ctx, stale.Fence, "x", "late", false), dispatcher.ErrLeaseLost)
+	require.ErrorIs(t, b.store.Renew(ctx, stale.Fence, lease), dispatcher.ErrLeaseLost)
+	require.Equal(t, before, b.delivery(t, id), "a stale token never changes the delivery")
+	require.Equal(t, []string{"lease_expired_unknown", ""}, b.finishes(t, id))
+
+	// The new holder converges through the consumer's receipt.
+	res, err := b.consumer.Deliver(ctx, fresh[0].Delivery())
+	require.NoError(t, err)
+	require.Equal(t, staleRes.ReceiptBody, res.ReceiptBody, "redelivery returns the first receipt")
+	require.NoError(t, b.store.VerifyAndAck(ctx, fresh[0], res))
+	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// OB-CLAIM-3: recovery never touches a live lease, and a leased delivery
+// whose expired attempt has not been recovered yet is not claimable.
+func TestRecovery_OBCLAIM3_OnlyExpiredUnfinishedAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	b.claim(t, "w1", 1, lease)
+	got, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "a live lease is not recovered")
+
+	b.expireLease(t, id)
+	// Expired but not yet recovered: still not claimable (its old attempt
+	// has no finish).
+	require.Empty(t, b.claim(t, "w2", 10, lease))
+	got, err = b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, got["core_operations"])
+	got, err = b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "recovery finishes an attempt once")
+	require.Len(t, b.claim(t, "w2", 10, lease), 1)
+}
+
+// OB-DELIVER-7 recoverer vs old worker: racing an ack against recovery at the
+// lease boundary, on real concurrent sessions, always leaves exactly one
+// finish per start and a consistent delivery.
+func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	const rounds = 40
+	ids := b.appendRuns(t, rounds)
+	claims := b.claim(t, "old", rounds, 200*time.Millisecond)
+	require.Len(t, claims, rounds)
+	results := make([]transport.Result, rounds)
+	for i, c := range claims {
+		var err error
+		results[i], err = b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+	}
+	// Wait until the leases are about to run out in database time, then
+	// race every ack against a recoverer.
+	waitFor(t, 5*time.Second, "lease boundary", func() bool {
+		var near bool
+		_ = b.producer.QueryRow(ctx, `SELECT min(lease_expires_at) - clock_timestamp() < interval '20 milliseconds' FROM outbox.outbox_deliveries WHERE status='leased'`).Scan(&near)
+		return near
+	})
+	var wg sync.WaitGroup
+	ackErrs := make([]error, rounds)
+	for i := range claims {
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); ackErrs[i] = b.store.VerifyAndAck(ctx, claims[i], results[i]) }(i)
+	}
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 20; k++ {
+				if _, err := b.store.RecoverExpired(ctx, nil, rounds); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Whatever interleaving happened: every ack either succeeded or lost its
+	// lease, and the database agrees.
+	acked := 0
+	for _, err := range ackErrs {
+		if err == nil {
+			acked++
+		}
+	}
+	t.Logf("race outcome: %d acked, %d lost to recovery", acked, rounds-acked)
+	for i, id := range ids {
+		row := b.delivery(t, id)
+		fin := b.finishes(t, id)
+		require.Len(t, fin, 1)
+		switch {
+		case ackErrs[i] == nil:
+			require.Equal(t, "acknowledged", row.Status)
+			require.Equal(t, []string{"acknowledged"}, fin)
+		default:
+			require.ErrorIs(t, ackErrs[i], dispatcher.ErrLeaseLost)
+			require.Equal(t, "leased", row.Status)
+			require.Contains(t, []string{"lease_expired_unknown", ""}, fin[0])
+		}
+	}
+	b.invariants(t)
+}
+
+// OB-DELIVER-6: the consumer committed, the dispatcher died before the ack;
+// recovery, redelivery, same receipt, one effect, one acknowledgement.
+func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "dies", 1, lease)[0]
+	first, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	// ... the process dies here: no outcome is recorded.
+
+	b.expireLease(t, id)
+	_, err = b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	again := b.claim(t, "survivor", 1, lease)[0]
+	second, err := b.consumer.Deliver(ctx, again.Delivery())
+	require.NoError(t, err)
+	require.Equal(t, first.ReceiptBody, second.ReceiptBody)
+	require.Equal(t, first.Ack.AppliedReceipt.Receipt, second.Ack.AppliedReceipt.Receipt)
+	require.NoError(t, b.store.VerifyAndAck(ctx, again, second))
+
+	total, distinct := b.consumer.effects(t)
+	require.Equal(t, 1, total)
+	require.Equal(t, 1, distinct)
+	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// OB-DELIVER-7: the dispatcher died after the claim and before calling the consumer.
+func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	b.claim(t, "dies", 1, lease)
+	b.expireLease(t, id)
+	_, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	c := b.claim(t, "survivor", 1, lease)[0]
+	res, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	require.NoError(t, b.store.VerifyAndAck(ctx, c, res))
+	require.Equal(t, int64(1), b.consumer.calls.Load())
+	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// OB-DELIVER-2: retry appends the finish, returns the delivery to pending and
+// moves available_at by the backoff; it is not claimable before then.
+func TestRetry_OBDELIVER2_BackToPendingWithBackoff(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "w", 1, lease)[0]
+	require.NoError(t, b.store.Retry(ctx, c.Fence, time.Hour, "owner_unavailable"))
+	row := b.delivery(t, id)
+	require.Equal(t, "pending", row.Status)
+	require.Equal(t, "owner_unavailable", *row.LastError)
+	var future bool
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT available_at > now() + interval '59 minutes' FROM outbox.outbox_deliveries WHERE event_id=$1`, id).Scan(&future))
+	require.True(t, future)
+	require.Empty(t, b.claim(t, "w", 1, lease), "not claimable before available_at")
+	_, err := b.producer.Exec(ctx, `UPDATE outbox.outbox_deliveries SET available_at = now() - interval '1 second' WHERE event_id=$1`, id)
+	require.NoError(t, err)
+	again := b.claim(t, "w", 1, lease)
+	require.Len(t, again, 1)
+	require.Equal(t, 2, again[0].AttemptCount)
+	require.Equal(t, []string{"retryable", ""}, b.finishes(t, id))
+}
+
+// OB-DELIVER-2 / OB-STORE-5: quarantine finishes the attempt, sets the
+// terminal state and writes the explicit quarantine row with the digest.
+func TestQuarantine_OBSTORE5_ExplicitRowWithDigest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "w", 1, lease)[0]
+	require.NoError(t, b.store.Quarantine(ctx, c.Fence, "unknown_pair", "consumer does not know the pair", false))
+	row := b.delivery(t, id)
+	require.Equal(t, "quarantined", row.Status)
+	require.False(t, row.Published)
+	var reason, sha string
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT reason, event_envelope_sha256 FROM outbox.outbox_quarantine WHERE event_id=$1`, id).Scan(&reason, &sha))
+	require.Contains(t, reason, "unknown_pair")
+	require.Equal(t, c.EnvelopeDigest.Value, sha)
+	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))
+	require.Empty(t, b.claim(t, "w", 1, lease), "quarantined is terminal")
+	b.invariants(t)
+}
+
+// OB-DELIVER-4: an ack whose receipt names another projection version (a
+// shadow receipt) is rejected, never accepted, and nothing is written.
+func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "w", 1, lease)[0]
+	b.consumer.shadowVersion.Store(2)
+	res, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	err = b.store.VerifyAndAck(ctx, c, res)
+	var rejected *dispatcher.AckRejectedError
+	require.ErrorAs(t, err, &rejected)
+	require.Equal(t, "ack_projection_target_mismatch", rejected.Code())
+	require.ErrorIs(t, err, receipt.ErrProjectionTargetMismatch)
+	retryable, code := transport.Classify(err)
+	require.False(t, retryable)
+	require.Equal(t, "ack_projection_target_mismatch", code)
+	require.Equal(t, "leased", b.delivery(t, id).Status, "a rejected ack writes nothing")
+	require.Equal(t, []string{""}, b.finishes(t, id))
+}
+
+// OB-CLAIM-2: renewal extends a live lease and is itself fenced.
+func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "w", 1, time.Second)[0]
+	require.NoError(t, b.store.Renew(ctx, c.Fence, time.Hour))
+	var far bool
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT lease_expires_at > now() + interval '59 minutes' FROM outbox.outbox_deliveries WHERE event_id=$1`, id).Scan(&far))
+	require.True(t, far)
+	wrong := c.Fence
+	wrong.LeaseToken = "00000000-0000-4000-8000-000000000000"
+	require.ErrorIs(t, b.store.Renew(ctx, wrong, time.Hour), dispatcher.ErrLeaseLost)
+}
+
+// Classification goes through error behaviour, never strings.
+func TestTransport_ClassificationByBehaviour(t *testing.T) {
+	t.Parallel()
+	r, code := transport.Classify(transport.NonRetryable("unknown_pair", errors.New("retry me please")))
+	require.False(t, r)
+	require.Equal(t, "unknown_pair", code)
+	r, code = transport.Classify(errors.New("non_retryable: looks final"))
+	require.True(t, r, "unclassified errors are retryable")
+	require.Equal(t, "unclassified", code)
+	r, _ = transport.Classify(context.DeadlineExceeded)
+	require.True(t, r)
+
+	panicking := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
+		route.CoreOperations: func(context.Context, transport.Delivery) (transport.Result, error) { panic("boom") },
+	})
+	_, err := panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
+	r, code = transport.Classify(err)
+	require.True(t, r, "a panicking consumer is retryable")
+	require.Equal(t, "consumer_panic", code)
+	_, err = panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
+	require.ErrorIs(t, err, transport.ErrNoConsumer)
+}
