@@ -51,7 +51,7 @@ func setup(t *testing.T) *bundle {
 
 // appendRuns appends n run.created@2.0 events (one core_operations delivery
 // each) in one transaction and returns their ids.
-func (b *bundle) appendRuns(t *testing.T, n int) []string {
+func (b *bundle) appendRuns(t testing.TB, n int) []string {
 	t.Helper()
 	events := make([]envelope.Envelope, n)
 	ids := make([]string, n)
@@ -225,6 +225,8 @@ func (c *receiptConsumer) Deliver(ctx context.Context, d transport.Delivery) (tr
 		return resultOf(raw)
 	})
 }
+
+func marshal(v any) ([]byte, error) { return jcs.Marshal(v) }
 
 func resultOf(body []byte) (transport.Result, error) {
 	r, err := receipt.DecodeOperationsProjectionAppliedReceipt(body)
