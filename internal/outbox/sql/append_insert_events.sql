@@ -1,5 +1,8 @@
 -- name: AppendInsertEvents
--- One row per event, all frozen to the same definition quadruple ($1..$4).
+-- One row per event, all frozen to the definition quadruple $1..$4 — and
+-- only if that quadruple is the active definition, read under the
+-- activation lock (taken shared here for the rest of the transaction). Zero
+-- rows inserted means another definition is active: the caller re-reads it.
 -- event_payload is extracted from the canonical envelope by the server, so
 -- the two can never disagree.
 INSERT INTO outbox.outbox_events (
@@ -26,3 +29,6 @@ SELECT u.event_id, u.event_type, u.schema_version,
     AS u(event_id, event_type, schema_version, aggregate_type, aggregate_id, aggregate_revision,
          tenant_kind, tenant_id, workspace_id, project_id, correlation_id, causation_id, operation_id,
          event_envelope, event_envelope_sha256, occurred_at)
+ WHERE EXISTS (SELECT 1 FROM outbox.lock_active_definition() a
+                WHERE a.delivery_set_version = $1 AND a.delivery_set_definition_schema_version = $2
+                  AND a.delivery_set_definition_digest_algorithm_version = $3 AND a.delivery_set_definition_digest = $4)
