@@ -183,6 +183,25 @@ func NewBundle(ctx context.Context, o Opts) (*Bundle, error) {
 	return b, nil
 }
 
+// NewPrefix returns a fresh database name prefix for a test that creates
+// its own databases (e.g. through migrate.Provision): <prefix>_<boundary>
+// databases belong to this test binary's run, so they are dropped by the
+// test's cleanup and swept if the binary dies.
+func NewPrefix(t testing.TB) string {
+	t.Helper()
+	h, err := harness(context.Background())
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	prefix := fmt.Sprintf("owt_%08x_%d", h.runID, h.counter.Add(1))
+	t.Cleanup(func() {
+		for _, b := range migrate.Boundaries {
+			h.dropDatabase(context.Background(), migrate.DatabaseName(prefix, b))
+		}
+	})
+	return prefix
+}
+
 // Server returns the server the harness uses (found or started once per
 // test binary).
 func Server(t testing.TB) *pgserver.Server {
@@ -445,4 +464,3 @@ func hash32(s string) uint32 {
 	_, _ = f.Write([]byte(s))
 	return f.Sum32() & 0x7fffffff
 }
-

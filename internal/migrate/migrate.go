@@ -94,48 +94,71 @@ func (l Line) AppliesTo(b Boundary) bool {
 }
 
 var (
-	mu    sync.Mutex
-	lines = map[string]Line{}
-
 	lineName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 	roleName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 )
 
-// RegisterLine adds a line. It panics on an invalid or duplicate line:
-// registration happens in init functions, where a mistake is a programming
-// error.
+// Registry holds migration lines. Modules register with the package-level
+// RegisterLine (the default registry); tests may build their own.
+type Registry struct {
+	mu    sync.Mutex
+	lines map[string]Line
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{lines: map[string]Line{}} }
+
+var defaultRegistry = NewRegistry()
+
+// RegisterLine adds a line to the default registry. It panics on an invalid
+// or duplicate line: registration happens in init functions, where a
+// mistake is a programming error.
 func RegisterLine(l Line) {
+	if err := defaultRegistry.Register(l); err != nil {
+		panic(err)
+	}
+}
+
+// Lines, LinesFor, Roles and Fingerprint read the default registry.
+func Lines() ([]Line, error)              { return defaultRegistry.Lines() }
+func LinesFor(b Boundary) ([]Line, error) { return defaultRegistry.LinesFor(b) }
+func Roles() ([]string, error)            { return defaultRegistry.Roles() }
+func Fingerprint() (string, error)        { return defaultRegistry.Fingerprint() }
+
+// Register adds a line.
+func (r *Registry) Register(l Line) error {
 	if !lineName.MatchString(l.Name) {
-		panic(fmt.Sprintf("migrate: invalid line name %q", l.Name))
+		return fmt.Errorf("migrate: invalid line name %q", l.Name)
 	}
 	if l.FS == nil || len(l.Boundaries) == 0 {
-		panic(fmt.Sprintf("migrate: line %s needs an FS and at least one boundary", l.Name))
+		return fmt.Errorf("migrate: line %s needs an FS and at least one boundary", l.Name)
 	}
 	for _, b := range l.Boundaries {
 		if _, err := ParseBoundary(string(b)); err != nil {
-			panic(err)
+			return err
 		}
 	}
-	for _, r := range l.Roles {
-		if !roleName.MatchString(r) {
-			panic(fmt.Sprintf("migrate: line %s: invalid role name %q", l.Name, r))
+	for _, role := range l.Roles {
+		if !roleName.MatchString(role) {
+			return fmt.Errorf("migrate: line %s: invalid role name %q", l.Name, role)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := lines[l.Name]; dup {
-		panic("migrate: duplicate line " + l.Name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.lines[l.Name]; dup {
+		return fmt.Errorf("migrate: duplicate line %s", l.Name)
 	}
-	lines[l.Name] = l
+	r.lines[l.Name] = l
+	return nil
 }
 
-// Lines returns the registered lines in application order: dependencies
-// first, then by name. It fails on an unknown or cyclic dependency.
-func Lines() ([]Line, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	names := make([]string, 0, len(lines))
-	for n := range lines {
+// Lines returns the lines in application order: dependencies first, then
+// by name. It fails on an unknown or cyclic dependency.
+func (r *Registry) Lines() ([]Line, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.lines))
+	for n := range r.lines {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -151,15 +174,12 @@ func Lines() ([]Line, error) {
 		case 2:
 			return nil
 		}
-		l, ok := lines[n]
-		if !ok {
-			return fmt.Errorf("migrate: unknown line %s", n)
-		}
+		l := r.lines[n]
 		state[n] = 1
 		deps := append([]string(nil), l.After...)
 		sort.Strings(deps)
 		for _, d := range deps {
-			if _, ok := lines[d]; !ok {
+			if _, ok := r.lines[d]; !ok {
 				return fmt.Errorf("migrate: line %s runs after unknown line %s", n, d)
 			}
 			if err := visit(d); err != nil {
@@ -179,8 +199,8 @@ func Lines() ([]Line, error) {
 }
 
 // LinesFor returns the lines of boundary b in application order.
-func LinesFor(b Boundary) ([]Line, error) {
-	all, err := Lines()
+func (r *Registry) LinesFor(b Boundary) ([]Line, error) {
+	all, err := r.Lines()
 	if err != nil {
 		return nil, err
 	}
@@ -193,31 +213,31 @@ func LinesFor(b Boundary) ([]Line, error) {
 	return out, nil
 }
 
-// Roles returns every role the registered lines declare, sorted, unique.
-func Roles() ([]string, error) {
-	all, err := Lines()
+// Roles returns every role the lines declare, sorted, unique.
+func (r *Registry) Roles() ([]string, error) {
+	all, err := r.Lines()
 	if err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
 	for _, l := range all {
-		for _, r := range l.Roles {
-			set[r] = true
+		for _, role := range l.Roles {
+			set[role] = true
 		}
 	}
 	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
+	for role := range set {
+		out = append(out, role)
 	}
 	sort.Strings(out)
 	return out, nil
 }
 
 // Fingerprint digests the names, boundaries, order and file contents of
-// every registered line. Test harnesses name their template databases after
-// it, so a changed migration yields a fresh template.
-func Fingerprint() (string, error) {
-	all, err := Lines()
+// every line. Test harnesses name their template databases after it, so a
+// changed migration yields a fresh template.
+func (r *Registry) Fingerprint() (string, error) {
+	all, err := r.Lines()
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +331,7 @@ func Up(ctx context.Context, dsn string, b Boundary, opts Opts) ([]Applied, erro
 	sqlDB.SetMaxOpenConns(2)
 	var out []Applied
 	for _, l := range ls {
-		applied, err := upLine(ctx, sqlDB, l, opts)
+		applied, err := upLine(ctx, sqlDB, b, l, opts)
 		out = append(out, applied...)
 		if err != nil {
 			return out, fmt.Errorf("migrate %s line %s: %w", b, l.Name, err)
@@ -320,7 +340,7 @@ func Up(ctx context.Context, dsn string, b Boundary, opts Opts) ([]Applied, erro
 	return out, nil
 }
 
-func upLine(ctx context.Context, sqlDB *sql.DB, l Line, opts Opts) ([]Applied, error) {
+func upLine(ctx context.Context, sqlDB *sql.DB, b Boundary, l Line, opts Opts) ([]Applied, error) {
 	popts := []goose.ProviderOption{
 		goose.WithTableName(l.VersionTable()),
 		goose.WithDisableGlobalRegistry(true),
@@ -344,7 +364,7 @@ func upLine(ctx context.Context, sqlDB *sql.DB, l Line, opts Opts) ([]Applied, e
 		}
 		out = append(out, Applied{Line: l.Name, Version: r.Source.Version, Path: r.Source.Path})
 		if opts.Logf != nil {
-			opts.Logf("migrate: %s %s", l.Name, r.String())
+			opts.Logf("migrate: %s: line %s: %s", b, l.Name, r.String())
 		}
 	}
 	return out, err

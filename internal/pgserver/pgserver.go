@@ -65,6 +65,9 @@ type Opts struct {
 	DatabaseURL string
 	// ForceEmbedded skips DATABASE_URL and the local server.
 	ForceEmbedded bool
+	// NoStart skips step 3: when no server is reachable Find fails with
+	// ErrNoServer instead of starting a throwaway cluster.
+	NoStart bool
 	// LocalAddr is the local server probed in step 2 (default 127.0.0.1:5432).
 	LocalAddr string
 	// Logf, when set, receives one line per decision.
@@ -91,10 +94,7 @@ func Find(ctx context.Context, opts Opts) (*Server, error) {
 			logf("pgserver: using DATABASE_URL")
 			return &Server{URL: dsn, Source: SourceDatabaseURL}, nil
 		}
-		addr := opts.LocalAddr
-		if addr == "" {
-			addr = "127.0.0.1:5432"
-		}
+		addr := localAddr(opts)
 		for _, user := range []string{"postgres", "root"} {
 			dsn := fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable&connect_timeout=3", url.PathEscape(user), addr)
 			if err := ping(ctx, dsn); err == nil {
@@ -103,12 +103,22 @@ func Find(ctx context.Context, opts Opts) (*Server, error) {
 			}
 		}
 	}
+	if opts.NoStart {
+		return nil, fmt.Errorf("%w (set DATABASE_URL or start PostgreSQL on %s)", ErrNoServer, localAddr(opts))
+	}
 	c, err := startCluster(ctx, logf)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoServer, err)
 	}
 	logf("pgserver: started throwaway cluster in %s on port %d", c.dir, c.port)
 	return &Server{URL: c.url(), Source: SourceEmbedded, cluster: c}, nil
+}
+
+func localAddr(opts Opts) string {
+	if opts.LocalAddr != "" {
+		return opts.LocalAddr
+	}
+	return "127.0.0.1:5432"
 }
 
 // Start always starts a throwaway cluster.
