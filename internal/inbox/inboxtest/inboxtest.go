@@ -1,0 +1,310 @@
+// Package inboxtest is the consumer conformance suite (DESIGN.md §4): one
+// suite every consumer — Operations projector, Metering input processor,
+// Billing finalization coordinator, Billing settlement catch-up — must pass,
+// run against a fresh, real database per subtest.
+//
+// A consumer's test calls Run with a factory that builds a Subject: the
+// consumer's ConsumerFunc, its frozen members, chains of valid events, a
+// fingerprint of its durable state and a way to provoke a temporary
+// failure. The suite covers (requirement IDs in the subtest names):
+//
+//   - duplicate delivery returns the first receipt byte for byte (CON-1);
+//   - concurrent duplicate deliveries of one event are serialized and all
+//     return that one receipt (CON-1);
+//   - a crash after the consumer committed but before the ack: the
+//     redelivery (a new attempt) returns the same ack and receipt (OB-DELIVER-6);
+//   - reordering: a chain delivered in reverse order (retryable waits
+//     allowed, nothing non-retryable) converges to the state of in-order
+//     delivery (OPS-2 for the projector);
+//   - the same event id with another envelope digest is non_retryable and
+//     writes nothing (CON-1);
+//   - a carried envelope digest that does not recompute, and a malformed
+//     envelope, are non_retryable and write nothing;
+//   - an unknown (alias) event pair is non_retryable and writes nothing (CON-3);
+//   - a temporary failure is retryable and writes nothing; the delivery then
+//     succeeds (CON-2).
+package inboxtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Subject is one consumer under test, over its own fresh database.
+type Subject struct {
+	// Consume is the consumer (what transport.InProcess calls).
+	Consume transport.ConsumerFunc
+	// Member returns the frozen member a delivery of the pair carries.
+	Member func(eventType, eventSchemaVersion string) route.Member
+	// Chains are independent sequences of valid envelopes, each in the
+	// order in which every event applies directly. Chains must be the same
+	// (same ids and content) for every Subject the factory builds.
+	Chains [][]*envelope.Envelope
+	// State returns a deterministic fingerprint of everything the consumer
+	// durably decided: receipts (without repository refs and own times) and
+	// effects. Audit of how the state was reached (resolved waits, linked
+	// pending rows, attempt counters) may be left out.
+	State func(ctx context.Context) (string, error)
+	// Block provokes a temporary failure of the consumer's next deliveries
+	// (a held lock, an unavailable owner read) and returns the function that
+	// lifts it.
+	Block func(t *testing.T) (unblock func())
+}
+
+// Factory builds a fresh Subject for one subtest.
+type Factory func(t *testing.T) Subject
+
+// Run runs the conformance suite.
+func Run(t *testing.T, newSubject Factory) {
+	t.Run("CON-1/DuplicateDeliveryReturnsFirstReceipt", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		for _, chain := range s.Chains {
+			for _, e := range chain {
+				first := mustAck(t, s, e)
+				before := state(t, s)
+				again := mustAck(t, s, e)
+				require.Equal(t, first.ReceiptBody, again.ReceiptBody, "receipt body must be byte-identical")
+				require.Equal(t, first.Ack, again.Ack)
+				require.Equal(t, before, state(t, s), "a duplicate must not change state")
+			}
+		}
+	})
+
+	t.Run("CON-1/ConcurrentDuplicatesSerialize", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		e := s.Chains[0][0]
+		const n = 8
+		results := make([]transport.Result, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i], errs[i] = s.Consume(context.Background(), Delivery(s, e))
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i := range n {
+			require.NoError(t, errs[i], "delivery %d", i)
+			require.Equal(t, results[0].ReceiptBody, results[i].ReceiptBody, "delivery %d got another receipt", i)
+			require.Equal(t, results[0].Ack, results[i].Ack)
+		}
+	})
+
+	t.Run("OB-DELIVER-6/CrashAfterCommitBeforeAck", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		e := s.Chains[0][0]
+		// Attempt 1: the consumer commits, the dispatcher dies before it
+		// records the ack; the result is lost.
+		lost := mustAck(t, s, e)
+		committed := state(t, s)
+		// Attempt 2 after lease-expiry recovery: a new attempt id.
+		again := mustAck(t, s, e)
+		require.Equal(t, lost.ReceiptBody, again.ReceiptBody)
+		require.Equal(t, lost.Ack, again.Ack)
+		require.Equal(t, committed, state(t, s))
+	})
+
+	t.Run("OPS-2/ReorderingConverges", func(t *testing.T) {
+		t.Parallel()
+		inOrder := newSubject(t)
+		for _, chain := range inOrder.Chains {
+			for _, e := range chain {
+				mustAck(t, inOrder, e)
+			}
+		}
+		want := state(t, inOrder)
+
+		reversed := newSubject(t)
+		var all []*envelope.Envelope
+		for i := len(reversed.Chains) - 1; i >= 0; i-- {
+			chain := reversed.Chains[i]
+			for j := len(chain) - 1; j >= 0; j-- {
+				all = append(all, chain[j])
+			}
+		}
+		deliverUntilAcked(t, reversed, all)
+		require.Equal(t, want, state(t, reversed), "reverse-order delivery must converge to the in-order state")
+	})
+
+	t.Run("CON-1/SameEventIDOtherDigestIsNonRetryable", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		e := s.Chains[0][0]
+		mustAck(t, s, e)
+		before := state(t, s)
+		other := *e
+		other.OccurredAt = e.OccurredAt.Add(time.Second)
+		changed, err := envelope.Build(other)
+		require.NoError(t, err)
+		_, err = s.Consume(context.Background(), Delivery(s, changed))
+		requireNonRetryable(t, err)
+		require.Equal(t, before, state(t, s))
+	})
+
+	t.Run("EnvelopeDigestMismatchIsNonRetryable", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		before := state(t, s)
+		d := Delivery(s, s.Chains[0][0])
+		d.EnvelopeDigest.Value = fmt.Sprintf("%064x", 1)
+		_, err := s.Consume(context.Background(), d)
+		requireNonRetryable(t, err)
+		require.Equal(t, before, state(t, s))
+	})
+
+	t.Run("MalformedEnvelopeIsNonRetryable", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		before := state(t, s)
+		d := Delivery(s, s.Chains[0][0])
+		d.Envelope = append(bytes.TrimSuffix(d.Envelope, []byte("}")), []byte(`,"unknownField":1}`)...)
+		dg, err := digest.OfJSON(digest.JCSSHA256V1, d.Envelope)
+		require.NoError(t, err)
+		d.EnvelopeDigest = dg
+		_, err = s.Consume(context.Background(), d)
+		requireNonRetryable(t, err)
+		require.Equal(t, before, state(t, s))
+	})
+
+	t.Run("CON-3/UnknownPairIsNonRetryable", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		before := state(t, s)
+		e := s.Chains[0][0]
+		// An alias of the exact pair: same family, no "@<version>" match.
+		for _, alias := range []struct{ eventType, schemaVersion string }{
+			{e.EventType + ".1", e.EventSchemaVersion + ".1"},
+			{trimVersion(e.EventType) + "@latest", "latest"},
+		} {
+			m := e.ToJSON()
+			m["eventType"], m["eventSchemaVersion"] = alias.eventType, alias.schemaVersion
+			raw, err := jcs.Marshal(m)
+			require.NoError(t, err)
+			dg, err := digest.OfCanonical(digest.JCSSHA256V1, raw)
+			require.NoError(t, err)
+			member := s.Member(e.EventType, e.EventSchemaVersion)
+			member.EventType, member.EventSchemaVersion = alias.eventType, alias.schemaVersion
+			_, err = s.Consume(context.Background(), transport.Delivery{
+				EventID: e.EventID, EventType: alias.eventType, EventSchemaVersion: alias.schemaVersion,
+				Envelope: raw, EnvelopeDigest: dg, Member: member, AttemptID: uuid.NewString(), AttemptNumber: 1,
+			})
+			requireNonRetryable(t, err)
+		}
+		require.Equal(t, before, state(t, s))
+	})
+
+	t.Run("CON-2/RetryableWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		s := newSubject(t)
+		e := s.Chains[0][0]
+		before := state(t, s)
+		unblock := s.Block(t)
+		_, err := s.Consume(context.Background(), Delivery(s, e))
+		require.Error(t, err)
+		retryable, code := transport.Classify(err)
+		require.True(t, retryable, "temporary failure must be retryable, got %s: %v", code, err)
+		unblock()
+		require.Equal(t, before, state(t, s), "a retryable failure must write nothing")
+		mustAck(t, s, e)
+	})
+}
+
+// Delivery builds the delivery of e as a dispatcher hands it over: the
+// canonical envelope, its digest, the frozen member and a fresh attempt.
+func Delivery(s Subject, e *envelope.Envelope) transport.Delivery {
+	canonical, err := e.Canonical()
+	if err != nil {
+		panic(err)
+	}
+	dg, err := e.Digest()
+	if err != nil {
+		panic(err)
+	}
+	return transport.Delivery{
+		EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+		Envelope: canonical, EnvelopeDigest: dg, Member: s.Member(e.EventType, e.EventSchemaVersion),
+		AttemptID: uuid.NewString(), AttemptNumber: 1,
+	}
+}
+
+func mustAck(t *testing.T, s Subject, e *envelope.Envelope) transport.Result {
+	t.Helper()
+	res, err := s.Consume(context.Background(), Delivery(s, e))
+	require.NoError(t, err, "deliver %s %s", e.EventType, e.EventID)
+	require.NotNil(t, res.Ack)
+	require.NotEmpty(t, res.ReceiptBody)
+	require.Equal(t, e.EventID, res.Ack.EventID)
+	return res
+}
+
+// deliverUntilAcked redelivers every unacknowledged event, in the given
+// order, until all are acknowledged. Retryable errors are allowed (a
+// recoverable wait); a non-retryable one fails the test. Rounds are bounded.
+func deliverUntilAcked(t *testing.T, s Subject, events []*envelope.Envelope) {
+	t.Helper()
+	done := make([]bool, len(events))
+	for round := 0; round <= len(events); round++ {
+		remaining := 0
+		for i, e := range events {
+			if done[i] {
+				continue
+			}
+			_, err := s.Consume(context.Background(), Delivery(s, e))
+			if err == nil {
+				done[i] = true
+				continue
+			}
+			retryable, code := transport.Classify(err)
+			require.True(t, retryable, "event %s %s: non-retryable %s: %v", e.EventType, e.EventID, code, err)
+			remaining++
+		}
+		if remaining == 0 {
+			return
+		}
+	}
+	t.Fatalf("events not acknowledged after %d rounds", len(events)+1)
+}
+
+func requireNonRetryable(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	retryable, code := transport.Classify(err)
+	require.False(t, retryable, "want non_retryable, got retryable %s: %v", code, err)
+}
+
+func state(t *testing.T, s Subject) string {
+	t.Helper()
+	st, err := s.State(context.Background())
+	require.NoError(t, err)
+	return st
+}
+
+func trimVersion(eventType string) string {
+	for i := len(eventType) - 1; i >= 0; i-- {
+		if eventType[i] == '@' {
+			return eventType[:i]
+		}
+	}
+	return eventType
+}

@@ -1,0 +1,220 @@
+// Package operationstest holds test helpers for the Operations projector and
+// read model: deterministic sample operations (run.created@2.0,
+// wallet.reserved@2.0, billing.finalization.committed@1), frozen
+// core_operations members, deliveries, a fake Billing owner read and a
+// fingerprint of the projection state.
+package operationstest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Target returns the projection target of version v.
+func Target(v int64) route.ProjectionTarget { return route.Required(projector.ProjectionName, v) }
+
+// Member returns the frozen core_operations member of a pair for projection version v.
+func Member(eventType, eventSchemaVersion string, v int64) route.Member {
+	return route.Member{
+		EventType: eventType, EventSchemaVersion: eventSchemaVersion,
+		Destination: route.CoreOperations, ConsumerName: route.OperationsProjector,
+		ExpectedReceiptType: route.OperationsProjectionAppliedReceipt, ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1,
+		ProjectionTarget: Target(v), Mandatory: true,
+	}
+}
+
+// Delivery is the delivery of e to member m, as a dispatcher hands it over.
+func Delivery(e *envelope.Envelope, m route.Member) transport.Delivery {
+	canonical, err := e.Canonical()
+	if err != nil {
+		panic(err)
+	}
+	d, err := e.Digest()
+	if err != nil {
+		panic(err)
+	}
+	return transport.Delivery{
+		EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+		Envelope: canonical, EnvelopeDigest: d, Member: m, AttemptID: uuid.NewString(), AttemptNumber: 1,
+	}
+}
+
+// DeliveryV1 is Delivery to the version-1 member of e's pair.
+func DeliveryV1(e *envelope.Envelope) transport.Delivery {
+	return Delivery(e, Member(e.EventType, e.EventSchemaVersion, 1))
+}
+
+// ID returns a deterministic UUID for sample n, slot k.
+func ID(n, k int) string { return fmt.Sprintf("00000000-0000-7000-8%03d-%012d", k, n) }
+
+func hexOf(label string) string {
+	sum := sha256.Sum256([]byte(label))
+	return hex.EncodeToString(sum[:])
+}
+
+// Sample identities shared by every sample operation.
+var (
+	TenantID    = ID(0, 901)
+	WorkspaceID = ID(0, 902)
+	ProjectID   = ID(0, 903)
+	occurred    = time.Date(2026, 9, 4, 10, 0, 0, 0, time.UTC)
+)
+
+// Operation is one sample operation's three events and identities.
+type Operation struct {
+	N                               int
+	RunID, AccountID, ReservationID string
+	CorrelationID, OperationID      string
+	Run, Wallet, Finalization       *envelope.Envelope
+}
+
+// Events returns the operation's events in applicable order.
+func (o Operation) Events() []*envelope.Envelope {
+	return []*envelope.Envelope{o.Run, o.Wallet, o.Finalization}
+}
+
+func quad(p map[string]any, prefix, ref string) {
+	p[prefix+"Ref"] = ref
+	p[prefix+"SchemaVersion"] = "1"
+	p[prefix+"DigestAlgorithmVersion"] = "jcs-sha256-v1"
+	p[prefix+"Digest"] = hexOf(ref)
+}
+
+// Sample builds sample operation n (deterministic: same n, same events).
+func Sample(n int) Operation {
+	o := Operation{N: n, RunID: ID(n, 1), AccountID: ID(n, 2), ReservationID: ID(n, 3), CorrelationID: ID(n, 4), OperationID: ID(n, 5)}
+	at := occurred.Add(time.Duration(n) * time.Second)
+	base := func(eventID, eventType, schemaVersion, aggType, aggID string, rev int64, causation string, off time.Duration, p map[string]any) *envelope.Envelope {
+		e, err := envelope.Build(envelope.Envelope{
+			EventID: eventID, EventType: eventType, EventSchemaVersion: schemaVersion,
+			AggregateType: aggType, AggregateID: aggID, AggregateRevision: rev,
+			TenantKind: envelope.TenantOrganization, TenantID: TenantID, WorkspaceID: WorkspaceID, ProjectID: ProjectID,
+			CorrelationID: o.CorrelationID, CausationID: causation, OperationID: o.OperationID,
+			OccurredAt: at.Add(off), Payload: p,
+		})
+		if err != nil {
+			panic(fmt.Sprintf("operationstest: sample %s: %v", eventType, err))
+		}
+		return e
+	}
+	manifest := fmt.Sprintf("run-admission-manifest-%d", n)
+	rp := map[string]any{"runId": o.RunID, "billingAccountId": o.AccountID, "billingReservationId": o.ReservationID}
+	quad(rp, "runAdmissionManifest", manifest)
+	o.Run = base(ID(n, 6), envelope.RunCreatedV2, "2.0", envelope.AggregateRun, o.RunID, 1, "", 0, rp)
+
+	wp := map[string]any{"billingReservationId": o.ReservationID, "billingAccountId": o.AccountID, "runId": o.RunID,
+		"reservationEconomicIdentity": map[string]any{"kind": "credits"}, "reservedAmount": "1500"}
+	quad(wp, "runAdmissionManifest", manifest)
+	o.Wallet = base(ID(n, 7), envelope.WalletReservedV2, "2.0", envelope.AggregateBillingReservation, o.ReservationID, 1, o.Run.EventID, time.Millisecond, wp)
+
+	fp := map[string]any{"billingReservationId": o.ReservationID, "billingAccountId": o.AccountID, "runId": o.RunID,
+		"billingFinalizationFenceId": ID(n, 9), "billingFinalizationOperationId": ID(n, 10),
+		"finalizationFenceRevision": int64(2), "billingFinalizationDecision": "settle_and_release_remainder",
+		"reservationEconomicIdentity": map[string]any{"kind": "credits"}, "settledAmount": "1234.5", "releasedAmount": "265.5"}
+	quad(fp, "billingFinalizationCommitted", fmt.Sprintf("billing-finalization-committed-%d", n))
+	o.Finalization = base(ID(n, 8), envelope.BillingFinalizationCommittedV1, "1", envelope.AggregateBillingReservation, o.ReservationID, 2, o.Wallet.EventID, time.Hour, fp)
+	return o
+}
+
+// Rebuild returns a copy of e changed by edit and validated again.
+func Rebuild(e *envelope.Envelope, edit func(*envelope.Envelope)) *envelope.Envelope {
+	c := *e
+	c.Payload = e.ToJSON()["payload"].(map[string]any)
+	edit(&c)
+	out, err := envelope.Build(c)
+	if err != nil {
+		panic(fmt.Sprintf("operationstest: rebuild %s: %v", e.EventType, err))
+	}
+	return out
+}
+
+// BillingReads is a fake Billing owner read: it answers Answer (or Err) and
+// records the requests.
+type BillingReads struct {
+	mu       sync.Mutex
+	Answer   projector.OwnerAnswer
+	Err      error
+	Requests []projector.FinalizationCommittedRead
+}
+
+// Found returns a fake that answers found.
+func Found() *BillingReads { return &BillingReads{Answer: projector.OwnerFound} }
+
+// Set changes the answer.
+func (b *BillingReads) Set(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Answer, b.Err = ans, err
+}
+
+// ReadBillingFinalizationCommitted implements projector.BillingReads.
+func (b *BillingReads) ReadBillingFinalizationCommitted(_ context.Context, req projector.FinalizationCommittedRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Requests = append(b.Requests, req)
+	return b.Answer, b.Err
+}
+
+// stateSQL fingerprints everything the projector decided for one projection
+// target: receipts (without ref and appliedAt), aggregates, mutations,
+// summaries (without times), the identifier index, reservations still
+// waiting for their Run, unresolved gaps and unsupported records. Audit of
+// how the state was reached (resolved gaps, linked pending rows, effects,
+// build summaries) is left out.
+const stateSQL = `
+SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
+  SELECT concat_ws('|', 'receipt', event_id, event_type, event_envelope_sha256, receipt_schema_version, receipt_digest)
+    FROM operations.applied_receipts WHERE projection_name = $1 AND projection_version = $2
+  UNION ALL
+  SELECT concat_ws('|', 'aggregate', aggregate_type, aggregate_id, applied_revision, last_event_id)
+    FROM operations.projection_aggregates WHERE projection_name = $1 AND projection_version = $2
+  UNION ALL
+  SELECT concat_ws('|', 'event', event_id, aggregate_type, aggregate_id, aggregate_revision, run_id, billing_reservation_id,
+         correlation_id, causation_id, operation_id, occurred_at)
+    FROM operations.projected_events WHERE projection_name = $1 AND projection_version = $2
+  UNION ALL
+  SELECT concat_ws('|', 'summary', run_id, operation_id, correlation_id, tenant_kind, tenant_id, workspace_id, project_id,
+         billing_account_id, billing_reservation_id, run_admission_manifest_ref, run_admission_manifest_digest, run_event_id,
+         run_occurred_at, reservation_state, reservation_event_id, reservation_occurred_at, reservation_economic_identity,
+         reserved_amount, finalization_event_id, finalization_occurred_at, billing_finalization_decision, settled_amount, released_amount)
+    FROM operations.operation_summaries WHERE projection_name = $1 AND projection_version = $2
+  UNION ALL
+  SELECT concat_ws('|', 'index', identifier_kind, identifier_value, run_id)
+    FROM operations.identifier_index WHERE projection_name = $1 AND projection_version = $2
+  UNION ALL
+  SELECT concat_ws('|', 'pending', billing_reservation_id, run_id, wallet_event_id, finalization_event_id)
+    FROM operations.pending_unlinked_reservations WHERE projection_name = $1 AND projection_version = $2 AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
+    FROM operations.revision_gaps WHERE projection_name = $1 AND projection_version = $2 AND resolved_at IS NULL
+  UNION ALL
+  SELECT concat_ws('|', 'unsupported', event_id, event_type)
+    FROM operations.unsupported_events WHERE projection_name = $1 AND projection_version = $2 AND resolved_at IS NULL
+) t(x)`
+
+// State returns the projection state fingerprint of target t.
+func State(ctx context.Context, q db.Executor, t route.ProjectionTarget) (string, error) {
+	var s string
+	err := q.QueryRow(ctx, stateSQL, t.Name, t.Version).Scan(&s)
+	return s, err
+}
+
+// Count returns the number of rows of an operations table for target t.
+func Count(ctx context.Context, q db.Executor, table string, t route.ProjectionTarget) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, "SELECT count(*) FROM operations."+table+" WHERE projection_name = $1 AND projection_version = $2",
+		t.Name, t.Version).Scan(&n)
+	return n, err
+}
