@@ -26,6 +26,10 @@ type Config struct {
 	RenewInterval time.Duration
 	// Concurrency is the number of deliveries in flight at once. Default 16.
 	Concurrency int
+	// AckBatchSize is the most verified acks recorded in one transaction;
+	// acks that complete while a batch is being written form the next one.
+	// 1 records every ack in its own transaction. Default 64.
+	AckBatchSize int
 	// StatementTimeout bounds every outcome/claim statement. Default 5s.
 	StatementTimeout time.Duration
 	// DeliveryTimeout bounds one consumer call. Default LeaseDuration.
@@ -73,6 +77,9 @@ func (c Config) WithDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = 16
 	}
+	if c.AckBatchSize == 0 {
+		c.AckBatchSize = 64
+	}
 	if c.StatementTimeout == 0 {
 		c.StatementTimeout = 5 * time.Second
 	}
@@ -109,6 +116,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: lease duration %s too short", ErrInvalidConfig, c.LeaseDuration)
 	case c.RenewInterval > 0 && c.RenewInterval >= c.LeaseDuration:
 		return fmt.Errorf("%w: renew interval %s must be shorter than the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
+	case c.AckBatchSize < 1:
+		return fmt.Errorf("%w: ack batch size %d < 1", ErrInvalidConfig, c.AckBatchSize)
 	case c.Concurrency < 1:
 		return fmt.Errorf("%w: concurrency %d < 1", ErrInvalidConfig, c.Concurrency)
 	case c.BackoffJitter < 0 || c.BackoffJitter >= 1:

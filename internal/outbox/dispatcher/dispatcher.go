@@ -26,6 +26,13 @@ type Dispatcher struct {
 	hooks     Hooks
 
 	wake chan struct{}
+	acks chan ackRequest
+}
+
+// ackRequest asks the acker to record one verified ack and report back.
+type ackRequest struct {
+	ack  VerifiedAck
+	done chan error
 }
 
 // Hooks let tests stop a worker at exact points. Production leaves them nil.
@@ -62,6 +69,7 @@ func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics
 		metrics:   metrics,
 		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID),
 		wake:      make(chan struct{}, 1),
+		acks:      make(chan ackRequest, cfg.Concurrency),
 	}, nil
 }
 
@@ -95,6 +103,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.cfg.DisableListen {
 		go d.listen(ctx)
 	}
+	ackerDone := make(chan struct{})
+	go func() { defer close(ackerDone); d.acker() }()
+	// The acker stops after the last in-flight delivery has handed over its ack.
+	defer func() { close(d.acks); <-ackerDone }()
 
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	var inflight sync.WaitGroup
@@ -203,7 +215,10 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 	// Outcomes are recorded even when ctx is being drained.
 	recordCtx := context.WithoutCancel(ctx)
 	if err == nil {
-		err = d.store.VerifyAndAck(recordCtx, c, res)
+		err = VerifyResult(c, res)
+		if err == nil {
+			err = d.recordAck(recordCtx, c, res)
+		}
 		if err == nil {
 			if d.metrics != nil {
 				d.metrics.Acknowledged.WithLabelValues(dest).Inc()
@@ -226,6 +241,47 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 		err = rejected // classified non-retryable below
 	}
 	d.fail(recordCtx, c, err)
+}
+
+// recordAck hands a verified ack to the acker (batched) or records it in
+// its own transaction when batching is off.
+func (d *Dispatcher) recordAck(ctx context.Context, c Claimed, res transport.Result) error {
+	if d.cfg.AckBatchSize == 1 {
+		return d.store.AckOne(ctx, c, res.Ack)
+	}
+	req := ackRequest{ack: VerifiedAck{Claimed: c, Ack: res.Ack}, done: make(chan error, 1)}
+	d.acks <- req
+	return <-req.done
+}
+
+// acker records verified acks in batches: it takes whatever acks are
+// waiting (up to AckBatchSize) and writes them in one transaction, so the
+// commit cost is shared while every ack stays individually fenced.
+func (d *Dispatcher) acker() {
+	batch := make([]ackRequest, 0, d.cfg.AckBatchSize)
+	for first := range d.acks {
+		batch = append(batch[:0], first)
+	collect:
+		for len(batch) < d.cfg.AckBatchSize {
+			select {
+			case r, ok := <-d.acks:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		acks := make([]VerifiedAck, len(batch))
+		for i, r := range batch {
+			acks[i] = r.ack
+		}
+		errs := d.store.AckBatch(context.Background(), acks)
+		for i, r := range batch {
+			r.done <- errs[i]
+		}
+	}
 }
 
 // fail records a retryable or non-retryable outcome.

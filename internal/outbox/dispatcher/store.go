@@ -249,10 +249,15 @@ func (s *Store) VerifyAndAck(ctx context.Context, c Claimed, res transport.Resul
 	if err := VerifyResult(c, res); err != nil {
 		return err
 	}
+	return s.AckOne(ctx, c, res.Ack)
+}
+
+// AckOne records one verified ack in its own transaction.
+func (s *Store) AckOne(ctx context.Context, c Claimed, ack *receipt.ActiveConsumerAck) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	return db.WithTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		return AckTx(ctx, tx, c, res.Ack)
+		return AckTx(ctx, tx, c, ack)
 	})
 }
 

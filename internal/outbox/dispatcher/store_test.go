@@ -410,3 +410,41 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	_, err = panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
 	require.ErrorIs(t, err, transport.ErrNoConsumer)
 }
+
+// OB-CLAIM-2 with batched acks: each ack in a batch keeps its own fence; a
+// stale one is reported lost while its neighbours commit, and an ack that
+// breaks the whole batch statement is isolated by the per-ack fallback.
+func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ids := b.appendRuns(t, 3)
+	claims := b.claim(t, "w", 3, lease)
+	require.Len(t, claims, 3)
+	var acks []dispatcher.VerifiedAck
+	for _, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		require.NoError(t, dispatcher.VerifyResult(c, res))
+		acks = append(acks, dispatcher.VerifiedAck{Claimed: c, Ack: res.Ack})
+	}
+	stale := acks[1]
+	stale.Claimed.LeaseToken = "00000000-0000-4000-8000-000000000001"
+	errs := b.store.AckBatch(ctx, []dispatcher.VerifiedAck{acks[0], stale})
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], dispatcher.ErrLeaseLost)
+
+	// A corrupted expectation makes the batch statement fail as a whole;
+	// the fallback still records the good ack and rejects the bad one.
+	bad := acks[1]
+	bad.Claimed.Member.ExpectedReceiptType = "SomethingElse"
+	errs = b.store.AckBatch(ctx, []dispatcher.VerifiedAck{bad, acks[2]})
+	require.Error(t, errs[0])
+	require.NotErrorIs(t, errs[0], dispatcher.ErrLeaseLost)
+	require.NoError(t, errs[1])
+
+	require.Equal(t, "acknowledged", b.delivery(t, ids[0]).Status)
+	require.Equal(t, "leased", b.delivery(t, claims[1].EventID).Status)
+	require.Equal(t, "acknowledged", b.delivery(t, claims[2].EventID).Status)
+	b.invariants(t)
+}
