@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
@@ -120,4 +121,17 @@ func TestAckFor_OperationsReceipt(t *testing.T) {
 	require.Equal(t, r.Receipt, a.AppliedReceipt.Receipt)
 	require.Equal(t, r.EventID, a.EventID)
 	require.Equal(t, r.EventEnvelopeDigest, a.EventEnvelopeDigest)
+}
+
+func TestDecodeTree(t *testing.T) {
+	t.Parallel()
+	v, err := jcs.Parse(mustJSON(opsReceipt("tree")))
+	require.NoError(t, err)
+	r, err := receipt.DecodeTree(v, receipt.ReadOperationsProjectionAppliedReceipt)
+	require.NoError(t, err)
+	require.NoError(t, r.VerifyDigest())
+	_, err = receipt.DecodeTree(v, receipt.ReadActiveConsumerAck)
+	require.ErrorIs(t, err, strict.ErrMissingField)
+	_, err = receipt.DecodeTree("x", receipt.ReadActiveConsumerAck)
+	require.ErrorIs(t, err, strict.ErrNotObject)
 }

@@ -95,3 +95,14 @@ func SelfAddressing(name string) (strict.SelfAddressed, bool) {
 	s.TimeFields = append([]string(nil), s.TimeFields...)
 	return s, ok
 }
+
+// DecodeTree strictly decodes an already parsed value tree (the output of
+// jcs.Parse, e.g. an object embedded in a larger document) with one of the
+// ReadX functions, closes it and validates the result:
+//
+//	r, err := receipt.DecodeTree(v, receipt.ReadMeteringInputProcessorConsumerReceipt)
+func DecodeTree[T interface{ Validate() error }](v any, read func(*strict.Object) T) (T, error) {
+	r := &strict.Reader{}
+	o := r.Root(v)
+	return finish(read(o), o, r)
+}

@@ -10,7 +10,8 @@ import (
 // can name: OperationsProjectionAppliedReceipt@1,
 // MeteringInputProcessorConsumerReceipt@1,
 // BillingFinalizationCoordinatorConsumerReceipt@1 and
-// BillingSettlementCatchUpConsumerReceipt@1.
+// BillingSettlementCatchUpConsumerReceipt@1. The set is closed: only these
+// four types implement it.
 type Receipt interface {
 	// ReceiptDestination is the receipt's fixed destination literal.
 	ReceiptDestination() route.Destination
