@@ -17,7 +17,8 @@
 // # Objects
 //
 // Every object has a Go type whose fields follow the spec field for field, a
-// strict decoder DecodeX(doc) (and ReadX(*strict.Object) for a parsed tree),
+// strict decoder DecodeX(doc) (ReadX(*strict.Object) inside a larger decoder,
+// DecodeTree(v, ReadX) for a parsed value tree),
 // ToJSON() for its full JSON form and Validate() for its refinement rules.
 // Content-addressed objects add Seal(), which fills the default schema and
 // algorithm versions (1, jcs-sha256-v1) and the digest of the candidate,
