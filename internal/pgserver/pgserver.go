@@ -8,7 +8,7 @@
 //     postgres listening on a free loopback port, removed by Stop.
 //
 // OCEANWAY_PG_FORCE_EMBEDDED=1 skips steps 1 and 2 (to prove the suite runs on
-// a machine without a server). OCEANWAY_PG_BIN names the directory of the
+// a machine without a server); an explicit Opts.DatabaseURL still wins. OCEANWAY_PG_BIN names the directory of the
 // server binaries when they are neither on PATH nor in /usr/lib/postgresql/*/bin.
 //
 // The throwaway postmaster is a direct child of this process with a parent
@@ -82,12 +82,14 @@ func Find(ctx context.Context, opts Opts) (*Server, error) {
 		logf = func(string, ...any) {}
 	}
 	force := opts.ForceEmbedded || os.Getenv(EnvForceEmbedded) == "1"
-	if !force {
-		dsn := opts.DatabaseURL
-		if dsn == "" {
-			dsn = os.Getenv(EnvDatabaseURL)
+	if dsn := opts.DatabaseURL; dsn != "" && !opts.ForceEmbedded {
+		if err := ping(ctx, dsn); err != nil {
+			return nil, fmt.Errorf("pgserver: database URL: %w", err)
 		}
-		if dsn != "" {
+		return &Server{URL: dsn, Source: SourceDatabaseURL}, nil
+	}
+	if !force {
+		if dsn := os.Getenv(EnvDatabaseURL); dsn != "" {
 			if err := ping(ctx, dsn); err != nil {
 				return nil, fmt.Errorf("pgserver: DATABASE_URL: %w", err)
 			}
