@@ -55,7 +55,6 @@ var (
 	ErrTerminalDelivery       = errors.New("outbox: delivery is terminal")                                                // OW008
 	ErrPublicationInvalid     = errors.New("outbox: record_publication rejected the ack")                                 // OW009
 	ErrDefinitionIncomplete   = errors.New("outbox: definition rows incomplete or member outside registration")           // OW010
-	ErrCutoverRejected        = errors.New("outbox: projection cutover rejected")                                         // OW011
 	ErrNotInitialState        = errors.New("outbox: row inserted in a non-initial state")                                 // OW012
 	ErrIsolationLevel         = errors.New("outbox: controlled function needs READ COMMITTED")                            // OW013
 	ErrQuarantineInconsistent = errors.New("outbox: quarantine row and delivery state disagree")                          // OW014
@@ -73,7 +72,6 @@ const (
 	CodeTerminalDelivery       = "OW008"
 	CodePublicationInvalid     = "OW009"
 	CodeDefinitionIncomplete   = "OW010"
-	CodeCutoverRejected        = "OW011"
 	CodeNotInitialState        = "OW012"
 	CodeIsolationLevel         = "OW013"
 	CodeQuarantineInconsistent = "OW014"
@@ -90,7 +88,6 @@ var codeErrors = map[string]error{
 	CodeTerminalDelivery:       ErrTerminalDelivery,
 	CodePublicationInvalid:     ErrPublicationInvalid,
 	CodeDefinitionIncomplete:   ErrDefinitionIncomplete,
-	CodeCutoverRejected:        ErrCutoverRejected,
 	CodeNotInitialState:        ErrNotInitialState,
 	CodeIsolationLevel:         ErrIsolationLevel,
 	CodeQuarantineInconsistent: ErrQuarantineInconsistent,
