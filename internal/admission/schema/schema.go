@@ -1,0 +1,44 @@
+// Package schema holds the admission migration line: schema admission in
+// the core database (runs, run admission manifests, credits reservations,
+// billing finalization fences and their first work). Importing it registers
+// the line with internal/migrate.
+package schema
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/oceanway/core/internal/migrate"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+)
+
+// LineName is the name of the admission migration line.
+const LineName = "admission"
+
+// RoleAdmission is the role of the Core admission producer.
+const RoleAdmission = "oceanway_admission"
+
+//go:embed migrations/*.sql
+var files embed.FS
+
+// FS is the line's migrations at their root.
+var FS = mustSub(files, "migrations")
+
+func init() {
+	migrate.RegisterLine(migrate.Line{
+		Name:       LineName,
+		Boundaries: []migrate.Boundary{migrate.Core},
+		FS:         FS,
+		// The grants make the admission role an outbox producer.
+		After: []string{outboxschema.LineName},
+		Roles: []string{RoleAdmission},
+	})
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
