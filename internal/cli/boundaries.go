@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/pgserver"
+	"github.com/oceanway/core/internal/runtime"
+)
+
+// boundaryFlags are the connection flags shared by long-running commands:
+// one server URL with database names derived from a prefix, or one DSN per
+// boundary (flag or OCEANWAY_<BOUNDARY>_DSN).
+type boundaryFlags struct {
+	databaseURL string
+	prefix      string
+	dsns        map[migrate.Boundary]*string
+}
+
+func (f *boundaryFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.databaseURL, "database-url", os.Getenv(pgserver.EnvDatabaseURL), "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
+	cmd.Flags().StringVar(&f.prefix, "db-prefix", envOr("OCEANWAY_DB_PREFIX", migrate.DefaultPrefix), "prefix of the boundary database names (<prefix>_core, ...) (env OCEANWAY_DB_PREFIX)")
+	f.dsns = map[migrate.Boundary]*string{}
+	for _, b := range migrate.Boundaries {
+		f.dsns[b] = new(string)
+		cmd.Flags().StringVar(f.dsns[b], string(b)+"-dsn", os.Getenv(boundaryDSNEnv(b)), fmt.Sprintf("DSN of the %s database (default $%s)", b, boundaryDSNEnv(b)))
+	}
+}
+
+// resolve returns the DSN of every boundary. With provision, databases that
+// do not exist yet are created and every migration line is applied.
+func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(string, ...any)) (map[migrate.Boundary]string, error) {
+	out := map[migrate.Boundary]string{}
+	var derived []migrate.Boundary
+	for _, b := range migrate.Boundaries {
+		if dsn := *f.dsns[b]; dsn != "" {
+			out[b] = dsn
+			if provision {
+				if _, err := migrate.Up(ctx, dsn, b, migrate.Opts{Logf: logf}); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		derived = append(derived, b)
+	}
+	if len(derived) == 0 {
+		return out, nil
+	}
+	server := f.databaseURL
+	if server == "" {
+		srv, err := pgserver.Find(ctx, pgserver.Opts{NoStart: true})
+		if err != nil {
+			return nil, err
+		}
+		server = srv.URL
+	}
+	if provision {
+		res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: server, Prefix: f.prefix, Boundaries: derived, Logf: logf})
+		if err != nil {
+			return nil, err
+		}
+		for b, dsn := range res.DSNs {
+			out[b] = dsn
+		}
+		return out, nil
+	}
+	for _, b := range derived {
+		out[b] = pgserver.WithDatabase(server, migrate.DatabaseName(f.prefix, b))
+	}
+	return out, nil
+}
+
+// openPools connects one pool per DSN.
+func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (runtime.Pools, error) {
+	pools := runtime.Pools{}
+	for b, dsn := range dsns {
+		cfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			pools.Close()
+			return nil, fmt.Errorf("%s dsn: %w", b, err)
+		}
+		if maxConns > 0 {
+			cfg.MaxConns = maxConns
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err == nil {
+			err = pool.Ping(ctx)
+		}
+		if err != nil {
+			pools.Close()
+			return nil, fmt.Errorf("connect %s: %w", b, err)
+		}
+		pools[b] = pool
+	}
+	return pools, nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

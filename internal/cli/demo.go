@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/demo"
+	_ "github.com/oceanway/core/internal/lines" // every migration line
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/pgserver"
+	"github.com/oceanway/core/internal/runtime"
+)
+
+func init() { commandFuncs = append(commandFuncs, newDemoCmd) }
+
+// demoProjection is the Operations projection the demo's definition freezes.
+const (
+	demoProjectionName    = "operations_read_model"
+	demoProjectionVersion = 1
+)
+
+func newDemoCmd(streams *IO) *cobra.Command {
+	var (
+		disp        dispatcherFlags
+		databaseURL string
+		prefix      string
+		runs        int
+		workers     int
+		chaos       bool
+		jsonPath    string
+		timeout     time.Duration
+		plain       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "End-to-end demo: concurrent admissions → outbox → dispatchers → Operations projector, with a verified summary",
+		Long: `demo runs the whole first vertical slice on real PostgreSQL and proves its invariants.
+
+Without --database-url it uses DATABASE_URL, else the local server on 127.0.0.1:5432 with
+throwaway databases it drops at the end, else a throwaway PostgreSQL cluster it starts from
+the installed binaries and removes at the end. With --database-url it creates the boundary
+databases <db-prefix>_core, ... on that server and leaves them in place for inspection.
+
+It migrates every boundary, registers and activates the first full release Delivery Set
+Definition, runs --runs concurrent admissions (each appends run.created@2.0 and
+wallet.reserved@2.0 with its Run, manifest, reservation and billing fence), lets --dispatchers
+dispatchers deliver them to the Operations projector, and prints a summary. It exits non-zero
+when any invariant fails. --chaos kills and restarts dispatchers at random, pauses one past
+its lease and makes the consumer fail transiently.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
+
+			server, keep, cleanup, err := demoServer(ctx, databaseURL, &prefix, say)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+
+			res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: server, Prefix: prefix})
+			if err != nil {
+				return err
+			}
+			say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", prefix, len(res.Applied))
+			pools, err := openPools(ctx, res.DSNs, int32(disp.dispatchers*disp.cfg.Concurrency+workers+8))
+			if err != nil {
+				return err
+			}
+			defer pools.Close()
+			for _, b := range pools.Boundaries() {
+				def, err := outbox.BootstrapFirstRelease(ctx, pools[b], outbox.BootstrapParams{
+					ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion, SourceRelease: "oceanway-demo",
+				})
+				if err != nil {
+					return fmt.Errorf("bootstrap %s: %w", b, err)
+				}
+				if b == migrate.Core {
+					d, _ := def.ComputeDigest()
+					say("demo: active delivery set definition v%d (%d pairs, %d members) %s", def.Version, len(def.ApplicableEvents), len(def.Members), d)
+				}
+			}
+
+			if chaos && disp.cfg.LeaseDuration == (dispatcherFlags{}).defaultLease() {
+				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants recoveries within the run
+			}
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			consumers, err := consumersFor(runtime.Pools{migrate.Core: pools[migrate.Core]})
+			if err != nil {
+				return err
+			}
+			rt, err := runtime.New(runtime.Pools{migrate.Core: pools[migrate.Core]}, consumers,
+				runtime.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers}, prometheus.NewRegistry(), log)
+			if err != nil {
+				return err
+			}
+			svc := admission.New(pools[migrate.Core])
+			tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
+			admit := func(ctx context.Context, i int) error {
+				_, err := svc.Admit(ctx, admission.Request{
+					AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
+					WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
+				})
+				return err
+			}
+			mode := "plain"
+			bar := !plain && isTerminal(streams.Out)
+			if bar {
+				mode = "bar"
+			}
+			say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), chaos=%v, progress=%s",
+				runs, workers, disp.dispatchers, disp.cfg.BatchSize, disp.cfg.Concurrency, disp.cfg.LeaseDuration, chaos, mode)
+			summary, err := demo.Run(ctx, rt, runtime.Pools{migrate.Core: pools[migrate.Core]}, admit, demo.Config{
+				Runs: runs, AdmitWorkers: workers, Chaos: chaos, Timeout: timeout, Progress: streams.Out, Bar: bar,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(streams.Out)
+			summary.WriteTable(streams.Out)
+			if jsonPath != "" {
+				if err := summary.WriteJSON(jsonPath); err != nil {
+					return err
+				}
+				say("demo: summary written to %s", jsonPath)
+			}
+			if keep {
+				say("demo: databases %s_* left in place for inspection (oceanway inspect --database-url ... --db-prefix %s)", prefix, prefix)
+			}
+			if !summary.Passed {
+				return errors.New("demo: invariants failed (see summary)")
+			}
+			return nil
+		},
+	}
+	disp.register(cmd)
+	cmd.Flags().StringVar(&databaseURL, "database-url", "", "use this server and keep the demo databases (default: DATABASE_URL, local server or a throwaway cluster; databases dropped)")
+	cmd.Flags().StringVar(&prefix, "db-prefix", "", "prefix of the demo databases (default oceanway_demo with --database-url, else a random one)")
+	cmd.Flags().IntVar(&runs, "runs", 2000, "admissions to run")
+	cmd.Flags().IntVar(&workers, "admit-workers", 8, "concurrent admission sessions")
+	cmd.Flags().BoolVar(&chaos, "chaos", false, "kill and restart dispatchers at random, pause one past its lease, fail the consumer transiently")
+	cmd.Flags().StringVar(&jsonPath, "json", "", "write the summary as JSON to this file")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	cmd.Flags().BoolVar(&plain, "plain", false, "plain progress lines even on a terminal")
+	return cmd
+}
+
+func (dispatcherFlags) defaultLease() time.Duration { return envDuration("OCEANWAY_LEASE", 30*time.Second) }
+
+// demoServer picks the server and the database prefix. keep reports whether
+// the databases stay after the run; cleanup drops them (and stops a
+// throwaway cluster) otherwise.
+func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (server string, keep bool, cleanup func(), err error) {
+	if databaseURL != "" {
+		if *prefix == "" {
+			*prefix = "oceanway_demo"
+		}
+		return databaseURL, true, func() {}, nil
+	}
+	srv, err := pgserver.Find(ctx, pgserver.Opts{Logf: func(f string, a ...any) { say("demo: "+f, a...) }})
+	if err != nil {
+		return "", false, nil, err
+	}
+	if *prefix == "" {
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		*prefix = "owdemo_" + hex.EncodeToString(b)
+	}
+	say("demo: PostgreSQL from %s; throwaway databases %s_*", srv.Source, *prefix)
+	p := *prefix
+	return srv.URL, false, func() {
+		dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := dropBoundaryDatabases(dropCtx, srv.URL, p); err != nil {
+			say("demo: dropping %s_*: %v", p, err)
+		}
+		_ = srv.Stop()
+	}, nil
+}
+
+// dropBoundaryDatabases drops <prefix>_<boundary> for every boundary.
+func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for _, b := range migrate.Boundaries {
+		name := pgx.Identifier{migrate.DatabaseName(prefix, b)}.Sanitize()
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

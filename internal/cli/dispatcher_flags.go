@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+)
+
+// dispatcherFlags binds dispatcher.Config (OB-CLAIM-5) to flags whose
+// defaults come from OCEANWAY_* environment variables, then from the
+// documented defaults of dispatcher.Config.WithDefaults.
+type dispatcherFlags struct {
+	cfg         dispatcher.Config
+	dispatchers int
+}
+
+func (f *dispatcherFlags) register(cmd *cobra.Command) {
+	d := dispatcher.Config{}.WithDefaults()
+	fl := cmd.Flags()
+	fl.IntVar(&f.dispatchers, "dispatchers", envInt("OCEANWAY_DISPATCHERS", 2), "dispatcher instances per producer database (env OCEANWAY_DISPATCHERS)")
+	fl.IntVar(&f.cfg.BatchSize, "batch", envInt("OCEANWAY_BATCH", d.BatchSize), "claim batch size (env OCEANWAY_BATCH)")
+	fl.IntVar(&f.cfg.Concurrency, "concurrency", envInt("OCEANWAY_CONCURRENCY", d.Concurrency), "deliveries in flight per dispatcher (env OCEANWAY_CONCURRENCY)")
+	fl.IntVar(&f.cfg.AckBatchSize, "ack-batch", envInt("OCEANWAY_ACK_BATCH", d.AckBatchSize), "verified acks recorded per transaction (env OCEANWAY_ACK_BATCH)")
+	fl.DurationVar(&f.cfg.LeaseDuration, "lease", envDuration("OCEANWAY_LEASE", d.LeaseDuration), "lease duration (env OCEANWAY_LEASE)")
+	fl.DurationVar(&f.cfg.RenewInterval, "renew", envDuration("OCEANWAY_RENEW", 0), "lease renewal interval, 0 = lease/3, negative disables (env OCEANWAY_RENEW)")
+	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", envDuration("OCEANWAY_STATEMENT_TIMEOUT", d.StatementTimeout), "database statement timeout (env OCEANWAY_STATEMENT_TIMEOUT)")
+	fl.DurationVar(&f.cfg.BackoffBase, "backoff-base", envDuration("OCEANWAY_BACKOFF_BASE", d.BackoffBase), "first retry delay (env OCEANWAY_BACKOFF_BASE)")
+	fl.DurationVar(&f.cfg.BackoffMax, "backoff-max", envDuration("OCEANWAY_BACKOFF_MAX", d.BackoffMax), "largest retry delay (env OCEANWAY_BACKOFF_MAX)")
+	fl.IntVar(&f.cfg.MaxAttempts, "max-attempts", envInt("OCEANWAY_MAX_ATTEMPTS", 0), "quarantine retryable failures after this many attempts; 0 = never (env OCEANWAY_MAX_ATTEMPTS)")
+	fl.DurationVar(&f.cfg.PollInterval, "poll", envDuration("OCEANWAY_POLL", d.PollInterval), "fallback poll interval (env OCEANWAY_POLL)")
+	fl.BoolVar(&f.cfg.DisableListen, "no-listen", os.Getenv("OCEANWAY_NO_LISTEN") == "1", "disable LISTEN/NOTIFY wake-ups, poll only (env OCEANWAY_NO_LISTEN=1)")
+	fl.DurationVar(&f.cfg.DrainTimeout, "drain-timeout", envDuration("OCEANWAY_DRAIN_TIMEOUT", d.DrainTimeout), "graceful stop drain limit (env OCEANWAY_DRAIN_TIMEOUT)")
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}

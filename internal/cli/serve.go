@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/runtime"
+)
+
+func init() { commandFuncs = append(commandFuncs, newServeCmd) }
+
+func newServeCmd(streams *IO) *cobra.Command {
+	var (
+		conn       boundaryFlags
+		disp       dispatcherFlags
+		listen     string
+		adminToken string
+		migrateUp  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the dispatchers and in-process consumers of every boundary, /metrics, /healthz, /readyz and the read-only admin page",
+		Long: `serve runs, for every boundary database, K dispatchers that deliver to the consumers
+wired in this process (today: the Operations projector for core_operations), plus an HTTP
+listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin page under
+/admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log := slog.New(slog.NewJSONHandler(streams.Err, nil))
+			logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+			dsns, err := conn.resolve(ctx, migrateUp, logf)
+			if err != nil {
+				return err
+			}
+			pools, err := openPools(ctx, dsns, int32(disp.dispatchers*disp.cfg.Concurrency+8))
+			if err != nil {
+				return err
+			}
+			defer pools.Close()
+			return serve(ctx, serveParams{
+				pools: pools, dispatcher: disp, listen: listen, adminToken: adminToken, log: log, out: streams.Out,
+			})
+		},
+	}
+	conn.register(cmd)
+	disp.register(cmd)
+	cmd.Flags().StringVar(&listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
+	cmd.Flags().StringVar(&adminToken, "admin-token", os.Getenv("OCEANWAY_ADMIN_TOKEN"), "bearer token required by the admin page (env OCEANWAY_ADMIN_TOKEN)")
+	cmd.Flags().BoolVar(&migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
+	return cmd
+}
+
+type serveParams struct {
+	pools      runtime.Pools
+	dispatcher dispatcherFlags
+	listen     string
+	adminToken string
+	log        *slog.Logger
+	out        interface{ Write([]byte) (int, error) }
+}
+
+// consumersFor wires the in-process consumers of the boundaries present.
+func consumersFor(pools runtime.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
+	consumers := map[route.Destination]transport.ConsumerFunc{}
+	if core, ok := pools[migrate.Core]; ok {
+		p, err := projector.New(core, projector.Config{})
+		if err != nil {
+			return nil, err
+		}
+		consumers[route.CoreOperations] = p.Consume
+	}
+	return consumers, nil
+}
+
+func serve(ctx context.Context, p serveParams) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	consumers, err := consumersFor(p.pools)
+	if err != nil {
+		return err
+	}
+	rt, err := runtime.New(p.pools, consumers, runtime.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
+	if err != nil {
+		return err
+	}
+	admin, err := adminHandler(p.pools, p.adminToken)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", p.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: runtime.Handler(runtime.HTTPConfig{Registry: reg, Pools: p.pools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- srv.Serve(ln) }()
+	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v\n", ln.Addr(), rt.Served())
+
+	runErr := rt.Run(ctx) // returns after SIGINT/SIGTERM and the drain
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	if err := <-httpErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return runErr
+}

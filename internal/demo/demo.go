@@ -1,0 +1,239 @@
+// Package demo is the end-to-end scenario behind `oceanway demo`: N
+// concurrent admissions append run.created@2.0 + wallet.reserved@2.0 in the
+// core database; K dispatchers deliver them through the in-process transport
+// to the Operations projector; a live progress view follows the outbox; and
+// at the end SQL over the tables proves the invariants (nothing lost, nothing
+// acknowledged twice, at most one finish per start, published_at exact, one
+// projector receipt per event, the read model complete and verified_current).
+//
+// With Chaos, dispatchers are killed and restarted at random (some after the
+// consumer committed, before the ack), one dispatcher pauses past its lease
+// and the consumer fails transiently; the invariants must still hold.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/runtime"
+)
+
+// AdmitFunc performs admission number i in its own transaction.
+type AdmitFunc func(ctx context.Context, i int) error
+
+// Config is one demo run.
+type Config struct {
+	Runs         int           // admissions (default 2000)
+	AdmitWorkers int           // concurrent admission sessions (default 8)
+	Chaos        bool          // kill/restart dispatchers, pause one past its lease, flaky consumer
+	Timeout      time.Duration // bound for the whole run (default 10m)
+	// ProgressEvery is the period of the progress view (default 500ms).
+	ProgressEvery time.Duration
+	// Progress receives the live view; Bar switches to a redrawn progress bar.
+	Progress io.Writer
+	Bar      bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Runs == 0 {
+		c.Runs = 2000
+	}
+	if c.AdmitWorkers == 0 {
+		c.AdmitWorkers = 8
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = 500 * time.Millisecond
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c
+}
+
+// chaosStats counts what the chaos mode did.
+type chaosStats struct {
+	kills, pauses, injected atomic.Int64
+}
+
+// Run executes the scenario on the runtime's core database and returns the
+// verified summary. The summary's Passed is false when any invariant fails.
+func Run(ctx context.Context, rt *runtime.Runtime, pools runtime.Pools, admit AdmitFunc, cfg Config) (*Summary, error) {
+	cfg = cfg.withDefaults()
+	core, ok := pools[migrate.Core]
+	if !ok {
+		return nil, errors.New("demo: the core boundary database is required")
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+
+	var stats chaosStats
+	dispatchCtx, stopDispatch := context.WithCancel(ctx)
+	dispatchDone := make(chan error, 1)
+	go func() {
+		if cfg.Chaos {
+			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
+		} else {
+			dispatchDone <- rt.Run(dispatchCtx)
+		}
+	}()
+
+	start := time.Now()
+	progress := newProgress(core, cfg, start)
+	progressCtx, stopProgress := context.WithCancel(ctx)
+	progressDone := make(chan struct{})
+	go func() { defer close(progressDone); progress.loop(progressCtx) }()
+
+	admitErr := admitAll(ctx, admit, cfg)
+	admitted := time.Since(start)
+	var waitErr error
+	if admitErr == nil {
+		waitErr = waitQuiescent(ctx, core)
+	}
+	elapsed := time.Since(start)
+	stopProgress()
+	<-progressDone
+	progress.final()
+	stopDispatch()
+	dispatchErr := <-dispatchDone
+
+	if admitErr != nil {
+		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
+	}
+	s, err := summarize(context.WithoutCancel(ctx), core, cfg, admitted, elapsed, rt.Metrics())
+	if err != nil {
+		return nil, err
+	}
+	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
+	if waitErr != nil {
+		s.fail("converged", waitErr.Error())
+	}
+	if dispatchErr != nil && !errors.Is(dispatchErr, context.Canceled) {
+		s.Notes = append(s.Notes, "dispatcher stop: "+dispatchErr.Error())
+	}
+	return s, nil
+}
+
+// admitAll runs cfg.Runs admissions on cfg.AdmitWorkers concurrent sessions.
+func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, cfg.AdmitWorkers)
+	for w := 0; w < cfg.AdmitWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= cfg.Runs || ctx.Err() != nil {
+					return
+				}
+				if err := admit(ctx, i); err != nil {
+					errs <- fmt.Errorf("admission %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// runChaos runs the runtime's dispatchers under chaos until ctx ends:
+// each core dispatcher lives a random short time and is then killed (its
+// remaining outcomes are dropped, as if the process died, including after
+// the consumer committed); the first instance pauses once past its lease
+// before delivering; the consumer fails transiently one time in ten.
+func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error {
+	flaky := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
+		route.CoreOperations: func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+			if rand.IntN(10) == 0 {
+				stats.injected.Add(1)
+				return transport.Result{}, transport.Retryable("chaos_transient", errors.New("injected transient failure"))
+			}
+			return rt.Transport().Deliver(ctx, d)
+		},
+	})
+	lease := rt.LeaseDuration()
+	var paused atomic.Bool
+	var wg sync.WaitGroup
+	for i := 0; i < rt.DispatchersPerBoundary(); i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for life := 0; ctx.Err() == nil; life++ {
+				d, err := rt.NewDispatcher(migrate.Core, i*1000+life, flaky)
+				if err != nil {
+					return
+				}
+				var dead atomic.Bool
+				d.SetHooks(dispatcher.Hooks{
+					BeforeDeliver: func(dispatcher.Claimed) error {
+						if dead.Load() {
+							return dispatcher.ErrSimulatedCrash
+						}
+						if i == 0 && paused.CompareAndSwap(false, true) {
+							// Pause past the lease: recovery and another
+							// dispatcher take over; this late worker's
+							// outcome must be rejected by the fence.
+							stats.pauses.Add(1)
+							select {
+							case <-time.After(lease + lease/2):
+							case <-ctx.Done():
+							}
+						}
+						return nil
+					},
+					AfterDeliver: func(dispatcher.Claimed) error {
+						if dead.Load() || rand.IntN(50) == 0 {
+							return dispatcher.ErrSimulatedCrash
+						}
+						return nil
+					},
+				})
+				lifeCtx, end := context.WithTimeout(ctx, time.Duration(500+rand.IntN(2500))*time.Millisecond)
+				_ = d.Run(lifeCtx)
+				end()
+				if ctx.Err() == nil {
+					dead.Store(true)
+					stats.kills.Add(1)
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	return nil
+}
+
+// waitQuiescent waits until no delivery is pending or leased.
+func waitQuiescent(ctx context.Context, core queryer) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		var open int
+		if err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open); err != nil {
+			return fmt.Errorf("waiting for delivery: %w", err)
+		}
+		if open == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("deliveries still open when the demo timed out: %d", open)
+		case <-t.C:
+		}
+	}
+}

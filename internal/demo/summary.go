@@ -1,0 +1,233 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/oceanway/core/internal/operations/readmodel"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+)
+
+type queryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Check is one invariant verdict.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Summary is the result of a demo run.
+type Summary struct {
+	Runs                   int      `json:"runs"`
+	Events                 int64    `json:"events"`
+	Deliveries             int64    `json:"deliveries"`
+	Acknowledged           int64    `json:"acknowledged"`
+	Open                   int64    `json:"open"`
+	Quarantined            int64    `json:"quarantined"`
+	AdmitSeconds           float64  `json:"admitSeconds"`
+	DurationSeconds        float64  `json:"durationSeconds"`
+	AdmissionsPerSecond    float64  `json:"admissionsPerSecond"`
+	AcknowledgedPerSecond  float64  `json:"acknowledgedPerSecond"`
+	LatencyP50Millis       float64  `json:"latencyP50Millis"`
+	LatencyP99Millis       float64  `json:"latencyP99Millis"`
+	Attempts               int64    `json:"attempts"`
+	Retries                int64    `json:"retries"`
+	LeaseExpiries          int64    `json:"leaseExpiries"`
+	LeaseLost              int64    `json:"leaseLost"`
+	Chaos                  bool     `json:"chaos"`
+	Kills                  int64    `json:"kills"`
+	Pauses                 int64    `json:"pauses"`
+	InjectedFailures       int64    `json:"injectedFailures"`
+	VerificationState      string   `json:"verificationState"`
+	SnapshotCurrency       string   `json:"snapshotCurrency"`
+	ProjectionCompleteness string   `json:"projectionCompleteness"`
+	CompletenessReason     string   `json:"completenessReason,omitempty"`
+	Invariants             []Check  `json:"invariants"`
+	Passed                 bool     `json:"passed"`
+	Notes                  []string `json:"notes,omitempty"`
+}
+
+func (s *Summary) check(name string, ok bool, detail string) {
+	s.Invariants = append(s.Invariants, Check{Name: name, OK: ok, Detail: detail})
+	if !ok {
+		s.Passed = false
+	}
+}
+
+func (s *Summary) fail(name, detail string) { s.check(name, false, detail) }
+
+// invariantSQL are the end-of-run proofs, each a count that must be zero.
+var invariantSQL = []struct{ name, sql, detail string }{
+	{"no_lost_delivery", `SELECT count(*) FROM outbox.outbox_deliveries WHERE status <> 'acknowledged'`,
+		"deliveries not acknowledged"},
+	{"every_event_has_its_deliveries", `SELECT count(*) FROM outbox.outbox_events e
+		WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id)`,
+		"events without delivery rows"},
+	{"no_double_ack", `SELECT count(*) FROM (
+		SELECT s.event_id, s.destination FROM outbox.outbox_delivery_attempt_starts s
+		JOIN outbox.outbox_delivery_attempt_finishes f USING (attempt_id)
+		WHERE f.outcome = 'acknowledged' GROUP BY 1, 2 HAVING count(*) > 1) x`,
+		"deliveries with more than one acknowledged finish"},
+	{"ack_matches_finish", `SELECT count(*) FROM outbox.outbox_deliveries d WHERE d.status = 'acknowledged' AND NOT EXISTS (
+		SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = d.current_attempt_id AND f.outcome = 'acknowledged')`,
+		"acknowledged deliveries whose current attempt has no acknowledged finish"},
+	{"at_most_one_finish_per_start", `SELECT count(*) FROM (
+		SELECT attempt_id FROM outbox.outbox_delivery_attempt_finishes GROUP BY 1 HAVING count(*) > 1) x`,
+		"attempt starts with two finishes"},
+	{"every_start_finished", `SELECT count(*) FROM outbox.outbox_delivery_attempt_starts s
+		WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = s.attempt_id)`,
+		"attempt starts without a finish"},
+	{"published_at_exact", `SELECT count(*) FROM outbox.outbox_events e
+		WHERE (e.published_at IS NOT NULL) <> NOT EXISTS (
+		  SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id AND d.mandatory AND d.status <> 'acknowledged')`,
+		"events whose published_at disagrees with their mandatory deliveries"},
+	{"one_receipt_per_event", `SELECT count(*) FROM (
+		SELECT event_id FROM operations.applied_receipts GROUP BY event_id HAVING count(*) > 1) x`,
+		"events with more than one projector receipt (duplicated effect)"},
+	{"receipt_for_every_ack", `SELECT count(*) FROM outbox.outbox_deliveries d
+		WHERE d.destination = 'core_operations' AND d.status = 'acknowledged'
+		  AND NOT EXISTS (SELECT 1 FROM operations.applied_receipts r WHERE r.event_id = d.event_id)`,
+		"acknowledged deliveries without the projector's receipt"},
+}
+
+func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, elapsed time.Duration, m *dispatcher.Metrics) (*Summary, error) {
+	s := &Summary{Runs: cfg.Runs, Chaos: cfg.Chaos, Passed: true,
+		AdmitSeconds: admitted.Seconds(), DurationSeconds: elapsed.Seconds()}
+	err := core.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM outbox.outbox_events),
+		       count(*), count(*) FILTER (WHERE status = 'acknowledged'),
+		       count(*) FILTER (WHERE status IN ('pending', 'leased')),
+		       count(*) FILTER (WHERE status = 'quarantined'),
+		       COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY delivered_at - created_at)), 0),
+		       COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY delivered_at - created_at)), 0)
+		FROM outbox.outbox_deliveries`).Scan(&s.Events, &s.Deliveries, &s.Acknowledged, &s.Open, &s.Quarantined,
+		&s.LatencyP50Millis, &s.LatencyP99Millis)
+	if err != nil {
+		return nil, fmt.Errorf("demo summary: %w", err)
+	}
+	if err := core.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM outbox.outbox_delivery_attempt_starts),
+		       count(*) FILTER (WHERE outcome = 'retryable'),
+		       count(*) FILTER (WHERE outcome = 'lease_expired_unknown')
+		FROM outbox.outbox_delivery_attempt_finishes`).Scan(&s.Attempts, &s.Retries, &s.LeaseExpiries); err != nil {
+		return nil, fmt.Errorf("demo summary: %w", err)
+	}
+	s.LeaseLost = int64(counterSum(m.LeaseLost))
+	if elapsed > 0 {
+		s.AcknowledgedPerSecond = float64(s.Acknowledged) / elapsed.Seconds()
+	}
+	if admitted > 0 {
+		s.AdmissionsPerSecond = float64(cfg.Runs) / admitted.Seconds()
+	}
+	s.check("all_admissions_appended", s.Events == int64(2*cfg.Runs), fmt.Sprintf("%d events for %d admissions", s.Events, cfg.Runs))
+	for _, inv := range invariantSQL {
+		var n int64
+		if err := core.QueryRow(ctx, inv.sql).Scan(&n); err != nil {
+			return nil, fmt.Errorf("demo invariant %s: %w", inv.name, err)
+		}
+		detail := ""
+		if n != 0 {
+			detail = fmt.Sprintf("%d %s", n, inv.detail)
+		}
+		s.check(inv.name, n == 0, detail)
+	}
+	// Prove completeness in one consistent snapshot, then ask the query,
+	// which compares the proof with the current inputs (OPS-4).
+	rm := readmodel.New(core)
+	_, err = rm.ProveCompleteness(ctx, readmodel.Params{})
+	var c readmodel.Completeness
+	if err == nil {
+		c, err = rm.Completeness(ctx, readmodel.Params{})
+	}
+	if err != nil {
+		s.fail("read_model_complete", err.Error())
+		return s, nil
+	}
+	s.VerificationState, s.SnapshotCurrency = c.VerificationState, c.SnapshotCurrency
+	s.ProjectionCompleteness, s.CompletenessReason = c.ProjectionCompleteness, c.VerificationReason
+	if c.Integrity != nil && len(c.Integrity.Reasons) > 0 {
+		s.CompletenessReason += " " + strings.Join(c.Integrity.Reasons, ",")
+	}
+	s.check("read_model_complete", c.VerificationState == readmodel.Verified && c.SnapshotCurrency == readmodel.VerifiedCurrent &&
+		c.ProjectionCompleteness == readmodel.CompleteForSupportedScope,
+		fmt.Sprintf("%s/%s/%s", c.VerificationState, c.SnapshotCurrency, c.ProjectionCompleteness))
+	return s, nil
+}
+
+func counterSum(c *prometheus.CounterVec) float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { c.Collect(ch); close(ch) }()
+	var sum float64
+	for m := range ch {
+		var pb dto.Metric
+		if m.Write(&pb) == nil {
+			sum += pb.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// WriteTable prints the summary as a table.
+func (s *Summary) WriteTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
+	fmt.Fprintln(tw, "OceanWay demo summary")
+	row("admissions", s.Runs)
+	row("events appended", s.Events)
+	row("deliveries", s.Deliveries)
+	row("acknowledged", s.Acknowledged)
+	row("open (pending/leased)", s.Open)
+	row("quarantined", s.Quarantined)
+	row("admissions/s", fmt.Sprintf("%.0f (%.2fs)", s.AdmissionsPerSecond, s.AdmitSeconds))
+	row("acknowledged/s", fmt.Sprintf("%.0f (%.2fs total)", s.AcknowledgedPerSecond, s.DurationSeconds))
+	row("latency append→ack p50", fmt.Sprintf("%.1f ms", s.LatencyP50Millis))
+	row("latency append→ack p99", fmt.Sprintf("%.1f ms", s.LatencyP99Millis))
+	row("attempts", s.Attempts)
+	row("retries", s.Retries)
+	row("lease expiries (recovered)", s.LeaseExpiries)
+	row("late outcomes dropped (lease lost)", s.LeaseLost)
+	if s.Chaos {
+		row("chaos: dispatcher kills", s.Kills)
+		row("chaos: pauses past lease", s.Pauses)
+		row("chaos: injected consumer failures", s.InjectedFailures)
+	}
+	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
+	for _, c := range s.Invariants {
+		verdict := "ok"
+		if !c.OK {
+			verdict = "FAILED: " + c.Detail
+		}
+		row("invariant "+c.Name, verdict)
+	}
+	for _, n := range s.Notes {
+		row("note", n)
+	}
+	verdict := "PASSED"
+	if !s.Passed {
+		verdict = "FAILED"
+	}
+	row("verdict", verdict)
+	_ = tw.Flush()
+}
+
+// WriteJSON writes the summary to path.
+func (s *Summary) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

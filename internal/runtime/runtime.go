@@ -1,0 +1,171 @@
+// Package runtime wires the long-running machinery of one OceanWay process:
+// a connection pool per fact boundary, the consumers reachable through the
+// in-process transport, and K dispatchers per producer database, each
+// claiming only the destinations that have a consumer wired here. `oceanway
+// serve` and `oceanway demo` both run on it.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Pools holds one pool per fact boundary.
+type Pools map[migrate.Boundary]*pgxpool.Pool
+
+// Close closes every pool.
+func (p Pools) Close() {
+	for _, pool := range p {
+		pool.Close()
+	}
+}
+
+// Boundaries returns the boundaries in a fixed order.
+func (p Pools) Boundaries() []migrate.Boundary {
+	out := make([]migrate.Boundary, 0, len(p))
+	for b := range p {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Config tunes the runtime.
+type Config struct {
+	// Dispatcher is the configuration every dispatcher starts from; the
+	// runtime sets WorkerID and Destinations per instance.
+	Dispatcher dispatcher.Config
+	// DispatchersPerBoundary is K, the dispatcher instances per producer
+	// database. Default 1.
+	DispatchersPerBoundary int
+}
+
+// Runtime runs dispatchers over every boundary's outbox.
+type Runtime struct {
+	cfg       Config
+	pools     Pools
+	consumers map[route.Destination]transport.ConsumerFunc
+	transport transport.Transport
+	metrics   *dispatcher.Metrics
+	log       *slog.Logger
+}
+
+// New builds a runtime. consumers are the destinations served in-process;
+// deliveries to other destinations are left to the process that serves them.
+// Metrics and one open-delivery collector per boundary are registered on reg.
+func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cfg Config, reg prometheus.Registerer, log *slog.Logger) (*Runtime, error) {
+	if len(pools) == 0 {
+		return nil, errors.New("runtime: no boundary databases")
+	}
+	if cfg.DispatchersPerBoundary == 0 {
+		cfg.DispatchersPerBoundary = 1
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	dc := cfg.Dispatcher.WithDefaults()
+	if err := dc.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Runtime{
+		cfg: cfg, pools: pools, consumers: consumers,
+		transport: transport.NewInProcess(consumers),
+		metrics:   dispatcher.NewMetrics(reg),
+		log:       log,
+	}
+	for _, b := range pools.Boundaries() {
+		reg.MustRegister(dispatcher.NewOpenCollector(pools[b], string(b), dc.StatementTimeout))
+	}
+	return r, nil
+}
+
+// Served lists the destinations with a consumer in this process.
+func (r *Runtime) Served() []route.Destination {
+	var out []route.Destination
+	for _, d := range route.Destinations {
+		if _, ok := r.consumers[d]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Metrics returns the dispatcher metrics shared by every instance.
+func (r *Runtime) Metrics() *dispatcher.Metrics { return r.metrics }
+
+// Transport returns the in-process transport.
+func (r *Runtime) Transport() transport.Transport { return r.transport }
+
+// NewDispatcher builds instance i of boundary b's dispatchers, optionally
+// over another transport (the demo's chaos mode wraps the consumers).
+func (r *Runtime) NewDispatcher(b migrate.Boundary, i int, t transport.Transport) (*dispatcher.Dispatcher, error) {
+	pool, ok := r.pools[b]
+	if !ok {
+		return nil, fmt.Errorf("runtime: no pool for boundary %s", b)
+	}
+	if t == nil {
+		t = r.transport
+	}
+	cfg := r.cfg.Dispatcher
+	if cfg.WorkerID == "" {
+		cfg = cfg.WithDefaults()
+	}
+	cfg.WorkerID = fmt.Sprintf("%s/%s/%d", cfg.WorkerID, b, i)
+	cfg.Destinations = r.Served()
+	return dispatcher.New(pool, t, cfg, r.metrics, r.log.With("boundary", string(b)))
+}
+
+// Run runs K dispatchers per boundary until ctx is cancelled, then drains
+// them. It returns the first dispatcher error.
+func (r *Runtime) Run(ctx context.Context) error {
+	if len(r.Served()) == 0 {
+		return errors.New("runtime: no consumer wired: nothing to dispatch")
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for _, b := range r.pools.Boundaries() {
+		for i := 0; i < r.cfg.DispatchersPerBoundary; i++ {
+			d, err := r.NewDispatcher(b, i, nil)
+			if err != nil {
+				return err
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := d.Run(ctx); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	r.log.Info("dispatchers running", "boundaries", len(r.pools), "per_boundary", r.cfg.DispatchersPerBoundary,
+		"destinations", fmt.Sprint(r.Served()))
+	wg.Wait()
+	return firstErr
+}
+
+// LeaseDuration is the effective lease of the runtime's dispatchers.
+func (r *Runtime) LeaseDuration() time.Duration { return r.cfg.Dispatcher.WithDefaults().LeaseDuration }
+
+// DispatchersPerBoundary is K.
+func (r *Runtime) DispatchersPerBoundary() int { return r.cfg.DispatchersPerBoundary }
