@@ -160,7 +160,9 @@ its lease and makes the consumer fail transiently.`,
 	return cmd
 }
 
-func (dispatcherFlags) defaultLease() time.Duration { return envDuration("OCEANWAY_LEASE", 30*time.Second) }
+func (dispatcherFlags) defaultLease() time.Duration {
+	return envDuration("OCEANWAY_LEASE", 30*time.Second)
+}
 
 // demoServer picks the server and the database prefix. keep reports whether
 // the databases stay after the run; cleanup drops them (and stops a
