@@ -1,0 +1,232 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat and /proc/stat times.
+// It is 100 on every mainstream Linux architecture (getconf CLK_TCK).
+const clockTicks = 100
+
+// sampleEvery is the backend CPU sampling interval.
+const sampleEvery = 100 * time.Millisecond
+
+// ProcessCPU is the user+system CPU time of this process so far.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// machineTicks reads the aggregate cpu line of /proc/stat: busy and total ticks.
+func machineTicks() (busy, total uint64, ok bool) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) < 5 || fields[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total, true
+}
+
+// procTicks reads utime+stime of pid and checks that it is a PostgreSQL
+// backend serving database (its command line names the database).
+func procTicks(pid int, database string) (uint64, bool) {
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	cmd = bytes.TrimRight(cmd, "\x00 ")
+	if err != nil || !bytes.HasPrefix(cmd, []byte("postgres")) ||
+		!(bytes.Contains(cmd, []byte(" "+database+" ")) || bytes.HasSuffix(cmd, []byte(" "+database))) {
+		return 0, false
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// After "pid (comm)": state is field 3; utime and stime are fields 14 and 15.
+	fields := strings.Fields(string(raw[i+1:]))
+	if len(fields) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseUint(fields[11], 10, 64)
+	s, err2 := strconv.ParseUint(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return u + s, true
+}
+
+// cpuSampler measures process, backend and machine CPU over a window.
+type cpuSampler struct {
+	admin     *pgx.Conn
+	databases []string
+	exclude   func() []int // pids not to count (our own measuring sessions)
+
+	start        time.Time
+	startProcess time.Duration
+	startBusy    uint64
+	startTotal   uint64
+	machineOK    bool
+
+	mu       sync.Mutex
+	baseline map[int]uint64 // ticks at first sight
+	last     map[int]uint64
+	seen     int // backends listed by pg_stat_activity
+	verified int // of which /proc confirmed to be local PostgreSQL backends
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func newCPUSampler(admin *pgx.Conn, databases []string, exclude func() []int) *cpuSampler {
+	return &cpuSampler{admin: admin, databases: databases, exclude: exclude,
+		baseline: map[int]uint64{}, last: map[int]uint64{}}
+}
+
+// Start takes the first sample (every backend alive now is a baseline) and
+// samples in the background until Stop.
+func (s *cpuSampler) Start(ctx context.Context) {
+	s.start = time.Now()
+	s.startProcess = ProcessCPU()
+	s.startBusy, s.startTotal, s.machineOK = machineTicks()
+	s.sample(ctx, true)
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.sample(ctx, false)
+			}
+		}
+	}()
+}
+
+// sample reads the CPU ticks of every backend of the databases. A backend
+// first seen after the start counts from zero (it was born in the window).
+func (s *cpuSampler) sample(ctx context.Context, initial bool) {
+	rows, err := s.admin.Query(ctx, `SELECT pid, datname FROM pg_catalog.pg_stat_activity WHERE datname = ANY($1)`, s.databases)
+	if err != nil {
+		return
+	}
+	type backend struct {
+		pid int
+		db  string
+	}
+	var bs []backend
+	for rows.Next() {
+		var b backend
+		if rows.Scan(&b.pid, &b.db) == nil {
+			bs = append(bs, b)
+		}
+	}
+	rows.Close()
+	skip := map[int]bool{}
+	if s.exclude != nil {
+		for _, pid := range s.exclude() {
+			skip[pid] = true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range bs {
+		if skip[b.pid] {
+			continue
+		}
+		ticks, ok := procTicks(b.pid, b.db)
+		if _, known := s.last[b.pid]; !known {
+			s.seen++
+			if ok {
+				s.verified++
+			}
+			if initial {
+				s.baseline[b.pid] = ticks
+			} else {
+				s.baseline[b.pid] = 0
+			}
+		}
+		if ok {
+			s.last[b.pid] = ticks
+		} else if _, known := s.last[b.pid]; !known {
+			s.last[b.pid] = s.baseline[b.pid]
+		}
+	}
+}
+
+// Stop takes the last sample and returns the CPU of the window.
+func (s *cpuSampler) Stop(ctx context.Context, messages int) CPU {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+	}
+	s.sample(ctx, false)
+	elapsed := time.Since(s.start).Seconds()
+	process := (ProcessCPU() - s.startProcess).Seconds()
+	out := CPU{ProcessSeconds: round3(process), MeasurementSeconds: round3(elapsed)}
+	s.mu.Lock()
+	var ticks uint64
+	for pid, last := range s.last {
+		if last > s.baseline[pid] {
+			ticks += last - s.baseline[pid]
+		}
+	}
+	out.Backends = s.seen
+	switch {
+	case s.seen == 0:
+		out.BackendSource = "unavailable: no backend of the run's databases was seen"
+	case s.verified == 0:
+		out.BackendSource = "unavailable: the server's backends are not readable in this machine's /proc"
+	default:
+		out.BackendSeconds = round3(float64(ticks) / clockTicks)
+		out.BackendSource = fmt.Sprintf("/proc/<pid>/stat utime+stime of %d backend(s) of the run's databases, sampled every %s", s.verified, sampleEvery)
+	}
+	s.mu.Unlock()
+	if messages > 0 {
+		out.ProcessPer1k = round3(out.ProcessSeconds * 1000 / float64(messages))
+		out.BackendPer1k = round3(out.BackendSeconds * 1000 / float64(messages))
+	}
+	if elapsed > 0 {
+		out.ProcessCoresInUse = round3(out.ProcessSeconds / elapsed)
+		out.BackendCoresInUse = round3(out.BackendSeconds / elapsed)
+	}
+	if busy, total, ok := machineTicks(); ok && s.machineOK && total > s.startTotal {
+		out.MachineBusy = round3(float64(busy-s.startBusy) / float64(total-s.startTotal))
+		out.MachineBusySource = "/proc/stat, all processes (other work on the machine included)"
+	} else {
+		out.MachineBusySource = "unavailable"
+	}
+	return out
+}

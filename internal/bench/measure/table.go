@@ -1,0 +1,101 @@
+package measure
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// TableOpts choose the comparison columns of WriteTable.
+type TableOpts struct {
+	// Ours names the system the "vs ours" column divides by (matched per
+	// tx size and variant); empty leaves the column out.
+	Ours string
+	// Limit adds the "vs limit" columns and the limit rows.
+	Limit *Limit
+}
+
+// WriteTable prints one row per run: system, tx size, throughput
+// (consumed/s), produced/s, p50/p99 latency, rows written per message, CPU
+// per 1,000 messages (client process and PostgreSQL backends), dead tuples
+// of the queue table at the end; with opts, the ratio of throughput to
+// ours at the same tx size and to the physical limit (single-row commits/s
+// for every row, batched rows/s for every row).
+func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"system", "tx", "consumed/s", "produced/s", "p50 ms", "p99 ms", "rows/msg", "cpu s/1k", "pg cpu s/1k", "dead tup"}
+	if opts.Ours != "" {
+		head = append(head, "vs ours")
+	}
+	if opts.Limit != nil {
+		head = append(head, "vs commit limit", "vs row limit")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	ours := map[string]float64{}
+	for _, r := range runs {
+		if r.System == opts.Ours {
+			ours[fmt.Sprint(r.TxSize, r.Variant)] = r.ConsumedPerSec
+		}
+	}
+	for _, r := range runs {
+		name := r.System
+		if r.Variant != "" {
+			name += " [" + r.Variant + "]"
+		}
+		cells := []string{name, fmt.Sprint(r.TxSize), num(r.ConsumedPerSec), num(r.ProducedPerSec),
+			num(r.Latency.P50), num(r.Latency.P99), fmt.Sprintf("%.2f", r.Rows.PerMessage),
+			fmt.Sprintf("%.3f", r.CPU.ProcessPer1k), backendCPU(r.CPU), fmt.Sprint(r.QueueDeadTuples)}
+		if opts.Ours != "" {
+			cells = append(cells, ratio(r.ConsumedPerSec, ours[fmt.Sprint(r.TxSize, r.Variant)]))
+		}
+		if opts.Limit != nil {
+			cells = append(cells, ratio(r.ConsumedPerSec, opts.Limit.SingleRowCommitsSec), ratio(r.ConsumedPerSec, opts.Limit.BatchedRowsSec))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if l := opts.Limit; l != nil {
+		for _, row := range []struct {
+			name string
+			tx   int
+			rate float64
+			p99  float64
+		}{
+			{"limit: single-row INSERT commits", 1, l.SingleRowCommitsSec, l.SingleRowCommitP99Ms},
+			{fmt.Sprintf("limit: batched INSERT rows (%d/tx)", l.BatchRows), l.BatchRows, l.BatchedRowsSec, l.BatchedCommitP99Ms},
+		} {
+			cells := []string{row.name, fmt.Sprint(row.tx), num(row.rate), "-", "-", num(row.p99), "1.00", "-", "-", "-"}
+			if opts.Ours != "" {
+				cells = append(cells, "-")
+			}
+			cells = append(cells, ratio(row.rate, l.SingleRowCommitsSec), ratio(row.rate, l.BatchedRowsSec))
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		}
+	}
+	return tw.Flush()
+}
+
+func num(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	default:
+		return fmt.Sprintf("%.2f", f)
+	}
+}
+
+func ratio(a, b float64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func backendCPU(c CPU) string {
+	if c.BackendSeconds == 0 && !strings.HasPrefix(c.BackendSource, "/proc") {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", c.BackendPer1k)
+}

@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+	_ "github.com/oceanway/core/internal/outbox/schema" // the outbox migration line
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+var (
+	//go:embed sql/delivered.sql
+	deliveredSQL string
+	//go:embed sql/end_state.sql
+	endStateSQL string
+)
+
+// System is the name of our system in reports.
+const System = "oceanway"
+
+// projectionName is the Operations projection the bench definition freezes.
+const projectionName = "operations"
+
+// eventType is the bench's event: run.created@2.0 has exactly one mandatory
+// member, core_operations, so one event is one delivery.
+const eventType = "run.created@2.0"
+
+// outboxTarget is one run's producer database (outbox line applied, first
+// release definition active), the consumer's database and K dispatchers.
+type outboxTarget struct {
+	producerDB, consumerDB   string
+	producerDSN, consumerDSN string
+	producer, consumerPool   *pgxpool.Pool
+	consumer                 *receiptConsumer
+	cfg                      Config
+	metrics                  *dispatcher.Metrics
+	acked                    prometheus.Counter
+
+	stop    context.CancelFunc
+	stopped sync.WaitGroup
+	runErrs []error
+	errMu   sync.Mutex
+}
+
+// newOutboxTarget creates and migrates the two databases of one run and
+// activates the first release definition; Open opens the run's pools.
+func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) (*outboxTarget, error) {
+	t := &outboxTarget{producerDB: migrate.DatabaseName(prefix, migrate.Core), consumerDB: prefix + "_consumer", cfg: cfg}
+	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: prefix, Boundaries: []migrate.Boundary{migrate.Core}})
+	if err != nil {
+		return t, fmt.Errorf("provision producer database: %w", err)
+	}
+	t.producerDSN = res.DSNs[migrate.Core]
+	if err := measure.CreateDatabase(ctx, serverURL, t.consumerDB); err != nil {
+		return t, err
+	}
+	t.consumerDSN = measure.DatabaseURL(serverURL, t.consumerDB)
+	if err := createConsumerSchema(ctx, t.consumerDSN); err != nil {
+		return t, err
+	}
+	conn, err := pgx.Connect(ctx, t.producerDSN)
+	if err != nil {
+		return t, fmt.Errorf("producer database: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := outbox.BootstrapFirstRelease(ctx, conn, outbox.BootstrapParams{
+		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "oceanway-bench",
+	}); err != nil {
+		return t, fmt.Errorf("bootstrap definition: %w", err)
+	}
+	t.metrics = dispatcher.NewMetrics(prometheus.NewRegistry())
+	t.acked = t.metrics.Acknowledged.WithLabelValues(string(route.CoreOperations))
+	return t, nil
+}
+
+// Open opens the producer pool (producers, and per dispatcher its in-flight
+// acks, claim loop and LISTEN session) and the consumer's pool.
+func (t *outboxTarget) Open(ctx context.Context) error {
+	var err error
+	producerConns := int32(t.cfg.Producers + t.cfg.Dispatchers*(t.cfg.Concurrency+2) + 1)
+	if t.producer, err = measure.NewPool(ctx, t.producerDSN, producerConns); err != nil {
+		return fmt.Errorf("producer pool: %w", err)
+	}
+	if t.consumerPool, err = measure.NewPool(ctx, t.consumerDSN, int32(t.cfg.Dispatchers*t.cfg.Concurrency)); err != nil {
+		return fmt.Errorf("consumer pool: %w", err)
+	}
+	t.consumer = &receiptConsumer{pool: t.consumerPool}
+	return nil
+}
+
+func (t *outboxTarget) System() string      { return System }
+func (t *outboxTarget) Databases() []string { return []string{t.producerDB, t.consumerDB} }
+func (t *outboxTarget) QueueTable() string  { return "outbox.outbox_deliveries" }
+
+// Produce appends n run.created@2.0 events (one core_operations delivery
+// each) in one business transaction with AppendTx.
+func (t *outboxTarget) Produce(ctx context.Context, n int) ([]string, error) {
+	events := make([]envelope.Envelope, n)
+	ids := make([]string, n)
+	for i := range events {
+		e := envelopetest.Envelope(eventType, 0)
+		e.EventID = outbox.NewEventID()
+		e.AggregateID = uuid.NewString()
+		e.Payload["runId"] = e.AggregateID
+		events[i], ids[i] = e, e.EventID
+	}
+	err := db.WithTx(ctx, t.producer, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := outbox.AppendTx(ctx, tx, events...)
+		return err
+	})
+	return ids, err
+}
+
+// Start runs K dispatchers over the producer database.
+func (t *outboxTarget) Start(ctx context.Context) error {
+	tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: t.consumer.Deliver})
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.stop = cancel
+	for i := range t.cfg.Dispatchers {
+		d, err := dispatcher.New(t.producer, tr, dispatcher.Config{
+			WorkerID:     fmt.Sprintf("bench-%d", i),
+			BatchSize:    t.cfg.Batch,
+			Concurrency:  t.cfg.Concurrency,
+			PollInterval: t.cfg.PollInterval,
+			Version:      "bench",
+		}, t.metrics, t.cfg.log())
+		if err != nil {
+			cancel()
+			return err
+		}
+		t.stopped.Add(1)
+		go func() {
+			defer t.stopped.Done()
+			if err := d.Run(runCtx); err != nil {
+				t.errMu.Lock()
+				t.runErrs = append(t.runErrs, err)
+				t.errMu.Unlock()
+			}
+		}()
+	}
+	return nil
+}
+
+// Consumed is the dispatchers' acknowledged counter: a delivery counts once
+// its verified, fenced ack has committed.
+func (t *outboxTarget) Consumed(context.Context) (int, error) {
+	var m dto.Metric
+	if err := t.acked.Write(&m); err != nil {
+		return 0, err
+	}
+	return int(m.GetCounter().GetValue()), nil
+}
+
+// errEndState is a run whose end state breaks the outbox's guarantees.
+var errEndState = errors.New("bench: end state check failed")
+
+// Finish checks the end state in both databases and stamps every
+// delivery's delivered_at as its consumption time.
+func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (string, []string, error) {
+	var deliveries, acked, retried, events, published, finishes, quarantined int
+	if err := t.producer.QueryRow(ctx, endStateSQL).Scan(&deliveries, &acked, &retried, &events, &published, &finishes, &quarantined); err != nil {
+		return "", nil, fmt.Errorf("end state: %w", err)
+	}
+	receipts, err := t.consumer.count(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if acked != deliveries || published != events || finishes != deliveries || quarantined != 0 || receipts != deliveries {
+		return "", nil, fmt.Errorf("%w: deliveries %d, acknowledged %d, acknowledged finishes %d, events %d, published %d, quarantined %d, receipts %d",
+			errEndState, deliveries, acked, finishes, events, published, quarantined, receipts)
+	}
+	rows, err := t.producer.Query(ctx, deliveredSQL)
+	if err != nil {
+		return "", nil, fmt.Errorf("delivered_at: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return "", nil, err
+		}
+		rec.Consumed(id, at)
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, err
+	}
+	var notes []string
+	if retried > 0 {
+		notes = append(notes, fmt.Sprintf("%d deliveries needed more than one attempt", retried))
+	}
+	return "outbox_deliveries.delivered_at (the ack transaction's now()) − process clock when the append's COMMIT returned", notes, nil
+}
+
+// Close stops the dispatchers (draining in-flight deliveries) and closes
+// the pools.
+func (t *outboxTarget) Close(context.Context) error {
+	if t.stop != nil {
+		t.stop()
+		t.stopped.Wait()
+		t.stop = nil
+	}
+	if t.producer != nil {
+		t.producer.Close()
+	}
+	if t.consumerPool != nil {
+		t.consumerPool.Close()
+	}
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	return errors.Join(t.runErrs...)
+}
+
+// discardLogger is the dispatchers' logger when none is configured.
+var discardLogger = slog.New(slog.DiscardHandler)

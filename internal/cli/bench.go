@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/internal/bench"
+	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/pgserver"
+)
+
+func init() { commandFuncs = append(commandFuncs, newBenchCmd) }
+
+func newBenchCmd(streams *IO) *cobra.Command {
+	var (
+		cfg         bench.Config
+		databaseURL string
+		mode        string
+		jsonPath    string
+		profilePath string
+		quiet       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "End-to-end outbox benchmark: append, dispatch to a receipt-writing consumer, measure",
+		Long: `bench measures the outbox end to end on a real PostgreSQL server.
+
+For each transaction size (--tx-size, default 1 and 100) it creates fresh databases
+<prefix>_t<size>_core (the outbox migration line applied, the first release
+definition active) and <prefix>_t<size>_consumer, appends --events run.created@2.0
+events (one core_operations delivery each) from --producers concurrent business
+transactions of that size, and runs --dispatchers dispatchers (--batch,
+--concurrency) that deliver through the in-process transport to a consumer writing
+an OperationsProjectionAppliedReceipt@1 insert-or-compare in its own database,
+until every delivery is acknowledged. In the default concurrent mode the
+dispatchers run while the events are appended; --mode burndown appends everything
+first and times the drain.
+
+It reports appends/s, acknowledged deliveries/s, commit→ack latency (p50, p99),
+rows written per delivery (pg_stat_user_tables), CPU seconds per 1,000 deliveries
+(this process, and the PostgreSQL backends of the run's databases when the server
+runs on this machine), and the dead tuples of outbox_deliveries. --held-xmin D adds,
+per tx size, a run while another session holds a REPEATABLE READ snapshot open on
+the producer database for up to D.
+
+The server is --database-url, else DATABASE_URL, else a local server on
+127.0.0.1:5432, else a throwaway cluster started for the bench. The databases are
+dropped at the end unless --keep.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			logf := func(format string, args ...any) {
+				if !quiet {
+					fmt.Fprintf(streams.Err, format+"\n", args...)
+				}
+			}
+			m, ok := measure.ParseMode(mode)
+			if !ok {
+				return fmt.Errorf("bench: --mode %q: want concurrent or burndown", mode)
+			}
+			cfg.Mode = m
+			srv, err := pgserver.Find(ctx, pgserver.Opts{DatabaseURL: databaseURL, Logf: logf})
+			if err != nil {
+				return err
+			}
+			defer func() { _ = srv.Stop() }()
+			cfg.ServerURL, cfg.ServerSource = srv.URL, string(srv.Source)
+			cfg.Logf = logf
+			cfg.Log = slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if profilePath != "" {
+				f, err := os.Create(profilePath)
+				if err != nil {
+					return fmt.Errorf("bench: cpu profile: %w", err)
+				}
+				defer f.Close()
+				cfg.CPUProfile = f
+			}
+			report, err := bench.Run(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if profilePath != "" {
+				report.Profile = profilePath
+			}
+			if err := measure.WriteTable(streams.Out, report.Runs, measure.TableOpts{}); err != nil {
+				return err
+			}
+			if len(report.Databases) > 0 {
+				fmt.Fprintf(streams.Out, "kept databases: %v\n", report.Databases)
+			}
+			if jsonPath != "" {
+				raw, err := json.MarshalIndent(report, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(jsonPath, append(raw, '\n'), 0o644); err != nil {
+					return fmt.Errorf("bench: --json: %w", err)
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432, else a throwaway cluster)")
+	f.StringVar(&cfg.Prefix, "db-prefix", "", "prefix of the run databases (default owbench_<random>)")
+	f.IntVar(&cfg.Events, "events", 10_000, "events appended per run")
+	f.IntSliceVar(&cfg.TxSizes, "tx-size", []int{1, 100}, "events per business transaction; one run per value")
+	f.IntVar(&cfg.Producers, "producers", 4, "concurrent appending sessions")
+	f.IntVar(&cfg.Dispatchers, "dispatchers", 1, "dispatchers (K)")
+	f.IntVar(&cfg.Batch, "batch", 100, "dispatcher claim batch size")
+	f.IntVar(&cfg.Concurrency, "concurrency", 16, "deliveries in flight per dispatcher")
+	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
+	f.StringVar(&mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
+	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
+	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
+	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	f.StringVar(&profilePath, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	f.BoolVar(&quiet, "quiet", false, "no progress lines on stderr")
+	return cmd
+}
