@@ -96,8 +96,8 @@ its lease and makes the consumer fail transiently.`,
 				}
 			}
 
-			if chaos && disp.cfg.LeaseDuration == (dispatcherFlags{}).defaultLease() {
-				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants recoveries within the run
+			if chaos && !cmd.Flags().Changed("lease") {
+				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 			}
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			consumers, err := consumersFor(runtime.Pools{migrate.Core: pools[migrate.Core]})
@@ -158,10 +158,6 @@ its lease and makes the consumer fail transiently.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&plain, "plain", false, "plain progress lines even on a terminal")
 	return cmd
-}
-
-func (dispatcherFlags) defaultLease() time.Duration {
-	return envDuration("OCEANWAY_LEASE", 30*time.Second)
 }
 
 // demoServer picks the server and the database prefix. keep reports whether
