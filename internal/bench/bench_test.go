@@ -1,0 +1,109 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/internal/bench"
+	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// TestRunTiny runs the whole bench at a tiny size — both transaction sizes
+// and a held-xmin run — and checks the result's invariants.
+func TestRunTiny(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const events = 50
+	prefix := dbtest.NewPrefix(t)
+	report, err := bench.Run(ctx, bench.Config{
+		ServerURL: srv.URL, ServerSource: string(srv.Source), Prefix: prefix,
+		Events: events, TxSizes: []int{1, 100}, Producers: 2, Concurrency: 4, Batch: 10,
+		PollInterval: 50 * time.Millisecond, HeldXmin: time.Minute,
+	})
+	require.NoError(t, err)
+	require.Len(t, report.Runs, 4, "tx 1, tx 1 held, tx 100, tx 100 held")
+	require.NotEmpty(t, report.Server.Version)
+	for _, r := range report.Runs {
+		require.Equal(t, bench.System, r.System)
+		require.Equal(t, events, r.Messages)
+		require.Equal(t, events, r.Latency.Count, "every delivery acknowledged and timed")
+		require.True(t, r.Finite(), "numbers finite: %+v", r)
+		require.Positive(t, r.ProducedPerSec)
+		require.Positive(t, r.ConsumedPerSec)
+		require.GreaterOrEqual(t, r.Latency.P99, r.Latency.P50)
+		// Per delivery: event insert + publish, delivery insert + claim + ack,
+		// attempt start, attempt finish, the consumer's receipt.
+		require.InDelta(t, 8.0, r.Rows.PerMessage, 0.5, "rows per delivery: %+v", r.Rows.Tables)
+		require.Positive(t, r.CPU.ProcessSeconds)
+		require.Equal(t, "outbox.outbox_deliveries", r.QueueTable)
+		require.Positive(t, r.QueueDeadTuples, "claims and acks leave dead delivery versions")
+		if r.Variant == "held-xmin" {
+			require.NotNil(t, r.HeldXmin)
+			require.Positive(t, r.HeldXmin.HeldSeconds)
+		}
+	}
+	require.Equal(t, "held-xmin", report.Runs[1].Variant)
+	require.Equal(t, 100, report.Runs[2].TxSize)
+
+	// Every database of the run was dropped.
+	conn, err := pgx.Connect(ctx, srv.URL)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_database WHERE starts_with(datname, $1)`, prefix+"_").Scan(&left))
+	require.Zero(t, left)
+
+	var out bytes.Buffer
+	require.NoError(t, measure.WriteTable(&out, report.Runs, measure.TableOpts{Ours: bench.System, Limit: &measure.Limit{SingleRowCommitsSec: 1000, BatchedRowsSec: 10000, BatchRows: 100}}))
+	require.Contains(t, out.String(), "oceanway [held-xmin]")
+	require.Contains(t, out.String(), "1.00×")
+	require.Contains(t, out.String(), "limit: batched INSERT rows (100/tx)")
+}
+
+// TestMeasureLimit measures the physical limit for a moment.
+func TestMeasureLimit(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	l, err := measure.MeasureLimit(context.Background(), measure.Env{ServerURL: srv.URL}, measure.LimitParams{
+		Database: dbtest.NewPrefix(t) + "_limit", Concurrency: 2, Duration: 200 * time.Millisecond, PayloadBytes: 64, BatchRows: 10,
+	})
+	require.NoError(t, err)
+	require.Positive(t, l.SingleRowCommitsSec)
+	require.Greater(t, l.BatchedRowsSec, 0.0)
+	require.Positive(t, l.SingleRowCommitP99Ms)
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	ds := make([]time.Duration, 100)
+	for i := range ds {
+		ds[i] = time.Duration(100-i) * time.Millisecond
+	}
+	s := measure.Summarize(ds)
+	require.Equal(t, measure.Summary{Count: 100, P50: 50, P90: 90, P99: 99, Max: 100}, s)
+	require.Equal(t, measure.Summary{}, measure.Summarize(nil))
+}
+
+func TestRecorder(t *testing.T) {
+	t.Parallel()
+	rec := measure.NewRecorder(2)
+	at := time.Now()
+	rec.Committed([]string{"a", "b"}, at)
+	rec.Consumed("a", at.Add(time.Second))
+	rec.Consumed("a", at.Add(2*time.Second))
+	rec.Consumed("b", at.Add(-time.Second)) // consumed before the commit stamp
+	lat, missing := rec.Latencies()
+	require.Zero(t, missing)
+	require.ElementsMatch(t, []time.Duration{time.Second, 0}, lat)
+	require.Equal(t, 1, rec.Duplicates())
+}
