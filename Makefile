@@ -11,7 +11,7 @@ help: ## Show the targets
 
 .PHONY: demo
 demo: ## Run the main job: the end-to-end demo (throwaway PostgreSQL when none is given)
-	@scripts/demo
+	@scripts/demo $(ARGS)
 
 .PHONY: test
 test: ## Run all tests on real PostgreSQL (starts a throwaway cluster if none is reachable)
