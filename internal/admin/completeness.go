@@ -1,0 +1,144 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Outbox completeness verdicts of one producer database.
+const (
+	// VerdictComplete: every mandatory delivery is acknowledged and
+	// published_at is set exactly on the events whose mandatory deliveries
+	// are all acknowledged.
+	VerdictComplete = "complete"
+	// VerdictIncomplete: some mandatory deliveries are open or quarantined;
+	// published_at agrees with them.
+	VerdictIncomplete = "incomplete"
+	// VerdictInconsistent: published_at disagrees with the mandatory
+	// deliveries (an invariant is broken).
+	VerdictInconsistent = "inconsistent"
+)
+
+// Reasons in OutboxCompleteness.Reasons.
+const (
+	ReasonOpenMandatory        = "open_mandatory_deliveries"
+	ReasonQuarantinedMandatory = "quarantined_mandatory_deliveries"
+	ReasonPublishedWithOpen    = "published_with_unacknowledged_mandatory_delivery"
+	ReasonUnpublishedAllAcked  = "unpublished_with_all_mandatory_acknowledged"
+)
+
+// DestinationCompleteness is the mandatory deliveries of one destination.
+type DestinationCompleteness struct {
+	Destination  string `json:"destination"`
+	Mandatory    int64  `json:"mandatory"`
+	Open         int64  `json:"open"`
+	Quarantined  int64  `json:"quarantined"`
+	Acknowledged int64  `json:"acknowledged"`
+}
+
+// OutboxCompleteness is the outbox side of completeness of one producer
+// database, read in one snapshot: mandatory deliveries that are not
+// acknowledged, and published_at coverage. It is not the Operations
+// projection's completeness proof (that needs the Operations receipts and
+// gaps; see internal/operations/readmodel) and it never combines
+// boundaries into a chain verdict (DESIGN.md §2).
+type OutboxCompleteness struct {
+	Boundary string `json:"boundary"`
+	Verdict  string `json:"verdict"`
+	// Reasons are empty for complete.
+	Reasons   []string `json:"reasons"`
+	Events    int64    `json:"events"`
+	Published int64    `json:"published"`
+	// PublishedWithOpenMandatory counts published events with a mandatory
+	// delivery that is not acknowledged (must be 0).
+	PublishedWithOpenMandatory int64 `json:"publishedWithOpenMandatory"`
+	// UnpublishedAllAcknowledged counts unpublished events whose mandatory
+	// deliveries are all acknowledged (must be 0).
+	UnpublishedAllAcknowledged int64 `json:"unpublishedAllAcknowledged"`
+	// OldestUnpublishedCreatedAt is the append time of the oldest
+	// unpublished event; nil when every event is published.
+	OldestUnpublishedCreatedAt  *time.Time                `json:"oldestUnpublishedCreatedAt"`
+	OldestUnpublishedAgeSeconds float64                   `json:"oldestUnpublishedAgeSeconds"`
+	Destinations                []DestinationCompleteness `json:"destinations"`
+}
+
+// Unpublished is the number of events without published_at.
+func (c OutboxCompleteness) Unpublished() int64 { return c.Events - c.Published }
+
+// Destination returns the row of one destination (zero when it has no
+// mandatory deliveries).
+func (c OutboxCompleteness) Destination(name string) DestinationCompleteness {
+	for _, d := range c.Destinations {
+		if d.Destination == name {
+			return d
+		}
+	}
+	return DestinationCompleteness{Destination: name}
+}
+
+// CompletenessResult is the outbox completeness of every boundary.
+type CompletenessResult struct {
+	Boundaries []BoundaryStatus     `json:"boundaries"`
+	Outbox     []OutboxCompleteness `json:"outbox"`
+}
+
+// Completeness reads the outbox side of completeness of every boundary.
+// It scans the events and deliveries of each producer database once; the
+// statement timeout bounds it.
+func (r *Reader) Completeness(ctx context.Context) CompletenessResult {
+	out := CompletenessResult{Outbox: []OutboxCompleteness{}}
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		c := OutboxCompleteness{Boundary: st.Boundary, Reasons: []string{}}
+		if err := tx.QueryRow(ctx, qCompletenessEvents).Scan(&c.Events, &c.Published,
+			&c.PublishedWithOpenMandatory, &c.UnpublishedAllAcknowledged, &c.OldestUnpublishedCreatedAt); err != nil {
+			return fmt.Errorf("read event completeness: %w", err)
+		}
+		c.OldestUnpublishedCreatedAt = utc(c.OldestUnpublishedCreatedAt)
+		if c.OldestUnpublishedCreatedAt != nil {
+			c.OldestUnpublishedAgeSeconds = max(0, st.AsOf.Sub(*c.OldestUnpublishedCreatedAt).Seconds())
+		}
+		rows, err := tx.Query(ctx, qCompletenessDeliveries)
+		if err != nil {
+			return fmt.Errorf("read delivery completeness: %w", err)
+		}
+		c.Destinations, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DestinationCompleteness, error) {
+			var d DestinationCompleteness
+			err := row.Scan(&d.Destination, &d.Mandatory, &d.Open, &d.Quarantined, &d.Acknowledged)
+			return d, err
+		})
+		if err != nil {
+			return fmt.Errorf("read delivery completeness: %w", err)
+		}
+		if c.Destinations == nil {
+			c.Destinations = []DestinationCompleteness{}
+		}
+		var open, quarantined int64
+		for _, d := range c.Destinations {
+			open += d.Open
+			quarantined += d.Quarantined
+		}
+		add := func(cond bool, reason string) {
+			if cond {
+				c.Reasons = append(c.Reasons, reason)
+			}
+		}
+		add(open > 0, ReasonOpenMandatory)
+		add(quarantined > 0, ReasonQuarantinedMandatory)
+		add(c.PublishedWithOpenMandatory > 0, ReasonPublishedWithOpen)
+		add(c.UnpublishedAllAcknowledged > 0, ReasonUnpublishedAllAcked)
+		switch {
+		case c.PublishedWithOpenMandatory > 0 || c.UnpublishedAllAcknowledged > 0:
+			c.Verdict = VerdictInconsistent
+		case len(c.Reasons) > 0:
+			c.Verdict = VerdictIncomplete
+		default:
+			c.Verdict = VerdictComplete
+		}
+		out.Outbox = append(out.Outbox, c)
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,351 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/envelope"
+)
+
+// reference says where a run or reservation id appears in an event: as its
+// aggregate or in a payload field.
+type reference struct {
+	kind          IDKind
+	aggregateType string
+	payloadField  string
+}
+
+var references = []reference{
+	{KindRun, envelope.AggregateRun, "runId"},
+	{KindReservation, envelope.AggregateBillingReservation, "billingReservationId"},
+}
+
+// Event is one outbox event with its deliveries and attempt history.
+type Event struct {
+	Boundary string `json:"boundary"`
+	// MatchedBy lists the lookup kinds that found the event (event, run,
+	// reservation).
+	MatchedBy          []IDKind `json:"matchedBy"`
+	EventID            string   `json:"eventId"`
+	EventType          string   `json:"eventType"`
+	EventSchemaVersion string   `json:"eventSchemaVersion"`
+	AggregateType      string   `json:"aggregateType"`
+	AggregateID        string   `json:"aggregateId"`
+	AggregateRevision  int64    `json:"aggregateRevision"`
+	TenantKind         string   `json:"tenantKind"`
+	TenantID           string   `json:"tenantId"`
+	WorkspaceID        string   `json:"workspaceId"`
+	CorrelationID      string   `json:"correlationId"`
+	CausationID        string   `json:"causationId,omitempty"`
+	OperationID        string   `json:"operationId,omitempty"`
+	// The definition quadruple frozen at append.
+	DeliverySetVersion                   int64  `json:"deliverySetVersion"`
+	DeliverySetDefinitionSchemaVersion   string `json:"deliverySetDefinitionSchemaVersion"`
+	DeliverySetDefinitionDigestAlgorithm string `json:"deliverySetDefinitionDigestAlgorithmVersion"`
+	DeliverySetDefinitionDigest          string `json:"deliverySetDefinitionDigest"`
+	EventEnvelopeDigestAlgorithmVersion  string `json:"eventEnvelopeDigestAlgorithmVersion"`
+	EventEnvelopeSHA256                  string `json:"eventEnvelopeSha256"`
+	// Envelope is the RFC 8785 canonical envelope exactly as stored (the
+	// bytes the digest covers).
+	Envelope    json.RawMessage `json:"envelope"`
+	OccurredAt  time.Time       `json:"occurredAt"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	PublishedAt *time.Time      `json:"publishedAt"`
+	Deliveries  []Delivery      `json:"deliveries"`
+}
+
+// Delivery is one delivery of an event with its attempt history.
+type Delivery struct {
+	Destination       string     `json:"destination"`
+	ConsumerName      string     `json:"consumerName"`
+	Mandatory         bool       `json:"mandatory"`
+	Status            string     `json:"status"`
+	AttemptCount      int        `json:"attemptCount"`
+	AvailableAt       time.Time  `json:"availableAt"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	LeaseOwner        string     `json:"leaseOwner,omitempty"`
+	LeaseExpiresAt    *time.Time `json:"leaseExpiresAt"`
+	CurrentAttemptID  string     `json:"currentAttemptId,omitempty"`
+	LastAttemptAt     *time.Time `json:"lastAttemptAt"`
+	DeliveredAt       *time.Time `json:"deliveredAt"`
+	LastErrorCode     string     `json:"lastErrorCode,omitempty"`
+	LastErrorRef      string     `json:"lastErrorRef,omitempty"`
+	ExpectedReceipt   string     `json:"expectedReceiptType"`
+	ExpectedReceiptSV string     `json:"expectedReceiptSchemaVersion"`
+	// RequiredProjection is "name@version" for core_operations, else "".
+	RequiredProjection string `json:"requiredProjection,omitempty"`
+	// Ack is the frozen acknowledgement of an acknowledged delivery.
+	Ack *Ack `json:"ack"`
+	// Quarantine is the quarantine row of a quarantined delivery.
+	Quarantine *QuarantineRecord `json:"quarantine"`
+	Attempts   []Attempt         `json:"attempts"`
+}
+
+// Ack is the receipt quadruple an acknowledged delivery froze.
+type Ack struct {
+	ReceiptType                   string `json:"receiptType"`
+	ReceiptKey                    string `json:"receiptKey"`
+	ReceiptSchemaVersion          string `json:"receiptSchemaVersion"`
+	ReceiptDigestAlgorithmVersion string `json:"receiptDigestAlgorithmVersion"`
+	ReceiptDigest                 string `json:"receiptDigest"`
+}
+
+// QuarantineRecord is the explicit quarantine row of a delivery.
+type QuarantineRecord struct {
+	Reason         string     `json:"reason"`
+	QuarantinedAt  time.Time  `json:"quarantinedAt"`
+	CaseID         string     `json:"caseId,omitempty"`
+	AttemptID      string     `json:"attemptId,omitempty"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+}
+
+// Attempt is one attempt start joined with its finish (nil fields while the
+// attempt is in flight or was never finished).
+type Attempt struct {
+	// Number is the attempt's position in start order, from 1.
+	Number              int        `json:"number"`
+	AttemptID           string     `json:"attemptId"`
+	StartedAt           time.Time  `json:"startedAt"`
+	FinishedAt          *time.Time `json:"finishedAt"`
+	Outcome             string     `json:"outcome,omitempty"`
+	RetryDisposition    string     `json:"retryDisposition,omitempty"`
+	NormalizedErrorCode string     `json:"normalizedErrorCode,omitempty"`
+	SanitizedErrorRef   string     `json:"sanitizedErrorRef,omitempty"`
+}
+
+// Finished reports whether the attempt has its finish.
+func (a Attempt) Finished() bool { return a.FinishedAt != nil }
+
+// LookupResult is the answer of a lookup by exact id.
+type LookupResult struct {
+	Kind       IDKind           `json:"kind"`
+	ID         string           `json:"id"`
+	Boundaries []BoundaryStatus `json:"boundaries"`
+	// Events found, ordered by creation time.
+	Events []Event `json:"events"`
+	// Truncated is true when a run or reservation has more events in some
+	// boundary than Config.LookupLimit, or more attempts than
+	// Config.AttemptLimit.
+	Truncated bool `json:"truncated"`
+}
+
+// Lookup finds the events an exact id names in every boundary: the event
+// with that event id (KindEvent), the events of that run (KindRun) or
+// reservation (KindReservation), or all three (KindAny). id must be an exact
+// UUID (*InvalidIDError otherwise; no query runs). Finding nothing is not
+// an error: Events is empty.
+func (r *Reader) Lookup(ctx context.Context, kind IDKind, id string) (LookupResult, error) {
+	if _, err := ParseKind(string(kind)); err != nil {
+		return LookupResult{}, err
+	}
+	if kind == "" {
+		kind = KindAny
+	}
+	norm, err := ParseID(kind, id)
+	if err != nil {
+		return LookupResult{}, err
+	}
+	out := LookupResult{Kind: kind, ID: norm, Events: []Event{}}
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		events, truncated, err := r.lookupBoundary(ctx, tx, st, kind, norm)
+		if err != nil {
+			return err
+		}
+		out.Events = append(out.Events, events...)
+		out.Truncated = out.Truncated || truncated
+		return nil
+	})
+	sort.SliceStable(out.Events, func(i, j int) bool {
+		a, b := out.Events[i], out.Events[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		if a.AggregateRevision != b.AggregateRevision {
+			return a.AggregateRevision < b.AggregateRevision
+		}
+		return a.EventID < b.EventID
+	})
+	return out, nil
+}
+
+func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatus, kind IDKind, id string) ([]Event, bool, error) {
+	var (
+		events    []Event
+		index     = map[string]int{}
+		truncated bool
+	)
+	add := func(found []Event, by IDKind) {
+		for _, e := range found {
+			if i, ok := index[e.EventID]; ok {
+				events[i].MatchedBy = append(events[i].MatchedBy, by)
+				continue
+			}
+			e.MatchedBy = []IDKind{by}
+			index[e.EventID] = len(events)
+			events = append(events, e)
+		}
+	}
+	if kind == KindEvent || kind == KindAny {
+		rows, err := tx.Query(ctx, qEventByID, id)
+		if err != nil {
+			return nil, false, fmt.Errorf("look up event: %w", err)
+		}
+		found, err := collectEvents(rows, st)
+		if err != nil {
+			return nil, false, fmt.Errorf("look up event: %w", err)
+		}
+		add(found, KindEvent)
+	}
+	for _, ref := range references {
+		if kind != ref.kind && kind != KindAny {
+			continue
+		}
+		rows, err := tx.Query(ctx, qEventsByReference, id, ref.aggregateType, ref.payloadField, r.cfg.LookupLimit+1)
+		if err != nil {
+			return nil, false, fmt.Errorf("look up %s: %w", ref.kind, err)
+		}
+		found, err := collectEvents(rows, st)
+		if err != nil {
+			return nil, false, fmt.Errorf("look up %s: %w", ref.kind, err)
+		}
+		if len(found) > r.cfg.LookupLimit {
+			found, truncated = found[:r.cfg.LookupLimit], true
+		}
+		add(found, ref.kind)
+	}
+	if len(events) == 0 {
+		return nil, truncated, nil
+	}
+	attemptsTruncated, err := r.attachDeliveries(ctx, tx, events)
+	if err != nil {
+		return nil, false, err
+	}
+	return events, truncated || attemptsTruncated, nil
+}
+
+func collectEvents(rows pgx.Rows, st BoundaryStatus) ([]Event, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+		e := Event{Boundary: st.Boundary}
+		var causation, operation *string
+		var envelopeText string
+		err := row.Scan(&e.EventID, &e.EventType, &e.EventSchemaVersion, &e.AggregateType, &e.AggregateID,
+			&e.AggregateRevision, &e.TenantKind, &e.TenantID, &e.WorkspaceID, &e.CorrelationID, &causation, &operation,
+			&e.DeliverySetVersion, &e.DeliverySetDefinitionSchemaVersion, &e.DeliverySetDefinitionDigestAlgorithm,
+			&e.DeliverySetDefinitionDigest, &e.EventEnvelopeDigestAlgorithmVersion, &e.EventEnvelopeSHA256,
+			&envelopeText, &e.OccurredAt, &e.CreatedAt, &e.PublishedAt)
+		e.CausationID, e.OperationID = deref(causation), deref(operation)
+		e.Envelope = json.RawMessage(envelopeText)
+		e.OccurredAt, e.CreatedAt, e.PublishedAt = e.OccurredAt.UTC(), e.CreatedAt.UTC(), utc(e.PublishedAt)
+		e.Deliveries = []Delivery{}
+		return e, err
+	})
+}
+
+// attachDeliveries reads the deliveries and attempts of events and attaches
+// them; it reports whether the attempt list was cut at Config.AttemptLimit.
+func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event) (bool, error) {
+	ids := make([]string, len(events))
+	byEvent := map[string]int{}
+	for i, e := range events {
+		ids[i] = e.EventID
+		byEvent[e.EventID] = i
+	}
+	rows, err := tx.Query(ctx, qDeliveriesOfEvents, ids)
+	if err != nil {
+		return false, fmt.Errorf("read deliveries: %w", err)
+	}
+	type keyed struct {
+		eventID string
+		d       Delivery
+	}
+	deliveries, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (keyed, error) {
+		var (
+			k                                                 keyed
+			d                                                 = &k.d
+			leaseOwner, attemptID, lastErr, lastRef, projName *string
+			projVersion                                       *int64
+			ackType, ackKey, ackSV, ackAlg, ackDigest         *string
+			qReason, qCase, qAttempt                          *string
+			qAt, qAckAt                                       *time.Time
+		)
+		err := row.Scan(&k.eventID, &d.Destination, &d.ConsumerName, &d.Mandatory, &d.Status, &d.AttemptCount,
+			&d.AvailableAt, &d.CreatedAt, &leaseOwner, &d.LeaseExpiresAt, &attemptID,
+			&d.LastAttemptAt, &d.DeliveredAt, &lastErr, &lastRef,
+			&d.ExpectedReceipt, &d.ExpectedReceiptSV, &projName, &projVersion,
+			&ackType, &ackKey, &ackSV, &ackAlg, &ackDigest,
+			&qReason, &qAt, &qCase, &qAttempt, &qAckAt)
+		if err != nil {
+			return k, err
+		}
+		d.LeaseOwner, d.CurrentAttemptID, d.LastErrorCode, d.LastErrorRef = deref(leaseOwner), deref(attemptID), deref(lastErr), deref(lastRef)
+		d.AvailableAt, d.CreatedAt = d.AvailableAt.UTC(), d.CreatedAt.UTC()
+		d.LeaseExpiresAt, d.LastAttemptAt, d.DeliveredAt = utc(d.LeaseExpiresAt), utc(d.LastAttemptAt), utc(d.DeliveredAt)
+		if projName != nil && projVersion != nil {
+			d.RequiredProjection = fmt.Sprintf("%s@%d", *projName, *projVersion)
+		}
+		if ackKey != nil {
+			d.Ack = &Ack{ReceiptType: deref(ackType), ReceiptKey: *ackKey, ReceiptSchemaVersion: deref(ackSV),
+				ReceiptDigestAlgorithmVersion: deref(ackAlg), ReceiptDigest: deref(ackDigest)}
+		}
+		if qReason != nil && qAt != nil {
+			d.Quarantine = &QuarantineRecord{Reason: *qReason, QuarantinedAt: qAt.UTC(), CaseID: deref(qCase),
+				AttemptID: deref(qAttempt), AcknowledgedAt: utc(qAckAt)}
+		}
+		d.Attempts = []Attempt{}
+		return k, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("read deliveries: %w", err)
+	}
+	type deliveryKey struct{ eventID, destination string }
+	slot := map[deliveryKey][2]int{}
+	for _, k := range deliveries {
+		i := byEvent[k.eventID]
+		slot[deliveryKey{k.eventID, k.d.Destination}] = [2]int{i, len(events[i].Deliveries)}
+		events[i].Deliveries = append(events[i].Deliveries, k.d)
+	}
+
+	rows, err = tx.Query(ctx, qAttemptsOfEvents, ids, r.cfg.AttemptLimit+1)
+	if err != nil {
+		return false, fmt.Errorf("read attempts: %w", err)
+	}
+	type keyedAttempt struct {
+		key deliveryKey
+		a   Attempt
+	}
+	attempts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (keyedAttempt, error) {
+		var (
+			k                   keyedAttempt
+			a                   = &k.a
+			outcome, disp, code *string
+			ref                 *string
+		)
+		err := row.Scan(&k.key.eventID, &k.key.destination, &a.AttemptID, &a.StartedAt, &a.FinishedAt,
+			&outcome, &disp, &code, &ref)
+		a.Outcome, a.RetryDisposition, a.NormalizedErrorCode, a.SanitizedErrorRef = deref(outcome), deref(disp), deref(code), deref(ref)
+		a.StartedAt, a.FinishedAt = a.StartedAt.UTC(), utc(a.FinishedAt)
+		return k, err
+	})
+	if err != nil {
+		return false, fmt.Errorf("read attempts: %w", err)
+	}
+	truncated := len(attempts) > r.cfg.AttemptLimit
+	if truncated {
+		attempts = attempts[:r.cfg.AttemptLimit]
+	}
+	for _, k := range attempts {
+		s, ok := slot[k.key]
+		if !ok {
+			continue // a start always references its delivery; defensive
+		}
+		d := &events[s[0]].Deliveries[s[1]]
+		k.a.Number = len(d.Attempts) + 1
+		d.Attempts = append(d.Attempts, k.a)
+	}
+	return truncated, nil
+}

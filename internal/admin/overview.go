@@ -1,0 +1,313 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DestinationCounts are the delivery counts of one destination in one
+// producer database.
+type DestinationCounts struct {
+	Boundary     string `json:"boundary"`
+	Destination  string `json:"destination"`
+	Pending      int64  `json:"pending"`
+	Leased       int64  `json:"leased"`
+	Acknowledged int64  `json:"acknowledged"`
+	Quarantined  int64  `json:"quarantined"`
+	Total        int64  `json:"total"`
+	// Retrying are pending deliveries that already had an attempt (a retry
+	// is scheduled).
+	Retrying int64 `json:"retrying"`
+	// LeaseExpired are leased deliveries whose lease has run out and that
+	// recovery has not finished yet.
+	LeaseExpired int64 `json:"leaseExpired"`
+	// OldestPendingCreatedAt is the creation (append commit) time of the
+	// oldest open delivery, pending or leased; nil when none is open.
+	OldestPendingCreatedAt *time.Time `json:"oldestPendingCreatedAt"`
+	// OldestPendingAgeSeconds is the age of that delivery at the
+	// boundary's snapshot time (0 when none is open).
+	OldestPendingAgeSeconds float64 `json:"oldestPendingAgeSeconds"`
+}
+
+// Open is the number of deliveries not yet acknowledged or quarantined.
+func (c DestinationCounts) Open() int64 { return c.Pending + c.Leased }
+
+// OldestPendingAge is OldestPendingAgeSeconds as a duration.
+func (c DestinationCounts) OldestPendingAge() time.Duration {
+	return time.Duration(c.OldestPendingAgeSeconds * float64(time.Second))
+}
+
+// Quarantine is one quarantined delivery.
+type Quarantine struct {
+	Boundary           string     `json:"boundary"`
+	Destination        string     `json:"destination"`
+	EventID            string     `json:"eventId"`
+	EventType          string     `json:"eventType"`
+	EventSchemaVersion string     `json:"eventSchemaVersion"`
+	Reason             string     `json:"reason"`
+	QuarantinedAt      time.Time  `json:"quarantinedAt"`
+	AttemptID          string     `json:"attemptId,omitempty"`
+	AttemptCount       int        `json:"attemptCount"`
+	LastErrorCode      string     `json:"lastErrorCode,omitempty"`
+	CaseID             string     `json:"caseId,omitempty"`
+	AcknowledgedAt     *time.Time `json:"acknowledgedAt"`
+}
+
+// QuarantineList is the bounded list of recent quarantines across the
+// boundaries, newest first.
+type QuarantineList struct {
+	// Total is the number of quarantine rows in the boundaries read.
+	Total int64 `json:"total"`
+	// Limit is the bound of Items.
+	Limit int `json:"limit"`
+	// Truncated is true when more quarantines exist than Items shows.
+	Truncated bool         `json:"truncated"`
+	Items     []Quarantine `json:"items"`
+}
+
+// Definition is one registered Delivery Set Definition of one producer
+// database.
+type Definition struct {
+	Boundary string `json:"boundary"`
+	// The definition quadruple.
+	Version                int64  `json:"deliverySetVersion"`
+	SchemaVersion          string `json:"deliverySetDefinitionSchemaVersion"`
+	DigestAlgorithmVersion string `json:"deliverySetDefinitionDigestAlgorithmVersion"`
+	Digest                 string `json:"deliverySetDefinitionDigest"`
+	// Registry metadata.
+	Status               string     `json:"status"`
+	ActivatedAt          *time.Time `json:"activatedAt"`
+	RetiredAt            *time.Time `json:"retiredAt"`
+	RegisteredAt         time.Time  `json:"registeredAt"`
+	SourceRelease        string     `json:"sourceRelease,omitempty"`
+	ApplicableEventCount int        `json:"applicableEventCount"`
+	MemberCount          int        `json:"memberCount"`
+	Destinations         []string   `json:"destinations"`
+}
+
+// ProjectionPointer is the active version of one projection in one
+// producer database.
+type ProjectionPointer struct {
+	Boundary           string    `json:"boundary"`
+	ProjectionName     string    `json:"projectionName"`
+	ProjectionVersion  int64     `json:"projectionVersion"`
+	DeliverySetVersion int64     `json:"deliverySetVersion"`
+	SwitchedAt         time.Time `json:"switchedAt"`
+}
+
+// Overview is everything the admin overview page shows, each boundary read
+// in one snapshot.
+type Overview struct {
+	Boundaries  []BoundaryStatus    `json:"boundaries"`
+	Deliveries  []DestinationCounts `json:"deliveries"`
+	Quarantine  QuarantineList      `json:"quarantine"`
+	Definitions []Definition        `json:"definitions"`
+	Projections []ProjectionPointer `json:"projections"`
+}
+
+// DeliveriesResult is the delivery counts of every boundary.
+type DeliveriesResult struct {
+	Boundaries []BoundaryStatus    `json:"boundaries"`
+	Deliveries []DestinationCounts `json:"deliveries"`
+}
+
+// QuarantineResult is the recent quarantine list of every boundary.
+type QuarantineResult struct {
+	Boundaries []BoundaryStatus `json:"boundaries"`
+	Quarantine QuarantineList   `json:"quarantine"`
+}
+
+// DefinitionsResult is the definitions and projection pointers of every
+// boundary.
+type DefinitionsResult struct {
+	Boundaries  []BoundaryStatus    `json:"boundaries"`
+	Definitions []Definition        `json:"definitions"`
+	Projections []ProjectionPointer `json:"projections"`
+}
+
+// Overview reads counts, recent quarantines, definitions and projection
+// pointers of every boundary.
+func (r *Reader) Overview(ctx context.Context) Overview {
+	out := Overview{Deliveries: []DestinationCounts{}, Definitions: []Definition{}, Projections: []ProjectionPointer{}}
+	var quarantines []Quarantine
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		counts, err := deliveryCounts(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		total, items, err := r.quarantines(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		defs, pointers, err := definitions(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		out.Deliveries = append(out.Deliveries, counts...)
+		out.Quarantine.Total += total
+		quarantines = append(quarantines, items...)
+		out.Definitions = append(out.Definitions, defs...)
+		out.Projections = append(out.Projections, pointers...)
+		return nil
+	})
+	out.Quarantine = r.mergeQuarantines(out.Quarantine.Total, quarantines)
+	return out
+}
+
+// Deliveries reads the delivery counts of every boundary.
+func (r *Reader) Deliveries(ctx context.Context) DeliveriesResult {
+	out := DeliveriesResult{Deliveries: []DestinationCounts{}}
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		counts, err := deliveryCounts(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		out.Deliveries = append(out.Deliveries, counts...)
+		return nil
+	})
+	return out
+}
+
+// Quarantines reads the most recent quarantines of every boundary, newest
+// first, bounded by Config.QuarantineLimit in total.
+func (r *Reader) Quarantines(ctx context.Context) QuarantineResult {
+	var (
+		out   QuarantineResult
+		total int64
+		items []Quarantine
+	)
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		n, q, err := r.quarantines(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		total += n
+		items = append(items, q...)
+		return nil
+	})
+	out.Quarantine = r.mergeQuarantines(total, items)
+	return out
+}
+
+// Definitions reads the registered definitions and projection pointers of
+// every boundary.
+func (r *Reader) Definitions(ctx context.Context) DefinitionsResult {
+	out := DefinitionsResult{Definitions: []Definition{}, Projections: []ProjectionPointer{}}
+	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
+		defs, pointers, err := definitions(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		out.Definitions = append(out.Definitions, defs...)
+		out.Projections = append(out.Projections, pointers...)
+		return nil
+	})
+	return out
+}
+
+func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]DestinationCounts, error) {
+	rows, err := tx.Query(ctx, qDeliveryCounts)
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DestinationCounts, error) {
+		c := DestinationCounts{Boundary: st.Boundary}
+		err := row.Scan(&c.Destination, &c.Pending, &c.Retrying, &c.Leased, &c.LeaseExpired,
+			&c.Acknowledged, &c.Quarantined, &c.Total, &c.OldestPendingCreatedAt)
+		c.OldestPendingCreatedAt = utc(c.OldestPendingCreatedAt)
+		if c.OldestPendingCreatedAt != nil {
+			c.OldestPendingAgeSeconds = max(0, st.AsOf.Sub(*c.OldestPendingCreatedAt).Seconds())
+		}
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries: %w", err)
+	}
+	return out, nil
+}
+
+func (r *Reader) quarantines(ctx context.Context, tx pgx.Tx, st BoundaryStatus) (int64, []Quarantine, error) {
+	var total int64
+	if err := tx.QueryRow(ctx, qQuarantineTotal).Scan(&total); err != nil {
+		return 0, nil, fmt.Errorf("count quarantines: %w", err)
+	}
+	rows, err := tx.Query(ctx, qQuarantineRecent, r.cfg.QuarantineLimit)
+	if err != nil {
+		return 0, nil, fmt.Errorf("list quarantines: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Quarantine, error) {
+		q := Quarantine{Boundary: st.Boundary}
+		var attemptID, lastError, caseID *string
+		err := row.Scan(&q.Destination, &q.EventID, &q.EventType, &q.EventSchemaVersion, &q.Reason, &q.QuarantinedAt,
+			&attemptID, &q.AttemptCount, &lastError, &caseID, &q.AcknowledgedAt)
+		q.AttemptID, q.LastErrorCode, q.CaseID = deref(attemptID), deref(lastError), deref(caseID)
+		q.QuarantinedAt = q.QuarantinedAt.UTC()
+		q.AcknowledgedAt = utc(q.AcknowledgedAt)
+		return q, err
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("list quarantines: %w", err)
+	}
+	return total, items, nil
+}
+
+// mergeQuarantines orders the per-boundary lists newest first and keeps the
+// configured number.
+func (r *Reader) mergeQuarantines(total int64, items []Quarantine) QuarantineList {
+	sort.SliceStable(items, func(i, j int) bool {
+		if !items[i].QuarantinedAt.Equal(items[j].QuarantinedAt) {
+			return items[i].QuarantinedAt.After(items[j].QuarantinedAt)
+		}
+		if items[i].Boundary != items[j].Boundary {
+			return items[i].Boundary < items[j].Boundary
+		}
+		if items[i].EventID != items[j].EventID {
+			return items[i].EventID < items[j].EventID
+		}
+		return items[i].Destination < items[j].Destination
+	})
+	if len(items) > r.cfg.QuarantineLimit {
+		items = items[:r.cfg.QuarantineLimit]
+	}
+	if items == nil {
+		items = []Quarantine{}
+	}
+	return QuarantineList{Total: total, Limit: r.cfg.QuarantineLimit, Truncated: int64(len(items)) < total, Items: items}
+}
+
+func definitions(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]Definition, []ProjectionPointer, error) {
+	rows, err := tx.Query(ctx, qDefinitions)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list definitions: %w", err)
+	}
+	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Definition, error) {
+		d := Definition{Boundary: st.Boundary}
+		var release *string
+		err := row.Scan(&d.Version, &d.SchemaVersion, &d.DigestAlgorithmVersion, &d.Digest, &d.Status,
+			&d.ActivatedAt, &d.RetiredAt, &d.RegisteredAt, &release, &d.ApplicableEventCount, &d.MemberCount, &d.Destinations)
+		d.SourceRelease = deref(release)
+		d.ActivatedAt, d.RetiredAt, d.RegisteredAt = utc(d.ActivatedAt), utc(d.RetiredAt), d.RegisteredAt.UTC()
+		return d, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list definitions: %w", err)
+	}
+	rows, err = tx.Query(ctx, qProjectionPointers)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list projection pointers: %w", err)
+	}
+	pointers, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ProjectionPointer, error) {
+		p := ProjectionPointer{Boundary: st.Boundary}
+		err := row.Scan(&p.ProjectionName, &p.ProjectionVersion, &p.DeliverySetVersion, &p.SwitchedAt)
+		p.SwitchedAt = p.SwitchedAt.UTC()
+		return p, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list projection pointers: %w", err)
+	}
+	return defs, pointers, nil
+}

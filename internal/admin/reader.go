@@ -1,0 +1,228 @@
+package admin
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oceanway/core/internal/db"
+)
+
+//go:embed sql/*.sql
+var queries embed.FS
+
+// query returns an embedded statement with its fragments expanded.
+func query(name string) string {
+	s := strings.TrimSpace(readSQL(name))
+	return strings.ReplaceAll(s, "{{event_columns}}", fragment("event_columns"))
+}
+
+// fragment returns a column list without its comment header.
+func fragment(name string) string {
+	var lines []string
+	for _, l := range strings.Split(readSQL(name), "\n") {
+		if !strings.HasPrefix(l, "--") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+func readSQL(name string) string {
+	b, err := queries.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		panic("admin: missing query " + name)
+	}
+	return string(b)
+}
+
+var (
+	qSnapshot               = query("snapshot")
+	qDeliveryCounts         = query("delivery_counts")
+	qQuarantineRecent       = query("quarantine_recent")
+	qQuarantineTotal        = query("quarantine_total")
+	qDefinitions            = query("definitions")
+	qProjectionPointers     = query("projection_pointers")
+	qEventByID              = query("event_by_id")
+	qEventsByReference      = query("events_by_reference")
+	qDeliveriesOfEvents     = query("deliveries_of_events")
+	qAttemptsOfEvents       = query("attempts_of_events")
+	qCompletenessEvents     = query("completeness_events")
+	qCompletenessDeliveries = query("completeness_deliveries")
+)
+
+// Boundaries maps a boundary name (core, execution, gateway, metering) to
+// the pool of its producer database.
+type Boundaries map[string]*pgxpool.Pool
+
+// boundaryOrder is the display order of the known boundaries; other names
+// follow alphabetically.
+var boundaryOrder = map[string]int{"core": 0, "execution": 1, "gateway": 2, "metering": 3}
+
+// Names returns the boundary names in display order.
+func (b Boundaries) Names() []string {
+	names := make([]string, 0, len(b))
+	for n := range b {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		oi, iKnown := boundaryOrder[names[i]]
+		oj, jKnown := boundaryOrder[names[j]]
+		switch {
+		case iKnown && jKnown:
+			return oi < oj
+		case iKnown != jKnown:
+			return iKnown
+		default:
+			return names[i] < names[j]
+		}
+	})
+	return names
+}
+
+// Config bounds what a Reader reads. The zero value gives the defaults.
+type Config struct {
+	// QuarantineLimit bounds the recent quarantine list (default 50).
+	QuarantineLimit int
+	// LookupLimit bounds the events a run or reservation lookup returns per
+	// boundary (default 100).
+	LookupLimit int
+	// AttemptLimit bounds the attempt rows a lookup returns per boundary
+	// (default 5000).
+	AttemptLimit int
+	// StatementTimeout bounds every statement, server side (SET LOCAL
+	// statement_timeout) and client side (default 10s).
+	StatementTimeout time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultQuarantineLimit  = 50
+	DefaultLookupLimit      = 100
+	DefaultAttemptLimit     = 5000
+	DefaultStatementTimeout = 10 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.QuarantineLimit <= 0 {
+		c.QuarantineLimit = DefaultQuarantineLimit
+	}
+	if c.LookupLimit <= 0 {
+		c.LookupLimit = DefaultLookupLimit
+	}
+	if c.AttemptLimit <= 0 {
+		c.AttemptLimit = DefaultAttemptLimit
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = DefaultStatementTimeout
+	}
+	return c
+}
+
+// Reader runs the read-only admin queries over a set of producer databases.
+// It is safe for concurrent use.
+type Reader struct {
+	boundaries Boundaries
+	names      []string
+	cfg        Config
+}
+
+// NewReader builds a reader over the given boundaries; the caller keeps
+// ownership of the pools.
+func NewReader(b Boundaries, cfg Config) *Reader {
+	own := make(Boundaries, len(b))
+	for n, p := range b {
+		if p != nil {
+			own[n] = p
+		}
+	}
+	return &Reader{boundaries: own, names: own.Names(), cfg: cfg.withDefaults()}
+}
+
+// BoundaryNames returns the boundaries the reader reads, in display order.
+func (r *Reader) BoundaryNames() []string { return append([]string(nil), r.names...) }
+
+// Config returns the effective configuration (defaults applied).
+func (r *Reader) Config() Config { return r.cfg }
+
+// BoundaryStatus says whether one boundary could be read, and as of when.
+type BoundaryStatus struct {
+	Boundary string `json:"boundary"`
+	// Database is the database name the pool is connected to.
+	Database string `json:"database,omitempty"`
+	// AsOf is the database time of the read's snapshot.
+	AsOf time.Time `json:"asOf"`
+	// Error is set when the boundary could not be read; its other results
+	// are then missing.
+	Error string `json:"error,omitempty"`
+}
+
+// readOnly runs fn in a READ ONLY, REPEATABLE READ transaction on pool with
+// a local statement timeout. It is the only way this package touches a
+// database: a write inside fn fails with SQLSTATE 25006.
+func (r *Reader) readOnly(ctx context.Context, pool *pgxpool.Pool, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout+time.Second)
+	defer cancel()
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	return db.WithTxOptions(ctx, pool, opts, func(ctx context.Context, tx pgx.Tx) error {
+		ms := fmt.Sprintf("%dms", r.cfg.StatementTimeout.Milliseconds())
+		if _, err := tx.Exec(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)", ms); err != nil {
+			return fmt.Errorf("set statement timeout: %w", err)
+		}
+		return fn(ctx, tx)
+	})
+}
+
+// eachBoundary reads every boundary in its own read-only transaction, in
+// display order, and reports each one's status. fn starts after the
+// snapshot row is read.
+func (r *Reader) eachBoundary(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error) []BoundaryStatus {
+	out := make([]BoundaryStatus, 0, len(r.names))
+	for _, name := range r.names {
+		st := BoundaryStatus{Boundary: name}
+		err := r.readOnly(ctx, r.boundaries[name], func(ctx context.Context, tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, qSnapshot).Scan(&st.AsOf, &st.Database); err != nil {
+				return fmt.Errorf("read snapshot time: %w", err)
+			}
+			st.AsOf = st.AsOf.UTC()
+			return fn(ctx, tx, st)
+		})
+		if err != nil {
+			st.Error = err.Error()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Failed returns the statuses that carry an error.
+func Failed(statuses []BoundaryStatus) []BoundaryStatus {
+	var out []BoundaryStatus
+	for _, s := range statuses {
+		if s.Error != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
