@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
@@ -287,4 +288,18 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 		`SELECT count(*) FROM outbox.outbox_delivery_attempt_finishes WHERE outcome = 'lease_expired_unknown'`).Scan(&expired))
 	t.Logf("soak %s: %d lease-expiry recoveries", duration, expired)
 	b.invariants(t)
+}
+
+// A stopped dispatcher leaves no goroutine behind: listener, acker,
+// renewals and deliveries all end with Run (not parallel, so no other
+// test's goroutines are running).
+func TestRun_OBCLAIM5_StopLeavesNoGoroutines(t *testing.T) {
+	b := setup(t)
+	b.appendRuns(t, 20)
+	ignore := goleak.IgnoreCurrent()
+	d := newDispatcher(t, b, b.consumer.transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, RenewInterval: 5 * time.Millisecond}, nil)
+	stop := run(d)
+	waitFor(t, 20*time.Second, "all acknowledged", func() bool { return b.countStatus(t, "acknowledged") == 20 })
+	require.NoError(t, stop())
+	goleak.VerifyNone(t, ignore)
 }
