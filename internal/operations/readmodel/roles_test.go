@@ -1,0 +1,104 @@
+package readmodel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/admission"
+	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/operations/operationstest"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/operations/readmodel"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
+	"github.com/oceanway/core/internal/outbox"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+)
+
+// rolePool connects to dsn and runs every session as role.
+func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	require.NoError(t, err)
+	cfg.MaxConns = 4
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// The least-privilege roles are enough: admission appends as
+// oceanway_admission, the dispatcher delivers as oceanway_dispatcher, the
+// projector, the directed read and the read model run as
+// oceanway_operations; the operations role cannot write the outbox.
+func TestRolesAreSufficient(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	def, err := outbox.BootstrapFirstRelease(ctx, bundle.Core(), outbox.BootstrapParams{
+		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
+	})
+	require.NoError(t, err)
+	dsn := bundle.DSNs[migrate.Core]
+	admPool := rolePool(t, dsn, admissionschema.RoleAdmission)
+	dispPool := rolePool(t, dsn, outboxschema.RoleDispatcher)
+	opsPool := rolePool(t, dsn, operationsschema.RoleOperations)
+
+	res, err := admission.New(admPool).Admit(ctx, admitRequest())
+	require.NoError(t, err)
+
+	p, err := projector.New(opsPool, projector.Config{BillingReads: operationstest.Found()})
+	require.NoError(t, err)
+	store := dispatcher.NewStore(dispPool, 5*time.Second)
+	var last dispatcher.Claimed
+	for {
+		claims, err := store.Claim(ctx, dispatcher.ClaimParams{Owner: "roles", Destinations: []route.Destination{route.CoreOperations}, Limit: 10, Lease: time.Minute})
+		require.NoError(t, err)
+		if len(claims) == 0 {
+			break
+		}
+		for _, c := range claims {
+			out, err := p.Consume(ctx, c.Delivery())
+			require.NoError(t, err)
+			require.NoError(t, store.VerifyAndAck(ctx, c, out))
+			last = c
+			rr, err := projector.ReadOperationsProjectionAppliedReceipt(ctx, opsPool, projector.ReceiptReadRequest{
+				Receipt: out.Ack.AppliedReceipt.Receipt, Definition: def.Quadruple(), Member: c.Member, Workload: "roles-test",
+				EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion, EventEnvelopeDigest: c.EnvelopeDigest,
+			})
+			require.NoError(t, err)
+			require.Equal(t, projector.ReceiptFound, rr.State)
+		}
+	}
+	require.NotEmpty(t, last.EventID)
+
+	rm := readmodel.New(opsPool)
+	s, err := rm.Operation(ctx, res.RunID, readmodel.Params{})
+	require.NoError(t, err)
+	require.Equal(t, readmodel.ReservationReserved, s.Reservation.State)
+	_, err = rm.ProveCompleteness(ctx, readmodel.Params{})
+	require.NoError(t, err)
+	c, err := rm.Completeness(ctx, readmodel.Params{})
+	require.NoError(t, err)
+	require.Equal(t, readmodel.VerifiedCurrent, c.SnapshotCurrency)
+	require.Equal(t, readmodel.CompleteForSupportedScope, c.ProjectionCompleteness)
+
+	_, err = opsPool.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'pending'")
+	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+	_, err = opsPool.Exec(ctx, "DELETE FROM operations.applied_receipts")
+	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+}
