@@ -20,8 +20,8 @@ import (
 	"github.com/oceanway/core/internal/operations/readmodel"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/outbox"
-	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
 // rolePool connects to dsn and runs every session as role.
