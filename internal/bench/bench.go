@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
@@ -44,6 +45,9 @@ type Config struct {
 	// run: the same workload while another session holds a REPEATABLE READ
 	// snapshot open on the producer database for at most HeldXmin.
 	HeldXmin time.Duration
+	// HeldXminTxSizes limits the held-xmin runs to these tx sizes (default:
+	// every tx size).
+	HeldXminTxSizes []int
 	// Keep leaves the databases in place.
 	Keep bool
 	// CPUProfile, when set, receives one CPU profile from the opening of
@@ -188,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (measure.Report, error) {
 	var scenarios []scenario
 	for _, s := range cfg.TxSizes {
 		scenarios = append(scenarios, scenario{txSize: s})
-		if cfg.HeldXmin > 0 {
+		if cfg.HeldXmin > 0 && (len(cfg.HeldXminTxSizes) == 0 || slices.Contains(cfg.HeldXminTxSizes, s)) {
 			scenarios = append(scenarios, scenario{txSize: s, held: cfg.HeldXmin})
 		}
 	}

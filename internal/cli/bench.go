@@ -90,6 +90,9 @@ dropped at the end unless --keep.`,
 			if err := measure.WriteTable(streams.Out, report.Runs, measure.TableOpts{}); err != nil {
 				return err
 			}
+			if err := measure.WriteHeldXmin(streams.Out, report.Runs); err != nil {
+				return err
+			}
 			if len(report.Databases) > 0 {
 				fmt.Fprintf(streams.Out, "kept databases: %v\n", report.Databases)
 			}
@@ -117,6 +120,7 @@ dropped at the end unless --keep.`,
 	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
 	f.StringVar(&mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
 	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
+	f.IntSliceVar(&cfg.HeldXminTxSizes, "held-xmin-tx-size", nil, "run the held-xmin variant only for these tx sizes (default: all)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
 	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")

@@ -99,3 +99,38 @@ func backendCPU(c CPU) string {
 	}
 	return fmt.Sprintf("%.3f", c.BackendPer1k)
 }
+
+// WriteHeldXmin prints, for every held-xmin run, the same system's run at
+// the same tx size without the snapshot: throughput with and without, the
+// change, and the dead tuples of the queue table at the end of each.
+func WriteHeldXmin(w io.Writer, runs []Run) error {
+	base := map[string]Run{}
+	for _, r := range runs {
+		if r.Variant == "" {
+			base[fmt.Sprint(r.System, "|", r.TxSize)] = r
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "held xmin: system\ttx\tsnapshot held s\tconsumed/s without\twith\tchange\tp99 ms without\twith\tqueue dead tuples without\twith\t")
+	found := false
+	for _, r := range runs {
+		if r.Variant != "held-xmin" || r.HeldXmin == nil {
+			continue
+		}
+		b, ok := base[fmt.Sprint(r.System, "|", r.TxSize)]
+		if !ok {
+			continue
+		}
+		found = true
+		change := "-"
+		if b.ConsumedPerSec > 0 {
+			change = fmt.Sprintf("%+.0f%%", (r.ConsumedPerSec/b.ConsumedPerSec-1)*100)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.System, r.TxSize, r.HeldXmin.HeldSeconds,
+			num(b.ConsumedPerSec), num(r.ConsumedPerSec), change, num(b.Latency.P99), num(r.Latency.P99), b.QueueDeadTuples, r.QueueDeadTuples)
+	}
+	if !found {
+		return nil
+	}
+	return tw.Flush()
+}
