@@ -1,5 +1,6 @@
 -- name: ReceiptInsert
--- Inserts one receipt. A concurrent insert of the same key cannot happen
+-- Inserts one receipt (inbox.NewTable fills in the table and, for
+-- projection consumers, the projection columns). A concurrent insert of the same key cannot happen
 -- (the advisory lock of Begin serializes them); ON CONFLICT keeps a bug
 -- from overwriting a receipt and reports it as no row.
 -- $1 consumer, $2 event id, $3 event type, $4 event schema version,

@@ -1,6 +1,6 @@
 -- name: ReceiptLookup
--- The stored receipt of one key. {{table}} is the consumer's receipt table;
--- {{projection}} adds the projection columns of projection consumers.
+-- The stored receipt of one key. inbox.NewTable fills in the consumer's
+-- receipt table and, for projection consumers, the projection condition.
 -- $1 consumer name, $2 event id{{projection_args}}.
 SELECT event_type, event_schema_version,
        event_envelope_digest_algorithm_version, event_envelope_sha256,
