@@ -425,10 +425,10 @@ func FormatAge(seconds float64) string {
 
 // prettyJSON indents a JSON document for reading (whitespace only: member
 // order and values are the stored ones).
-func prettyJSON(raw json.RawMessage) string {
+func prettyJSON(raw string) string {
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return string(raw)
+	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
+		return raw
 	}
 	return buf.String()
 }

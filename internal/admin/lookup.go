@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -50,13 +49,14 @@ type Event struct {
 	DeliverySetDefinitionDigest          string `json:"deliverySetDefinitionDigest"`
 	EventEnvelopeDigestAlgorithmVersion  string `json:"eventEnvelopeDigestAlgorithmVersion"`
 	EventEnvelopeSHA256                  string `json:"eventEnvelopeSha256"`
-	// Envelope is the RFC 8785 canonical envelope exactly as stored (the
-	// bytes the digest covers).
-	Envelope    json.RawMessage `json:"envelope"`
-	OccurredAt  time.Time       `json:"occurredAt"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	PublishedAt *time.Time      `json:"publishedAt"`
-	Deliveries  []Delivery      `json:"deliveries"`
+	// Envelope is the RFC 8785 canonical envelope text exactly as stored:
+	// the bytes eventEnvelopeSha256 covers (kept a string so no encoder
+	// re-indents or re-escapes it).
+	Envelope    string     `json:"envelope"`
+	OccurredAt  time.Time  `json:"occurredAt"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	PublishedAt *time.Time `json:"publishedAt"`
+	Deliveries  []Delivery `json:"deliveries"`
 }
 
 // Delivery is one delivery of an event with its attempt history.
@@ -232,14 +232,12 @@ func collectEvents(rows pgx.Rows, st BoundaryStatus) ([]Event, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
 		e := Event{Boundary: st.Boundary}
 		var causation, operation *string
-		var envelopeText string
 		err := row.Scan(&e.EventID, &e.EventType, &e.EventSchemaVersion, &e.AggregateType, &e.AggregateID,
 			&e.AggregateRevision, &e.TenantKind, &e.TenantID, &e.WorkspaceID, &e.CorrelationID, &causation, &operation,
 			&e.DeliverySetVersion, &e.DeliverySetDefinitionSchemaVersion, &e.DeliverySetDefinitionDigestAlgorithm,
 			&e.DeliverySetDefinitionDigest, &e.EventEnvelopeDigestAlgorithmVersion, &e.EventEnvelopeSHA256,
-			&envelopeText, &e.OccurredAt, &e.CreatedAt, &e.PublishedAt)
+			&e.Envelope, &e.OccurredAt, &e.CreatedAt, &e.PublishedAt)
 		e.CausationID, e.OperationID = deref(causation), deref(operation)
-		e.Envelope = json.RawMessage(envelopeText)
 		e.OccurredAt, e.CreatedAt, e.PublishedAt = e.OccurredAt.UTC(), e.CreatedAt.UTC(), utc(e.PublishedAt)
 		e.Deliveries = []Delivery{}
 		return e, err

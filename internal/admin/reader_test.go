@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"testing"
 
@@ -109,7 +111,9 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	require.Equal(t, "wallet.reserved@2.0", e.EventType)
 	require.Equal(t, int64(1), e.DeliverySetVersion)
 	require.Len(t, e.EventEnvelopeSHA256, 64)
-	require.Contains(t, string(e.Envelope), `"eventId":"`+w.QuarantinedEvent+`"`)
+	require.Contains(t, e.Envelope, `"eventId":"`+w.QuarantinedEvent+`"`)
+	sum := sha256.Sum256([]byte(e.Envelope))
+	require.Equal(t, hex.EncodeToString(sum[:]), e.EventEnvelopeSHA256, "the envelope is the exact stored canonical text")
 	require.Nil(t, e.PublishedAt)
 	require.Len(t, e.Deliveries, 1)
 	d := e.Deliveries[0]
