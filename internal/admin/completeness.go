@@ -6,7 +6,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/internal/operations/readmodel"
 )
+
+// CoreBoundary is the boundary whose database holds the Operations
+// projection (schema operations).
+const CoreBoundary = "core"
 
 // Outbox completeness verdicts of one producer database.
 const (
@@ -79,10 +85,77 @@ func (c OutboxCompleteness) Destination(name string) DestinationCompleteness {
 	return DestinationCompleteness{Destination: name}
 }
 
-// CompletenessResult is the outbox completeness of every boundary.
+// CompletenessResult is the outbox completeness of every boundary and,
+// when the core boundary is read, the Operations projection's completeness.
 type CompletenessResult struct {
 	Boundaries []BoundaryStatus     `json:"boundaries"`
 	Outbox     []OutboxCompleteness `json:"outbox"`
+	// Operations is the answer of the Operations read model's completeness
+	// query (OPS-4) on the core boundary; nil when core is not read.
+	Operations *OperationsCompleteness `json:"operations"`
+}
+
+// OperationsCompleteness is the Operations read model's completeness
+// answer (internal/operations/readmodel.Reader.Completeness): it compares the
+// latest recorded proof with the current inputs in one read-only snapshot.
+// Admin never records a proof (that is a write); without one the answer is
+// unverified / no_completed_snapshot.
+type OperationsCompleteness struct {
+	Boundary string `json:"boundary"`
+	// Projection is "name@version" of the projection target ("" when none
+	// is active).
+	Projection             string `json:"projection"`
+	VerificationState      string `json:"verificationState"`
+	SnapshotCurrency       string `json:"snapshotCurrency"`
+	ProjectionCompleteness string `json:"projectionCompleteness"`
+	VerificationReason     string `json:"verificationReason"`
+	// CompletenessAsOf identifies the proof compared with; nil when
+	// unverified.
+	CompletenessAsOf *ProofRef `json:"completenessAsOf"`
+	// ProofReasons are the reasons the referenced proof recorded.
+	ProofReasons []string `json:"proofReasons"`
+	// Error is set when the query could not run (e.g. the operations
+	// schema is missing in this core database).
+	Error string `json:"error,omitempty"`
+}
+
+// ProofRef is completenessAsOf of an Operations completeness answer.
+type ProofRef struct {
+	SnapshotID  string    `json:"snapshotId"`
+	EvaluatedAt time.Time `json:"evaluatedAt"`
+}
+
+// operationsCompleteness asks the Operations read model of the core
+// boundary. Its query runs in its own READ ONLY, REPEATABLE READ transaction.
+func (r *Reader) operationsCompleteness(ctx context.Context) *OperationsCompleteness {
+	pool, ok := r.boundaries[CoreBoundary]
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
+	defer cancel()
+	c, err := readmodel.New(pool).Completeness(ctx, readmodel.Params{})
+	out := &OperationsCompleteness{
+		Boundary:               CoreBoundary,
+		VerificationState:      c.VerificationState,
+		SnapshotCurrency:       c.SnapshotCurrency,
+		ProjectionCompleteness: c.ProjectionCompleteness,
+		VerificationReason:     c.VerificationReason,
+		ProofReasons:           []string{},
+	}
+	if c.Projection.Required {
+		out.Projection = fmt.Sprintf("%s@%d", c.Projection.Name, c.Projection.Version)
+	}
+	if c.CompletenessAsOf != nil {
+		out.CompletenessAsOf = &ProofRef{SnapshotID: c.CompletenessAsOf.SnapshotID, EvaluatedAt: c.CompletenessAsOf.EvaluatedAt.UTC()}
+	}
+	if c.Integrity != nil && c.Integrity.Reasons != nil {
+		out.ProofReasons = c.Integrity.Reasons
+	}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return out
 }
 
 // Completeness reads the outbox side of completeness of every boundary.
@@ -140,5 +213,6 @@ func (r *Reader) Completeness(ctx context.Context) CompletenessResult {
 		out.Outbox = append(out.Outbox, c)
 		return nil
 	})
+	out.Operations = r.operationsCompleteness(ctx)
 	return out
 }

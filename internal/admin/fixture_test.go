@@ -19,6 +19,8 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/operations/projector"
+	_ "github.com/oceanway/core/internal/operations/schema" // core boundaries carry the operations line
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -58,7 +60,7 @@ func newWorld(t *testing.T) *world {
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {
 		_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{
-			ProjectionName: "operations", ProjectionVersion: 1, SourceRelease: "admin-test",
+			ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "admin-test",
 		})
 		require.NoError(t, err)
 	}
@@ -174,7 +176,7 @@ func newAckedOnly(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
-	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1})
+	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
 	require.NoError(t, err)
 	s := dispatcher.NewStore(b.Core(), 5*time.Second)
 	for i := 0; i < 2; i++ {

@@ -304,6 +304,8 @@ func TestCompletenessPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Regexp(t, `(?s)<tr data-boundary="core">.*?data-field="verdict"[^>]*>incomplete<.*?open_mandatory_deliveries, quarantined_mandatory_deliveries`, page)
 	require.Regexp(t, `(?s)<tr data-boundary="core" data-destination="core_operations">\s*<td>core</td><td>core_operations</td><td class="n">4</td><td class="n">2</td>`, page)
+	require.Contains(t, page, `data-field="verificationState">unverified<`)
+	require.Contains(t, page, `data-field="verificationReason">no_completed_snapshot<`)
 }
 
 func TestMountedUnderBasePath(t *testing.T) {

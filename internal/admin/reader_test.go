@@ -12,6 +12,8 @@ import (
 
 	"github.com/oceanway/core/internal/admin"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/operations/readmodel"
 )
 
 func countsOf(t *testing.T, rows []admin.DestinationCounts, boundary, destination string) admin.DestinationCounts {
@@ -79,7 +81,7 @@ func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 		require.Equal(t, "admin-test", d.SourceRelease)
 	}
 	require.Len(t, o.Projections, 2)
-	require.Equal(t, "operations", o.Projections[0].ProjectionName)
+	require.Equal(t, projector.ProjectionName, o.Projections[0].ProjectionName)
 }
 
 func TestQuarantineListIsBounded(t *testing.T) {
@@ -138,7 +140,7 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	require.Equal(t, "acknowledged", d.Status)
 	require.NotNil(t, d.Ack)
 	require.Equal(t, "OperationsProjectionAppliedReceipt", d.Ack.ReceiptType)
-	require.Equal(t, "operations@1", d.RequiredProjection)
+	require.Equal(t, projector.ProjectionName+"@1", d.RequiredProjection)
 	require.Len(t, d.Attempts, 1)
 	require.Equal(t, "acknowledged", d.Attempts[0].Outcome)
 
@@ -251,6 +253,25 @@ func TestCompletenessOutboxSide(t *testing.T) {
 	require.Equal(t, admin.DestinationCompleteness{Destination: "core_operations", Mandatory: 4, Open: 2, Quarantined: 1, Acknowledged: 1}, ops)
 	require.Equal(t, admin.VerdictIncomplete, c.Outbox[1].Verdict)
 	require.Equal(t, []string{admin.ReasonOpenMandatory}, c.Outbox[1].Reasons)
+
+	// The Operations read model's answer on core: no proof recorded yet.
+	require.NotNil(t, c.Operations)
+	require.Empty(t, c.Operations.Error)
+	require.Equal(t, projector.ProjectionName+"@1", c.Operations.Projection)
+	require.Equal(t, readmodel.Unverified, c.Operations.VerificationState)
+	require.Equal(t, readmodel.ReasonNoCompletedSnapshot, c.Operations.VerificationReason)
+	require.Nil(t, c.Operations.CompletenessAsOf)
+
+	// Once a proof is recorded (by the Operations side, not by admin), the
+	// answer compares against it: current, and a partial source gap.
+	proof, err := readmodel.New(w.bundle.Core()).ProveCompleteness(context.Background(), readmodel.Params{})
+	require.NoError(t, err)
+	c = w.reader.Completeness(context.Background())
+	require.Equal(t, readmodel.Verified, c.Operations.VerificationState)
+	require.Equal(t, readmodel.VerifiedCurrent, c.Operations.SnapshotCurrency)
+	require.Equal(t, readmodel.PartialSourceGap, c.Operations.ProjectionCompleteness)
+	require.Equal(t, proof.SnapshotID, c.Operations.CompletenessAsOf.SnapshotID)
+	require.Contains(t, c.Operations.ProofReasons, readmodel.ReasonQuarantined)
 }
 
 func TestCompletenessCompleteWhenEverythingAcknowledged(t *testing.T) {
