@@ -41,7 +41,7 @@ func Applied(r receipt.Receipt) Outcome { return Outcome{receipt: r} }
 // Wait is a recoverable wait: the transaction commits what ApplyTx wrote
 // (e.g. a pending revision gap), writes no receipt, and the delivery gets a
 // retryable error with code, so the event is delivered again later (OPS-2).
-func Wait(code string, err error) Outcome { return Outcome{wait: transport.Retryable(code, err)} }
+func Wait(code string, err error) Outcome { return Outcome{wait: transport.Wait(code, err)} }
 
 // Waiting reports whether the outcome is a wait.
 func (o Outcome) Waiting() bool { return o.wait != nil }

@@ -40,9 +40,13 @@ type Config struct {
 	BackoffBase   time.Duration
 	BackoffMax    time.Duration
 	BackoffJitter float64
+	// WaitBackoffMax caps the retry delay of recoverable waits (revision
+	// gaps, owner reads not yet available). Default 2s.
+	WaitBackoffMax time.Duration
 	// MaxAttempts quarantines a retryable failure after this many attempts.
 	// 0 (default) means never: an unknown fact is not silently turned into
-	// quarantine by a counter unless a deployment asks for it.
+	// quarantine by a counter unless a deployment asks for it. Recoverable
+	// waits are never counted (transport.Wait).
 	MaxAttempts int
 	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
 	PollInterval time.Duration
@@ -94,6 +98,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BackoffJitter == 0 {
 		c.BackoffJitter = 0.2
+	}
+	if c.WaitBackoffMax == 0 {
+		c.WaitBackoffMax = 2 * time.Second
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

@@ -291,8 +291,15 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 	if d.metrics != nil {
 		d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 	}
-	if retryable && (d.cfg.MaxAttempts == 0 || c.AttemptCount < d.cfg.MaxAttempts) {
-		err := d.store.Retry(ctx, c.Fence, d.backoff(c.AttemptCount), code)
+	wait := transport.IsRecoverableWait(cause)
+	if retryable && (wait || d.cfg.MaxAttempts == 0 || c.AttemptCount < d.cfg.MaxAttempts) {
+		delay := d.backoff(c.AttemptCount)
+		if wait {
+			// A wait ends when the missing fact arrives; poll for it at a
+			// bounded pace instead of drifting to BackoffMax.
+			delay = min(delay, d.cfg.WaitBackoffMax)
+		}
+		err := d.store.Retry(ctx, c.Fence, delay, code)
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			d.leaseLost(c, "retry")

@@ -54,6 +54,7 @@ type Classified interface {
 type Error struct {
 	code      string
 	retryable bool
+	wait      bool
 	err       error
 }
 
@@ -67,6 +68,9 @@ func (e *Error) Unwrap() error   { return e.err }
 func (e *Error) Retryable() bool { return e.retryable }
 func (e *Error) Code() string    { return e.code }
 
+// RecoverableWait implements Waiting.
+func (e *Error) RecoverableWait() bool { return e.wait }
+
 // Retryable marks a temporary failure: owner read unavailable, lock,
 // capacity protection, timeout. Nothing was durably applied.
 func Retryable(code string, err error) error { return &Error{code: code, retryable: true, err: err} }
@@ -75,6 +79,26 @@ func Retryable(code string, err error) error { return &Error{code: code, retryab
 // digest conflict, broken invariant. The delivery is quarantined.
 func NonRetryable(code string, err error) error {
 	return &Error{code: code, retryable: false, err: err}
+}
+
+// Waiting is asked through errors.As: a recoverable wait (a revision gap,
+// an owner read not yet available) is retried whatever the attempt count,
+// because the spec forbids turning an unknown fact into quarantine by a
+// counter; only governance with evidence may quarantine it.
+type Waiting interface {
+	error
+	RecoverableWait() bool
+}
+
+// Wait marks a recoverable wait: retryable, never quarantined by MaxAttempts.
+func Wait(code string, err error) error {
+	return &Error{code: code, retryable: true, wait: true, err: err}
+}
+
+// IsRecoverableWait reports whether err is a recoverable wait.
+func IsRecoverableWait(err error) bool {
+	var w Waiting
+	return errors.As(err, &w) && w.RecoverableWait()
 }
 
 // Classify returns whether err is retryable and its normalized code.
