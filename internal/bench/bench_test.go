@@ -50,6 +50,11 @@ func TestRunTiny(t *testing.T) {
 		if r.Variant == "held-xmin" {
 			require.NotNil(t, r.HeldXmin)
 			require.Positive(t, r.HeldXmin.HeldSeconds)
+			require.Equal(t, r.QueueDeadTuples, r.QueueDeadAfterVacuum, "the held snapshot keeps every dead delivery version")
+		} else {
+			// (Autovacuum may have cleaned up first: then there is nothing left either.)
+			require.True(t, r.QueueDeadTuples == 0 || r.QueueDeadAfterVacuum < r.QueueDeadTuples,
+				"without the snapshot VACUUM removes dead delivery versions: %d before, %d after", r.QueueDeadTuples, r.QueueDeadAfterVacuum)
 		}
 	}
 	require.Equal(t, "held-xmin", report.Runs[1].Variant)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,6 +220,11 @@ func Drive(ctx context.Context, env Env, t Target, w Workload, rec *Recorder) (r
 	if err != nil {
 		return run, err
 	}
+	if q := t.QueueTable(); q != "" {
+		if run.QueueDeadAfterVacuum, run.VacuumSeconds, err = vacuumQueue(ctx, DatabaseURL(env.ServerURL, dbs[0]), q); err != nil {
+			return run, err
+		}
+	}
 	if holder != nil {
 		run.HeldXmin = &HeldXmin{Requested: w.HeldXmin.String(), HeldSeconds: round3(holder.release().Seconds()), Database: dbs[0]}
 	}
@@ -337,4 +343,29 @@ func waitConsumed(ctx context.Context, t Target, n int) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// vacuumQueue runs VACUUM on the queue table and returns the dead tuples it
+// left (pg_stat_user_tables.n_dead_tup right after it: the row versions
+// still visible to some snapshot) and how long it took.
+func vacuumQueue(ctx context.Context, dsn, table string) (int64, float64, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("vacuum %s: %w", table, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	schema, name, ok := strings.Cut(table, ".")
+	if !ok {
+		return 0, 0, fmt.Errorf("vacuum: table %q is not schema-qualified", table)
+	}
+	start := time.Now()
+	if _, err := conn.Exec(ctx, "VACUUM "+pgx.Identifier{schema, name}.Sanitize()); err != nil {
+		return 0, 0, fmt.Errorf("vacuum %s: %w", table, err)
+	}
+	took := time.Since(start).Seconds()
+	var dead int64
+	if err := conn.QueryRow(ctx, `SELECT n_dead_tup FROM pg_catalog.pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, schema, name).Scan(&dead); err != nil {
+		return 0, 0, fmt.Errorf("vacuum %s: dead tuples: %w", table, err)
+	}
+	return dead, round3(took), nil
 }

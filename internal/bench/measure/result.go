@@ -68,10 +68,15 @@ type Run struct {
 	Rows Rows `json:"rows"`
 	CPU  CPU  `json:"cpu"`
 
-	QueueTable      string    `json:"queueTable"`
-	QueueDeadTuples int64     `json:"queueDeadTuples"`
-	HeldXmin        *HeldXmin `json:"heldXmin,omitempty"`
-	Notes           []string  `json:"notes,omitempty"`
+	QueueTable      string `json:"queueTable"`
+	QueueDeadTuples int64  `json:"queueDeadTuples"`
+	// QueueDeadAfterVacuum is what a plain VACUUM of the queue table, run
+	// right after the run (with the held snapshot still open in the
+	// held-xmin variant), could not remove.
+	QueueDeadAfterVacuum int64     `json:"queueDeadAfterVacuum"`
+	VacuumSeconds        float64   `json:"vacuumSeconds"`
+	HeldXmin             *HeldXmin `json:"heldXmin,omitempty"`
+	Notes                []string  `json:"notes,omitempty"`
 }
 
 // Summary is a latency distribution in milliseconds.

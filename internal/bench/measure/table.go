@@ -111,7 +111,7 @@ func WriteHeldXmin(w io.Writer, runs []Run) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "held xmin: system\ttx\tsnapshot held s\tconsumed/s without\twith\tchange\tp99 ms without\twith\tqueue dead tuples without\twith\t")
+	fmt.Fprintln(tw, "held xmin: system\ttx\tsnapshot held s\tconsumed/s without\twith\tchange\tp99 ms without\twith\tqueue dead tuples without\twith\tleft by VACUUM without\twith\t")
 	found := false
 	for _, r := range runs {
 		if r.Variant != "held-xmin" || r.HeldXmin == nil {
@@ -126,8 +126,9 @@ func WriteHeldXmin(w io.Writer, runs []Run) error {
 		if b.ConsumedPerSec > 0 {
 			change = fmt.Sprintf("%+.0f%%", (r.ConsumedPerSec/b.ConsumedPerSec-1)*100)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.System, r.TxSize, r.HeldXmin.HeldSeconds,
-			num(b.ConsumedPerSec), num(r.ConsumedPerSec), change, num(b.Latency.P99), num(r.Latency.P99), b.QueueDeadTuples, r.QueueDeadTuples)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", r.System, r.TxSize, r.HeldXmin.HeldSeconds,
+			num(b.ConsumedPerSec), num(r.ConsumedPerSec), change, num(b.Latency.P99), num(r.Latency.P99),
+			b.QueueDeadTuples, r.QueueDeadTuples, b.QueueDeadAfterVacuum, r.QueueDeadAfterVacuum)
 	}
 	if !found {
 		return nil
