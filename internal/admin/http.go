@@ -30,9 +30,11 @@ type HandlerConfig struct {
 	// "Authorization: Bearer <Token>" (compared in constant time); any other
 	// request gets 401.
 	Token string
-	// BasePath is the path prefix the handler is mounted under, e.g.
-	// "/admin" for mux.Handle("/admin/", h). The handler strips it and
-	// writes it in front of every link. Empty means the root.
+	// BasePath is the path prefix the handler is reachable under, e.g.
+	// "/admin"; every link starts with it. Mount it either directly,
+	// mux.Handle("/admin/", h), or behind http.StripPrefix("/admin", h):
+	// a request path that still starts with BasePath is stripped here, one
+	// that does not is served as is. Empty means the root.
 	BasePath string
 	// Logger receives one line per request that failed on the server side
 	// (default slog.Default()).
@@ -115,13 +117,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "405 method not allowed: the admin page is read-only (no skip, force-success, edit-payload or replay)", http.StatusMethodNotAllowed)
 		return
 	}
-	path := r.URL.Path
-	if h.base != "" {
-		rest, ok := strings.CutPrefix(path, h.base)
-		if !ok || (rest != "" && rest[0] != '/') {
-			http.NotFound(w, r)
-			return
-		}
+	// Mounted under BasePath: strip it when the request still carries it;
+	// a request without it was already stripped by the mounting mux
+	// (http.StripPrefix), as `oceanway serve` does.
+	if rest, ok := strings.CutPrefix(r.URL.Path, h.base); h.base != "" && ok && (rest == "" || rest[0] == '/') {
 		if rest == "" {
 			http.Redirect(w, r, h.base+"/", http.StatusFound)
 			return

@@ -332,6 +332,21 @@ func TestMountedUnderBasePath(t *testing.T) {
 	status, page = c.get("/admin")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, page, "Deliveries by destination")
+
+	// Behind http.StripPrefix (as oceanway serve mounts it): same links.
+	mux = http.NewServeMux()
+	mux.Handle("/admin/", http.StripPrefix("/admin", h))
+	stripped := httptest.NewServer(mux)
+	t.Cleanup(stripped.Close)
+	c = &client{t: t, base: stripped.URL}
+	status, page = c.get("/admin/")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, `action="/admin/lookup"`)
+	status, page = c.get("/admin/lookup?kind=event&id=" + w.AckedEvent)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, `data-event-id="`+w.AckedEvent+`"`)
+	status, _ = c.get("/admin/static/admin.css")
+	require.Equal(t, http.StatusOK, status)
 }
 
 func TestRefreshIsBounded(t *testing.T) {

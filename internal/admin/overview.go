@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/envelope"
 )
 
 // DestinationCounts are the delivery counts of one destination in one
@@ -227,6 +229,62 @@ func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]Destin
 	if err != nil {
 		return nil, fmt.Errorf("count deliveries: %w", err)
 	}
+	// Destinations this boundary can deliver to under the active definition
+	// and has no delivery for yet: listed with zeros.
+	expected, err := expectedDestinations(ctx, tx, st.Boundary)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, c := range out {
+		seen[c.Destination] = true
+	}
+	for _, d := range expected {
+		if !seen[d] {
+			out = append(out, DestinationCounts{Boundary: st.Boundary, Destination: d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Destination < out[j].Destination })
+	return out, nil
+}
+
+// expectedDestinations returns the destinations of the active definition's
+// members whose event pair the boundary produces (contracts/envelope names
+// each pair's producer boundary). For a boundary name the contracts do not
+// know, every destination of the active definition counts.
+func expectedDestinations(ctx context.Context, tx pgx.Tx, boundary string) ([]string, error) {
+	rows, err := tx.Query(ctx, qActiveRoutes)
+	if err != nil {
+		return nil, fmt.Errorf("read active routes: %w", err)
+	}
+	type routeRow struct{ eventType, schemaVersion, destination string }
+	routes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (routeRow, error) {
+		var r routeRow
+		err := row.Scan(&r.eventType, &r.schemaVersion, &r.destination)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read active routes: %w", err)
+	}
+	known := false
+	for _, p := range []string{envelope.ProducerCore, envelope.ProducerExecution, envelope.ProducerGateway, envelope.ProducerMetering} {
+		known = known || p == boundary
+	}
+	set := map[string]bool{}
+	for _, r := range routes {
+		if known {
+			pair, err := envelope.Pair(r.eventType, r.schemaVersion)
+			if err != nil || pair.Producer != boundary {
+				continue
+			}
+		}
+		set[r.destination] = true
+	}
+	out := make([]string, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Strings(out)
 	return out, nil
 }
 

@@ -45,6 +45,7 @@ func readSQL(name string) string {
 var (
 	qSnapshot               = query("snapshot")
 	qDeliveryCounts         = query("delivery_counts")
+	qActiveRoutes           = query("active_routes")
 	qQuarantineRecent       = query("quarantine_recent")
 	qQuarantineTotal        = query("quarantine_total")
 	qDefinitions            = query("definitions")

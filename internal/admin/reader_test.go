@@ -50,6 +50,13 @@ func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 	bfc := countsOf(t, o.Deliveries, "core", "billing_finalization_coordinator")
 	require.Zero(t, bfc.Total)
 	require.Nil(t, bfc.OldestPendingCreatedAt)
+	// Only destinations the boundary produces to are listed.
+	var destinations []string
+	for _, c := range o.Deliveries {
+		destinations = append(destinations, c.Boundary+"/"+c.Destination)
+	}
+	require.Equal(t, []string{"core/billing_finalization_coordinator", "core/core_operations",
+		"execution/billing_finalization_coordinator", "execution/metering_input_processor"}, destinations)
 	exec := countsOf(t, o.Deliveries, "execution", "metering_input_processor")
 	require.Equal(t, int64(1), exec.Pending)
 	require.Equal(t, int64(1), exec.Total)

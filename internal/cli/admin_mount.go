@@ -3,9 +3,29 @@ package cli
 import (
 	"net/http"
 
+	"github.com/oceanway/core/internal/admin"
 	"github.com/oceanway/core/internal/runtime"
 )
 
-// adminHandler returns the read-only admin page mounted by serve (nil until
-// the admin package is wired).
-func adminHandler(_ runtime.Pools, _ string) (http.Handler, error) { return nil, nil }
+// AdminBasePath is where `oceanway serve` mounts the admin page.
+const AdminBasePath = "/admin"
+
+// adminHandler returns the read-only admin page over the boundary pools,
+// with its links under AdminBasePath (serve mounts it behind
+// http.StripPrefix(AdminBasePath, ...)). A non-empty token is required as
+// "Authorization: Bearer <token>" on every request.
+func adminHandler(pools runtime.Pools, token string) (http.Handler, error) {
+	return admin.NewHandler(admin.NewReader(adminBoundaries(pools), admin.Config{}), admin.HandlerConfig{
+		Token:    token,
+		BasePath: AdminBasePath,
+	}), nil
+}
+
+// adminBoundaries names the pools for the admin reader.
+func adminBoundaries(pools runtime.Pools) admin.Boundaries {
+	out := admin.Boundaries{}
+	for b, p := range pools {
+		out[string(b)] = p
+	}
+	return out
+}
