@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/admin"
+	"github.com/oceanway/core/internal/admin/admintest"
 )
 
 // EnvRequireBrowser makes the browser smoke test fail instead of skip when
@@ -52,8 +53,8 @@ func chromiumPath(t *testing.T) string {
 // the lookup form works by a plain GET submit.
 func TestBrowserOverviewShowsCounts(t *testing.T) {
 	bin := chromiumPath(t)
-	w := newWorld(t)
-	srv := httptest.NewServer(admin.NewHandler(w.reader, admin.HandlerConfig{}))
+	w := admintest.NewWorld(t)
+	srv := httptest.NewServer(admin.NewHandler(w.Reader, admin.HandlerConfig{}))
 	t.Cleanup(srv.Close)
 
 	opts := []chromedp.ExecAllocatorOption{
@@ -110,7 +111,7 @@ func TestBrowserOverviewShowsCounts(t *testing.T) {
 	require.Equal(t, []string{"1", "1", "1", "1", "4"}, got, "core/core_operations pending, leased, acknowledged, quarantined, total")
 	require.Equal(t, "1", text(cell("execution", "metering_input_processor", "pending")))
 	require.Equal(t, "5", text(cell("all", "all", "total")))
-	require.Equal(t, "digest_conflict: "+hostileReason, text(`tr[data-event-id="`+w.QuarantinedEvent+`"] td.reason`),
+	require.Equal(t, "digest_conflict: "+admintest.HostileReason, text(`tr[data-event-id="`+w.QuarantinedEvent+`"] td.reason`),
 		"the hostile reason renders as text")
 	require.Contains(t, text("#read-only-notice"), "no skip, force-success, edit-payload or replay action")
 	require.Zero(t, eval(`document.querySelectorAll('script').length`), "the page works without JavaScript and carries none")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/admin"
+	"github.com/oceanway/core/internal/admin/admintest"
 )
 
 type client struct {
@@ -23,9 +24,9 @@ type client struct {
 	token string
 }
 
-func newServer(t *testing.T, w *world, cfg admin.HandlerConfig) *client {
+func newServer(t *testing.T, w *admintest.World, cfg admin.HandlerConfig) *client {
 	t.Helper()
-	srv := httptest.NewServer(admin.NewHandler(w.reader, cfg))
+	srv := httptest.NewServer(admin.NewHandler(w.Reader, cfg))
 	t.Cleanup(srv.Close)
 	return &client{t: t, base: srv.URL + cfg.BasePath, token: cfg.Token}
 }
@@ -72,7 +73,7 @@ func cell(t *testing.T, page, boundary, destination, field string) string {
 
 func TestOverviewPageShowsCountsQuarantinesAndDefinitions(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 	status, hdr, page := c.do(http.MethodGet, "/")
 	require.Equal(t, http.StatusOK, status)
@@ -92,7 +93,7 @@ func TestOverviewPageShowsCountsQuarantinesAndDefinitions(t *testing.T) {
 
 	// Recent quarantine with its reason, escaped.
 	require.Contains(t, page, `data-event-id="`+w.QuarantinedEvent+`"`)
-	require.Contains(t, page, html.EscapeString("digest_conflict: "+hostileReason))
+	require.Contains(t, page, html.EscapeString("digest_conflict: "+admintest.HostileReason))
 	require.NotContains(t, page, "<script")
 	require.NotContains(t, page, "<img")
 	require.Regexp(t, `data-field="quarantineTotal">1<`, page)
@@ -114,14 +115,14 @@ func TestOverviewPageShowsCountsQuarantinesAndDefinitions(t *testing.T) {
 
 func TestJSONEndpointsMatchTheWorld(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 
 	var o admin.Overview
 	c.getJSON("/api/overview", http.StatusOK, &o)
 	require.Equal(t, int64(4), countsOf(t, o.Deliveries, "core", "core_operations").Total)
 	require.Len(t, o.Quarantine.Items, 1)
-	require.Equal(t, "digest_conflict: "+hostileReason, o.Quarantine.Items[0].Reason)
+	require.Equal(t, "digest_conflict: "+admintest.HostileReason, o.Quarantine.Items[0].Reason)
 	require.Len(t, o.Definitions, 2)
 
 	var d admin.DeliveriesResult
@@ -156,7 +157,7 @@ func TestJSONEndpointsMatchTheWorld(t *testing.T) {
 
 func TestLookupPagesShowEventDeliveriesAndAttemptHistory(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 
 	// By event id: the quarantined event with both attempts.
@@ -165,7 +166,7 @@ func TestLookupPagesShowEventDeliveriesAndAttemptHistory(t *testing.T) {
 	require.Contains(t, page, `<article class="event" data-event-id="`+w.QuarantinedEvent+`" data-boundary="core">`)
 	require.Regexp(t, `(?s)<tr data-attempt="1">.*?data-field="outcome">retryable<.*?retry_scheduled.*?consumer_busy`, page)
 	require.Regexp(t, `(?s)<tr data-attempt="2">.*?data-field="outcome">non_retryable<.*?quarantined.*?digest_conflict`, page)
-	require.Contains(t, page, `data-field="quarantineReason">`+html.EscapeString("digest_conflict: "+hostileReason)+`<`)
+	require.Contains(t, page, `data-field="quarantineReason">`+html.EscapeString("digest_conflict: "+admintest.HostileReason)+`<`)
 	require.NotContains(t, page, "<script")
 	require.Contains(t, page, `data-field="envelopeDigest">jcs-sha256-v1:`)
 	require.Contains(t, page, `&#34;eventId&#34;: &#34;`+w.QuarantinedEvent+`&#34;`, "the envelope, escaped")
@@ -212,7 +213,7 @@ func TestLookupPagesShowEventDeliveriesAndAttemptHistory(t *testing.T) {
 
 func TestLookupErrors(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 
 	hostile := `"><script>alert(1)</script>`
@@ -241,7 +242,7 @@ func TestLookupErrors(t *testing.T) {
 
 func TestBearerTokenIsEnforced(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	const token = "s3cret-token"
 	c := newServer(t, w, admin.HandlerConfig{Token: token})
 	anon := &client{t: t, base: c.base}
@@ -272,7 +273,7 @@ func TestBearerTokenIsEnforced(t *testing.T) {
 
 func TestOnlyGetAndHeadAreAllowed(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	for _, token := range []string{"", "tok"} {
 		c := newServer(t, w, admin.HandlerConfig{Token: token})
 		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
@@ -298,7 +299,7 @@ func TestOnlyGetAndHeadAreAllowed(t *testing.T) {
 
 func TestCompletenessPage(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 	status, page := c.get("/completeness")
 	require.Equal(t, http.StatusOK, status)
@@ -310,9 +311,9 @@ func TestCompletenessPage(t *testing.T) {
 
 func TestMountedUnderBasePath(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	mux := http.NewServeMux()
-	h := admin.NewHandler(w.reader, admin.HandlerConfig{BasePath: "/admin"})
+	h := admin.NewHandler(w.Reader, admin.HandlerConfig{BasePath: "/admin"})
 	mux.Handle("/admin/", h)
 	mux.Handle("/admin", h)
 	srv := httptest.NewServer(mux)
@@ -351,7 +352,7 @@ func TestMountedUnderBasePath(t *testing.T) {
 
 func TestRefreshIsBounded(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	c := newServer(t, w, admin.HandlerConfig{})
 	_, page := c.get("/?refresh=1")
 	require.Contains(t, page, `<meta http-equiv="refresh" content="2">`)

@@ -11,10 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/admin"
+	"github.com/oceanway/core/internal/admin/admintest"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
 )
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
 
 func countsOf(t *testing.T, rows []admin.DestinationCounts, boundary, destination string) admin.DestinationCounts {
 	t.Helper()
@@ -29,8 +33,8 @@ func countsOf(t *testing.T, rows []admin.DestinationCounts, boundary, destinatio
 
 func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	o := w.reader.Overview(context.Background())
+	w := admintest.NewWorld(t)
+	o := w.Reader.Overview(context.Background())
 
 	require.Len(t, o.Boundaries, 2)
 	require.Equal(t, "core", o.Boundaries[0].Boundary)
@@ -68,7 +72,7 @@ func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 	require.Equal(t, w.QuarantinedEvent, q.EventID)
 	require.Equal(t, "core", q.Boundary)
 	require.Equal(t, "core_operations", q.Destination)
-	require.Equal(t, "digest_conflict: "+hostileReason, q.Reason)
+	require.Equal(t, "digest_conflict: "+admintest.HostileReason, q.Reason)
 	require.Equal(t, 2, q.AttemptCount)
 	require.Equal(t, "digest_conflict", q.LastErrorCode)
 	require.Equal(t, "wallet.reserved@2.0", q.EventType)
@@ -93,13 +97,13 @@ func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 
 func TestQuarantineListIsBounded(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	r := admin.NewReader(w.boundaries(), admin.Config{QuarantineLimit: 1})
+	w := admintest.NewWorld(t)
+	r := admin.NewReader(w.Boundaries(), admin.Config{QuarantineLimit: 1})
 	q := r.Quarantines(context.Background())
 	require.Equal(t, int64(1), q.Quarantine.Total)
 	require.False(t, q.Quarantine.Truncated)
 
-	quarantinePending(t, w)
+	admintest.QuarantinePending(t, w)
 	q = r.Quarantines(context.Background())
 	require.Equal(t, int64(2), q.Quarantine.Total)
 	require.True(t, q.Quarantine.Truncated)
@@ -109,10 +113,10 @@ func TestQuarantineListIsBounded(t *testing.T) {
 
 func TestLookupByEventRunAndReservation(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := admintest.NewWorld(t)
 	ctx := context.Background()
 
-	res, err := w.reader.Lookup(ctx, admin.KindEvent, w.QuarantinedEvent)
+	res, err := w.Reader.Lookup(ctx, admin.KindEvent, w.QuarantinedEvent)
 	require.NoError(t, err)
 	require.Len(t, res.Events, 1)
 	e := res.Events[0]
@@ -129,7 +133,7 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	require.Equal(t, "quarantined", d.Status)
 	require.Equal(t, 2, d.AttemptCount)
 	require.NotNil(t, d.Quarantine)
-	require.Equal(t, "digest_conflict: "+hostileReason, d.Quarantine.Reason)
+	require.Equal(t, "digest_conflict: "+admintest.HostileReason, d.Quarantine.Reason)
 	require.Len(t, d.Attempts, 2)
 	require.Equal(t, []string{"retryable", "non_retryable"}, []string{d.Attempts[0].Outcome, d.Attempts[1].Outcome})
 	require.Equal(t, []string{"retry_scheduled", "quarantined"}, []string{d.Attempts[0].RetryDisposition, d.Attempts[1].RetryDisposition})
@@ -139,7 +143,7 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	require.Equal(t, 2, d.Attempts[1].Number)
 
 	// The acknowledged event: published, receipt frozen, one finished attempt.
-	res, err = w.reader.Lookup(ctx, admin.KindEvent, w.AckedEvent)
+	res, err = w.Reader.Lookup(ctx, admin.KindEvent, w.AckedEvent)
 	require.NoError(t, err)
 	require.Len(t, res.Events, 1)
 	require.NotNil(t, res.Events[0].PublishedAt)
@@ -152,7 +156,7 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	require.Equal(t, "acknowledged", d.Attempts[0].Outcome)
 
 	// The leased event: one start, no finish.
-	res, err = w.reader.Lookup(ctx, admin.KindEvent, w.LeasedEvent)
+	res, err = w.Reader.Lookup(ctx, admin.KindEvent, w.LeasedEvent)
 	require.NoError(t, err)
 	d = res.Events[0].Deliveries[0]
 	require.Equal(t, "leased", d.Status)
@@ -162,7 +166,7 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 
 	// Run A: its run.created (aggregate), the wallet event and the
 	// execution event (payload runId), across two boundaries.
-	res, err = w.reader.Lookup(ctx, admin.KindRun, w.RunA)
+	res, err = w.Reader.Lookup(ctx, admin.KindRun, w.RunA)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{w.AckedEvent, w.QuarantinedEvent, w.ExecutionEvent}, eventIDs(res.Events))
 	require.False(t, res.Truncated)
@@ -175,30 +179,30 @@ func TestLookupByEventRunAndReservation(t *testing.T) {
 	}
 
 	// Reservation: the same three events.
-	res, err = w.reader.Lookup(ctx, admin.KindReservation, w.Res)
+	res, err = w.Reader.Lookup(ctx, admin.KindReservation, w.Res)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{w.AckedEvent, w.QuarantinedEvent, w.ExecutionEvent}, eventIDs(res.Events))
 
 	// Any kind on a run id: matched as run only.
-	res, err = w.reader.Lookup(ctx, admin.KindAny, w.RunB)
+	res, err = w.Reader.Lookup(ctx, admin.KindAny, w.RunB)
 	require.NoError(t, err)
 	require.Equal(t, []string{w.PendingEvent}, eventIDs(res.Events))
 
 	// Uppercase input is the same UUID.
-	res, err = w.reader.Lookup(ctx, admin.KindEvent, upper(w.AckedEvent))
+	res, err = w.Reader.Lookup(ctx, admin.KindEvent, upper(w.AckedEvent))
 	require.NoError(t, err)
 	require.Equal(t, []string{w.AckedEvent}, eventIDs(res.Events))
 
 	// Nothing found is not an error.
-	res, err = w.reader.Lookup(ctx, admin.KindAny, "00000000-0000-0000-0000-000000000000")
+	res, err = w.Reader.Lookup(ctx, admin.KindAny, "00000000-0000-0000-0000-000000000000")
 	require.NoError(t, err)
 	require.Empty(t, res.Events)
 }
 
 func TestLookupTruncatesAtLimit(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	r := admin.NewReader(w.boundaries(), admin.Config{LookupLimit: 1})
+	w := admintest.NewWorld(t)
+	r := admin.NewReader(w.Boundaries(), admin.Config{LookupLimit: 1})
 	res, err := r.Lookup(context.Background(), admin.KindRun, w.RunA)
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
@@ -228,11 +232,11 @@ func TestLookupRejectsGarbageWithoutQuerying(t *testing.T) {
 
 func TestUnreadableBoundaryIsReportedAndOthersStillShown(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	broken, err := pgxpool.New(context.Background(), db.WithDatabase(w.bundle.DSNs["core"], w.bundle.Prefix+"_missing"))
+	w := admintest.NewWorld(t)
+	broken, err := pgxpool.New(context.Background(), db.WithDatabase(w.Bundle.DSNs["core"], w.Bundle.Prefix+"_missing"))
 	require.NoError(t, err)
 	t.Cleanup(broken.Close)
-	r := admin.NewReader(admin.Boundaries{"core": w.bundle.Core(), "gateway": broken}, admin.Config{})
+	r := admin.NewReader(admin.Boundaries{"core": w.Bundle.Core(), "gateway": broken}, admin.Config{})
 	o := r.Overview(context.Background())
 	require.Len(t, o.Boundaries, 2)
 	failed := admin.Failed(o.Boundaries)
@@ -243,8 +247,8 @@ func TestUnreadableBoundaryIsReportedAndOthersStillShown(t *testing.T) {
 
 func TestCompletenessOutboxSide(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	c := w.reader.Completeness(context.Background())
+	w := admintest.NewWorld(t)
+	c := w.Reader.Completeness(context.Background())
 	require.Empty(t, admin.Failed(c.Boundaries))
 	require.Len(t, c.Outbox, 2)
 	core := c.Outbox[0]
@@ -271,9 +275,9 @@ func TestCompletenessOutboxSide(t *testing.T) {
 
 	// Once a proof is recorded (by the Operations side, not by admin), the
 	// answer compares against it: current, and a partial source gap.
-	proof, err := readmodel.New(w.bundle.Core()).ProveCompleteness(context.Background(), readmodel.Params{})
+	proof, err := readmodel.New(w.Bundle.Core()).ProveCompleteness(context.Background(), readmodel.Params{})
 	require.NoError(t, err)
-	c = w.reader.Completeness(context.Background())
+	c = w.Reader.Completeness(context.Background())
 	require.Equal(t, readmodel.Verified, c.Operations.VerificationState)
 	require.Equal(t, readmodel.VerifiedCurrent, c.Operations.SnapshotCurrency)
 	require.Equal(t, readmodel.PartialSourceGap, c.Operations.ProjectionCompleteness)
@@ -283,7 +287,7 @@ func TestCompletenessOutboxSide(t *testing.T) {
 
 func TestCompletenessCompleteWhenEverythingAcknowledged(t *testing.T) {
 	t.Parallel()
-	b := newAckedOnly(t)
+	b := admintest.NewAckedOnly(t)
 	c := admin.NewReader(admin.Boundaries{"core": b}, admin.Config{}).Completeness(context.Background())
 	require.Len(t, c.Outbox, 1)
 	require.Equal(t, admin.VerdictComplete, c.Outbox[0].Verdict)

@@ -1,4 +1,9 @@
-package admin_test
+// Package admintest builds a realistic outbox state for the tests of the
+// admin page and of `oceanway inspect`: events appended with the real
+// AppendTx into dbtest databases, driven through the real dispatcher store
+// (claim, retry, quarantine, verified ack), so the pages show attempt
+// histories exactly as production writes them.
+package admintest
 
 import (
 	"context"
@@ -26,35 +31,35 @@ import (
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+// HostileReason is stored as a quarantine reason and must come back escaped.
+const HostileReason = `<script>alert("owned")</script> & <img src=x onerror=alert(1)>`
 
-// hostileReason is stored as a quarantine reason and must come back escaped.
-const hostileReason = `<script>alert("owned")</script> & <img src=x onerror=alert(1)>`
+// Lease is the lease of the test claims.
+const Lease = time.Minute
 
-const lease = time.Minute
-
-// world is a realistic outbox state in two producer databases, built
+// World is a realistic outbox state in two producer databases, built
 // through the real append and dispatcher paths:
 //
 // core (core_operations):
 //   - RunA's run.created: claimed and acknowledged (published);
 //   - the wallet.reserved of reservation Res (runId RunA): claimed, retried
-//     (consumer_busy), claimed again and quarantined with hostileReason;
+//     (consumer_busy), claimed again and quarantined with HostileReason;
 //   - RunB's run.created: pending, never claimed;
 //   - RunC's run.created: claimed, in flight (leased).
 //
 // execution (metering_input_processor):
 //   - an execution.attempt-eligibility.finalized of RunA / Res: pending.
-type world struct {
-	bundle *dbtest.Bundle
-	reader *admin.Reader
+type World struct {
+	Bundle *dbtest.Bundle
+	Reader *admin.Reader
 
 	RunA, RunB, RunC, Res string
 
 	AckedEvent, QuarantinedEvent, PendingEvent, LeasedEvent, ExecutionEvent string
 }
 
-func newWorld(t *testing.T) *world {
+// NewWorld builds the world in fresh core and execution databases.
+func NewWorld(t testing.TB) *World {
 	t.Helper()
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
@@ -64,38 +69,40 @@ func newWorld(t *testing.T) *world {
 		})
 		require.NoError(t, err)
 	}
-	w := &world{bundle: b, RunA: uuid.NewString(), RunB: uuid.NewString(), RunC: uuid.NewString(), Res: uuid.NewString()}
+	w := &World{Bundle: b, RunA: uuid.NewString(), RunB: uuid.NewString(), RunC: uuid.NewString(), Res: uuid.NewString()}
 	core := dispatcher.NewStore(b.Core(), 5*time.Second)
 
 	// RunA acknowledged.
-	w.AckedEvent = appendEvent(t, b.Core(), runCreated(w.RunA, w.Res))
-	c := claimOne(t, core, w.AckedEvent)
-	require.NoError(t, core.VerifyAndAck(ctx, c, ackFor(t, c)))
+	w.AckedEvent = AppendEvent(t, b.Core(), RunCreated(w.RunA, w.Res))
+	c := ClaimOne(t, core, w.AckedEvent)
+	require.NoError(t, core.VerifyAndAck(ctx, c, AckFor(t, c)))
 
 	// Reservation: retried, then quarantined.
-	w.QuarantinedEvent = appendEvent(t, b.Core(), walletReserved(w.RunA, w.Res))
-	c = claimOne(t, core, w.QuarantinedEvent)
+	w.QuarantinedEvent = AppendEvent(t, b.Core(), WalletReserved(w.RunA, w.Res))
+	c = ClaimOne(t, core, w.QuarantinedEvent)
 	require.NoError(t, core.Retry(ctx, c.Fence, 0, "consumer_busy"))
-	c = claimOne(t, core, w.QuarantinedEvent)
-	require.NoError(t, core.Quarantine(ctx, c.Fence, "digest_conflict", hostileReason, false))
+	c = ClaimOne(t, core, w.QuarantinedEvent)
+	require.NoError(t, core.Quarantine(ctx, c.Fence, "digest_conflict", HostileReason, false))
 
 	// RunC leased (in flight), then RunB pending.
-	w.LeasedEvent = appendEvent(t, b.Core(), runCreated(w.RunC, uuid.NewString()))
-	claimOne(t, core, w.LeasedEvent)
-	w.PendingEvent = appendEvent(t, b.Core(), runCreated(w.RunB, uuid.NewString()))
+	w.LeasedEvent = AppendEvent(t, b.Core(), RunCreated(w.RunC, uuid.NewString()))
+	ClaimOne(t, core, w.LeasedEvent)
+	w.PendingEvent = AppendEvent(t, b.Core(), RunCreated(w.RunB, uuid.NewString()))
 
 	// Execution: pending.
-	w.ExecutionEvent = appendEvent(t, b.Execution(), attemptEligibility(w.RunA, w.Res))
+	w.ExecutionEvent = AppendEvent(t, b.Execution(), AttemptEligibility(w.RunA, w.Res))
 
-	w.reader = admin.NewReader(w.boundaries(), admin.Config{})
+	w.Reader = admin.NewReader(w.Boundaries(), admin.Config{})
 	return w
 }
 
-func (w *world) boundaries() admin.Boundaries {
-	return admin.Boundaries{"core": w.bundle.Core(), "execution": w.bundle.Execution()}
+// Boundaries are the world's pools by boundary name.
+func (w *World) Boundaries() admin.Boundaries {
+	return admin.Boundaries{"core": w.Bundle.Core(), "execution": w.Bundle.Execution()}
 }
 
-func runCreated(runID, reservationID string) envelope.Envelope {
+// RunCreated is a run.created@2.0 of runID and reservationID.
+func RunCreated(runID, reservationID string) envelope.Envelope {
 	e := envelopetest.Envelope(envelope.RunCreatedV2, 0)
 	e.EventID = outbox.NewEventID()
 	e.AggregateID = runID
@@ -104,7 +111,8 @@ func runCreated(runID, reservationID string) envelope.Envelope {
 	return e
 }
 
-func walletReserved(runID, reservationID string) envelope.Envelope {
+// WalletReserved is a wallet.reserved@2.0 of reservationID for runID.
+func WalletReserved(runID, reservationID string) envelope.Envelope {
 	e := envelopetest.Envelope(envelope.WalletReservedV2, 0)
 	e.EventID = outbox.NewEventID()
 	e.AggregateID = reservationID
@@ -113,7 +121,8 @@ func walletReserved(runID, reservationID string) envelope.Envelope {
 	return e
 }
 
-func attemptEligibility(runID, reservationID string) envelope.Envelope {
+// AttemptEligibility is an execution.attempt-eligibility.finalized@1 of runID and reservationID.
+func AttemptEligibility(runID, reservationID string) envelope.Envelope {
 	e := envelopetest.Envelope(envelope.ExecutionAttemptEligibilityFinalizedV1, 0)
 	e.EventID = outbox.NewEventID()
 	e.Payload["runId"] = runID
@@ -121,7 +130,8 @@ func attemptEligibility(runID, reservationID string) envelope.Envelope {
 	return e
 }
 
-func appendEvent(t *testing.T, pool *pgxpool.Pool, e envelope.Envelope) string {
+// AppendEvent appends e in its own transaction and returns its event id.
+func AppendEvent(t testing.TB, pool *pgxpool.Pool, e envelope.Envelope) string {
 	t.Helper()
 	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return outbox.AppendTx(ctx, tx, e)
@@ -130,11 +140,11 @@ func appendEvent(t *testing.T, pool *pgxpool.Pool, e envelope.Envelope) string {
 	return e.EventID
 }
 
-// claimOne claims the eligible deliveries (the test keeps at most one
+// ClaimOne claims the eligible deliveries (the test keeps at most one
 // eligible at a time) and returns the one of eventID.
-func claimOne(t *testing.T, s *dispatcher.Store, eventID string) dispatcher.Claimed {
+func ClaimOne(t testing.TB, s *dispatcher.Store, eventID string) dispatcher.Claimed {
 	t.Helper()
-	claims, err := s.Claim(context.Background(), dispatcher.ClaimParams{Owner: "admin-test", Limit: 10, Lease: lease})
+	claims, err := s.Claim(context.Background(), dispatcher.ClaimParams{Owner: "admin-test", Limit: 10, Lease: Lease})
 	require.NoError(t, err)
 	ids := make([]string, len(claims))
 	for i, c := range claims {
@@ -144,9 +154,9 @@ func claimOne(t *testing.T, s *dispatcher.Store, eventID string) dispatcher.Clai
 	return claims[0]
 }
 
-// ackFor builds what a real Operations consumer returns for c: a sealed
+// AckFor builds what a real Operations consumer returns for c: a sealed
 // OperationsProjectionAppliedReceipt@1 and its ActiveConsumerAck@1.
-func ackFor(t *testing.T, c dispatcher.Claimed) transport.Result {
+func AckFor(t testing.TB, c dispatcher.Claimed) transport.Result {
 	t.Helper()
 	r, err := receipt.NewOperationsProjectionAppliedReceipt(uuid.NewString(), c.Member.ProjectionTarget, receipt.EventFacts{
 		EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion, EnvelopeDigest: c.EnvelopeDigest,
@@ -162,17 +172,17 @@ func ackFor(t *testing.T, c dispatcher.Claimed) transport.Result {
 	return transport.Result{Ack: ack, ReceiptBody: body}
 }
 
-// quarantinePending quarantines RunB's pending delivery (the only eligible
+// QuarantinePending quarantines RunB's pending delivery (the only eligible
 // one: RunC's lease is still valid).
-func quarantinePending(t *testing.T, w *world) {
+func QuarantinePending(t testing.TB, w *World) {
 	t.Helper()
-	s := dispatcher.NewStore(w.bundle.Core(), 5*time.Second)
-	c := claimOne(t, s, w.PendingEvent)
+	s := dispatcher.NewStore(w.Bundle.Core(), 5*time.Second)
+	c := ClaimOne(t, s, w.PendingEvent)
 	require.NoError(t, s.Quarantine(context.Background(), c.Fence, "unknown_pair", "second quarantine", false))
 }
 
-// newAckedOnly is a core database with two acknowledged run.created events.
-func newAckedOnly(t *testing.T) *pgxpool.Pool {
+// NewAckedOnly is a core database with two acknowledged run.created events.
+func NewAckedOnly(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
@@ -180,9 +190,9 @@ func newAckedOnly(t *testing.T) *pgxpool.Pool {
 	require.NoError(t, err)
 	s := dispatcher.NewStore(b.Core(), 5*time.Second)
 	for i := 0; i < 2; i++ {
-		id := appendEvent(t, b.Core(), runCreated(uuid.NewString(), uuid.NewString()))
-		c := claimOne(t, s, id)
-		require.NoError(t, s.VerifyAndAck(ctx, c, ackFor(t, c)))
+		id := AppendEvent(t, b.Core(), RunCreated(uuid.NewString(), uuid.NewString()))
+		c := ClaimOne(t, s, id)
+		require.NoError(t, s.VerifyAndAck(ctx, c, AckFor(t, c)))
 	}
 	return b.Core()
 }
