@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/internal/admin/admintest"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/runtime"
+)
+
+// serve mounts the admin page with runtime.Handler under /admin/ (behind
+// http.StripPrefix): links stay under /admin and the token is enforced.
+func TestServeMountsTheAdminPage(t *testing.T) {
+	t.Parallel()
+	w := admintest.NewWorld(t)
+	pools := runtime.Pools{migrate.Core: w.Bundle.Core(), migrate.Execution: w.Bundle.Execution()}
+	h, err := adminHandler(pools, "tok")
+	require.NoError(t, err)
+	srv := httptest.NewServer(runtime.Handler(runtime.HTTPConfig{Registry: prometheus.NewRegistry(), Pools: pools, Admin: h}))
+	t.Cleanup(srv.Close)
+
+	get := func(path, token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	status, _ := get("/admin/", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, page := get("/admin/", "tok")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, `href="/admin/static/admin.css"`)
+	require.Contains(t, page, `action="/admin/lookup"`)
+	require.Regexp(t, `(?s)<tr data-boundary="execution" data-destination="metering_input_processor">.*?data-field="pending">1<`, page)
+	status, page = get("/admin/lookup?kind=run&id="+w.RunA, "tok")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, "3 events for run")
+	status, _ = get("/admin/static/admin.css", "tok")
+	require.Equal(t, http.StatusOK, status)
+}
