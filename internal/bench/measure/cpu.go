@@ -19,7 +19,7 @@ import (
 const clockTicks = 100
 
 // sampleEvery is the backend CPU sampling interval.
-const sampleEvery = 100 * time.Millisecond
+const sampleEvery = 200 * time.Millisecond
 
 // ProcessCPU is the user+system CPU time of this process so far.
 func ProcessCPU() time.Duration {
@@ -54,15 +54,20 @@ func machineTicks() (busy, total uint64, ok bool) {
 	return busy, total, true
 }
 
-// procTicks reads utime+stime of pid and checks that it is a PostgreSQL
-// backend serving database (its command line names the database).
-func procTicks(pid int, database string) (uint64, bool) {
+// isBackendOf checks, once per pid, that pid is a PostgreSQL backend of
+// database on this machine (its command line names the database).
+func isBackendOf(pid int, database string) bool {
 	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	cmd = bytes.TrimRight(cmd, "\x00 ")
-	if err != nil || !bytes.HasPrefix(cmd, []byte("postgres")) ||
-		!(bytes.Contains(cmd, []byte(" "+database+" ")) || bytes.HasSuffix(cmd, []byte(" "+database))) {
-		return 0, false
+	if err != nil {
+		return false
 	}
+	cmd = bytes.TrimRight(cmd, "\x00 ")
+	return bytes.HasPrefix(cmd, []byte("postgres")) &&
+		(bytes.Contains(cmd, []byte(" "+database+" ")) || bytes.HasSuffix(cmd, []byte(" "+database)))
+}
+
+// procTicks reads utime+stime of pid.
+func procTicks(pid int) (uint64, bool) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
@@ -84,30 +89,37 @@ func procTicks(pid int, database string) (uint64, bool) {
 	return u + s, true
 }
 
+// backend is one sampled PostgreSQL backend.
+type backend struct {
+	database string
+	verified bool   // a local PostgreSQL backend of database
+	baseline uint64 // ticks at the start (0 for a backend born in the window)
+	last     uint64 // ticks at the latest sample
+	mark     uint64 // ticks at Mark
+}
+
 // cpuSampler measures process, backend and machine CPU over a window.
 type cpuSampler struct {
-	admin     *pgx.Conn
+	admin     *pgx.Conn // used by the sampler only
 	databases []string
 	exclude   func() []int // pids not to count (our own measuring sessions)
 
 	start        time.Time
 	startProcess time.Duration
+	markProcess  time.Duration
+	marked       bool
 	startBusy    uint64
 	startTotal   uint64
 	machineOK    bool
 
 	mu       sync.Mutex
-	baseline map[int]uint64 // ticks at first sight
-	last     map[int]uint64
-	seen     int // backends listed by pg_stat_activity
-	verified int // of which /proc confirmed to be local PostgreSQL backends
+	backends map[int]*backend
 	stop     chan struct{}
 	done     chan struct{}
 }
 
 func newCPUSampler(admin *pgx.Conn, databases []string, exclude func() []int) *cpuSampler {
-	return &cpuSampler{admin: admin, databases: databases, exclude: exclude,
-		baseline: map[int]uint64{}, last: map[int]uint64{}}
+	return &cpuSampler{admin: admin, databases: databases, exclude: exclude, backends: map[int]*backend{}}
 }
 
 // Start takes the first sample (every backend alive now is a baseline) and
@@ -135,6 +147,18 @@ func (s *cpuSampler) Start(ctx context.Context) {
 	}()
 }
 
+// Mark splits the window in two phases (produce, then consume in a
+// burn-down): Stop reports the CPU before and after the mark.
+func (s *cpuSampler) Mark(ctx context.Context) {
+	s.sample(ctx, false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markProcess, s.marked = ProcessCPU(), true
+	for _, b := range s.backends {
+		b.mark = b.last
+	}
+}
+
 // sample reads the CPU ticks of every backend of the databases. A backend
 // first seen after the start counts from zero (it was born in the window).
 func (s *cpuSampler) sample(ctx context.Context, initial bool) {
@@ -142,15 +166,15 @@ func (s *cpuSampler) sample(ctx context.Context, initial bool) {
 	if err != nil {
 		return
 	}
-	type backend struct {
+	type row struct {
 		pid int
 		db  string
 	}
-	var bs []backend
+	var rs []row
 	for rows.Next() {
-		var b backend
-		if rows.Scan(&b.pid, &b.db) == nil {
-			bs = append(bs, b)
+		var r row
+		if rows.Scan(&r.pid, &r.db) == nil {
+			rs = append(rs, r)
 		}
 	}
 	rows.Close()
@@ -162,27 +186,29 @@ func (s *cpuSampler) sample(ctx context.Context, initial bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, b := range bs {
-		if skip[b.pid] {
+	for _, r := range rs {
+		if skip[r.pid] {
 			continue
 		}
-		ticks, ok := procTicks(b.pid, b.db)
-		if _, known := s.last[b.pid]; !known {
-			s.seen++
-			if ok {
-				s.verified++
-			}
+		b, known := s.backends[r.pid]
+		if !known {
+			b = &backend{database: r.db, verified: isBackendOf(r.pid, r.db)}
+			s.backends[r.pid] = b
+		}
+		if !b.verified {
+			continue
+		}
+		ticks, ok := procTicks(r.pid)
+		if !ok {
+			continue
+		}
+		if !known {
 			if initial {
-				s.baseline[b.pid] = ticks
-			} else {
-				s.baseline[b.pid] = 0
+				b.baseline = ticks
 			}
+			b.mark = b.baseline
 		}
-		if ok {
-			s.last[b.pid] = ticks
-		} else if _, known := s.last[b.pid]; !known {
-			s.last[b.pid] = s.baseline[b.pid]
-		}
+		b.last = ticks
 	}
 }
 
@@ -194,24 +220,46 @@ func (s *cpuSampler) Stop(ctx context.Context, messages int) CPU {
 	}
 	s.sample(ctx, false)
 	elapsed := time.Since(s.start).Seconds()
-	process := (ProcessCPU() - s.startProcess).Seconds()
-	out := CPU{ProcessSeconds: round3(process), MeasurementSeconds: round3(elapsed)}
+	now := ProcessCPU()
+	out := CPU{ProcessSeconds: round3((now - s.startProcess).Seconds()), MeasurementSeconds: round3(elapsed)}
 	s.mu.Lock()
-	var ticks uint64
-	for pid, last := range s.last {
-		if last > s.baseline[pid] {
-			ticks += last - s.baseline[pid]
+	var ticks, beforeMark uint64
+	byDB := map[string]uint64{}
+	verified := 0
+	for _, b := range s.backends {
+		if !b.verified {
+			continue
+		}
+		verified++
+		if b.last > b.baseline {
+			ticks += b.last - b.baseline
+			byDB[b.database] += b.last - b.baseline
+		}
+		if b.mark > b.baseline {
+			beforeMark += b.mark - b.baseline
 		}
 	}
-	out.Backends = s.seen
+	out.Backends = len(s.backends)
 	switch {
-	case s.seen == 0:
+	case len(s.backends) == 0:
 		out.BackendSource = "unavailable: no backend of the run's databases was seen"
-	case s.verified == 0:
+	case verified == 0:
 		out.BackendSource = "unavailable: the server's backends are not readable in this machine's /proc"
 	default:
 		out.BackendSeconds = round3(float64(ticks) / clockTicks)
-		out.BackendSource = fmt.Sprintf("/proc/<pid>/stat utime+stime of %d backend(s) of the run's databases, sampled every %s", s.verified, sampleEvery)
+		out.BackendSource = fmt.Sprintf("/proc/<pid>/stat utime+stime of %d backend(s) of the run's databases, sampled every %s", verified, sampleEvery)
+		out.BackendByDatabase = map[string]float64{}
+		for db, t := range byDB {
+			out.BackendByDatabase[db] = round3(float64(t) / clockTicks)
+		}
+	}
+	if s.marked {
+		out.Phases = &CPUPhases{
+			ProduceProcessSeconds: round3((s.markProcess - s.startProcess).Seconds()),
+			ProduceBackendSeconds: round3(float64(beforeMark) / clockTicks),
+		}
+		out.Phases.ConsumeProcessSeconds = round3(out.ProcessSeconds - out.Phases.ProduceProcessSeconds)
+		out.Phases.ConsumeBackendSeconds = round3(out.BackendSeconds - out.Phases.ProduceBackendSeconds)
 	}
 	s.mu.Unlock()
 	if messages > 0 {

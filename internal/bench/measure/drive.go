@@ -151,6 +151,7 @@ func Drive(ctx context.Context, env Env, t Target, w Workload, rec *Recorder) (r
 			return run, err
 		}
 		run.ProduceSeconds = time.Since(t0).Seconds()
+		sampler.Mark(runCtx)
 		start := time.Now()
 		if err := t.Start(runCtx); err != nil {
 			return run, fmt.Errorf("start consumers: %w", err)

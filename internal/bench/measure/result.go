@@ -123,6 +123,18 @@ type CPU struct {
 	ProcessCoresInUse  float64 `json:"processCoresInUse"`
 	BackendCoresInUse  float64 `json:"backendCoresInUse"`
 	MeasurementSeconds float64 `json:"measurementSeconds"`
+	// BackendByDatabase splits BackendSeconds by database.
+	BackendByDatabase map[string]float64 `json:"backendSecondsByDatabase,omitempty"`
+	// Phases splits a burn-down's CPU into producing and consuming.
+	Phases *CPUPhases `json:"phases,omitempty"`
+}
+
+// CPUPhases is the CPU of a burn-down's two phases.
+type CPUPhases struct {
+	ProduceProcessSeconds float64 `json:"produceProcessSeconds"`
+	ProduceBackendSeconds float64 `json:"produceBackendSeconds"`
+	ConsumeProcessSeconds float64 `json:"consumeProcessSeconds"`
+	ConsumeBackendSeconds float64 `json:"consumeBackendSeconds"`
 }
 
 // HeldXmin describes the snapshot held open during a held-xmin run.
