@@ -23,12 +23,14 @@ type boundaryFlags struct {
 }
 
 func (f *boundaryFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.databaseURL, "database-url", os.Getenv(pgserver.EnvDatabaseURL), "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
+	// Secrets-bearing defaults are read from the environment at use, never
+	// shown as flag defaults in --help.
+	cmd.Flags().StringVar(&f.databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
 	cmd.Flags().StringVar(&f.prefix, "db-prefix", envOr("OCEANWAY_DB_PREFIX", migrate.DefaultPrefix), "prefix of the boundary database names (<prefix>_core, ...) (env OCEANWAY_DB_PREFIX)")
 	f.dsns = map[migrate.Boundary]*string{}
 	for _, b := range migrate.Boundaries {
 		f.dsns[b] = new(string)
-		cmd.Flags().StringVar(f.dsns[b], string(b)+"-dsn", os.Getenv(boundaryDSNEnv(b)), fmt.Sprintf("DSN of the %s database (default $%s)", b, boundaryDSNEnv(b)))
+		cmd.Flags().StringVar(f.dsns[b], string(b)+"-dsn", "", fmt.Sprintf("DSN of the %s database (default $%s)", b, boundaryDSNEnv(b)))
 	}
 }
 
@@ -38,7 +40,11 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 	out := map[migrate.Boundary]string{}
 	var derived []migrate.Boundary
 	for _, b := range migrate.Boundaries {
-		if dsn := *f.dsns[b]; dsn != "" {
+		dsn := *f.dsns[b]
+		if dsn == "" {
+			dsn = os.Getenv(boundaryDSNEnv(b))
+		}
+		if dsn != "" {
 			out[b] = dsn
 			if provision {
 				if _, err := migrate.Up(ctx, dsn, b, migrate.Opts{Logf: logf}); err != nil {
@@ -53,7 +59,7 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 		return out, nil
 	}
 	server := f.databaseURL
-	if server == "" {
+	if server == "" { // DATABASE_URL, else the local server
 		srv, err := pgserver.Find(ctx, pgserver.Opts{NoStart: true})
 		if err != nil {
 			return nil, err

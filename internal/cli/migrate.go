@@ -106,7 +106,7 @@ where it is and never created. Running migrate again changes nothing.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&databaseURL, "database-url", os.Getenv(pgserver.EnvDatabaseURL), "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
+	cmd.Flags().StringVar(&databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
 	cmd.Flags().StringVar(&prefix, "db-prefix", migrate.DefaultPrefix, "prefix of the boundary database names (<prefix>_core, ...)")
 	cmd.Flags().StringSliceVar(&only, "boundary", nil, "migrate only these boundaries (core, execution, gateway, metering)")
 	for _, b := range migrate.Boundaries {

@@ -52,6 +52,9 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 				return err
 			}
 			defer pools.Close()
+			if adminToken == "" {
+				adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
+			}
 			return serve(ctx, serveParams{
 				pools: pools, dispatcher: disp, listen: listen, adminToken: adminToken, log: log, out: streams.Out,
 			})
@@ -60,7 +63,7 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 	conn.register(cmd)
 	disp.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
-	cmd.Flags().StringVar(&adminToken, "admin-token", os.Getenv("OCEANWAY_ADMIN_TOKEN"), "bearer token required by the admin page (env OCEANWAY_ADMIN_TOKEN)")
+	cmd.Flags().StringVar(&adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
 	return cmd
 }

@@ -1,7 +1,8 @@
 -- Events that carry an exact id: as their aggregate (indexed by
--- outbox_events_aggregate) or in a payload field. There is no expression
--- index on the payload field, so that branch scans outbox.outbox_events; it
--- stops as soon as it has $4 rows and the statement timeout bounds it.
+-- outbox_events_aggregate) or in a payload field (runId and
+-- billingReservationId have expression indexes, migration 00006; the field
+-- is spelled out per branch so the planner can use them). $4 still bounds
+-- the result and the statement timeout bounds the work.
 -- $1 id, $2 aggregate type, $3 payload field, $4 limit (the caller asks for
 -- one more row than it shows to detect truncation).
 WITH hits AS (
@@ -10,7 +11,8 @@ WITH hits AS (
     LIMIT $4)
   UNION
   (SELECT p.event_id FROM outbox.outbox_events p
-    WHERE p.event_payload ->> $3::text = $1
+    WHERE ($3::text = 'runId' AND p.event_payload ->> 'runId' = $1)
+       OR ($3::text = 'billingReservationId' AND p.event_payload ->> 'billingReservationId' = $1)
     LIMIT $4)
 )
 SELECT {{event_columns}}
