@@ -291,6 +291,13 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 	if d.metrics != nil {
 		d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 	}
+	var classified transport.Classified
+	if !errors.As(cause, &classified) || code == transport.CodeConsumerPanic {
+		// Unclassified errors and panics are retried, and recorded here with
+		// their text so they are never swallowed.
+		d.log.Warn("unclassified delivery error or consumer panic (retried)", "destination", dest, "event_type", c.EventType,
+			"event_id", c.EventID, "attempt", c.AttemptCount, "error", cause.Error())
+	}
 	wait := transport.IsRecoverableWait(cause)
 	if retryable && (wait || d.cfg.MaxAttempts == 0 || c.AttemptCount < d.cfg.MaxAttempts) {
 		delay := d.backoff(c.AttemptCount)

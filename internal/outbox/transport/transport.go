@@ -132,6 +132,9 @@ func NewInProcess(consumers map[route.Destination]ConsumerFunc) *InProcess {
 	return &InProcess{consumers: consumers}
 }
 
+// CodeConsumerPanic is the code of a consumer that panicked.
+const CodeConsumerPanic = "consumer_panic"
+
 // ErrNoConsumer is returned when no consumer is wired for a destination.
 var ErrNoConsumer = errors.New("transport: no consumer wired for destination")
 
@@ -143,7 +146,7 @@ func (t *InProcess) Deliver(ctx context.Context, d Delivery) (res Result, err er
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = Result{}, Retryable("consumer_panic", fmt.Errorf("consumer panicked: %v", p))
+			res, err = Result{}, Retryable(CodeConsumerPanic, fmt.Errorf("consumer panicked: %v", p))
 		}
 	}()
 	return c(ctx, d)
