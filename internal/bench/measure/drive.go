@@ -282,13 +282,18 @@ func rowsOf(before, after map[string]TableWrites, messages int) Rows {
 		}
 		return r.Tables[i].Table < r.Tables[j].Table
 	})
+	var read, scans int64
 	for _, t := range r.Tables {
 		r.Inserted += t.Inserted
 		r.Updated += t.Updated
 		r.Deleted += t.Deleted
+		read += t.SeqTupRead + t.IdxTupRead
+		scans += t.SeqScans + t.IdxScans
 	}
 	if messages > 0 {
 		r.PerMessage = round3(float64(r.Inserted+r.Updated+r.Deleted) / float64(messages))
+		r.ReadPerMessage = round3(float64(read) / float64(messages))
+		r.ScansPerMessage = round3(float64(scans) / float64(messages))
 	}
 	return r
 }

@@ -90,12 +90,17 @@ type Summary struct {
 
 // Rows counts the rows written by a run.
 type Rows struct {
-	Inserted   int64         `json:"inserted"`
-	Updated    int64         `json:"updated"`
-	Deleted    int64         `json:"deleted"`
-	PerMessage float64       `json:"perMessage"` // (inserted+updated+deleted)/messages
-	Tables     []TableWrites `json:"tables"`
-	Source     string        `json:"source"`
+	Inserted   int64   `json:"inserted"`
+	Updated    int64   `json:"updated"`
+	Deleted    int64   `json:"deleted"`
+	PerMessage float64 `json:"perMessage"` // (inserted+updated+deleted)/messages
+	// ReadPerMessage is (sequential tuples read + index entries read)/messages
+	// over the same tables: how much a system scans to find its work.
+	ReadPerMessage float64 `json:"tuplesReadPerMessage"`
+	// ScansPerMessage is (sequential + index scans)/messages.
+	ScansPerMessage float64       `json:"scansPerMessage"`
+	Tables          []TableWrites `json:"tables"`
+	Source          string        `json:"source"`
 }
 
 // TableWrites are one table's counters (deltas over a run, except
@@ -108,6 +113,10 @@ type TableWrites struct {
 	HOTUpdated int64  `json:"hotUpdated"`
 	Deleted    int64  `json:"deleted"`
 	DeadTuples int64  `json:"deadTuples"`
+	SeqScans   int64  `json:"seqScans"`
+	SeqTupRead int64  `json:"seqTuplesRead"`
+	IdxScans   int64  `json:"indexScans"`
+	IdxTupRead int64  `json:"indexTuplesRead"` // index entries returned by its index scans
 }
 
 // CPU is the CPU spent during a run.

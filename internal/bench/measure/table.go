@@ -18,13 +18,14 @@ type TableOpts struct {
 
 // WriteTable prints one row per run: system, tx size, throughput
 // (consumed/s), produced/s, p50/p99 latency, rows written per message, CPU
-// per 1,000 messages (client process and PostgreSQL backends), dead tuples
+// per 1,000 messages (client process and PostgreSQL backends), tuples read
+// per message (sequential + index scans over the run's tables), dead tuples
 // of the queue table at the end; with opts, the ratio of throughput to
 // ours at the same tx size and to the physical limit (single-row commits/s
 // for every row, batched rows/s for every row).
 func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"system", "tx", "consumed/s", "produced/s", "p50 ms", "p99 ms", "rows/msg", "cpu s/1k", "pg cpu s/1k", "dead tup"}
+	head := []string{"system", "tx", "consumed/s", "produced/s", "p50 ms", "p99 ms", "rows/msg", "read/msg", "cpu s/1k", "pg cpu s/1k", "dead tup"}
 	if opts.Ours != "" {
 		head = append(head, "vs ours")
 	}
@@ -44,7 +45,7 @@ func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 			name += " [" + r.Variant + "]"
 		}
 		cells := []string{name, fmt.Sprint(r.TxSize), num(r.ConsumedPerSec), num(r.ProducedPerSec),
-			num(r.Latency.P50), num(r.Latency.P99), fmt.Sprintf("%.2f", r.Rows.PerMessage),
+			num(r.Latency.P50), num(r.Latency.P99), fmt.Sprintf("%.2f", r.Rows.PerMessage), num(r.Rows.ReadPerMessage),
 			fmt.Sprintf("%.3f", r.CPU.ProcessPer1k), backendCPU(r.CPU), fmt.Sprint(r.QueueDeadTuples)}
 		if opts.Ours != "" {
 			cells = append(cells, ratio(r.ConsumedPerSec, ours[fmt.Sprint(r.TxSize, r.Variant)]))
@@ -64,7 +65,7 @@ func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 			{"limit: single-row INSERT commits", 1, l.SingleRowCommitsSec, l.SingleRowCommitP99Ms},
 			{fmt.Sprintf("limit: batched INSERT rows (%d/tx)", l.BatchRows), l.BatchRows, l.BatchedRowsSec, l.BatchedCommitP99Ms},
 		} {
-			cells := []string{row.name, fmt.Sprint(row.tx), num(row.rate), "-", "-", num(row.p99), "1.00", "-", "-", "-"}
+			cells := []string{row.name, fmt.Sprint(row.tx), num(row.rate), "-", "-", num(row.p99), "1.00", "-", "-", "-", "-"}
 			if opts.Ours != "" {
 				cells = append(cells, "-")
 			}
