@@ -35,7 +35,7 @@ type fixture struct {
 
 func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	t.Helper()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 32})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 10})
 	core := b.Core()
 	_, err := outbox.BootstrapFirstRelease(context.Background(), core, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 	require.NoError(t, err)

@@ -41,7 +41,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // OBS-2), and a stop drains and returns cleanly (OB-CLAIM-5).
 func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	t.Parallel()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Metering}, MaxConns: 16})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Metering}, MaxConns: 8})
 	ctx := context.Background()
 	for _, pool := range []runtime.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
 		for _, p := range pool {

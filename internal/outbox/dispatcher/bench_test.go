@@ -50,7 +50,7 @@ func BenchmarkDispatch(b *testing.B) {
 	}
 	for _, batch := range []int{1, 100, 500} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 24})
+			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 12})
 			pool := bundle.Core()
 			ctx := context.Background()
 			if _, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {

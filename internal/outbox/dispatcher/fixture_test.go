@@ -39,7 +39,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 16})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
 	ctx := context.Background()
 	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "dispatcher-test",
