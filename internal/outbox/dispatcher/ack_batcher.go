@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/db"
 )
 
@@ -20,12 +19,6 @@ var (
 	//go:embed sql/record_publication_batch.sql
 	recordPublicationBatchSQL string
 )
-
-// VerifiedAck is an acknowledgement that already passed VerifyResult.
-type VerifiedAck struct {
-	Claimed Claimed
-	Ack     *receipt.ActiveConsumerAck
-}
 
 // AckBatch records many verified acks in one transaction: one fenced
 // statement for all transitions and finishes, one statement calling the
@@ -44,11 +37,7 @@ func (s *Store) AckBatch(ctx context.Context, acks []VerifiedAck) []error {
 		return out
 	}
 	for i, a := range acks {
-		ackCtx, cancel := context.WithTimeout(ctx, s.timeout)
-		out[i] = db.WithTx(ackCtx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-			return AckTx(ctx, tx, a.Claimed, a.Ack)
-		})
-		cancel()
+		out[i] = s.AckOne(ctx, a)
 	}
 	return out
 }
@@ -56,7 +45,7 @@ func (s *Store) AckBatch(ctx context.Context, acks []VerifiedAck) []error {
 func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return db.WithTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+	return db.WithTxOptions(ctx, s.pool, readCommitted, func(ctx context.Context, tx pgx.Tx) error {
 		cols := ackColumns(acks)
 		rows, err := tx.Query(ctx, ackBatchSQL, cols.args()...)
 		if err != nil {
@@ -77,7 +66,7 @@ func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error)
 		}
 		var kept []VerifiedAck
 		for i, a := range acks {
-			if passed[a.Claimed.AttemptID] {
+			if passed[a.claimed.AttemptID] {
 				kept = append(kept, a)
 				out[i] = nil
 			} else {
@@ -102,26 +91,26 @@ type ackCols struct {
 func ackColumns(acks []VerifiedAck) ackCols {
 	sorted := slices.Clone(acks)
 	slices.SortFunc(sorted, func(a, b VerifiedAck) int {
-		if c := strings.Compare(a.Claimed.EventID, b.Claimed.EventID); c != 0 {
+		if c := strings.Compare(a.claimed.EventID, b.claimed.EventID); c != 0 {
 			return c
 		}
-		return strings.Compare(string(a.Claimed.Destination), string(b.Claimed.Destination))
+		return strings.Compare(string(a.claimed.Destination), string(b.claimed.Destination))
 	})
 	var c ackCols
 	for _, a := range sorted {
-		q := a.Ack.AppliedReceipt.Receipt
-		c.dest = append(c.dest, string(a.Claimed.Destination))
-		c.eventID = append(c.eventID, a.Claimed.EventID)
-		c.attemptID = append(c.attemptID, a.Claimed.AttemptID)
-		c.token = append(c.token, a.Claimed.LeaseToken)
-		c.consumer = append(c.consumer, a.Ack.ConsumerName)
-		c.receiptType = append(c.receiptType, a.Claimed.Member.ExpectedReceiptType)
+		q := a.ack.AppliedReceipt.Receipt
+		c.dest = append(c.dest, string(a.claimed.Destination))
+		c.eventID = append(c.eventID, a.claimed.EventID)
+		c.attemptID = append(c.attemptID, a.claimed.AttemptID)
+		c.token = append(c.token, a.claimed.LeaseToken)
+		c.consumer = append(c.consumer, a.ack.ConsumerName)
+		c.receiptType = append(c.receiptType, a.claimed.Member.ExpectedReceiptType)
 		c.ref = append(c.ref, q.Ref)
 		c.schema = append(c.schema, q.SchemaVersion)
 		c.alg = append(c.alg, string(q.DigestAlgorithmVersion))
 		c.digest = append(c.digest, q.Digest)
-		c.envAlg = append(c.envAlg, string(a.Ack.EventEnvelopeDigest.Algorithm))
-		c.envSHA = append(c.envSHA, a.Ack.EventEnvelopeDigest.Value)
+		c.envAlg = append(c.envAlg, string(a.ack.EventEnvelopeDigest.Algorithm))
+		c.envSHA = append(c.envSHA, a.ack.EventEnvelopeDigest.Value)
 	}
 	return c
 }

@@ -215,9 +215,10 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 	// Outcomes are recorded even when ctx is being drained.
 	recordCtx := context.WithoutCancel(ctx)
 	if err == nil {
-		err = VerifyResult(c, res)
+		var v VerifiedAck
+		v, err = VerifyResult(c, res)
 		if err == nil {
-			err = d.recordAck(recordCtx, c, res)
+			err = d.recordAck(recordCtx, v)
 		}
 		if err == nil {
 			if d.metrics != nil {
@@ -245,11 +246,11 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 
 // recordAck hands a verified ack to the acker (batched) or records it in
 // its own transaction when batching is off.
-func (d *Dispatcher) recordAck(ctx context.Context, c Claimed, res transport.Result) error {
+func (d *Dispatcher) recordAck(ctx context.Context, v VerifiedAck) error {
 	if d.cfg.AckBatchSize == 1 {
-		return d.store.AckOne(ctx, c, res.Ack)
+		return d.store.AckOne(ctx, v)
 	}
-	req := ackRequest{ack: VerifiedAck{Claimed: c, Ack: res.Ack}, done: make(chan error, 1)}
+	req := ackRequest{ack: v, done: make(chan error, 1)}
 	d.acks <- req
 	return <-req.done
 }

@@ -87,6 +87,17 @@ func (b *bundle) expireLease(t *testing.T, eventID string) {
 	require.NoError(t, err)
 }
 
+// waitLeaseExpired waits until the delivery's lease is over in database time.
+func (b *bundle) waitLeaseExpired(t *testing.T, eventID string) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "lease expiry", func() bool {
+		var over bool
+		_ = b.producer.QueryRow(context.Background(),
+			`SELECT lease_expires_at <= clock_timestamp() FROM outbox.outbox_deliveries WHERE event_id = $1`, eventID).Scan(&over)
+		return over
+	})
+}
+
 type deliveryRow struct {
 	Status       string
 	AttemptCount int

@@ -5,7 +5,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -162,11 +164,18 @@ func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claimed, error) {
 }
 
 // RecoverExpired finishes expired, unfinished attempts as
-// lease_expired_unknown (OB-CLAIM-3) and returns how many per destination.
+// lease_expired_unknown and returns their deliveries to pending
+// (OB-CLAIM-3); it reports how many per destination.
 func (s *Store) RecoverExpired(ctx context.Context, dests []route.Destination, limit int) (map[route.Destination]int, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, recoverSQL, destinationArgs(dests), limit)
+	return RecoverExpiredTx(ctx, s.pool, dests, limit)
+}
+
+// RecoverExpiredTx is RecoverExpired on a caller's executor (a transaction
+// in tests that stop recovery at an exact point).
+func RecoverExpiredTx(ctx context.Context, q db.Executor, dests []route.Destination, limit int) (map[route.Destination]int, error) {
+	rows, err := q.Query(ctx, recoverSQL, destinationArgs(dests), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -236,56 +245,83 @@ func (s *Store) Quarantine(ctx context.Context, f Fence, code, reason string, re
 	if retryableOutcome {
 		outcome = "retryable"
 	}
-	if len(reason) > maxReasonLen {
-		reason = reason[:maxReasonLen]
-	}
+	reason = truncateUTF8(strings.ToValidUTF8(reason, "?"), maxReasonLen)
 	return fenced(ctx, s.pool, quarantineSQL, append(fenceArgs(f), outcome, code, code+": "+reason)...)
+}
+
+// truncateUTF8 cuts s to at most n bytes on a character boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // VerifyAndAck verifies the consumer's ack against the frozen member and the
 // event (OB-DELIVER-4) and records it (OB-DELIVER-5). A verification failure
 // is an *AckRejectedError and nothing is written.
 func (s *Store) VerifyAndAck(ctx context.Context, c Claimed, res transport.Result) error {
-	if err := VerifyResult(c, res); err != nil {
+	v, err := VerifyResult(c, res)
+	if err != nil {
 		return err
 	}
-	return s.AckOne(ctx, c, res.Ack)
+	return s.AckOne(ctx, v)
 }
 
-// AckOne records one verified ack in its own transaction.
-func (s *Store) AckOne(ctx context.Context, c Claimed, ack *receipt.ActiveConsumerAck) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return db.WithTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		return AckTx(ctx, tx, c, ack)
-	})
+// VerifiedAck is an acknowledgement that passed VerifyResult. Its fields are
+// unexported: the only way to record an ack is to verify it first.
+type VerifiedAck struct {
+	claimed Claimed
+	ack     *receipt.ActiveConsumerAck
 }
 
-// VerifyResult checks a consumer result against the claimed delivery.
-func VerifyResult(c Claimed, res transport.Result) error {
+// Claimed returns the delivery the ack belongs to.
+func (v VerifiedAck) Claimed() Claimed { return v.claimed }
+
+// VerifyResult checks a consumer result against the claimed delivery: the
+// ActiveConsumerAck@1 and its receipt body against the frozen member and the
+// event as stored (never against anything the consumer reports).
+func VerifyResult(c Claimed, res transport.Result) (VerifiedAck, error) {
 	if res.Ack == nil {
-		return &AckRejectedError{ReasonCode: "ack_missing", Err: receipt.ErrAckInvalid}
+		return VerifiedAck{}, &AckRejectedError{ReasonCode: "ack_missing", Err: receipt.ErrAckInvalid}
 	}
 	env, err := envelope.DecodeEnvelope(c.Envelope)
 	if err != nil {
 		// The stored event no longer decodes: an invariant is broken.
-		return &AckRejectedError{ReasonCode: "stored_event_invalid", Err: err}
+		return VerifiedAck{}, &AckRejectedError{ReasonCode: "stored_event_invalid", Err: err}
 	}
 	facts := receipt.EventFacts{
 		EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion,
 		EnvelopeDigest: c.EnvelopeDigest, Identity: env.Identity(),
 	}
 	if err := receipt.VerifyAck(facts, c.Member, res.Ack, res.ReceiptBody); err != nil {
-		return &AckRejectedError{ReasonCode: ackRejectCode(err), Err: err}
+		return VerifiedAck{}, &AckRejectedError{ReasonCode: ackRejectCode(err), Err: err}
 	}
-	return nil
+	return VerifiedAck{claimed: c, ack: res.Ack}, nil
 }
 
-// AckTx records a verified ack inside tx: the fenced acknowledged transition
-// with its success finish, then the controlled published_at function, whose
-// not_complete answer is a normal result. Exposed so batched acks can share
-// one transaction while each stays individually fenced.
-func AckTx(ctx context.Context, tx pgx.Tx, c Claimed, ack *receipt.ActiveConsumerAck) error {
+// readCommitted is the isolation of every ack transaction:
+// outbox.record_publication needs a fresh snapshot per statement to see
+// sibling acks (it raises OW013 otherwise), whatever the server default is.
+var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
+// AckOne records one verified ack in its own transaction.
+func (s *Store) AckOne(ctx context.Context, v VerifiedAck) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return db.WithTxOptions(ctx, s.pool, readCommitted, func(ctx context.Context, tx pgx.Tx) error {
+		return AckTx(ctx, tx, v)
+	})
+}
+
+// AckTx records a verified ack inside tx (READ COMMITTED): the fenced
+// acknowledged transition with its success finish, then the controlled
+// published_at function, whose not_complete answer is a normal result.
+func AckTx(ctx context.Context, tx pgx.Tx, v VerifiedAck) error {
+	c, ack := v.claimed, v.ack
 	q := ack.AppliedReceipt.Receipt
 	err := fenced(ctx, tx, ackSQL, append(fenceArgs(c.Fence),
 		ack.ConsumerName, c.Member.ExpectedReceiptType, q.Ref, q.SchemaVersion,

@@ -3,6 +3,7 @@ package dispatcher_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
@@ -249,8 +251,14 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 			require.Equal(t, []string{"acknowledged"}, fin)
 		default:
 			require.ErrorIs(t, ackErrs[i], dispatcher.ErrLeaseLost)
-			require.Equal(t, "leased", row.Status)
-			require.Contains(t, []string{"lease_expired_unknown", ""}, fin[0])
+			switch fin[0] {
+			case "lease_expired_unknown":
+				require.Equal(t, "pending", row.Status, "recovery returned it to pending")
+			case "":
+				require.Equal(t, "leased", row.Status, "expired, not yet recovered")
+			default:
+				t.Fatalf("unexpected finish %q", fin[0])
+			}
 		}
 	}
 	b.invariants(t)
@@ -411,40 +419,106 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrNoConsumer)
 }
 
-// OB-CLAIM-2 with batched acks: each ack in a batch keeps its own fence; a
-// stale one is reported lost while its neighbours commit, and an ack that
-// breaks the whole batch statement is isolated by the per-ack fallback.
+// OB-CLAIM-2 / OB-PUB-1 with batched acks: each ack in a batch keeps its
+// own fence (a stale one is reported lost while its neighbour commits), and
+// an ack the published_at function rejects (OW009) fails the batch
+// statement; the per-ack fallback then records the good ack and rejects the
+// bad one.
 func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	ids := b.appendRuns(t, 3)
-	claims := b.claim(t, "w", 3, lease)
-	require.Len(t, claims, 3)
-	var acks []dispatcher.VerifiedAck
-	for _, c := range claims {
+	b.appendRuns(t, 4)
+	claims := b.claim(t, "w", 4, lease)
+	require.Len(t, claims, 4)
+	verify := func(c dispatcher.Claimed) dispatcher.VerifiedAck {
+		t.Helper()
 		res, err := b.consumer.Deliver(ctx, c.Delivery())
 		require.NoError(t, err)
-		require.NoError(t, dispatcher.VerifyResult(c, res))
-		acks = append(acks, dispatcher.VerifiedAck{Claimed: c, Ack: res.Ack})
+		v, err := dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+		return v
 	}
-	stale := acks[1]
-	stale.Claimed.LeaseToken = "00000000-0000-4000-8000-000000000001"
-	errs := b.store.AckBatch(ctx, []dispatcher.VerifiedAck{acks[0], stale})
+	stale := claims[1]
+	stale.LeaseToken = "00000000-0000-4000-8000-000000000001"
+	errs := b.store.AckBatch(ctx, []dispatcher.VerifiedAck{verify(claims[0]), verify(stale)})
 	require.NoError(t, errs[0])
 	require.ErrorIs(t, errs[1], dispatcher.ErrLeaseLost)
 
-	// A corrupted expectation makes the batch statement fail as a whole;
-	// the fallback still records the good ack and rejects the bad one.
-	bad := acks[1]
-	bad.Claimed.Member.ExpectedReceiptType = "SomethingElse"
-	errs = b.store.AckBatch(ctx, []dispatcher.VerifiedAck{bad, acks[2]})
+	// A claim whose envelope digest was corrupted in memory: the consumer and
+	// the ack agree with it, but the database function compares with the
+	// stored event and raises.
+	corrupt := claims[2]
+	corrupt.EnvelopeDigest.Value = strings.Repeat("0", 64)
+	errs = b.store.AckBatch(ctx, []dispatcher.VerifiedAck{verify(corrupt), verify(claims[3])})
 	require.Error(t, errs[0])
-	require.NotErrorIs(t, errs[0], dispatcher.ErrLeaseLost)
+	require.Equal(t, "OW009", db.SQLState(errs[0]))
 	require.NoError(t, errs[1])
 
-	require.Equal(t, "acknowledged", b.delivery(t, ids[0]).Status)
+	require.Equal(t, "acknowledged", b.delivery(t, claims[0].EventID).Status)
 	require.Equal(t, "leased", b.delivery(t, claims[1].EventID).Status)
-	require.Equal(t, "acknowledged", b.delivery(t, claims[2].EventID).Status)
+	require.Equal(t, "leased", b.delivery(t, claims[2].EventID).Status)
+	require.Equal(t, "acknowledged", b.delivery(t, claims[3].EventID).Status)
+	b.invariants(t)
+}
+
+// OB-DELIVER-7, exact interleaving 1: the holder's ack transaction has
+// written its fenced transition (row locked, not committed) when the lease
+// runs out; recovery skips the locked row, the ack commits, and nothing
+// else happens.
+func TestRecovery_OBDELIVER7_AckInFlightBeatsRecovery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "holder", 1, 300*time.Millisecond)[0]
+	res, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	verified, err := dispatcher.VerifyResult(c, res)
+	require.NoError(t, err)
+
+	tx, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	require.NoError(t, dispatcher.AckTx(ctx, tx, verified))
+	b.waitLeaseExpired(t, id)
+	got, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "recovery skips the row the holder is acknowledging")
+	require.NoError(t, tx.Commit(ctx))
+
+	got, err = b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.Equal(t, "acknowledged", b.delivery(t, id).Status)
+	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// OB-DELIVER-7, exact interleaving 2: recovery has finished the expired
+// attempt (not committed yet) when the late holder acks: the ack's fence
+// already fails on the expired lease, before and after recovery commits.
+func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.appendRuns(t, 1)[0]
+	c := b.claim(t, "holder", 1, time.Hour)[0]
+	res, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	b.expireLease(t, id)
+
+	tx, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	got, err := dispatcher.RecoverExpiredTx(ctx, tx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, got[route.CoreOperations])
+
+	require.ErrorIs(t, b.store.VerifyAndAck(ctx, c, res), dispatcher.ErrLeaseLost)
+	require.NoError(t, tx.Commit(ctx))
+	require.ErrorIs(t, b.store.VerifyAndAck(ctx, c, res), dispatcher.ErrLeaseLost)
+	require.Equal(t, "pending", b.delivery(t, id).Status)
+	require.Equal(t, []string{"lease_expired_unknown"}, b.finishes(t, id))
 	b.invariants(t)
 }

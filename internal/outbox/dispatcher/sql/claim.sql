@@ -1,28 +1,15 @@
 -- Claim (OB-CLAIM-1): one statement, one short transaction.
 -- $1 lease owner, $2 destinations, $3 batch limit, $4 lease duration (ms).
--- Eligible: pending and available, or leased with an expired lease whose
--- current attempt already carries the recovery finish. Each branch walks its
--- own partial index in claim order; rows locked but not picked are released
--- at commit.
-WITH pending AS (
-  SELECT d.event_id, d.destination, d.available_at, d.created_at
+-- Eligible: pending and available. A leased delivery whose lease expired
+-- becomes eligible only through recovery (recover.sql), which appends the
+-- lease_expired_unknown finish and returns it to pending in one statement.
+WITH picked AS (
+  SELECT d.event_id, d.destination
   FROM outbox.outbox_deliveries d
   WHERE d.status = 'pending' AND d.available_at <= now() AND d.destination = ANY($2::text[])
   ORDER BY d.available_at, d.created_at, d.event_id
   LIMIT $3
   FOR UPDATE SKIP LOCKED
-), recovered AS (
-  SELECT d.event_id, d.destination, d.available_at, d.created_at
-  FROM outbox.outbox_deliveries d
-  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY($2::text[])
-    AND EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = d.current_attempt_id)
-  ORDER BY d.available_at, d.created_at, d.event_id
-  LIMIT $3
-  FOR UPDATE SKIP LOCKED
-), picked AS (
-  SELECT event_id, destination FROM (SELECT * FROM pending UNION ALL SELECT * FROM recovered) eligible
-  ORDER BY available_at, created_at, event_id
-  LIMIT $3
 ), leased AS (
   UPDATE outbox.outbox_deliveries d
   SET status = 'leased',

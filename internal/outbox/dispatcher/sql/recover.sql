@@ -1,8 +1,10 @@
 -- Lease-expiry recovery (OB-CLAIM-3): for leased deliveries whose lease has
 -- expired and whose current attempt has no finish, append
--- outcome=lease_expired_unknown. The row lock (FOR UPDATE SKIP LOCKED) and
--- the opposite lease condition of fenced writes keep a live holder and the
--- recoverer apart; the finish primary key forbids a second finish anyway.
+-- outcome=lease_expired_unknown and return the delivery to pending in the
+-- same statement. Updating the row (not only locking it) matters: a late
+-- fenced writer blocked on the row re-checks its WHERE against the new
+-- version (status is no longer leased) and matches nothing; the finish
+-- primary key forbids a second finish regardless.
 -- $1 destinations, $2 limit.
 WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
@@ -12,11 +14,17 @@ WITH expired AS (
   ORDER BY d.lease_expires_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
+), released AS (
+  UPDATE outbox.outbox_deliveries d
+  SET status = 'pending', available_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+      last_error_code = 'lease_expired'
+  FROM expired e
+  WHERE d.event_id = e.event_id AND d.destination = e.destination
+  RETURNING d.destination, d.current_attempt_id
 ), finished AS (
   INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition, normalized_error_code)
-  SELECT current_attempt_id, now(), 'lease_expired_unknown', 'reclaimable', 'lease_expired' FROM expired
-  ON CONFLICT (attempt_id) DO NOTHING
+  SELECT current_attempt_id, now(), 'lease_expired_unknown', 'reclaimable', 'lease_expired' FROM released
   RETURNING attempt_id
 )
-SELECT e.destination, count(*) FROM finished f JOIN expired e ON e.current_attempt_id = f.attempt_id
-GROUP BY e.destination
+SELECT r.destination, count(*) FROM finished f JOIN released r ON r.current_attempt_id = f.attempt_id
+GROUP BY r.destination
