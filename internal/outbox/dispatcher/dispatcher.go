@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -233,13 +234,17 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 		}
 		var rejected *AckRejectedError
 		if !errors.As(err, &rejected) {
-			// The ack could not be recorded (database trouble): leave the
-			// attempt to lease-expiry recovery; the consumer's receipt makes
-			// the redelivery converge.
-			d.log.Warn("recording ack failed", "destination", dest, "event_type", c.EventType, "error", err)
-			return
+			d.outcomeRecordFailed(c, "ack", err)
+			if !permanentRecordError(err) {
+				// Database trouble: leave the attempt to lease-expiry
+				// recovery; the consumer's receipt makes the redelivery
+				// converge.
+				return
+			}
+			// The database rejected the ack itself (e.g. the published_at
+			// function found it invalid): retrying cannot help.
+			err = transport.NonRetryable(CodeOutcomeRecordInvalid, err)
 		}
-		err = rejected // classified non-retryable below
 	}
 	d.fail(recordCtx, c, err)
 }
@@ -312,7 +317,10 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 		case errors.Is(err, ErrLeaseLost):
 			d.leaseLost(c, "retry")
 		case err != nil:
-			d.log.Warn("recording retry failed", "destination", dest, "error", err)
+			d.outcomeRecordFailed(c, "retry", err)
+			if permanentRecordError(err) {
+				d.quarantine(ctx, c, CodeOutcomeRecordInvalid, err.Error(), false)
+			}
 		case d.metrics != nil:
 			d.metrics.Retried.WithLabelValues(dest, code).Inc()
 		}
@@ -322,12 +330,18 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 	if limitReached {
 		code = "max_attempts_exceeded"
 	}
-	err := d.store.Quarantine(ctx, c.Fence, code, cause.Error(), limitReached)
+	d.quarantine(ctx, c, code, cause.Error(), limitReached)
+}
+
+// quarantine records the terminal quarantine, its metric and its log line.
+func (d *Dispatcher) quarantine(ctx context.Context, c Claimed, code, reason string, limitReached bool) {
+	dest := string(c.Member.Destination)
+	err := d.store.Quarantine(ctx, c.Fence, code, reason, limitReached)
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		d.leaseLost(c, "quarantine")
 	case err != nil:
-		d.log.Warn("recording quarantine failed", "destination", dest, "error", err)
+		d.outcomeRecordFailed(c, "quarantine", err)
 	default:
 		if d.metrics != nil {
 			d.metrics.Quarantined.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
@@ -338,6 +352,39 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 			"event_type", c.EventType, "schema_version", c.EventSchemaVersion, "event_id", c.EventID,
 			"attempt", c.AttemptCount, "code", code)
 	}
+}
+
+// CodeOutcomeRecordInvalid quarantines a delivery whose outcome the
+// database rejects for a reason retrying cannot change.
+const CodeOutcomeRecordInvalid = "outcome_record_invalid"
+
+// permanentRecordError reports whether the database rejected an outcome for
+// a reason a retry cannot fix: data exceptions (22), integrity violations
+// (23), syntax or privilege errors (42) and the outbox's own OWxxx codes.
+// Connection, transaction-rollback, resource and shutdown classes (08, 40,
+// 53, 57) and everything without a SQLSTATE are transient.
+func permanentRecordError(err error) bool {
+	code := db.SQLState(err)
+	if len(code) != 5 {
+		return false
+	}
+	switch code[:2] {
+	case "22", "23", "42", "OW":
+		return true
+	}
+	return false
+}
+
+func (d *Dispatcher) outcomeRecordFailed(c Claimed, outcome string, err error) {
+	class := "transient"
+	if permanentRecordError(err) {
+		class = "permanent"
+	}
+	if d.metrics != nil {
+		d.metrics.OutcomeRecordFailures.WithLabelValues(string(c.Member.Destination), outcome, class).Inc()
+	}
+	d.log.Warn("recording an outcome failed", "destination", string(c.Member.Destination), "outcome", outcome,
+		"class", class, "sqlstate", db.SQLState(err), "event_id", c.EventID, "attempt", c.AttemptCount, "error", err)
 }
 
 func (d *Dispatcher) leaseLost(c Claimed, outcome string) {

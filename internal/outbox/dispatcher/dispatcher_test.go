@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -302,4 +303,26 @@ func TestRun_OBCLAIM5_StopLeavesNoGoroutines(t *testing.T) {
 	waitFor(t, 20*time.Second, "all acknowledged", func() bool { return b.countStatus(t, "acknowledged") == 20 })
 	require.NoError(t, stop())
 	goleak.VerifyNone(t, ignore)
+}
+
+// OB-DELIVER-2 / OB-STORE-5: a non-retryable failure with a long multi-byte
+// message is quarantined once (the stored reason is cut on a character
+// boundary), never looped through lease expiry.
+func TestRun_OBSTORE5_LongMultibyteReasonStillQuarantines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	msg := strings.Repeat("名字", 600)
+	tr := single(func(context.Context, transport.Delivery) (transport.Result, error) {
+		return transport.Result{}, transport.NonRetryable("invariant_broken", errors.New(msg))
+	})
+	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 5 * time.Millisecond}, nil)
+	stop := run(d)
+	waitFor(t, 20*time.Second, "quarantined", func() bool { return b.delivery(t, id).Status == "quarantined" })
+	require.NoError(t, stop())
+	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))
+	var reason string
+	require.NoError(t, b.producer.QueryRow(context.Background(), `SELECT reason FROM outbox.outbox_quarantine WHERE event_id=$1`, id).Scan(&reason))
+	require.True(t, utf8.ValidString(reason))
+	require.LessOrEqual(t, len(reason), 1000)
 }

@@ -18,8 +18,11 @@ type Metrics struct {
 	Failures       *prometheus.CounterVec   // destination, event_type, schema_version, code
 	DeliverySecs   *prometheus.HistogramVec // destination, result
 	AckLatencySecs *prometheus.HistogramVec // destination
-	Healthy        prometheus.Gauge
-	Info           *prometheus.GaugeVec // version
+	// OutcomeRecordFailures counts outcomes the database did not record:
+	// destination, outcome (ack|retry|quarantine), class (transient|permanent).
+	OutcomeRecordFailures *prometheus.CounterVec
+	Healthy               prometheus.Gauge
+	Info                  *prometheus.GaugeVec // version
 }
 
 // NewMetrics creates the collectors and registers them on reg. Several
@@ -58,6 +61,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "oceanway_outbox_append_to_ack_seconds", Help: "Time from delivery creation (append commit) to acknowledgement.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
 		}, []string{"destination"}),
+		OutcomeRecordFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_outcome_record_failures_total", Help: "Outcomes the database did not record, by class.",
+		}, []string{"destination", "outcome", "class"}),
 		Healthy: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "oceanway_outbox_dispatcher_healthy", Help: "1 while the last claim round succeeded.",
 		}),
@@ -66,6 +72,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"version"}),
 	}
 	reg.MustRegister(m.Claimed, m.Acknowledged, m.Retried, m.Quarantined, m.LeaseExpired, m.LeaseLost,
-		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.Healthy, m.Info)
+		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info)
 	return m
 }

@@ -245,8 +245,8 @@ func (s *Store) Quarantine(ctx context.Context, f Fence, code, reason string, re
 	if retryableOutcome {
 		outcome = "retryable"
 	}
-	reason = truncateUTF8(strings.ToValidUTF8(reason, "?"), maxReasonLen)
-	return fenced(ctx, s.pool, quarantineSQL, append(fenceArgs(f), outcome, code, code+": "+reason)...)
+	reason = truncateUTF8(strings.ToValidUTF8(code+": "+reason, "?"), maxReasonLen)
+	return fenced(ctx, s.pool, quarantineSQL, append(fenceArgs(f), outcome, code, reason)...)
 }
 
 // truncateUTF8 cuts s to at most n bytes on a character boundary.
