@@ -178,7 +178,10 @@ func (t *Target) Finish(ctx context.Context, _ *measure.Recorder) (string, []str
 	switch t.cfg.Adapter {
 	case Default:
 		var lastOffset, acked int64
-		if err := t.pool.QueryRow(ctx, `SELECT coalesce(max("offset"), 0) FROM watermill_`+topic).Scan(&lastOffset); err != nil {
+		// The subscriber reads in (transaction_id, offset) order, and
+		// concurrent producers interleave offsets across transactions: the
+		// last row is the one of the highest transaction id.
+		if err := t.pool.QueryRow(ctx, `SELECT "offset" FROM watermill_`+topic+` ORDER BY transaction_id DESC, "offset" DESC LIMIT 1`).Scan(&lastOffset); err != nil {
 			return "", nil, err
 		}
 		if err := t.pool.QueryRow(ctx, `SELECT offset_acked FROM watermill_offsets_`+topic+` WHERE consumer_group = $1`, t.group).Scan(&acked); err != nil {
