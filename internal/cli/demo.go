@@ -78,7 +78,7 @@ its lease and makes the consumer fail transiently.`,
 				return err
 			}
 			say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", prefix, len(res.Applied))
-			pools, err := openPools(ctx, res.DSNs, int32(disp.dispatchers*disp.cfg.Concurrency+workers+8))
+			pools, err := openPools(ctx, res.DSNs, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+workers+8))
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 			if err != nil {
 				return err
 			}
-			pools, err := openPools(ctx, dsns, int32(disp.dispatchers*disp.cfg.Concurrency+8))
+			pools, err := openPools(ctx, dsns, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+8))
 			if err != nil {
 				return err
 			}

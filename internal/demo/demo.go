@@ -169,6 +169,7 @@ func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error
 	})
 	lease := rt.LeaseDuration()
 	var paused atomic.Bool
+	var pausedEvent atomic.Value // event id of the paused delivery
 	var wg sync.WaitGroup
 	for i := 0; i < rt.DispatchersPerBoundary(); i++ {
 		wg.Add(1)
@@ -181,7 +182,7 @@ func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error
 				}
 				var dead atomic.Bool
 				d.SetHooks(dispatcher.Hooks{
-					BeforeDeliver: func(dispatcher.Claimed) error {
+					BeforeDeliver: func(c dispatcher.Claimed) error {
 						if dead.Load() {
 							return dispatcher.ErrSimulatedCrash
 						}
@@ -190,6 +191,7 @@ func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error
 							// dispatcher take over; this late worker's
 							// outcome must be rejected by the fence.
 							stats.pauses.Add(1)
+							pausedEvent.Store(c.EventID)
 							select {
 							case <-time.After(lease + lease/2):
 							case <-ctx.Done():
@@ -197,20 +199,29 @@ func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error
 						}
 						return nil
 					},
-					AfterDeliver: func(dispatcher.Claimed) error {
+					AfterDeliver: func(c dispatcher.Claimed) error {
+						if pausedEvent.Load() == c.EventID {
+							return nil // the paused worker always comes back late
+						}
 						if dead.Load() || rand.IntN(50) == 0 {
 							return dispatcher.ErrSimulatedCrash
 						}
 						return nil
 					},
 				})
+				// The kill is abrupt: from the moment the life ends, every
+				// outcome still in flight is dropped (as if the process died),
+				// including acks of consumers that already committed.
 				lifeCtx, end := context.WithTimeout(ctx, time.Duration(500+rand.IntN(2500))*time.Millisecond)
+				stopKill := context.AfterFunc(lifeCtx, func() {
+					if ctx.Err() == nil {
+						dead.Store(true)
+						stats.kills.Add(1)
+					}
+				})
 				_ = d.Run(lifeCtx)
+				stopKill()
 				end()
-				if ctx.Err() == nil {
-					dead.Store(true)
-					stats.kills.Add(1)
-				}
 			}
 		}(i)
 	}

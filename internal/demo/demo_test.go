@@ -88,6 +88,8 @@ func TestDemo_ChaosLosesAndDuplicatesNothing(t *testing.T) {
 	requirePassed(t, s)
 	require.Positive(t, s.Retries, "the flaky consumer caused retries")
 	require.EqualValues(t, 1, s.Pauses)
+	require.Positive(t, s.LeaseExpiries, "the pause past the lease was recovered")
+	require.Positive(t, s.LeaseLost, "the paused worker's late outcome was dropped by the fence")
 }
 
 // The summary's checks can fail: a delivery left open, a duplicated receipt

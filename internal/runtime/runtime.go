@@ -124,6 +124,7 @@ func (r *Runtime) NewDispatcher(b migrate.Boundary, i int, t transport.Transport
 		cfg = cfg.WithDefaults()
 	}
 	cfg.WorkerID = fmt.Sprintf("%s/%s/%d", cfg.WorkerID, b, i)
+	cfg.Boundary = string(b)
 	cfg.Destinations = r.Served()
 	return dispatcher.New(pool, t, cfg, r.metrics, r.log.With("boundary", string(b)))
 }

@@ -86,7 +86,7 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	code, body = get(t, h, "/metrics")
 	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, body, `oceanway_outbox_acknowledged_total{destination="core_operations"} 2`)
+	require.Contains(t, body, `oceanway_outbox_acknowledged_total{boundary="core",destination="core_operations"} 2`)
 	require.Contains(t, body, `oceanway_outbox_open_deliveries_scrape_ok{boundary="metering"} 1`)
 	require.NotContains(t, body, res.RunID, "OBS-2: no id in any label")
 	require.NotContains(t, body, res.RunCreatedEventID)

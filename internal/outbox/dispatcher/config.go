@@ -15,6 +15,9 @@ import (
 type Config struct {
 	// WorkerID names the lease owner; default "<hostname>-<pid>".
 	WorkerID string
+	// Boundary names the producer database's fact boundary (core,
+	// execution, gateway, metering) in metric labels and logs. Default "default".
+	Boundary string
 	// Destinations filters the deliveries this dispatcher claims; empty = all.
 	Destinations []route.Destination
 	// BatchSize is the claim LIMIT. Default 100.
@@ -32,7 +35,9 @@ type Config struct {
 	AckBatchSize int
 	// StatementTimeout bounds every outcome/claim statement. Default 5s.
 	StatementTimeout time.Duration
-	// DeliveryTimeout bounds one consumer call. Default LeaseDuration.
+	// DeliveryTimeout bounds one consumer call. Default 4×LeaseDuration when
+	// renewal is on (a slow consumer keeps its lease by renewal up to this
+	// bound), LeaseDuration when renewal is off.
 	DeliveryTimeout time.Duration
 	// BackoffBase, BackoffMax and BackoffJitter shape retry delays:
 	// min(BackoffMax, BackoffBase·2^(attempt-1)) · (1 ± BackoffJitter).
@@ -69,6 +74,9 @@ func (c Config) WithDefaults() Config {
 		host, _ := os.Hostname()
 		c.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
+	if c.Boundary == "" {
+		c.Boundary = "default"
+	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 100
 	}
@@ -89,6 +97,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.DeliveryTimeout == 0 {
 		c.DeliveryTimeout = c.LeaseDuration
+		if c.RenewInterval > 0 {
+			c.DeliveryTimeout = 4 * c.LeaseDuration
+		}
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = time.Second
@@ -123,6 +134,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: lease duration %s too short", ErrInvalidConfig, c.LeaseDuration)
 	case c.RenewInterval > 0 && c.RenewInterval >= c.LeaseDuration:
 		return fmt.Errorf("%w: renew interval %s must be shorter than the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
+	case c.PollInterval <= 0 || c.StatementTimeout <= 0 || c.DrainTimeout <= 0 || c.DeliveryTimeout <= 0 || c.WaitBackoffMax <= 0:
+		return fmt.Errorf("%w: poll interval, statement, drain, delivery and wait timeouts must be positive", ErrInvalidConfig)
+	case c.RenewInterval <= 0 && c.DeliveryTimeout > c.LeaseDuration:
+		return fmt.Errorf("%w: without renewal the delivery timeout %s must not exceed the lease %s", ErrInvalidConfig, c.DeliveryTimeout, c.LeaseDuration)
 	case c.AckBatchSize < 1:
 		return fmt.Errorf("%w: ack batch size %d < 1", ErrInvalidConfig, c.AckBatchSize)
 	case c.Concurrency < 1:

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
@@ -26,9 +29,13 @@ type Dispatcher struct {
 	log       *slog.Logger
 	hooks     Hooks
 
-	wake chan struct{}
-	acks chan ackRequest
+	wake    chan struct{}
+	acks    chan ackRequest
+	running atomic.Bool
 }
+
+// ErrAlreadyRunning is returned by a second Run of one dispatcher.
+var ErrAlreadyRunning = errors.New("dispatcher: Run called twice; build a new dispatcher")
 
 // ackRequest asks the acker to record one verified ack and report back.
 type ackRequest struct {
@@ -62,13 +69,16 @@ func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics
 	if log == nil {
 		log = slog.Default()
 	}
+	if metrics == nil {
+		metrics = NewMetrics(prometheus.NewRegistry()) // unexported: counts nobody reads
+	}
 	return &Dispatcher{
 		cfg:       cfg,
 		store:     NewStore(pool, cfg.StatementTimeout),
 		pool:      pool,
 		transport: t,
-		metrics:   metrics,
-		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID),
+		metrics:   metrics.forBoundary(cfg.Boundary),
+		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID, "boundary", cfg.Boundary),
 		wake:      make(chan struct{}, 1),
 		acks:      make(chan ackRequest, cfg.Concurrency),
 	}, nil
@@ -93,16 +103,19 @@ func (d *Dispatcher) Wake() {
 // outcome could not be recorded stay leased until their lease expires and
 // recovery makes them claimable again: nothing stays leased forever.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	if d.metrics != nil {
-		d.metrics.Info.WithLabelValues(d.cfg.Version).Set(1)
+	if !d.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
 	}
+	d.metrics.Info.WithLabelValues(d.cfg.Version).Set(1)
 	// Deliveries outlive ctx during the drain; they are cancelled only when
 	// the drain deadline passes.
 	deliverCtx, cancelDeliveries := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelDeliveries()
 
 	if !d.cfg.DisableListen {
-		go d.listen(ctx)
+		listenerDone := make(chan struct{})
+		go func() { defer close(listenerDone); d.listen(ctx) }()
+		defer func() { <-listenerDone }()
 	}
 	ackerDone := make(chan struct{})
 	go func() { defer close(ackerDone); d.acker() }()
@@ -127,11 +140,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			claimed = n
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("claim round failed", "error", err)
-				if d.metrics != nil {
-					d.metrics.Healthy.Set(0)
-				}
-			} else if d.metrics != nil {
-				d.metrics.Healthy.Set(1)
+				d.metrics.Healthy.WithLabelValues().Set(0)
+			} else {
+				d.metrics.Healthy.WithLabelValues().Set(1)
 			}
 		}
 		if claimed > 0 && claimed == min(free, d.cfg.BatchSize) {
@@ -165,10 +176,8 @@ func (d *Dispatcher) round(ctx, deliverCtx context.Context, n int, slots chan st
 	if err != nil {
 		return 0, fmt.Errorf("recover expired leases: %w", err)
 	}
-	if d.metrics != nil {
-		for dest, count := range recovered {
-			d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
-		}
+	for dest, count := range recovered {
+		d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
 	}
 	claims, err := d.store.Claim(ctx, ClaimParams{
 		Owner: d.cfg.WorkerID, Destinations: d.cfg.Destinations, Limit: n, Lease: d.cfg.LeaseDuration,
@@ -177,9 +186,7 @@ func (d *Dispatcher) round(ctx, deliverCtx context.Context, n int, slots chan st
 		return 0, fmt.Errorf("claim deliveries: %w", err)
 	}
 	for _, c := range claims {
-		if d.metrics != nil {
-			d.metrics.Claimed.WithLabelValues(string(c.Member.Destination)).Inc()
-		}
+		d.metrics.Claimed.WithLabelValues(string(c.Member.Destination)).Inc()
 		slots <- struct{}{}
 		inflight.Add(1)
 		go func(c Claimed) {
@@ -203,13 +210,11 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 	res, err := d.transport.Deliver(callCtx, c.Delivery())
 	stopRenew()
 	dest := string(c.Member.Destination)
-	if d.metrics != nil {
-		result := "ok"
-		if err != nil {
-			result = "error"
-		}
-		d.metrics.DeliverySecs.WithLabelValues(dest, result).Observe(time.Since(start).Seconds())
+	result := "ok"
+	if err != nil {
+		result = "error"
 	}
+	d.metrics.DeliverySecs.WithLabelValues(dest, result).Observe(time.Since(start).Seconds())
 	if d.hooks.AfterDeliver != nil && errors.Is(d.hooks.AfterDeliver(c), ErrSimulatedCrash) {
 		return
 	}
@@ -222,10 +227,8 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 			err = d.recordAck(recordCtx, v)
 		}
 		if err == nil {
-			if d.metrics != nil {
-				d.metrics.Acknowledged.WithLabelValues(dest).Inc()
-				d.metrics.AckLatencySecs.WithLabelValues(dest).Observe(time.Since(c.CreatedAt).Seconds())
-			}
+			d.metrics.Acknowledged.WithLabelValues(dest).Inc()
+			d.metrics.AckLatencySecs.WithLabelValues(dest).Observe(time.Since(c.CreatedAt).Seconds())
 			return
 		}
 		if errors.Is(err, ErrLeaseLost) {
@@ -294,9 +297,7 @@ func (d *Dispatcher) acker() {
 func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 	dest := string(c.Member.Destination)
 	retryable, code := transport.Classify(cause)
-	if d.metrics != nil {
-		d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
-	}
+	d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 	var classified transport.Classified
 	if !errors.As(cause, &classified) || code == transport.CodeConsumerPanic {
 		// Unclassified errors and panics are retried, and recorded here with
@@ -321,7 +322,7 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 			if permanentRecordError(err) {
 				d.quarantine(ctx, c, CodeOutcomeRecordInvalid, err.Error(), false)
 			}
-		case d.metrics != nil:
+		default:
 			d.metrics.Retried.WithLabelValues(dest, code).Inc()
 		}
 		return
@@ -343,9 +344,7 @@ func (d *Dispatcher) quarantine(ctx context.Context, c Claimed, code, reason str
 	case err != nil:
 		d.outcomeRecordFailed(c, "quarantine", err)
 	default:
-		if d.metrics != nil {
-			d.metrics.Quarantined.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
-		}
+		d.metrics.Quarantined.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 		// OBS-3: one structured, low-sensitivity line; the event id is a
 		// log field (never a metric label), the reason is the normalized code.
 		d.log.Error("delivery quarantined", "destination", dest, "consumer", c.Member.ConsumerName,
@@ -380,17 +379,13 @@ func (d *Dispatcher) outcomeRecordFailed(c Claimed, outcome string, err error) {
 	if permanentRecordError(err) {
 		class = "permanent"
 	}
-	if d.metrics != nil {
-		d.metrics.OutcomeRecordFailures.WithLabelValues(string(c.Member.Destination), outcome, class).Inc()
-	}
+	d.metrics.OutcomeRecordFailures.WithLabelValues(string(c.Member.Destination), outcome, class).Inc()
 	d.log.Warn("recording an outcome failed", "destination", string(c.Member.Destination), "outcome", outcome,
 		"class", class, "sqlstate", db.SQLState(err), "event_id", c.EventID, "attempt", c.AttemptCount, "error", err)
 }
 
 func (d *Dispatcher) leaseLost(c Claimed, outcome string) {
-	if d.metrics != nil {
-		d.metrics.LeaseLost.WithLabelValues(string(c.Member.Destination), outcome).Inc()
-	}
+	d.metrics.LeaseLost.WithLabelValues(string(c.Member.Destination), outcome).Inc()
 	d.log.Info("late outcome dropped: lease lost", "destination", string(c.Member.Destination), "outcome", outcome, "attempt", c.AttemptCount)
 }
 
@@ -429,9 +424,7 @@ func (d *Dispatcher) renewWhileRunning(ctx context.Context, cancel context.Cance
 				err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
 				switch {
 				case err == nil:
-					if d.metrics != nil {
-						d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
-					}
+					d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
 				case errors.Is(err, ErrLeaseLost):
 					d.leaseLost(c, "renew")
 					cancel()
@@ -462,23 +455,26 @@ func (d *Dispatcher) listen(ctx context.Context) {
 	}
 }
 
+// listenOnce holds a dedicated connection (not one of the pool's, which
+// deliveries and acks need) for LISTEN until it fails or ctx ends.
 func (d *Dispatcher) listenOnce(ctx context.Context) error {
-	conn, err := d.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.StatementTimeout)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
 		return err
 	}
 	if d.hooks.Listening != nil {
 		d.hooks.Listening()
 	}
-	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+NotifyChannel)
-	}()
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
+		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}

@@ -267,9 +267,11 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 						return nil
 					},
 				})
+				// An abrupt kill: outcomes in flight when the life ends are dropped.
 				life, stopLife := context.WithTimeout(ctx, time.Duration(100+rand.IntN(400))*time.Millisecond)
+				stopKill := context.AfterFunc(life, func() { dead.Store(true) })
 				_ = d.Run(life)
-				dead.Store(true)
+				stopKill()
 				stopLife()
 			}
 		}()

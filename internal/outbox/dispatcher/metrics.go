@@ -5,8 +5,10 @@ import (
 )
 
 // Metrics are the dispatcher's Prometheus collectors (OBS-1). Labels are
-// low-cardinality only: destination, event type, schema version, normalized
-// error code, outcome. No label ever carries an id (OBS-2).
+// low-cardinality only: boundary (the producer database's fact boundary),
+// destination, event type, schema version, normalized error code, outcome.
+// No label ever carries an id (OBS-2). Dispatchers share one Metrics; each
+// uses a copy curried with its own boundary.
 type Metrics struct {
 	Claimed        *prometheus.CounterVec   // destination
 	Acknowledged   *prometheus.CounterVec   // destination
@@ -21,7 +23,7 @@ type Metrics struct {
 	// OutcomeRecordFailures counts outcomes the database did not record:
 	// destination, outcome (ack|retry|quarantine), class (transient|permanent).
 	OutcomeRecordFailures *prometheus.CounterVec
-	Healthy               prometheus.Gauge
+	Healthy               *prometheus.GaugeVec // boundary
 	Info                  *prometheus.GaugeVec // version
 }
 
@@ -31,42 +33,42 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Claimed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_claimed_total", Help: "Deliveries claimed (attempts started).",
-		}, []string{"destination"}),
+		}, []string{"boundary", "destination"}),
 		Acknowledged: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_acknowledged_total", Help: "Deliveries acknowledged with a verified receipt.",
-		}, []string{"destination"}),
+		}, []string{"boundary", "destination"}),
 		Retried: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_retried_total", Help: "Attempts finished retryable; the delivery went back to pending.",
-		}, []string{"destination", "code"}),
+		}, []string{"boundary", "destination", "code"}),
 		Quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_quarantined_total", Help: "Deliveries quarantined.",
-		}, []string{"destination", "event_type", "schema_version", "code"}),
+		}, []string{"boundary", "destination", "event_type", "schema_version", "code"}),
 		LeaseExpired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_lease_expired_total", Help: "Expired attempts finished as lease_expired_unknown by recovery.",
-		}, []string{"destination"}),
+		}, []string{"boundary", "destination"}),
 		LeaseLost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_lease_lost_total", Help: "Late outcomes dropped because the fence no longer held.",
-		}, []string{"destination", "outcome"}),
+		}, []string{"boundary", "destination", "outcome"}),
 		LeaseRenewed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_lease_renewed_total", Help: "Lease renewals of slow deliveries.",
-		}, []string{"destination"}),
+		}, []string{"boundary", "destination"}),
 		Failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_delivery_failures_total", Help: "Failed attempts by normalized error code.",
-		}, []string{"destination", "event_type", "schema_version", "code"}),
+		}, []string{"boundary", "destination", "event_type", "schema_version", "code"}),
 		DeliverySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "oceanway_outbox_consumer_call_seconds", Help: "Duration of consumer calls.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}, []string{"destination", "result"}),
+		}, []string{"boundary", "destination", "result"}),
 		AckLatencySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "oceanway_outbox_append_to_ack_seconds", Help: "Time from delivery creation (append commit) to acknowledgement.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
-		}, []string{"destination"}),
+		}, []string{"boundary", "destination"}),
 		OutcomeRecordFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_outcome_record_failures_total", Help: "Outcomes the database did not record, by class.",
-		}, []string{"destination", "outcome", "class"}),
-		Healthy: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "oceanway_outbox_dispatcher_healthy", Help: "1 while the last claim round succeeded.",
-		}),
+		}, []string{"boundary", "destination", "outcome", "class"}),
+		Healthy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "oceanway_outbox_dispatcher_healthy", Help: "1 while the last claim round of the boundary's dispatchers succeeded.",
+		}, []string{"boundary"}),
 		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "oceanway_outbox_dispatcher_info", Help: "Dispatcher worker version.",
 		}, []string{"version"}),
@@ -74,4 +76,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.Claimed, m.Acknowledged, m.Retried, m.Quarantined, m.LeaseExpired, m.LeaseLost,
 		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info)
 	return m
+}
+
+// forBoundary returns a copy whose vectors are curried with the boundary label.
+func (m *Metrics) forBoundary(boundary string) *Metrics {
+	l := prometheus.Labels{"boundary": boundary}
+	return &Metrics{
+		Claimed:               m.Claimed.MustCurryWith(l),
+		Acknowledged:          m.Acknowledged.MustCurryWith(l),
+		Retried:               m.Retried.MustCurryWith(l),
+		Quarantined:           m.Quarantined.MustCurryWith(l),
+		LeaseExpired:          m.LeaseExpired.MustCurryWith(l),
+		LeaseLost:             m.LeaseLost.MustCurryWith(l),
+		LeaseRenewed:          m.LeaseRenewed.MustCurryWith(l),
+		Failures:              m.Failures.MustCurryWith(l),
+		DeliverySecs:          m.DeliverySecs.MustCurryWith(l).(*prometheus.HistogramVec),
+		AckLatencySecs:        m.AckLatencySecs.MustCurryWith(l).(*prometheus.HistogramVec),
+		OutcomeRecordFailures: m.OutcomeRecordFailures.MustCurryWith(l),
+		Healthy:               m.Healthy.MustCurryWith(l),
+		Info:                  m.Info,
+	}
 }
