@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/operations/readmodel"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/runtime"
 )
@@ -96,6 +97,9 @@ func serve(ctx context.Context, p serveParams) error {
 	consumers, err := consumersFor(p.pools)
 	if err != nil {
 		return err
+	}
+	if core, ok := p.pools[migrate.Core]; ok {
+		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
 	}
 	rt, err := runtime.New(p.pools, consumers, runtime.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
 	if err != nil {
