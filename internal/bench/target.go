@@ -88,7 +88,6 @@ func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) 
 		return t, fmt.Errorf("bootstrap definition: %w", err)
 	}
 	t.metrics = dispatcher.NewMetrics(prometheus.NewRegistry())
-	t.acked = t.metrics.Acknowledged.WithLabelValues(string(route.CoreOperations))
 	return t, nil
 }
 
@@ -160,14 +159,23 @@ func (t *outboxTarget) Start(ctx context.Context) error {
 	return nil
 }
 
-// Consumed is the dispatchers' acknowledged counter: a delivery counts once
-// its verified, fenced ack has committed.
+// Consumed is the dispatchers' acknowledged counter (summed over its
+// label values): a delivery counts once its verified, fenced ack has
+// committed.
 func (t *outboxTarget) Consumed(context.Context) (int, error) {
-	var m dto.Metric
-	if err := t.acked.Write(&m); err != nil {
-		return 0, err
+	ch := make(chan prometheus.Metric, 8)
+	go func() { t.metrics.Acknowledged.Collect(ch); close(ch) }()
+	var total float64
+	var err error
+	for m := range ch {
+		var d dto.Metric
+		if werr := m.Write(&d); werr != nil {
+			err = werr
+			continue
+		}
+		total += d.GetCounter().GetValue()
 	}
-	return int(m.GetCounter().GetValue()), nil
+	return int(total), err
 }
 
 // errEndState is a run whose end state breaks the outbox's guarantees.
