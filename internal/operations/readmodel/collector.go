@@ -18,8 +18,8 @@ import (
 // It reads the same inputs as the completeness proof in one read-only
 // snapshot; labels carry only the projection name and version.
 type Collector struct {
-	reader  *Reader
-	timeout time.Duration
+	reader                                   *Reader
+	timeout                                  time.Duration
 	missing, gaps, unsupported, unlinked, up *prometheus.Desc
 }
 
