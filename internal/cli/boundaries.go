@@ -82,8 +82,14 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 	return out, nil
 }
 
-// openPools connects one pool per DSN.
+// maxPoolConns bounds one boundary pool: far below a default server's
+// max_connections (100), so several pools and tools fit beside each other.
+const maxPoolConns = 48
+
+// openPools connects one pool per DSN, each with at most min(maxConns,
+// maxPoolConns) connections.
 func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (runtime.Pools, error) {
+	maxConns = min(maxConns, maxPoolConns)
 	pools := runtime.Pools{}
 	for b, dsn := range dsns {
 		cfg, err := pgxpool.ParseConfig(dsn)

@@ -78,33 +78,27 @@ its lease and makes the consumer fail transiently.`,
 				return err
 			}
 			say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", prefix, len(res.Applied))
-			pools, err := openPools(ctx, res.DSNs, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+workers+8))
+			// Every boundary gets the first full release; only core appends
+			// and is served in this demo, so only its pool stays open.
+			if err := bootstrapBoundaries(ctx, res.DSNs, say); err != nil {
+				return err
+			}
+			pools, err := openPools(ctx, map[migrate.Boundary]string{migrate.Core: res.DSNs[migrate.Core]},
+				int32(disp.dispatchers*(disp.cfg.Concurrency+2)+workers+8))
 			if err != nil {
 				return err
 			}
 			defer pools.Close()
-			for _, b := range pools.Boundaries() {
-				def, err := outbox.BootstrapFirstRelease(ctx, pools[b], outbox.BootstrapParams{
-					ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion, SourceRelease: "oceanway-demo",
-				})
-				if err != nil {
-					return fmt.Errorf("bootstrap %s: %w", b, err)
-				}
-				if b == migrate.Core {
-					d, _ := def.ComputeDigest()
-					say("demo: active delivery set definition v%d (%d pairs, %d members) %s", def.Version, len(def.ApplicableEvents), len(def.Members), d)
-				}
-			}
 
 			if chaos && !cmd.Flags().Changed("lease") {
 				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 			}
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			consumers, err := consumersFor(runtime.Pools{migrate.Core: pools[migrate.Core]})
+			consumers, err := consumersFor(pools)
 			if err != nil {
 				return err
 			}
-			rt, err := runtime.New(runtime.Pools{migrate.Core: pools[migrate.Core]}, consumers,
+			rt, err := runtime.New(pools, consumers,
 				runtime.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers}, prometheus.NewRegistry(), log)
 			if err != nil {
 				return err
@@ -125,7 +119,7 @@ its lease and makes the consumer fail transiently.`,
 			}
 			say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), chaos=%v, progress=%s",
 				runs, workers, disp.dispatchers, disp.cfg.BatchSize, disp.cfg.Concurrency, disp.cfg.LeaseDuration, chaos, mode)
-			summary, err := demo.Run(ctx, rt, runtime.Pools{migrate.Core: pools[migrate.Core]}, admit, demo.Config{
+			summary, err := demo.Run(ctx, rt, pools, admit, demo.Config{
 				Runs: runs, AdmitWorkers: workers, Chaos: chaos, Timeout: timeout, Progress: streams.Out, Bar: bar,
 			})
 			if err != nil {
@@ -189,6 +183,29 @@ func demoServer(ctx context.Context, databaseURL string, prefix *string, say fun
 		}
 		_ = srv.Stop()
 	}, nil
+}
+
+// bootstrapBoundaries registers and activates the first full release in
+// every boundary database (a no-op where a definition is already active).
+func bootstrapBoundaries(ctx context.Context, dsns map[migrate.Boundary]string, say func(string, ...any)) error {
+	pools, err := openPools(ctx, dsns, 2)
+	if err != nil {
+		return err
+	}
+	defer pools.Close()
+	for _, b := range pools.Boundaries() {
+		def, err := outbox.BootstrapFirstRelease(ctx, pools[b], outbox.BootstrapParams{
+			ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion, SourceRelease: "oceanway-demo",
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap %s: %w", b, err)
+		}
+		if b == migrate.Core {
+			d, _ := def.ComputeDigest()
+			say("demo: active delivery set definition v%d (%d pairs, %d members) %s", def.Version, len(def.ApplicableEvents), len(def.Members), d)
+		}
+	}
+	return nil
 }
 
 // dropBoundaryDatabases drops <prefix>_<boundary> for every boundary.

@@ -224,7 +224,7 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 		var v VerifiedAck
 		v, err = VerifyResult(c, res)
 		if err == nil {
-			err = d.recordAck(recordCtx, v)
+			err = d.recordAckPersistently(recordCtx, v)
 		}
 		if err == nil {
 			d.metrics.Acknowledged.WithLabelValues(dest).Inc()
@@ -261,6 +261,28 @@ func (d *Dispatcher) recordAck(ctx context.Context, v VerifiedAck) error {
 	req := ackRequest{ack: v, done: make(chan error, 1)}
 	d.acks <- req
 	return <-req.done
+}
+
+// ackRecordRetries bounds how often a verified ack whose recording failed
+// transiently (pool exhausted, statement timeout, connection lost) is
+// recorded again before the attempt is left to lease-expiry recovery; each
+// try is still fenced, so a try after a lost commit answer is a lease loss,
+// never a second acknowledgement.
+var ackRecordRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+
+// recordAckPersistently records a verified ack, retrying transient database
+// failures a few times while the lease is still ours.
+func (d *Dispatcher) recordAckPersistently(ctx context.Context, v VerifiedAck) error {
+	err := d.recordAck(ctx, v)
+	for _, pause := range ackRecordRetries {
+		if err == nil || errors.Is(err, ErrLeaseLost) || permanentRecordError(err) || time.Now().Add(pause).After(v.claimed.LeaseExpiresAt) {
+			return err
+		}
+		d.outcomeRecordFailed(v.claimed, "ack", err)
+		time.Sleep(pause)
+		err = d.recordAck(ctx, v)
+	}
+	return err
 }
 
 // acker records verified acks in batches: it takes whatever acks are
