@@ -61,7 +61,7 @@ func TestSchemaHasSpecTablesAndColumns(t *testing.T) {
 	require.NoError(t, err)
 	sort.Strings(defs)
 	joined := strings.Join(defs, "\n")
-	require.Contains(t, joined, "(available_at, created_at, event_id) WHERE (status = 'pending'::text)")
+	require.Contains(t, joined, "(destination, available_at, created_at, event_id) WHERE (status = 'pending'::text)")
 	require.Contains(t, joined, "(lease_expires_at) WHERE (status = 'leased'::text)")
 }
 

@@ -53,6 +53,9 @@ type Config struct {
 	// quarantine by a counter unless a deployment asks for it. Recoverable
 	// waits are never counted (transport.Wait).
 	MaxAttempts int
+	// RecoverInterval is how often the dispatcher runs lease-expiry
+	// recovery. Default min(LeaseDuration/4, PollInterval), at least 10ms.
+	RecoverInterval time.Duration
 	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
 	PollInterval time.Duration
 	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
@@ -115,6 +118,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second
+	}
+	if c.RecoverInterval == 0 {
+		c.RecoverInterval = max(min(c.LeaseDuration/4, c.PollInterval), 10*time.Millisecond)
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 30 * time.Second

@@ -29,9 +29,10 @@ type Dispatcher struct {
 	log       *slog.Logger
 	hooks     Hooks
 
-	wake    chan struct{}
-	acks    chan ackRequest
-	running atomic.Bool
+	wake         chan struct{}
+	acks         chan ackRequest
+	running      atomic.Bool
+	lastRecovery time.Time // touched by the Run goroutine only
 }
 
 // ErrAlreadyRunning is returned by a second Run of one dispatcher.
@@ -170,14 +171,18 @@ func (d *Dispatcher) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) 
 	}
 }
 
-// round recovers expired leases, claims up to n deliveries and starts them.
+// round recovers expired leases (at most every RecoverInterval), claims up
+// to n deliveries and starts them.
 func (d *Dispatcher) round(ctx, deliverCtx context.Context, n int, slots chan struct{}, inflight *sync.WaitGroup) (int, error) {
-	recovered, err := d.store.RecoverExpired(ctx, d.cfg.Destinations, n)
-	if err != nil {
-		return 0, fmt.Errorf("recover expired leases: %w", err)
-	}
-	for dest, count := range recovered {
-		d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
+	if time.Since(d.lastRecovery) >= d.cfg.RecoverInterval {
+		recovered, err := d.store.RecoverExpired(ctx, d.cfg.Destinations, d.cfg.BatchSize)
+		if err != nil {
+			return 0, fmt.Errorf("recover expired leases: %w", err)
+		}
+		d.lastRecovery = time.Now()
+		for dest, count := range recovered {
+			d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
+		}
 	}
 	claims, err := d.store.Claim(ctx, ClaimParams{
 		Owner: d.cfg.WorkerID, Destinations: d.cfg.Destinations, Limit: n, Lease: d.cfg.LeaseDuration,

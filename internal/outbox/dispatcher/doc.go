@@ -4,10 +4,11 @@
 // # Claim
 //
 // A claim is one short transaction (one statement): it selects eligible
-// deliveries — status=pending with available_at ≤ now(), or status=leased
-// whose lease expired AND whose current attempt already has a finish written
-// by recovery — ordered by (available_at, created_at, event_id) with
-// FOR UPDATE SKIP LOCKED LIMIT batch, sets them leased with this worker as
+// deliveries — status=pending with available_at ≤ now(); a leased delivery
+// whose lease expired becomes pending only through recovery, which finishes
+// its attempt first — ordered by (available_at, created_at, event_id) with
+// FOR UPDATE SKIP LOCKED LIMIT batch (per destination an ordered index scan
+// that stops at the limit), sets them leased with this worker as
 // owner, a fresh random fencing token (lease_token), a deadline, a fresh
 // attempt id and attempt_count+1, and inserts the immutable attempt start.
 // Only after that commit is the consumer called, outside any transaction, so
@@ -17,16 +18,19 @@
 //
 // # Fencing
 //
-// Every later write — ack, retry, quarantine, lease renewal — is one
-// statement guarded by the exact term of the claim:
+// Every later write — ack, retry, quarantine, lease renewal — is guarded by
+// the exact term of the claim:
 //
 //	destination = $1 AND event_id = $2 AND current_attempt_id = $3
 //	AND lease_token = $4 AND status = 'leased'
 //	AND lease_expires_at > clock_timestamp()
 //
-// and appends the attempt's single finish in the same transaction. Zero rows
+// and appends the attempt's single finish in the same statement. Zero rows
 // matched is ErrLeaseLost: the late result is dropped and counted, never
-// written. Queues that guard completion by job id or state alone let a worker
+// written. Every statement that appends a finish also moves the delivery out
+// of leased, so a leased delivery's current attempt never has a finish; the
+// fence needs no anti-join, and the finish table's primary key stays the
+// backstop against a second finish. Queues that guard completion by job id or state alone let a worker
 // whose job was rescued complete it anyway; here a stale worker's token no
 // longer matches, and the finish table's unique key on attempt_id makes a
 // second finish for one start impossible even if two writers raced past
@@ -34,13 +38,14 @@
 //
 // # Lease expiry recovery
 //
-// Recovery is a controlled primitive (outbox.recover_expired_leases): for a
-// leased delivery whose lease has expired and whose current attempt has no
-// finish, it appends outcome=lease_expired_unknown under a row lock. The
-// delivery stays leased but becomes claimable; the next claim starts a new
-// attempt with a new token. Because recovery and fenced writes lock the same
-// delivery row and require opposite lease conditions, a live holder and the
-// recoverer can never both finish one attempt.
+// Recovery (Store.RecoverExpired, sql/recover.sql, run by every dispatcher on
+// a timer) takes the leased deliveries whose lease has expired, with
+// FOR UPDATE SKIP LOCKED, appends outcome=lease_expired_unknown to their
+// current attempt and returns them to pending, in one statement; the next
+// claim starts a new attempt with a new token. A holder whose fenced write
+// is in flight keeps its row locked, so recovery skips it; a late holder
+// arriving after recovery finds the row no longer leased (or, racing,
+// re-checks its fence against the updated row) and matches nothing.
 //
 // # Crash windows
 //

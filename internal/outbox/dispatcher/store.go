@@ -44,6 +44,9 @@ var (
 	renewSQL string
 )
 
+// ClaimSQL returns the claim statement (for plan tests and tools).
+func ClaimSQL() string { return claimSQL }
+
 // ErrLeaseLost means the fence no longer holds: another worker re-claimed
 // the delivery, recovery finished the attempt, or the lease expired. The
 // late outcome was not written.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/receipt"
@@ -521,4 +522,33 @@ func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
 	require.Equal(t, "pending", b.delivery(t, id).Status)
 	require.Equal(t, []string{"lease_expired_unknown"}, b.finishes(t, id))
 	b.invariants(t)
+}
+
+// OB-CLAIM-1: with a backlog, the rows the claim locks come from an ordered
+// scan of the pending index per destination that stops at the limit — not a
+// sequential or bitmap scan and sort of the whole backlog (the later sort
+// only merges the per-destination heads).
+func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for i := 0; i < 10; i++ {
+		b.appendRuns(t, 100)
+	}
+	_, err := b.producer.Exec(ctx, `ANALYZE outbox.outbox_deliveries`)
+	require.NoError(t, err)
+	rows, err := b.producer.Query(ctx, `EXPLAIN (FORMAT TEXT) `+dispatcher.ClaimSQL(), "w", []string{"core_operations", "metering_input_processor"}, 16, int64(30000))
+	require.NoError(t, err)
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	text := strings.Join(plan, "\n")
+	locked := false
+	for i, line := range plan {
+		if strings.Contains(line, "LockRows") {
+			require.Less(t, i+1, len(plan), text)
+			require.Contains(t, plan[i+1], "Index Scan using outbox_deliveries_claim_pending", text)
+			locked = true
+		}
+	}
+	require.True(t, locked, text)
 }

@@ -13,7 +13,6 @@ WITH fenced AS (
       last_error_code = NULL, last_error_ref = NULL
   WHERE d.destination = $1 AND d.event_id = $2 AND d.current_attempt_id = $3 AND d.lease_token = $4
     AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
-    AND NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = $3)
   RETURNING d.current_attempt_id
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)

@@ -22,7 +22,6 @@ WITH input AS (
   FROM input i
   WHERE d.destination = i.destination AND d.event_id = i.event_id AND d.current_attempt_id = i.attempt_id
     AND d.lease_token = i.lease_token AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
-    AND NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = i.attempt_id)
   RETURNING d.current_attempt_id
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)

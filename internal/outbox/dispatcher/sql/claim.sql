@@ -3,13 +3,24 @@
 -- Eligible: pending and available. A leased delivery whose lease expired
 -- becomes eligible only through recovery (recover.sql), which appends the
 -- lease_expired_unknown finish and returns it to pending in one statement.
-WITH picked AS (
-  SELECT d.event_id, d.destination
-  FROM outbox.outbox_deliveries d
-  WHERE d.status = 'pending' AND d.available_at <= now() AND d.destination = ANY($2::text[])
-  ORDER BY d.available_at, d.created_at, d.event_id
+-- Each destination is an ordered scan of outbox_deliveries_claim_pending
+-- that stops at LIMIT; the candidates are merged in claim order. Rows locked
+-- but not picked are released at commit.
+WITH candidates AS (
+  SELECT c.event_id, c.destination, c.available_at, c.created_at
+  FROM unnest($2::text[]) AS dest(name)
+  CROSS JOIN LATERAL (
+    SELECT d.event_id, d.destination, d.available_at, d.created_at
+    FROM outbox.outbox_deliveries d
+    WHERE d.destination = dest.name AND d.status = 'pending' AND d.available_at <= now()
+    ORDER BY d.available_at, d.created_at, d.event_id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  ) c
+), picked AS (
+  SELECT event_id, destination FROM candidates
+  ORDER BY available_at, created_at, event_id
   LIMIT $3
-  FOR UPDATE SKIP LOCKED
 ), leased AS (
   UPDATE outbox.outbox_deliveries d
   SET status = 'leased',

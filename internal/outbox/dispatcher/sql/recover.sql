@@ -10,7 +10,6 @@ WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
   FROM outbox.outbox_deliveries d
   WHERE d.status = 'leased' AND d.lease_expires_at <= clock_timestamp() AND d.destination = ANY($1::text[])
-    AND NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = d.current_attempt_id)
   ORDER BY d.lease_expires_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED

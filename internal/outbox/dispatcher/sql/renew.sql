@@ -4,4 +4,3 @@ UPDATE outbox.outbox_deliveries d
 SET lease_expires_at = clock_timestamp() + make_interval(secs => $5::bigint / 1000.0)
 WHERE d.destination = $1 AND d.event_id = $2 AND d.current_attempt_id = $3 AND d.lease_token = $4
   AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
-  AND NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = $3)

@@ -7,7 +7,6 @@ WITH fenced AS (
       lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, last_error_code = $6
   WHERE d.destination = $1 AND d.event_id = $2 AND d.current_attempt_id = $3 AND d.lease_token = $4
     AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
-    AND NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = $3)
   RETURNING d.current_attempt_id
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition, normalized_error_code)
