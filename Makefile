@@ -35,8 +35,12 @@ verify: generate ## Fail when generated files are stale
 	@git diff --exit-code -- contracts docs || (echo "generated files are stale: run make generate and commit"; exit 1)
 
 .PHONY: bench
-bench: ## Run Go benchmarks
+bench: ## Run Go benchmarks (end-to-end: bin/oceanway bench, and make bench/peers)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: bench/peers
+bench/peers: ## oceanway bench side by side with River, watermill-sql and the machine's limit (module bench/peers; ARGS="--repeat 3")
+	@scripts/bench-peers $(ARGS)
 
 .PHONY: build
 build: ## Build bin/oceanway
