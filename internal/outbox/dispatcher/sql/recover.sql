@@ -5,11 +5,14 @@
 -- fenced writer blocked on the row re-checks its WHERE against the new
 -- version (status is no longer leased) and matches nothing; the finish
 -- primary key forbids a second finish regardless.
+-- now() (stable), not clock_timestamp() (volatile), so the expiry bound is an
+-- index condition on outbox_deliveries_claim_leased instead of a filter over
+-- every leased row.
 -- $1 destinations, $2 limit.
 WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
   FROM outbox.outbox_deliveries d
-  WHERE d.status = 'leased' AND d.lease_expires_at <= clock_timestamp() AND d.destination = ANY($1::text[])
+  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY($1::text[])
   ORDER BY d.lease_expires_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
