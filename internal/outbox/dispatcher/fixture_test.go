@@ -32,9 +32,10 @@ const projectionName = "operations"
 // bundle is one test's producer database (core), the consumer's own database
 // (execution, standing in for any consumer-owned store) and a store.
 type bundle struct {
-	producer *pgxpool.Pool
-	consumer *receiptConsumer
-	store    *dispatcher.Store
+	producerDSN string
+	producer    *pgxpool.Pool
+	consumer    *receiptConsumer
+	store       *dispatcher.Store
 }
 
 func setup(t *testing.T) *bundle {
@@ -46,7 +47,7 @@ func setup(t *testing.T) *bundle {
 	})
 	require.NoError(t, err)
 	c := newReceiptConsumer(t, b.Execution())
-	return &bundle{producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
+	return &bundle{producerDSN: b.DSNs[migrate.Core], producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
 }
 
 // appendRuns appends n run.created@2.0 events (one core_operations delivery
