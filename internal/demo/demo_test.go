@@ -92,7 +92,7 @@ func TestDemo_ChaosLosesAndDuplicatesNothing(t *testing.T) {
 	require.Positive(t, s.LeaseLost, "the paused worker's late outcome was dropped by the fence")
 }
 
-// The summary's checks can fail: a delivery left open, a duplicated receipt
+// The summary's checks can fail: a delivery left open, an incomplete read model
 // and a wrong published_at are each reported.
 func TestDemo_InvariantChecksDetectViolations(t *testing.T) {
 	t.Parallel()
@@ -134,4 +134,32 @@ func failed(s *Summary) []string {
 		}
 	}
 	return out
+}
+
+// The receipt check compares the frozen ack with the projector's receipt
+// coordinates, not only the event id: an ack naming another receipt is
+// reported.
+func TestDemo_ReceiptCheckComparesFrozenAckCoordinates(t *testing.T) {
+	t.Parallel()
+	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 1)
+	core := f.pools[migrate.Core]
+	ctx := context.Background()
+	s, err := Run(ctx, f.rt, f.pools, f.admit, Config{Runs: 3, AdmitWorkers: 1, Timeout: time.Minute})
+	require.NoError(t, err)
+	requirePassed(t, s)
+	err = db.WithTx(ctx, core, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `ALTER TABLE outbox.outbox_deliveries DISABLE TRIGGER USER`)
+		if err == nil {
+			_, err = tx.Exec(ctx, `UPDATE outbox.outbox_deliveries SET ack_receipt_key = 'another-receipt'
+				WHERE event_id = (SELECT min(event_id::text)::uuid FROM outbox.outbox_deliveries)`)
+		}
+		if err == nil {
+			_, err = tx.Exec(ctx, `ALTER TABLE outbox.outbox_deliveries ENABLE TRIGGER USER`)
+		}
+		return err
+	})
+	require.NoError(t, err)
+	s, err = summarize(ctx, core, Config{Runs: 3}, time.Second, time.Second, f.rt.Metrics())
+	require.NoError(t, err)
+	require.Equal(t, []string{"receipt_for_every_ack"}, failed(s))
 }

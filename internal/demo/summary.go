@@ -99,8 +99,14 @@ var invariantSQL = []struct{ name, sql, detail string }{
 		"events with more than one projector receipt (duplicated effect)"},
 	{"receipt_for_every_ack", `SELECT count(*) FROM outbox.outbox_deliveries d
 		WHERE d.destination = 'core_operations' AND d.status = 'acknowledged'
-		  AND NOT EXISTS (SELECT 1 FROM operations.applied_receipts r WHERE r.event_id = d.event_id)`,
-		"acknowledged deliveries without the projector's receipt"},
+		  AND NOT EXISTS (SELECT 1 FROM operations.applied_receipts r
+		    WHERE r.event_id = d.event_id AND r.receipt_ref = d.ack_receipt_key
+		      AND r.receipt_schema_version = d.ack_receipt_schema_version
+		      AND r.receipt_digest_algorithm_version = d.ack_receipt_digest_algorithm_version
+		      AND r.receipt_digest = d.ack_receipt_digest
+		      AND r.projection_name = d.required_projection_name AND r.projection_version = d.required_projection_version
+		      AND r.event_envelope_sha256 = d.ack_event_envelope_sha256)`,
+		"acknowledged deliveries whose frozen ack does not name the projector's receipt for the frozen projection"},
 }
 
 func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, elapsed time.Duration, m *dispatcher.Metrics) (*Summary, error) {
