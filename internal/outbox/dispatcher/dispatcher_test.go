@@ -1,7 +1,9 @@
 package dispatcher_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -327,4 +329,93 @@ func TestRun_OBSTORE5_LongMultibyteReasonStillQuarantines(t *testing.T) {
 	require.NoError(t, b.producer.QueryRow(context.Background(), `SELECT reason FROM outbox.outbox_quarantine WHERE event_id=$1`, id).Scan(&reason))
 	require.True(t, utf8.ValidString(reason))
 	require.LessOrEqual(t, len(reason), 1000)
+}
+
+// OB-DELIVER-4 / OBS-3 through the loop: an ack that fails verification is
+// quarantined, never accepted, with one structured quarantine log line whose
+// reason is the normalized code.
+func TestRun_OBDELIVER4_RejectedAckIsQuarantinedAndLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	b.consumer.shadowVersion.Store(7)
+	var logs syncBuffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	d, err := dispatcher.New(b.producer, b.consumer.transport(), dispatcher.Config{PollInterval: 5 * time.Millisecond},
+		dispatcher.NewMetrics(prometheus.NewRegistry()), log)
+	require.NoError(t, err)
+	stop := run(d)
+	waitFor(t, 20*time.Second, "quarantined", func() bool { return b.delivery(t, id).Status == "quarantined" })
+	require.NoError(t, stop())
+	require.Equal(t, "ack_projection_target_mismatch", *b.delivery(t, id).LastError)
+	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		if m["msg"] == "delivery quarantined" {
+			line = m
+		}
+	}
+	require.NotNil(t, line, "one quarantine log line")
+	require.Equal(t, "core_operations", line["destination"])
+	require.Equal(t, "run.created@2.0", line["event_type"])
+	require.Equal(t, "ack_projection_target_mismatch", line["code"])
+	require.Equal(t, id, line["event_id"])
+}
+
+// OB-CLAIM-5 drain limit: a consumer that never returns is cancelled when
+// the drain timeout passes, Run reports it, and the attempt is recorded as
+// retryable so nothing stays leased.
+func TestRun_OBCLAIM5_DrainTimeoutCancelsAndRecords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	entered := make(chan struct{})
+	tr := single(func(ctx context.Context, _ transport.Delivery) (transport.Result, error) {
+		close(entered)
+		<-ctx.Done()
+		return transport.Result{}, ctx.Err()
+	})
+	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 5 * time.Millisecond, DrainTimeout: 100 * time.Millisecond}, nil)
+	stop := run(d)
+	<-entered
+	err := stop()
+	require.ErrorContains(t, err, "drain timeout")
+	row := b.delivery(t, id)
+	require.Equal(t, "pending", row.Status)
+	require.Equal(t, "canceled", *row.LastError)
+	require.Equal(t, []string{"retryable"}, b.finishes(t, id))
+}
+
+// OB-CLAIM-1 destination filter: a dispatcher claims only its destinations.
+func TestClaim_OBCLAIM1_DestinationFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.appendRuns(t, 2)
+	ctx := context.Background()
+	none, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "m", Destinations: []route.Destination{route.MeteringInputProcessor}, Limit: 10, Lease: lease})
+	require.NoError(t, err)
+	require.Empty(t, none)
+	both, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "c", Destinations: []route.Destination{route.CoreOperations}, Limit: 10, Lease: lease})
+	require.NoError(t, err)
+	require.Len(t, both, 2)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
