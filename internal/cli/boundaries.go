@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
@@ -89,6 +90,12 @@ const maxPoolConns = 48
 // openPools connects one pool per DSN, each with at most min(maxConns,
 // maxPoolConns) connections.
 func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (runtime.Pools, error) {
+	return openRolePools(ctx, dsns, maxConns, "")
+}
+
+// openRolePools is openPools whose sessions run as role (SET ROLE after
+// connecting) when role is not empty: least privilege for a component.
+func openRolePools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32, role string) (runtime.Pools, error) {
 	maxConns = min(maxConns, maxPoolConns)
 	pools := runtime.Pools{}
 	for b, dsn := range dsns {
@@ -99,6 +106,13 @@ func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns i
 		}
 		if maxConns > 0 {
 			cfg.MaxConns = maxConns
+		}
+		if role != "" {
+			setRole := "SET ROLE " + pgx.Identifier{role}.Sanitize()
+			cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+				_, err := c.Exec(ctx, setRole)
+				return err
+			}
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err == nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/runtime"
 )
@@ -31,6 +33,7 @@ func newServeCmd(streams *IO) *cobra.Command {
 		listen     string
 		adminToken string
 		migrateUp  bool
+		asRoles    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -48,16 +51,30 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 			if err != nil {
 				return err
 			}
-			pools, err := openPools(ctx, dsns, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+8))
+			dispatcherRole, consumerRole := "", ""
+			if asRoles {
+				dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
+			}
+			pools, err := openRolePools(ctx, dsns, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+8), dispatcherRole)
 			if err != nil {
 				return err
 			}
 			defer pools.Close()
+			// The only in-process consumer today is the Operations projector in core.
+			consumerDSNs := map[migrate.Boundary]string{}
+			if dsn, ok := dsns[migrate.Core]; ok {
+				consumerDSNs[migrate.Core] = dsn
+			}
+			consumerPools, err := openRolePools(ctx, consumerDSNs, int32(disp.dispatchers*disp.cfg.Concurrency+4), consumerRole)
+			if err != nil {
+				return err
+			}
+			defer consumerPools.Close()
 			if adminToken == "" {
 				adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 			}
 			return serve(ctx, serveParams{
-				pools: pools, dispatcher: disp, listen: listen, adminToken: adminToken, log: log, out: streams.Out,
+				pools: pools, consumerPools: consumerPools, dispatcher: disp, listen: listen, adminToken: adminToken, log: log, out: streams.Out,
 			})
 		},
 	}
@@ -66,16 +83,19 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 	cmd.Flags().StringVar(&listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
+	cmd.Flags().BoolVar(&asRoles, "least-privilege", os.Getenv("OCEANWAY_LEAST_PRIVILEGE") == "1",
+		"run dispatchers as oceanway_dispatcher and consumers as oceanway_operations (SET ROLE; the connecting user must be a member) (env OCEANWAY_LEAST_PRIVILEGE=1)")
 	return cmd
 }
 
 type serveParams struct {
-	pools      runtime.Pools
-	dispatcher dispatcherFlags
-	listen     string
-	adminToken string
-	log        *slog.Logger
-	out        interface{ Write([]byte) (int, error) }
+	pools         runtime.Pools // dispatchers, metrics, readiness, admin
+	consumerPools runtime.Pools // in-process consumers (and their read model)
+	dispatcher    dispatcherFlags
+	listen        string
+	adminToken    string
+	log           *slog.Logger
+	out           interface{ Write([]byte) (int, error) }
 }
 
 // consumersFor wires the in-process consumers of the boundaries present.
@@ -94,11 +114,11 @@ func consumersFor(pools runtime.Pools) (map[route.Destination]transport.Consumer
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, err := consumersFor(p.pools)
+	consumers, err := consumersFor(p.consumerPools)
 	if err != nil {
 		return err
 	}
-	if core, ok := p.pools[migrate.Core]; ok {
+	if core, ok := p.consumerPools[migrate.Core]; ok {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
 	}
 	rt, err := runtime.New(p.pools, consumers, runtime.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
