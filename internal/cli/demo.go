@@ -89,6 +89,15 @@ its lease and makes the consumer fail transiently.`,
 				return err
 			}
 			defer pools.Close()
+			// The summary proves invariants over the whole database, so the
+			// demo needs its own empty one.
+			var existing int64
+			if err := pools[migrate.Core].QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&existing); err != nil {
+				return err
+			}
+			if existing > 0 {
+				return fmt.Errorf("demo: %s already holds %d events from an earlier run; choose another --db-prefix", migrate.DatabaseName(prefix, migrate.Core), existing)
+			}
 
 			if chaos && !cmd.Flags().Changed("lease") {
 				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
