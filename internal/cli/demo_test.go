@@ -1,0 +1,44 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/internal/dbtest"
+)
+
+// The README's main job end to end through the command: a small demo on the
+// test server passes every invariant, writes its JSON summary, and a second
+// run on the same (kept) databases is refused.
+func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	r := run(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.err)
+	require.Contains(t, r.stdout, "verdict                                   PASSED")
+
+	raw, err := os.ReadFile(summaryPath)
+	require.NoError(t, err)
+	var s struct {
+		Passed       bool  `json:"passed"`
+		Acknowledged int64 `json:"acknowledged"`
+		Invariants   []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+		} `json:"invariants"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	require.True(t, s.Passed)
+	require.EqualValues(t, 60, s.Acknowledged)
+	require.NotEmpty(t, s.Invariants)
+
+	again := run(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
+	require.NotEqual(t, 0, again.code)
+	require.Contains(t, again.err, "already holds 60 events")
+}
