@@ -379,3 +379,46 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "metering_input_processor", n.Payload)
 }
+
+// OB-STORE-2, exhaustively: changing any column of outbox_events but
+// published_at is rejected by the immutability trigger (OW001). The column
+// list comes from the catalog, so a column added later without joining the
+// trigger's comparison fails here.
+func TestEventImmutabilityEveryColumn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = 'outbox' AND table_name = 'outbox_events' AND column_name <> 'published_at'`)
+	require.NoError(t, err)
+	type column struct{ name, kind string }
+	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
+		var c column
+		return c, r.Scan(&c.name, &c.kind)
+	})
+	require.NoError(t, err)
+	require.Greater(t, len(cols), 20)
+	for _, c := range cols {
+		col := pgx.Identifier{c.name}.Sanitize()
+		var set string
+		switch c.kind {
+		case "text":
+			set = col + " = COALESCE(" + col + ", '') || 'x'"
+		case "uuid":
+			set = col + " = gen_random_uuid()"
+		case "bigint", "integer":
+			set = col + " = " + col + " + 1"
+		case "timestamp with time zone":
+			set = col + " = " + col + " + interval '1 second'"
+		case "jsonb":
+			set = col + ` = ` + col + ` || '{"changed": true}'`
+		case "xid8":
+			set = col + " = '1'::xid8"
+		default:
+			t.Fatalf("column %s of type %s: add a change for this type", c.name, c.kind)
+		}
+		err := exec(ctx, b.pool, fmt.Sprintf("UPDATE outbox.outbox_events SET %s WHERE event_id = '%s'", set, id))
+		requireCode(t, err, outbox.CodeImmutable)
+	}
+}
