@@ -58,6 +58,7 @@ var (
 	ErrNotInitialState        = errors.New("outbox: row inserted in a non-initial state")                                 // OW012
 	ErrIsolationLevel         = errors.New("outbox: controlled function needs READ COMMITTED")                            // OW013
 	ErrQuarantineInconsistent = errors.New("outbox: quarantine row and delivery state disagree")                          // OW014
+	ErrPublicationMissing     = errors.New("outbox: all mandatory deliveries acknowledged but published_at not recorded") // OW015
 )
 
 // SQLSTATEs raised by the outbox triggers and functions.
@@ -75,6 +76,7 @@ const (
 	CodeNotInitialState        = "OW012"
 	CodeIsolationLevel         = "OW013"
 	CodeQuarantineInconsistent = "OW014"
+	CodePublicationMissing     = "OW015"
 )
 
 var codeErrors = map[string]error{
@@ -91,9 +93,10 @@ var codeErrors = map[string]error{
 	CodeNotInitialState:        ErrNotInitialState,
 	CodeIsolationLevel:         ErrIsolationLevel,
 	CodeQuarantineInconsistent: ErrQuarantineInconsistent,
+	CodePublicationMissing:     ErrPublicationMissing,
 }
 
-// TranslateError maps an outbox SQLSTATE (OW001..OW014) to its sentinel,
+// TranslateError maps an outbox SQLSTATE (OW001..OW015) to its sentinel,
 // keeping the driver error in the chain. Deferred checks fail at COMMIT, so
 // callers that want errors.Is on a commit error pass it through here.
 // Other errors are returned unchanged.

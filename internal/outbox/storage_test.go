@@ -186,7 +186,10 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	// A pair with two mandatory members: acknowledging one of them by hand
+	// (without outbox.record_publication) may commit, because the event is
+	// not complete yet (OB-PUB-1's commit-time proof, OW015, does not apply).
+	id := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, status := range []string{"retryable", "delivered", "dead_letter", "PENDING", ""} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = '"+status+"'"+where)
@@ -211,8 +214,9 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+	acked := where + " AND destination = 'core_operations'"
 	for _, set := range []string{"status = 'pending'", "available_at = now()", "ack_receipt_key = 'other'", "lease_owner = 'x'"} {
-		requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET "+set+where), outbox.CodeTerminalDelivery)
+		requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET "+set+acked), outbox.CodeTerminalDelivery)
 	}
 }
 

@@ -552,3 +552,39 @@ func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 	}
 	require.True(t, locked, text)
 }
+
+// OB-PUB-1 by construction: a transaction that acknowledges an event's last
+// mandatory delivery without recording published_at cannot commit (OW015),
+// while the dispatcher's ack (which calls outbox.record_publication) does.
+func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ids := b.appendRuns(t, 2)
+	claims := b.claim(t, "w", 2, lease)
+	require.Len(t, claims, 2)
+	c := claims[0]
+	res, err := b.consumer.Deliver(ctx, c.Delivery())
+	require.NoError(t, err)
+	q := res.Ack.AppliedReceipt.Receipt
+	// The fenced transition and finish alone, as a buggy writer would do it.
+	err = db.WithTx(ctx, b.producer, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			WITH fenced AS (
+			  UPDATE outbox.outbox_deliveries SET status = 'acknowledged', delivered_at = now(),
+			    ack_consumer_name = consumer_name, ack_receipt_type = expected_receipt_type, ack_receipt_key = $3,
+			    ack_receipt_schema_version = $4, ack_receipt_digest_algorithm_version = 'jcs-sha256-v1', ack_receipt_digest = $5,
+			    ack_event_envelope_digest_algorithm_version = 'jcs-sha256-v1', ack_event_envelope_sha256 = $6
+			  WHERE event_id = $1 AND current_attempt_id = $2 RETURNING current_attempt_id)
+			INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
+			SELECT current_attempt_id, 'acknowledged', 'none' FROM fenced`,
+			c.EventID, c.AttemptID, q.Ref, q.SchemaVersion, q.Digest, c.EnvelopeDigest.Value)
+		return err
+	})
+	require.Equal(t, "OW015", db.SQLState(err))
+	require.Equal(t, "leased", b.delivery(t, c.EventID).Status, "the whole transaction rolled back")
+
+	require.NoError(t, b.store.VerifyAndAck(ctx, c, res))
+	require.True(t, b.delivery(t, ids[0]).Published || b.delivery(t, ids[1]).Published)
+	b.invariants(t)
+}
