@@ -135,29 +135,35 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if len(r.Served()) == 0 {
 		return errors.New("runtime: no consumer wired: nothing to dispatch")
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
+	// Build every dispatcher before starting any, so a configuration error
+	// never leaves some of them running.
+	var dispatchers []*dispatcher.Dispatcher
 	for _, b := range r.pools.Boundaries() {
 		for i := 0; i < r.cfg.DispatchersPerBoundary; i++ {
 			d, err := r.NewDispatcher(b, i, nil)
 			if err != nil {
 				return err
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := d.Run(ctx); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-			}()
+			dispatchers = append(dispatchers, d)
 		}
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for _, d := range dispatchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.Run(ctx); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
 	}
 	r.log.Info("dispatchers running", "boundaries", len(r.pools), "per_boundary", r.cfg.DispatchersPerBoundary,
 		"destinations", fmt.Sprint(r.Served()))

@@ -88,9 +88,6 @@ func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics
 // SetHooks installs test hooks; call before Run.
 func (d *Dispatcher) SetHooks(h Hooks) { d.hooks = h }
 
-// Store exposes the fenced store (used by tests and tools).
-func (d *Dispatcher) Store() *Store { return d.store }
-
 // Wake asks the loop to claim now (used by LISTEN and by tests).
 func (d *Dispatcher) Wake() {
 	select {

@@ -281,9 +281,6 @@ type VerifiedAck struct {
 	ack     *receipt.ActiveConsumerAck
 }
 
-// Claimed returns the delivery the ack belongs to.
-func (v VerifiedAck) Claimed() Claimed { return v.claimed }
-
 // VerifyResult checks a consumer result against the claimed delivery: the
 // ActiveConsumerAck@1 and its receipt body against the frozen member and the
 // event as stored (never against anything the consumer reports).
