@@ -22,17 +22,19 @@ test/race: ## Run all tests with the race detector
 	@RACE=1 scripts/test
 
 .PHONY: lint
-lint: ## go vet + gofmt check
+lint: ## go vet + gofmt check + golangci-lint (pinned in tools/go.mod; .golangci.yml)
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@if [ -f .golangci.yml ]; then $(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS); fi
 
 .PHONY: generate
-generate: ## Regenerate committed generated files (JSON Schema, TypeScript, goldens marked generated)
-	$(GO) generate $(PKGS)
+generate: ## Regenerate committed generated files (sqlc query code, JSON Schema, TypeScript, goldens marked generated)
+	@scripts/generate
 
 .PHONY: verify
 verify: generate ## Fail when generated files are stale
-	@git diff --exit-code -- contracts docs || (echo "generated files are stale: run make generate and commit"; exit 1)
+	@git diff --exit-code || (echo "generated files are stale: run make generate and commit"; exit 1)
+	@untracked=$$(git ls-files --others --exclude-standard); if [ -n "$$untracked" ]; then echo "generate made untracked files:"; echo "$$untracked"; exit 1; fi
 
 .PHONY: bench
 bench: ## Run Go benchmarks (end-to-end: bin/oceanway bench, and make bench/peers)
