@@ -18,7 +18,7 @@ import (
 	"github.com/oceanway/core/internal/admin"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 func init() { commandFuncs = append(commandFuncs, newAdminCmd) }
@@ -61,12 +61,12 @@ func (c *adminConn) config() admin.Config {
 // derived from --db-prefix that does not exist is skipped (and named in
 // skipped); a boundary given its own DSN must answer. At least one boundary
 // must remain.
-func (c *adminConn) open(ctx context.Context) (runtime.Pools, []string, error) {
+func (c *adminConn) open(ctx context.Context) (server.Pools, []string, error) {
 	dsns, err := c.resolve(ctx, false, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	pools := runtime.Pools{}
+	pools := server.Pools{}
 	var skipped []string
 	for _, b := range migrate.Boundaries {
 		dsn, ok := dsns[b]

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/oceanway/core/internal/admin"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 // AdminBasePath is where `oceanway serve` mounts the admin page.
@@ -14,7 +14,7 @@ const AdminBasePath = "/admin"
 // with its links under AdminBasePath (serve mounts it behind
 // http.StripPrefix(AdminBasePath, ...)). A non-empty token is required as
 // "Authorization: Bearer <token>" on every request.
-func adminHandler(pools runtime.Pools, token string) (http.Handler, error) {
+func adminHandler(pools server.Pools, token string) (http.Handler, error) {
 	return admin.NewHandler(admin.NewReader(adminBoundaries(pools), admin.Config{}), admin.HandlerConfig{
 		Token:    token,
 		BasePath: AdminBasePath,
@@ -22,7 +22,7 @@ func adminHandler(pools runtime.Pools, token string) (http.Handler, error) {
 }
 
 // adminBoundaries names the pools for the admin reader.
-func adminBoundaries(pools runtime.Pools) admin.Boundaries {
+func adminBoundaries(pools server.Pools) admin.Boundaries {
 	out := admin.Boundaries{}
 	for b, p := range pools {
 		out[string(b)] = p

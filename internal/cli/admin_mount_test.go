@@ -11,18 +11,18 @@ import (
 
 	"github.com/oceanway/core/internal/admin/admintest"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
-// serve mounts the admin page with runtime.Handler under /admin/ (behind
+// serve mounts the admin page with server.Handler under /admin/ (behind
 // http.StripPrefix): links stay under /admin and the token is enforced.
 func TestServeMountsTheAdminPage(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	pools := runtime.Pools{migrate.Core: w.Bundle.Core(), migrate.Execution: w.Bundle.Execution()}
+	pools := server.Pools{migrate.Core: w.Bundle.Core(), migrate.Execution: w.Bundle.Execution()}
 	h, err := adminHandler(pools, "tok")
 	require.NoError(t, err)
-	srv := httptest.NewServer(runtime.Handler(runtime.HTTPConfig{Registry: prometheus.NewRegistry(), Pools: pools, Admin: h}))
+	srv := httptest.NewServer(server.Handler(server.HTTPConfig{Registry: prometheus.NewRegistry(), Pools: pools, Admin: h}))
 	t.Cleanup(srv.Close)
 
 	get := func(path, token string) (int, string) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/pgserver"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 // boundaryFlags are the connection flags shared by long-running commands:
@@ -89,15 +89,15 @@ const maxPoolConns = 48
 
 // openPools connects one pool per DSN, each with at most min(maxConns,
 // maxPoolConns) connections.
-func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (runtime.Pools, error) {
+func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (server.Pools, error) {
 	return openRolePools(ctx, dsns, maxConns, "")
 }
 
 // openRolePools is openPools whose sessions run as role (SET ROLE after
 // connecting) when role is not empty: least privilege for a component.
-func openRolePools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32, role string) (runtime.Pools, error) {
+func openRolePools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32, role string) (server.Pools, error) {
 	maxConns = min(maxConns, maxPoolConns)
-	pools := runtime.Pools{}
+	pools := server.Pools{}
 	for b, dsn := range dsns {
 		cfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {

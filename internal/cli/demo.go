@@ -23,7 +23,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/pgserver"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 func init() { commandFuncs = append(commandFuncs, newDemoCmd) }
@@ -107,8 +107,8 @@ its lease and makes the consumer fail transiently.`,
 			if err != nil {
 				return err
 			}
-			rt, err := runtime.New(pools, consumers,
-				runtime.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers}, prometheus.NewRegistry(), log)
+			rt, err := server.New(pools, consumers,
+				server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers}, prometheus.NewRegistry(), log)
 			if err != nil {
 				return err
 			}

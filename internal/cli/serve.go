@@ -21,7 +21,7 @@ import (
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 func init() { commandFuncs = append(commandFuncs, newServeCmd) }
@@ -89,8 +89,8 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 }
 
 type serveParams struct {
-	pools         runtime.Pools // dispatchers, metrics, readiness, admin
-	consumerPools runtime.Pools // in-process consumers (and their read model)
+	pools         server.Pools // dispatchers, metrics, readiness, admin
+	consumerPools server.Pools // in-process consumers (and their read model)
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
@@ -99,7 +99,7 @@ type serveParams struct {
 }
 
 // consumersFor wires the in-process consumers of the boundaries present.
-func consumersFor(pools runtime.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
+func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	if core, ok := pools[migrate.Core]; ok {
 		p, err := projector.New(core, projector.Config{})
@@ -121,7 +121,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if core, ok := p.consumerPools[migrate.Core]; ok {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
 	}
-	rt, err := runtime.New(p.pools, consumers, runtime.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
+	rt, err := server.New(p.pools, consumers, server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: runtime.Handler(runtime.HTTPConfig{Registry: reg, Pools: p.pools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: p.pools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v\n", ln.Addr(), rt.Served())

@@ -1,10 +1,11 @@
 // Package dbtest gives tests isolated, committed, real PostgreSQL databases:
 // one database per fact boundary (core, execution, gateway, metering), named
-// <prefix>_core, <prefix>_execution, ... , with every registered migration
-// line applied.
+// <prefix>_core, <prefix>_execution, ... , with the migration lines the test
+// names applied.
 //
-// Speed: once per test binary and per migration fingerprint, the lines are
-// migrated into a template database per boundary (owtmpl_<fingerprint>_<b>),
+// Speed: once per test binary and per migration fingerprint (the lines and
+// their files), the lines are migrated into a template database per boundary
+// (owtmpl_<fingerprint>_<b>),
 // built under a PostgreSQL advisory lock so concurrently running test
 // binaries build it once; each test then gets CREATE DATABASE ... TEMPLATE,
 // a file-level copy that takes milliseconds.
@@ -22,9 +23,10 @@
 // test ./...). The role needs CREATEDB and CREATEROLE (tests that SET ROLE
 // need membership in the outbox roles, which a superuser has).
 //
-// Lines: the template holds the lines registered when the first test asks
-// for databases. A test package blank-imports the schema packages of the
-// lines it needs (the outbox line is always included).
+// Lines: a test passes the lines it needs in Opts.Lines, e.g.
+// []migrate.Line{outboxschema.Line(), operationsschema.Line()} or
+// lines.All(); without them it gets the outbox line alone. Each set of lines
+// has its own templates.
 package dbtest
 
 import (
@@ -45,8 +47,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
-	_ "github.com/oceanway/core/internal/outbox/schema" // the outbox line applies to every boundary
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/pgserver"
 )
 
@@ -57,10 +60,14 @@ const (
 	lockClassTemplateUsed = 0x4F570003 // (class, fingerprint hash): shared while a binary uses a template
 )
 
-// Opts tunes New. The zero value gives all four boundaries.
+// Opts tunes New. The zero value gives all four boundaries with the outbox
+// line.
 type Opts struct {
 	// Boundaries to create (all four when empty).
-	Boundaries []migrate.Boundary
+	Boundaries []boundary.Boundary
+	// Lines are the migration lines applied (the outbox line alone when
+	// empty); each boundary gets the ones that apply to it.
+	Lines []migrate.Line
 	// MaxConns per pool (default 4).
 	MaxConns int32
 	// SearchPath of pool connections. Default "pg_catalog": unqualified
@@ -73,26 +80,26 @@ type Bundle struct {
 	// Prefix of the database names: <Prefix>_core, ...
 	Prefix string
 	// Pools and DSNs per created boundary.
-	Pools map[migrate.Boundary]*pgxpool.Pool
-	DSNs  map[migrate.Boundary]string
+	Pools map[boundary.Boundary]*pgxpool.Pool
+	DSNs  map[boundary.Boundary]string
 
 	cleanupOnce sync.Once
 }
 
 // Pool returns the pool of boundary b; it panics when b was not created.
-func (b *Bundle) Pool(boundary migrate.Boundary) *pgxpool.Pool {
-	p, ok := b.Pools[boundary]
+func (b *Bundle) Pool(bd boundary.Boundary) *pgxpool.Pool {
+	p, ok := b.Pools[bd]
 	if !ok {
-		panic(fmt.Sprintf("dbtest: boundary %s was not created", boundary))
+		panic(fmt.Sprintf("dbtest: boundary %s was not created", bd))
 	}
 	return p
 }
 
 // Core, Execution, Gateway and Metering return the boundary pools.
-func (b *Bundle) Core() *pgxpool.Pool      { return b.Pool(migrate.Core) }
-func (b *Bundle) Execution() *pgxpool.Pool { return b.Pool(migrate.Execution) }
-func (b *Bundle) Gateway() *pgxpool.Pool   { return b.Pool(migrate.Gateway) }
-func (b *Bundle) Metering() *pgxpool.Pool  { return b.Pool(migrate.Metering) }
+func (b *Bundle) Core() *pgxpool.Pool      { return b.Pool(boundary.Core) }
+func (b *Bundle) Execution() *pgxpool.Pool { return b.Pool(boundary.Execution) }
+func (b *Bundle) Gateway() *pgxpool.Pool   { return b.Pool(boundary.Gateway) }
+func (b *Bundle) Metering() *pgxpool.Pool  { return b.Pool(boundary.Metering) }
 
 // Cleanup closes the pools and drops the databases. New registers it with
 // t.Cleanup; calling it again is a no-op.
@@ -138,7 +145,15 @@ func NewBundle(ctx context.Context, o Opts) (*Bundle, error) {
 	}
 	bs := o.Boundaries
 	if len(bs) == 0 {
-		bs = migrate.Boundaries
+		bs = boundary.All
+	}
+	lines := o.Lines
+	if len(lines) == 0 {
+		lines = []migrate.Line{outboxschema.Line()}
+	}
+	set, err := h.lineSet(ctx, lines)
+	if err != nil {
+		return nil, err
 	}
 	maxConns := o.MaxConns
 	if maxConns <= 0 {
@@ -150,22 +165,22 @@ func NewBundle(ctx context.Context, o Opts) (*Bundle, error) {
 	}
 	b := &Bundle{
 		Prefix: fmt.Sprintf("owt_%08x_%d", h.runID, h.counter.Add(1)),
-		Pools:  map[migrate.Boundary]*pgxpool.Pool{},
-		DSNs:   map[migrate.Boundary]string{},
+		Pools:  map[boundary.Boundary]*pgxpool.Pool{},
+		DSNs:   map[boundary.Boundary]string{},
 	}
-	for _, boundary := range bs {
-		tmpl, err := h.template(ctx, boundary)
+	for _, bd := range bs {
+		tmpl, err := h.template(ctx, set, bd)
 		if err != nil {
 			b.Cleanup()
 			return nil, err
 		}
-		name := migrate.DatabaseName(b.Prefix, boundary)
+		name := migrate.DatabaseName(b.Prefix, bd)
 		if err := h.createDatabase(ctx, name, tmpl); err != nil {
 			b.Cleanup()
 			return nil, err
 		}
 		dsn := h.srv.DatabaseURL(name)
-		b.DSNs[boundary] = dsn
+		b.DSNs[bd] = dsn
 		cfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {
 			b.Cleanup()
@@ -178,7 +193,7 @@ func NewBundle(ctx context.Context, o Opts) (*Bundle, error) {
 			b.Cleanup()
 			return nil, err
 		}
-		b.Pools[boundary] = pool
+		b.Pools[bd] = pool
 	}
 	return b, nil
 }
@@ -195,7 +210,7 @@ func NewPrefix(t testing.TB) string {
 	}
 	prefix := fmt.Sprintf("owt_%08x_%d", h.runID, h.counter.Add(1))
 	t.Cleanup(func() {
-		for _, b := range migrate.Boundaries {
+		for _, b := range boundary.All {
 			h.dropDatabase(context.Background(), migrate.DatabaseName(prefix, b))
 		}
 	})
@@ -248,7 +263,14 @@ type state struct {
 	adminPool *pgxpool.Pool // CREATE/DROP DATABASE (maintenance database)
 
 	tmplMu    sync.Mutex
-	templates map[migrate.Boundary]string
+	templates map[string]string // "<fingerprint>/<boundary>" → template database
+	sets      map[string]bool   // fingerprints whose use lock this binary holds
+}
+
+// lineSet is one set of migration lines and its fingerprint.
+type lineSet struct {
+	lines []migrate.Line
+	fp    string // first 16 hex digits of migrate.Fingerprint
 }
 
 var (
@@ -272,7 +294,7 @@ func setup(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &state{srv: srv, templates: map[migrate.Boundary]string{}}
+	s := &state{srv: srv, templates: map[string]string{}, sets: map[string]bool{}}
 	s.lockConn, err = pgx.Connect(ctx, srv.URL)
 	if err != nil {
 		_ = srv.Stop()
@@ -297,13 +319,6 @@ func setup(ctx context.Context) (*state, error) {
 		if ok {
 			break
 		}
-	}
-	roles, err := migrate.Roles()
-	if err == nil {
-		err = migrate.EnsureRoles(ctx, s.lockConn, roles)
-	}
-	if err != nil {
-		return nil, err
 	}
 	if err := s.sweep(ctx); err != nil {
 		return nil, err
@@ -353,32 +368,58 @@ func (s *state) sweep(ctx context.Context) error {
 	return nil
 }
 
-// template returns the template database of boundary b, building it once.
-func (s *state) template(ctx context.Context, b migrate.Boundary) (string, error) {
+// lineSet fingerprints lines. The first time this binary uses a set, it
+// holds the set's template-use lock (shared) so no other binary sweeps its
+// templates, and creates the lines' roles: tests SET ROLE to them even when
+// the templates were built by an earlier run.
+func (s *state) lineSet(ctx context.Context, lines []migrate.Line) (lineSet, error) {
+	fp, err := migrate.Fingerprint(lines)
+	if err != nil {
+		return lineSet{}, err
+	}
+	set := lineSet{lines: lines, fp: fp[:16]}
 	s.tmplMu.Lock()
 	defer s.tmplMu.Unlock()
-	if name, ok := s.templates[b]; ok {
+	if s.sets[set.fp] {
+		return set, nil
+	}
+	roles, err := migrate.Roles(lines)
+	if err != nil {
+		return lineSet{}, err
+	}
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
+	if err := migrate.EnsureRoles(ctx, s.lockConn, roles); err != nil {
+		return lineSet{}, err
+	}
+	if _, err := s.lockConn.Exec(ctx, "SELECT pg_advisory_lock_shared($1::int4, $2::int4)", lockClassTemplateUsed, int32(hash32(set.fp))); err != nil {
+		return lineSet{}, err
+	}
+	if len(s.sets) == 0 {
+		// Sweep the templates of other fingerprints nobody uses, once: a
+		// later sweep would take our own use locks (a session never
+		// conflicts with itself) and drop templates we use.
+		if err := s.sweepTemplates(ctx, set.fp); err != nil {
+			return lineSet{}, err
+		}
+	}
+	s.sets[set.fp] = true
+	return set, nil
+}
+
+// template returns the template database of boundary b with the lines of
+// set, building it once.
+func (s *state) template(ctx context.Context, set lineSet, b boundary.Boundary) (string, error) {
+	s.tmplMu.Lock()
+	defer s.tmplMu.Unlock()
+	if name, ok := s.templates[set.fp+"/"+string(b)]; ok {
 		return name, nil
 	}
-	fp, err := migrate.Fingerprint()
-	if err != nil {
-		return "", err
-	}
-	name := fmt.Sprintf("owtmpl_%s_%s", fp[:16], b)
-	key := int32(hash32(fp[:16]))
+	name := fmt.Sprintf("owtmpl_%s_%s", set.fp, b)
+	key := int32(hash32(set.fp))
 
 	s.lockMu.Lock()
 	defer s.lockMu.Unlock()
-	if len(s.templates) == 0 {
-		// Keep this fingerprint's templates from being swept while we run,
-		// and sweep the templates of other fingerprints nobody uses.
-		if _, err := s.lockConn.Exec(ctx, "SELECT pg_advisory_lock_shared($1::int4, $2::int4)", lockClassTemplateUsed, key); err != nil {
-			return "", err
-		}
-		if err := s.sweepTemplates(ctx, fp[:16]); err != nil {
-			return "", err
-		}
-	}
 	if _, err := s.lockConn.Exec(ctx, "SELECT pg_advisory_lock($1::int4, $2::int4)", lockClassTemplate, key); err != nil {
 		return "", fmt.Errorf("template lock: %w", err)
 	}
@@ -386,7 +427,7 @@ func (s *state) template(ctx context.Context, b migrate.Boundary) (string, error
 		_, _ = s.lockConn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1::int4, $2::int4)", lockClassTemplate, key)
 	}()
 	var isTemplate *bool
-	err = s.lockConn.QueryRow(ctx, "SELECT datistemplate FROM pg_catalog.pg_database WHERE datname = $1", name).Scan(&isTemplate)
+	err := s.lockConn.QueryRow(ctx, "SELECT datistemplate FROM pg_catalog.pg_database WHERE datname = $1", name).Scan(&isTemplate)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", err
 	}
@@ -396,14 +437,14 @@ func (s *state) template(ctx context.Context, b migrate.Boundary) (string, error
 		if _, err := s.lockConn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 			return "", fmt.Errorf("create template %s: %w", name, err)
 		}
-		if _, err := migrate.Up(ctx, s.srv.DatabaseURL(name), b, migrate.Opts{NoLock: true}); err != nil {
+		if _, err := migrate.Up(ctx, s.srv.DatabaseURL(name), b, set.lines, migrate.Opts{NoLock: true}); err != nil {
 			return "", fmt.Errorf("migrate template %s: %w", name, err)
 		}
 		if _, err := s.lockConn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH IS_TEMPLATE true"); err != nil {
 			return "", err
 		}
 	}
-	s.templates[b] = name
+	s.templates[set.fp+"/"+string(b)] = name
 	return name, nil
 }
 

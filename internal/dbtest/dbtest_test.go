@@ -8,7 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/lines"
 )
 
 func databaseExists(t *testing.T, name string) bool {
@@ -26,26 +27,48 @@ func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 	ctx := context.Background()
 	b := New(t)
 	require.Len(t, b.Pools, 4)
-	for _, boundary := range migrate.Boundaries {
-		pool := b.Pool(boundary)
+	for _, bd := range boundary.All {
+		pool := b.Pool(bd)
 		var name string
 		require.NoError(t, pool.QueryRow(ctx, "SELECT current_database()").Scan(&name))
-		require.Equal(t, b.Prefix+"_"+string(boundary), name)
+		require.Equal(t, b.Prefix+"_"+string(bd), name)
 		var tables int
 		require.NoError(t, pool.QueryRow(ctx,
 			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox'").Scan(&tables))
-		require.Equal(t, 9, tables, "outbox line applied to %s", boundary)
+		require.Equal(t, 9, tables, "outbox line applied to %s", bd)
 	}
 	// Unqualified names fail loudly (search_path = pg_catalog).
 	_, err := b.Core().Exec(ctx, "SELECT * FROM outbox_events")
 	require.Error(t, err)
 }
 
+// The lines a test names decide what its databases hold: without lines only
+// the outbox schema, with lines.All() the core domain schemas too (from
+// another template).
+func TestLinesChooseTheSchemas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schemas := func(b *Bundle) []string {
+		rows, err := b.Core().Query(ctx, "SELECT nspname::text FROM pg_catalog.pg_namespace WHERE nspname IN ('outbox', 'admission', 'operations') ORDER BY 1")
+		require.NoError(t, err)
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return names
+	}
+	outboxOnly := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
+	all := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Gateway}, Lines: lines.All()})
+	require.Equal(t, []string{"outbox"}, schemas(outboxOnly))
+	require.Equal(t, []string{"admission", "operations", "outbox"}, schemas(all))
+	var n int
+	require.NoError(t, all.Gateway().QueryRow(ctx, "SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname IN ('admission', 'operations')").Scan(&n))
+	require.Zero(t, n, "core lines stay out of the gateway database")
+}
+
 func TestBundlesAreIsolated(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := New(t, Opts{Boundaries: []migrate.Boundary{migrate.Core}})
-	b := New(t, Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	a := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
+	b := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	require.NotEqual(t, a.Prefix, b.Prefix)
 	_, err := a.Core().Exec(ctx, "INSERT INTO outbox.projection_versions (projection_name, projection_version) VALUES ('p', 1)")
 	require.NoError(t, err)
@@ -57,7 +80,7 @@ func TestBundlesAreIsolated(t *testing.T) {
 
 func TestCleanupDropsDatabases(t *testing.T) {
 	t.Parallel()
-	b, err := NewBundle(context.Background(), Opts{Boundaries: []migrate.Boundary{migrate.Metering}})
+	b, err := NewBundle(context.Background(), Opts{Boundaries: []boundary.Boundary{boundary.Metering}})
 	require.NoError(t, err)
 	name := b.Prefix + "_metering"
 	require.True(t, databaseExists(t, name))

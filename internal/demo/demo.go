@@ -25,7 +25,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 // AdmitFunc performs admission number i in its own transaction.
@@ -70,7 +70,7 @@ type chaosStats struct {
 
 // Run executes the scenario on the runtime's core database and returns the
 // verified summary. The summary's Passed is false when any invariant fails.
-func Run(ctx context.Context, rt *runtime.Runtime, pools runtime.Pools, admit AdmitFunc, cfg Config) (*Summary, error) {
+func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit AdmitFunc, cfg Config) (*Summary, error) {
 	cfg = cfg.withDefaults()
 	core, ok := pools[migrate.Core]
 	if !ok {
@@ -157,7 +157,7 @@ func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
 // remaining outcomes are dropped, as if the process died, including after
 // the consumer committed); the first instance pauses once past its lease
 // before delivering; the consumer fails transiently one time in ten.
-func runChaos(ctx context.Context, rt *runtime.Runtime, stats *chaosStats) error {
+func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error {
 	flaky := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
 		route.CoreOperations: func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
 			if rand.IntN(10) == 0 {

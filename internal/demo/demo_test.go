@@ -22,14 +22,14 @@ import (
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 type fixture struct {
-	pools runtime.Pools
-	rt    *runtime.Runtime
+	pools server.Pools
+	rt    *server.Runtime
 	admit AdmitFunc
 }
 
@@ -41,9 +41,9 @@ func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	require.NoError(t, err)
 	p, err := projector.New(core, projector.Config{})
 	require.NoError(t, err)
-	pools := runtime.Pools{migrate.Core: core}
-	rt, err := runtime.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
-		runtime.Config{Dispatcher: cfg, DispatchersPerBoundary: k}, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	pools := server.Pools{migrate.Core: core}
+	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
+		server.Config{Dispatcher: cfg, DispatchersPerBoundary: k}, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	svc := admission.New(core)
 	tenant, ws, account := uuid.NewString(), uuid.NewString(), uuid.NewString()

@@ -1,10 +1,21 @@
-// Package lines registers every migration line of the project with
-// internal/migrate. Binaries that migrate (oceanway migrate, serve, demo,
-// bench) import it once so no line can be forgotten.
+// Package lines lists every migration line of the product in one place.
+// Binaries that migrate (oceanway migrate, serve, demo, bench) pass All to
+// internal/migrate; a new owner adds its schema package's Line here.
 package lines
 
 import (
-	_ "github.com/oceanway/core/internal/admission/schema"  // admission (core)
-	_ "github.com/oceanway/core/internal/operations/schema" // operations (core)
-	_ "github.com/oceanway/core/internal/outbox/schema"     // outbox (every producer database)
+	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/migrate"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
+
+// All returns the product's migration lines in dependency order: the outbox
+// line (every producer database) first, then the core domain lines.
+func All() []migrate.Line {
+	return []migrate.Line{
+		outboxschema.Line(),     // outbox (every producer database)
+		admissionschema.Line(),  // admission (core)
+		operationsschema.Line(), // operations (core)
+	}
+}

@@ -8,14 +8,15 @@
 // independently. Every migration runs in one transaction with its version
 // row written in the same transaction (goose's default for SQL files).
 //
-// Modules register their line from an init function:
+// There is no registry: an owner's schema package exports its line, the
+// product lists its lines once (internal/lines.All), and every caller passes
+// the lines it means to Up, Provision or Fingerprint:
 //
 //	//go:embed migrations/*.sql
 //	var files embed.FS
 //
-//	func init() {
-//		sub, _ := fs.Sub(files, "migrations")
-//		migrate.RegisterLine(migrate.Line{Name: "billing", Boundaries: []migrate.Boundary{migrate.Core}, FS: sub, After: []string{"outbox"}})
+//	func Line() migrate.Line {
+//		return migrate.Line{Name: "billing", Boundaries: []boundary.Boundary{boundary.Core}, FS: sub(files), After: []string{"outbox"}}
 //	}
 //
 // Lines apply in dependency order (After), then by name. Cluster-wide roles a
@@ -33,44 +34,22 @@ import (
 	"io/fs"
 	"regexp"
 	"sort"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/oceanway/core/internal/boundary"
 )
-
-// Boundary is a fact boundary, i.e. one producer database (DESIGN.md §2).
-type Boundary string
-
-const (
-	Core      Boundary = "core"
-	Execution Boundary = "execution"
-	Gateway   Boundary = "gateway"
-	Metering  Boundary = "metering"
-)
-
-// Boundaries lists the four boundaries in a fixed order.
-var Boundaries = []Boundary{Core, Execution, Gateway, Metering}
-
-// ParseBoundary accepts the four exact names.
-func ParseBoundary(s string) (Boundary, error) {
-	for _, b := range Boundaries {
-		if string(b) == s {
-			return b, nil
-		}
-	}
-	return "", fmt.Errorf("migrate: unknown boundary %q", s)
-}
 
 // Line is one migration line.
 type Line struct {
 	// Name identifies the line; the version table is goose_db_version_<Name>.
 	Name string
 	// Boundaries are the databases the line applies to.
-	Boundaries []Boundary
+	Boundaries []boundary.Boundary
 	// FS holds the line's migrations at its root: zero-padded goose SQL
 	// files (00001_name.sql with -- +goose Up).
 	FS fs.FS
@@ -84,7 +63,7 @@ type Line struct {
 func (l Line) VersionTable() string { return "goose_db_version_" + l.Name }
 
 // AppliesTo reports whether the line applies to boundary b.
-func (l Line) AppliesTo(b Boundary) bool {
+func (l Line) AppliesTo(b boundary.Boundary) bool {
 	for _, x := range l.Boundaries {
 		if x == b {
 			return true
@@ -98,35 +77,8 @@ var (
 	roleName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 )
 
-// Registry holds migration lines. Modules register with the package-level
-// RegisterLine (the default registry); tests may build their own.
-type Registry struct {
-	mu    sync.Mutex
-	lines map[string]Line
-}
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{lines: map[string]Line{}} }
-
-var defaultRegistry = NewRegistry()
-
-// RegisterLine adds a line to the default registry. It panics on an invalid
-// or duplicate line: registration happens in init functions, where a
-// mistake is a programming error.
-func RegisterLine(l Line) {
-	if err := defaultRegistry.Register(l); err != nil {
-		panic(err)
-	}
-}
-
-// Lines, LinesFor, Roles and Fingerprint read the default registry.
-func Lines() ([]Line, error)              { return defaultRegistry.Lines() }
-func LinesFor(b Boundary) ([]Line, error) { return defaultRegistry.LinesFor(b) }
-func Roles() ([]string, error)            { return defaultRegistry.Roles() }
-func Fingerprint() (string, error)        { return defaultRegistry.Fingerprint() }
-
-// Register adds a line.
-func (r *Registry) Register(l Line) error {
+// Validate checks one line on its own: name, FS, boundaries and role names.
+func (l Line) Validate() error {
 	if !lineName.MatchString(l.Name) {
 		return fmt.Errorf("migrate: invalid line name %q", l.Name)
 	}
@@ -134,8 +86,8 @@ func (r *Registry) Register(l Line) error {
 		return fmt.Errorf("migrate: line %s needs an FS and at least one boundary", l.Name)
 	}
 	for _, b := range l.Boundaries {
-		if _, err := ParseBoundary(string(b)); err != nil {
-			return err
+		if _, err := boundary.Parse(string(b)); err != nil {
+			return fmt.Errorf("migrate: %w", err)
 		}
 	}
 	for _, role := range l.Roles {
@@ -143,22 +95,25 @@ func (r *Registry) Register(l Line) error {
 			return fmt.Errorf("migrate: line %s: invalid role name %q", l.Name, role)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.lines[l.Name]; dup {
-		return fmt.Errorf("migrate: duplicate line %s", l.Name)
-	}
-	r.lines[l.Name] = l
 	return nil
 }
 
-// Lines returns the lines in application order: dependencies first, then
-// by name. It fails on an unknown or cyclic dependency.
-func (r *Registry) Lines() ([]Line, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	names := make([]string, 0, len(r.lines))
-	for n := range r.lines {
+// Ordered validates lines and returns them in application order:
+// dependencies first, then by name. It fails on an invalid or duplicate
+// line and on an unknown or cyclic dependency.
+func Ordered(lines []Line) ([]Line, error) {
+	byName := make(map[string]Line, len(lines))
+	for _, l := range lines {
+		if err := l.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := byName[l.Name]; dup {
+			return nil, fmt.Errorf("migrate: duplicate line %s", l.Name)
+		}
+		byName[l.Name] = l
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -174,12 +129,12 @@ func (r *Registry) Lines() ([]Line, error) {
 		case 2:
 			return nil
 		}
-		l := r.lines[n]
+		l := byName[n]
 		state[n] = 1
 		deps := append([]string(nil), l.After...)
 		sort.Strings(deps)
 		for _, d := range deps {
-			if _, ok := r.lines[d]; !ok {
+			if _, ok := byName[d]; !ok {
 				return fmt.Errorf("migrate: line %s runs after unknown line %s", n, d)
 			}
 			if err := visit(d); err != nil {
@@ -198,9 +153,9 @@ func (r *Registry) Lines() ([]Line, error) {
 	return out, nil
 }
 
-// LinesFor returns the lines of boundary b in application order.
-func (r *Registry) LinesFor(b Boundary) ([]Line, error) {
-	all, err := r.Lines()
+// For returns the lines of boundary b in application order.
+func For(lines []Line, b boundary.Boundary) ([]Line, error) {
+	all, err := Ordered(lines)
 	if err != nil {
 		return nil, err
 	}
@@ -214,8 +169,8 @@ func (r *Registry) LinesFor(b Boundary) ([]Line, error) {
 }
 
 // Roles returns every role the lines declare, sorted, unique.
-func (r *Registry) Roles() ([]string, error) {
-	all, err := r.Lines()
+func Roles(lines []Line) ([]string, error) {
+	all, err := Ordered(lines)
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +189,10 @@ func (r *Registry) Roles() ([]string, error) {
 }
 
 // Fingerprint digests the names, boundaries, order and file contents of
-// every line. Test harnesses name their template databases after it, so a
-// changed migration yields a fresh template.
-func (r *Registry) Fingerprint() (string, error) {
-	all, err := r.Lines()
+// the lines. Test harnesses name their template databases after it, so a
+// changed migration or another set of lines yields a fresh template.
+func Fingerprint(lines []Line) (string, error) {
+	all, err := Ordered(lines)
 	if err != nil {
 		return "", err
 	}
@@ -302,10 +257,13 @@ type Opts struct {
 	Logf func(format string, args ...any)
 }
 
-// Up applies every registered line of boundary b to the database at dsn,
-// creating the lines' roles first. It is idempotent.
-func Up(ctx context.Context, dsn string, b Boundary, opts Opts) ([]Applied, error) {
-	ls, err := LinesFor(b)
+// Up applies the lines of boundary b to the database at dsn, creating the
+// roles of every given line first. It is idempotent.
+func Up(ctx context.Context, dsn string, b boundary.Boundary, lines []Line, opts Opts) ([]Applied, error) {
+	if len(lines) == 0 {
+		return nil, errors.New("migrate: no migration lines given")
+	}
+	ls, err := For(lines, b)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +275,7 @@ func Up(ctx context.Context, dsn string, b Boundary, opts Opts) ([]Applied, erro
 	if err != nil {
 		return nil, fmt.Errorf("migrate %s: connect: %w", b, err)
 	}
-	roles, err := Roles()
+	roles, err := Roles(lines)
 	if err == nil {
 		err = EnsureRoles(ctx, conn, roles)
 	}
@@ -340,7 +298,7 @@ func Up(ctx context.Context, dsn string, b Boundary, opts Opts) ([]Applied, erro
 	return out, nil
 }
 
-func upLine(ctx context.Context, sqlDB *sql.DB, b Boundary, l Line, opts Opts) ([]Applied, error) {
+func upLine(ctx context.Context, sqlDB *sql.DB, b boundary.Boundary, l Line, opts Opts) ([]Applied, error) {
 	popts := []goose.ProviderOption{
 		goose.WithTableName(l.VersionTable()),
 		goose.WithDisableGlobalRegistry(true),

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox/schema"
@@ -18,7 +19,7 @@ import (
 
 func line(name string, after ...string) migrate.Line {
 	return migrate.Line{
-		Name: name, Boundaries: []migrate.Boundary{migrate.Core}, After: after,
+		Name: name, Boundaries: []boundary.Boundary{boundary.Core}, After: after,
 		FS: fstest.MapFS{"00001_x.sql": {Data: []byte("-- +goose Up\nSELECT 1;\n")}},
 	}
 }
@@ -31,65 +32,70 @@ func names(ls []migrate.Line) []string {
 	return out
 }
 
-func TestRegistryOrdersLinesByDependency(t *testing.T) {
+func TestOrderedSortsLinesByDependency(t *testing.T) {
 	t.Parallel()
-	r := migrate.NewRegistry()
-	require.NoError(t, r.Register(line("billing", "outbox", "admission")))
-	require.NoError(t, r.Register(line("admission", "outbox")))
-	require.NoError(t, r.Register(line("outbox")))
 	metering := line("metering", "outbox")
-	metering.Boundaries = []migrate.Boundary{migrate.Metering}
-	require.NoError(t, r.Register(metering))
-	ls, err := r.Lines()
+	metering.Boundaries = []boundary.Boundary{boundary.Metering}
+	given := []migrate.Line{line("billing", "outbox", "admission"), line("admission", "outbox"), line("outbox"), metering}
+	ls, err := migrate.Ordered(given)
 	require.NoError(t, err)
 	require.Equal(t, []string{"outbox", "admission", "billing", "metering"}, names(ls))
-	core, err := r.LinesFor(migrate.Core)
+	core, err := migrate.For(given, boundary.Core)
 	require.NoError(t, err)
 	require.Equal(t, []string{"outbox", "admission", "billing"}, names(core))
 }
 
-func TestRegistryRejectsBadLines(t *testing.T) {
+func TestOrderedRejectsBadLines(t *testing.T) {
 	t.Parallel()
-	r := migrate.NewRegistry()
-	require.NoError(t, r.Register(line("a")))
-	require.Error(t, r.Register(line("a")), "duplicate")
-	require.Error(t, r.Register(line("Bad-Name")))
+	_, err := migrate.Ordered([]migrate.Line{line("a")})
+	require.NoError(t, err)
+	_, err = migrate.Ordered([]migrate.Line{line("a"), line("a")})
+	require.Error(t, err, "duplicate")
+	_, err = migrate.Ordered([]migrate.Line{line("Bad-Name")})
+	require.Error(t, err)
 	noFS := line("nofs")
 	noFS.FS = nil
-	require.Error(t, r.Register(noFS))
+	_, err = migrate.Ordered([]migrate.Line{noFS})
+	require.Error(t, err)
 	bad := line("badboundary")
-	bad.Boundaries = []migrate.Boundary{"billing"}
-	require.Error(t, r.Register(bad))
+	bad.Boundaries = []boundary.Boundary{"billing"}
+	_, err = migrate.Ordered([]migrate.Line{bad})
+	require.Error(t, err)
 
-	cyc := migrate.NewRegistry()
-	require.NoError(t, cyc.Register(line("x", "y")))
-	require.NoError(t, cyc.Register(line("y", "x")))
-	_, err := cyc.Lines()
+	_, err = migrate.Ordered([]migrate.Line{line("x", "y"), line("y", "x")})
 	require.ErrorContains(t, err, "cycle")
 
-	unknown := migrate.NewRegistry()
-	require.NoError(t, unknown.Register(line("x", "nope")))
-	_, err = unknown.Lines()
+	_, err = migrate.Ordered([]migrate.Line{line("x", "nope")})
 	require.ErrorContains(t, err, "unknown line")
 }
 
 func TestFingerprintFollowsContent(t *testing.T) {
 	t.Parallel()
-	a, b := migrate.NewRegistry(), migrate.NewRegistry()
-	require.NoError(t, a.Register(line("outbox")))
-	require.NoError(t, b.Register(line("outbox")))
-	fa, err := a.Fingerprint()
+	fa, err := migrate.Fingerprint([]migrate.Line{line("outbox")})
 	require.NoError(t, err)
-	fb, err := b.Fingerprint()
+	fb, err := migrate.Fingerprint([]migrate.Line{line("outbox")})
 	require.NoError(t, err)
 	require.Equal(t, fa, fb)
-	c := migrate.NewRegistry()
 	changed := line("outbox")
 	changed.FS = fstest.MapFS{"00001_x.sql": {Data: []byte("-- +goose Up\nSELECT 2;\n")}}
-	require.NoError(t, c.Register(changed))
-	fc, err := c.Fingerprint()
+	fc, err := migrate.Fingerprint([]migrate.Line{changed})
 	require.NoError(t, err)
 	require.NotEqual(t, fa, fc)
+	// Another set of lines is another fingerprint, whatever order it is given in.
+	fd, err := migrate.Fingerprint([]migrate.Line{line("outbox"), line("admission", "outbox")})
+	require.NoError(t, err)
+	require.NotEqual(t, fa, fd)
+	fe, err := migrate.Fingerprint([]migrate.Line{line("admission", "outbox"), line("outbox")})
+	require.NoError(t, err)
+	require.Equal(t, fd, fe)
+}
+
+// Up refuses an empty list of lines: a caller that forgot its wiring fails
+// loudly instead of migrating nothing.
+func TestUpNeedsLines(t *testing.T) {
+	t.Parallel()
+	_, err := migrate.Up(context.Background(), "postgres://127.0.0.1:1/none", boundary.Core, nil, migrate.Opts{})
+	require.ErrorContains(t, err, "no migration lines")
 }
 
 // Provision creates the four boundary databases, applies the outbox line to
@@ -100,11 +106,11 @@ func TestProvisionIsIdempotent(t *testing.T) {
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 
-	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: prefix})
+	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: prefix, Lines: []migrate.Line{schema.Line()}})
 	require.NoError(t, err)
 	require.Len(t, res.Created, 4)
 	require.NotEmpty(t, res.Applied)
-	for _, b := range migrate.Boundaries {
+	for _, b := range boundary.All {
 		conn, err := pgx.Connect(ctx, res.DSNs[b])
 		require.NoError(t, err)
 		var db string
@@ -115,12 +121,12 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		require.NoError(t, conn.Close(ctx))
 	}
 
-	again, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: prefix})
+	again, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: prefix, Lines: []migrate.Line{schema.Line()}})
 	require.NoError(t, err)
 	require.Empty(t, again.Created)
 	require.Empty(t, again.Applied)
 
-	_, err = migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: "Bad Prefix"})
+	_, err = migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: srv.URL, Prefix: "Bad Prefix", Lines: []migrate.Line{schema.Line()}})
 	require.Error(t, err)
 }
 

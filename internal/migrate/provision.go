@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 )
 
@@ -19,7 +20,7 @@ const DefaultPrefix = "oceanway"
 var prefixRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 
 // DatabaseName is the database of boundary b under prefix: <prefix>_<b>.
-func DatabaseName(prefix string, b Boundary) string { return prefix + "_" + string(b) }
+func DatabaseName(prefix string, b boundary.Boundary) string { return prefix + "_" + string(b) }
 
 // ProvisionParams says where to put the boundary databases.
 type ProvisionParams struct {
@@ -29,7 +30,10 @@ type ProvisionParams struct {
 	// Prefix of the database names (DefaultPrefix when empty).
 	Prefix string
 	// Boundaries to provision (all four when empty).
-	Boundaries []Boundary
+	Boundaries []boundary.Boundary
+	// Lines are the migration lines; each boundary gets the ones that apply
+	// to it.
+	Lines []Line
 	// Logf receives progress lines when set.
 	Logf func(format string, args ...any)
 }
@@ -37,7 +41,7 @@ type ProvisionParams struct {
 // ProvisionResult tells what Provision did.
 type ProvisionResult struct {
 	// DSNs maps each boundary to the connection string of its database.
-	DSNs map[Boundary]string
+	DSNs map[boundary.Boundary]string
 	// Created lists the databases that did not exist before.
 	Created []string
 	// Applied lists the migrations applied now (empty on a re-run).
@@ -45,7 +49,7 @@ type ProvisionResult struct {
 }
 
 // Provision creates the boundary databases that do not exist yet and applies
-// every line to each. Running it again changes nothing.
+// the given lines to each. Running it again changes nothing.
 func Provision(ctx context.Context, p ProvisionParams) (ProvisionResult, error) {
 	prefix := p.Prefix
 	if prefix == "" {
@@ -56,7 +60,7 @@ func Provision(ctx context.Context, p ProvisionParams) (ProvisionResult, error) 
 	}
 	bs := p.Boundaries
 	if len(bs) == 0 {
-		bs = Boundaries
+		bs = boundary.All
 	}
 	admin, err := pgx.Connect(ctx, p.ServerURL)
 	if err != nil {
@@ -64,7 +68,7 @@ func Provision(ctx context.Context, p ProvisionParams) (ProvisionResult, error) 
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
 
-	res := ProvisionResult{DSNs: map[Boundary]string{}}
+	res := ProvisionResult{DSNs: map[boundary.Boundary]string{}}
 	for _, b := range bs {
 		name := DatabaseName(prefix, b)
 		created, err := EnsureDatabase(ctx, admin, name, "")
@@ -80,7 +84,7 @@ func Provision(ctx context.Context, p ProvisionParams) (ProvisionResult, error) 
 		res.DSNs[b] = db.WithDatabase(p.ServerURL, name)
 	}
 	for _, b := range bs {
-		applied, err := Up(ctx, res.DSNs[b], b, Opts{Logf: p.Logf})
+		applied, err := Up(ctx, res.DSNs[b], b, p.Lines, Opts{Logf: p.Logf})
 		res.Applied = append(res.Applied, applied...)
 		if err != nil {
 			return res, err

@@ -1,13 +1,13 @@
 // Package schema holds the admission migration line: schema admission in
 // the core database (runs, run admission manifests, credits reservations,
-// billing finalization fences and their first work). Importing it registers
-// the line with internal/migrate.
+// billing finalization fences and their first work).
 package schema
 
 import (
 	"embed"
 	"io/fs"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
@@ -24,15 +24,16 @@ var files embed.FS
 // FS is the line's migrations at their root.
 var FS = mustSub(files, "migrations")
 
-func init() {
-	migrate.RegisterLine(migrate.Line{
+// Line is the admission migration line (internal/lines lists it).
+func Line() migrate.Line {
+	return migrate.Line{
 		Name:       LineName,
-		Boundaries: []migrate.Boundary{migrate.Core},
+		Boundaries: []boundary.Boundary{boundary.Core},
 		FS:         FS,
 		// The grants make the admission role an outbox producer.
 		After: []string{outboxschema.LineName},
 		Roles: []string{RoleAdmission},
-	})
+	}
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

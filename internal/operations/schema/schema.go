@@ -1,13 +1,13 @@
 // Package schema holds the operations migration line: schema operations in
 // the core database (the Operations projector's receipts, projection state,
-// revision gaps, build summaries and completeness proofs). Importing it
-// registers the line with internal/migrate.
+// revision gaps, build summaries and completeness proofs).
 package schema
 
 import (
 	"embed"
 	"io/fs"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
@@ -25,15 +25,16 @@ var files embed.FS
 // FS is the line's migrations at their root.
 var FS = mustSub(files, "migrations")
 
-func init() {
-	migrate.RegisterLine(migrate.Line{
+// Line is the operations migration line (internal/lines lists it).
+func Line() migrate.Line {
+	return migrate.Line{
 		Name:       LineName,
-		Boundaries: []migrate.Boundary{migrate.Core},
+		Boundaries: []boundary.Boundary{boundary.Core},
 		FS:         FS,
 		// The grants read the outbox tables the completeness proof compares with.
 		After: []string{outboxschema.LineName},
 		Roles: []string{RoleOperations},
-	})
+	}
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

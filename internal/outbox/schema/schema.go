@@ -1,12 +1,12 @@
 // Package schema holds the outbox migration line: the embedded SQL that
 // creates schema outbox in every producer database (all four boundaries).
-// Importing it registers the line with internal/migrate.
 package schema
 
 import (
 	"embed"
 	"io/fs"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
 )
 
@@ -26,13 +26,14 @@ var files embed.FS
 // FS is the line's migrations at their root.
 var FS = mustSub(files, "migrations")
 
-func init() {
-	migrate.RegisterLine(migrate.Line{
+// Line is the outbox migration line (internal/lines lists it).
+func Line() migrate.Line {
+	return migrate.Line{
 		Name:       LineName,
-		Boundaries: migrate.Boundaries,
+		Boundaries: boundary.All,
 		FS:         FS,
 		Roles:      []string{RoleProducer, RoleDispatcher, RoleDefiner},
-	})
+	}
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

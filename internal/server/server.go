@@ -1,9 +1,9 @@
-// Package runtime wires the long-running machinery of one OceanWay process:
+// Package server wires the long-running machinery of one OceanWay process:
 // a connection pool per fact boundary, the consumers reachable through the
 // in-process transport, and K dispatchers per producer database, each
 // claiming only the destinations that have a consumer wired here. `oceanway
 // serve` and `oceanway demo` both run on it.
-package runtime
+package server
 
 import (
 	"context"
@@ -68,7 +68,7 @@ type Runtime struct {
 // Metrics and one open-delivery collector per boundary are registered on reg.
 func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cfg Config, reg prometheus.Registerer, log *slog.Logger) (*Runtime, error) {
 	if len(pools) == 0 {
-		return nil, errors.New("runtime: no boundary databases")
+		return nil, errors.New("server: no boundary databases")
 	}
 	if cfg.DispatchersPerBoundary == 0 {
 		cfg.DispatchersPerBoundary = 1
@@ -114,7 +114,7 @@ func (r *Runtime) Transport() transport.Transport { return r.transport }
 func (r *Runtime) NewDispatcher(b migrate.Boundary, i int, t transport.Transport) (*dispatcher.Dispatcher, error) {
 	pool, ok := r.pools[b]
 	if !ok {
-		return nil, fmt.Errorf("runtime: no pool for boundary %s", b)
+		return nil, fmt.Errorf("server: no pool for boundary %s", b)
 	}
 	if t == nil {
 		t = r.transport
@@ -133,7 +133,7 @@ func (r *Runtime) NewDispatcher(b migrate.Boundary, i int, t transport.Transport
 // them. It returns the first dispatcher error.
 func (r *Runtime) Run(ctx context.Context) error {
 	if len(r.Served()) == 0 {
-		return errors.New("runtime: no consumer wired: nothing to dispatch")
+		return errors.New("server: no consumer wired: nothing to dispatch")
 	}
 	// Build every dispatcher before starting any, so a configuration error
 	// never leaves some of them running.

@@ -1,4 +1,4 @@
-package runtime_test
+package server_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
-	"github.com/oceanway/core/internal/runtime"
+	"github.com/oceanway/core/internal/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -43,18 +43,18 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	t.Parallel()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Metering}, MaxConns: 8})
 	ctx := context.Background()
-	for _, pool := range []runtime.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
+	for _, pool := range []server.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
 		for _, p := range pool {
 			_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 			require.NoError(t, err)
 		}
 	}
-	pools := runtime.Pools{migrate.Core: b.Core(), migrate.Metering: b.Metering()}
+	pools := server.Pools{migrate.Core: b.Core(), migrate.Metering: b.Metering()}
 	proj, err := projector.New(b.Core(), projector.Config{})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	rt, err := runtime.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: proj.Consume},
-		runtime.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 2},
+	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: proj.Consume},
+		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 2},
 		reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	require.Equal(t, []route.Destination{route.CoreOperations}, rt.Served())
@@ -78,7 +78,7 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	h := runtime.Handler(runtime.HTTPConfig{Registry: reg, Pools: pools})
+	h := server.Handler(server.HTTPConfig{Registry: reg, Pools: pools})
 	code, body := get(t, h, "/healthz")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "ok")
