@@ -7,12 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/operations/readmodel"
 )
 
 // CoreBoundary is the boundary whose database holds the Operations
 // projection (schema operations).
-const CoreBoundary = "core"
+const CoreBoundary = string(boundary.Core)
 
 // Outbox completeness verdicts of one producer database.
 const (

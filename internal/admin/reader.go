@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 )
 
@@ -62,9 +63,15 @@ var (
 // the pool of its producer database.
 type Boundaries map[string]*pgxpool.Pool
 
-// boundaryOrder is the display order of the known boundaries; other names
-// follow alphabetically.
-var boundaryOrder = map[string]int{"core": 0, "execution": 1, "gateway": 2, "metering": 3}
+// boundaryOrder is the display order of the known boundaries (their order
+// in boundary.All); other names follow alphabetically.
+var boundaryOrder = func() map[string]int {
+	order := make(map[string]int, len(boundary.All))
+	for i, b := range boundary.All {
+		order[string(b)] = i
+	}
+	return order
+}()
 
 // Names returns the boundary names in display order.
 func (b Boundaries) Names() []string {

@@ -10,16 +10,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 )
 
 // The code path cannot write: a write inside the reader's transaction is
 // rejected by PostgreSQL (25006 read_only_sql_transaction).
 func TestReadTransactionRejectsWrites(t *testing.T) {
 	t.Parallel()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	r := NewReader(Boundaries{"core": b.Core()}, Config{})
 	for _, stmt := range []string{
 		"DELETE FROM outbox.outbox_quarantine",

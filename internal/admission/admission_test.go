@@ -17,11 +17,13 @@ import (
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
-	_ "github.com/oceanway/core/internal/admission/schema"
+	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -30,7 +32,7 @@ const projection = "operations_read_model"
 
 func setup(t *testing.T, bootstrap bool) (*pgxpool.Pool, *admission.Service) {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 10}).Core()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line()}, MaxConns: 10}).Core()
 	if bootstrap {
 		_, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
 			ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",

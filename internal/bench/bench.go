@@ -15,6 +15,7 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/migrate"
 )
 
 // Config is one `oceanway bench` invocation.
@@ -48,6 +49,9 @@ type Config struct {
 	// HeldXminTxSizes limits the held-xmin runs to these tx sizes (default:
 	// every tx size).
 	HeldXminTxSizes []int
+	// Lines are the migration lines applied to the producer database (the
+	// outbox line alone when empty; oceanway bench passes every line).
+	Lines []migrate.Line
 	// Keep leaves the databases in place.
 	Keep bool
 	// CPUProfile, when set, receives one CPU profile from the opening of

@@ -19,11 +19,12 @@ import (
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
-	_ "github.com/oceanway/core/internal/outbox/schema" // the outbox migration line
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -64,12 +65,16 @@ type outboxTarget struct {
 // newOutboxTarget creates and migrates the two databases of one run and
 // activates the first release definition; Open opens the run's pools.
 func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) (*outboxTarget, error) {
-	t := &outboxTarget{producerDB: migrate.DatabaseName(prefix, migrate.Core), consumerDB: prefix + "_consumer", cfg: cfg}
-	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: prefix, Boundaries: []migrate.Boundary{migrate.Core}})
+	t := &outboxTarget{producerDB: migrate.DatabaseName(prefix, boundary.Core), consumerDB: prefix + "_consumer", cfg: cfg}
+	lines := cfg.Lines
+	if len(lines) == 0 {
+		lines = []migrate.Line{outboxschema.Line()}
+	}
+	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: prefix, Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines})
 	if err != nil {
 		return t, fmt.Errorf("provision producer database: %w", err)
 	}
-	t.producerDSN = res.DSNs[migrate.Core]
+	t.producerDSN = res.DSNs[boundary.Core]
 	if err := measure.CreateDatabase(ctx, serverURL, t.consumerDB); err != nil {
 		return t, err
 	}

@@ -16,12 +16,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/oceanway/core/internal/admin"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/server"
 )
-
-func init() { commandFuncs = append(commandFuncs, newAdminCmd) }
 
 // Admin command defaults and environment.
 const (
@@ -62,13 +61,13 @@ func (c *adminConn) config() admin.Config {
 // skipped); a boundary given its own DSN must answer. At least one boundary
 // must remain.
 func (c *adminConn) open(ctx context.Context) (server.Pools, []string, error) {
-	dsns, err := c.resolve(ctx, false, nil)
+	dsns, err := c.resolve(ctx, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	pools := server.Pools{}
 	var skipped []string
-	for _, b := range migrate.Boundaries {
+	for _, b := range boundary.All {
 		dsn, ok := dsns[b]
 		if !ok {
 			continue
@@ -120,12 +119,15 @@ func reportSkipped(w io.Writer, skipped []string) {
 	}
 }
 
+// adminOptions are the flags of `oceanway admin`.
+type adminOptions struct {
+	conn   adminConn
+	listen string
+	token  string // default $OCEANWAY_ADMIN_TOKEN
+}
+
 func newAdminCmd(streams *IO) *cobra.Command {
-	var (
-		conn   adminConn
-		listen string
-		token  string
-	)
+	var o adminOptions
 	cmd := &cobra.Command{
 		Use:   "admin",
 		Short: "Serve the read-only outbox admin page and its JSON API for the boundary databases",
@@ -141,61 +143,65 @@ It listens on loopback by default; --token (or $OCEANWAY_ADMIN_TOKEN) requires
 "Authorization: Bearer <token>" on every request. See docs/admin.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if token == "" {
-				token = os.Getenv(envAdminToken)
-			}
-			pools, skipped, err := conn.open(ctx)
-			reportSkipped(streams.Err, skipped)
-			if err != nil {
-				return err
-			}
-			defer pools.Close()
-			reader := admin.NewReader(adminBoundaries(pools), conn.config())
-			handler := admin.NewHandler(reader, admin.HandlerConfig{Token: token})
-
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return err
-			}
-			if token == "" && !isLoopback(ln.Addr()) {
-				fmt.Fprintf(streams.Err, "oceanway admin: warning: listening on %s without a token; set --token or $%s\n", ln.Addr(), envAdminToken)
-			}
-			srv := &http.Server{
-				Handler:           handler,
-				ReadHeaderTimeout: 5 * time.Second,
-				ReadTimeout:       10 * time.Second,
-				WriteTimeout:      conn.statementTimeout*4 + 10*time.Second,
-				IdleTimeout:       60 * time.Second,
-			}
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
-			auth := "no token"
-			if token != "" {
-				auth = "bearer token required"
-			}
-			fmt.Fprintf(streams.Out, "oceanway admin: http://%s/ (read-only, %s) for %s\n", ln.Addr(), auth, strings.Join(reader.BoundaryNames(), ", "))
-
-			select {
-			case err := <-served:
-				return err
-			case <-ctx.Done():
-			}
-			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(shutdownCtx); err != nil {
-				return err
-			}
-			if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return runAdmin(cmd.Context(), streams, o)
 		},
 	}
-	cmd.Flags().AddFlagSet(conn.flagSet())
-	cmd.Flags().StringVar(&listen, "listen", adminDefaultListen, "HTTP listen address (loopback by default)")
-	cmd.Flags().StringVar(&token, "token", "", "bearer token required on every request (default $"+envAdminToken+")")
+	cmd.Flags().AddFlagSet(o.conn.flagSet())
+	cmd.Flags().StringVar(&o.listen, "listen", adminDefaultListen, "HTTP listen address (loopback by default)")
+	cmd.Flags().StringVar(&o.token, "token", "", "bearer token required on every request (default $"+envAdminToken+")")
 	return cmd
+}
+
+// runAdmin serves the admin page until ctx ends, then shuts down.
+func runAdmin(ctx context.Context, streams *IO, o adminOptions) error {
+	if o.token == "" {
+		o.token = os.Getenv(envAdminToken)
+	}
+	pools, skipped, err := o.conn.open(ctx)
+	reportSkipped(streams.Err, skipped)
+	if err != nil {
+		return err
+	}
+	defer pools.Close()
+	reader := admin.NewReader(adminBoundaries(pools), o.conn.config())
+	handler := admin.NewHandler(reader, admin.HandlerConfig{Token: o.token})
+
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	if o.token == "" && !isLoopback(ln.Addr()) {
+		fmt.Fprintf(streams.Err, "oceanway admin: warning: listening on %s without a token; set --token or $%s\n", ln.Addr(), envAdminToken)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      o.conn.statementTimeout*4 + 10*time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	auth := "no token"
+	if o.token != "" {
+		auth = "bearer token required"
+	}
+	fmt.Fprintf(streams.Out, "oceanway admin: http://%s/ (read-only, %s) for %s\n", ln.Addr(), auth, strings.Join(reader.BoundaryNames(), ", "))
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 func isLoopback(addr net.Addr) bool {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/admin/admintest"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/server"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestServeMountsTheAdminPage(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	pools := server.Pools{migrate.Core: w.Bundle.Core(), migrate.Execution: w.Bundle.Execution()}
+	pools := server.Pools{boundary.Core: w.Bundle.Core(), boundary.Execution: w.Bundle.Execution()}
 	h, err := adminHandler(pools, "tok")
 	require.NoError(t, err)
 	srv := httptest.NewServer(server.Handler(server.HTTPConfig{Registry: prometheus.NewRegistry(), Pools: pools, Admin: h}))

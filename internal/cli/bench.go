@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -11,20 +13,23 @@ import (
 
 	"github.com/oceanway/core/internal/bench"
 	"github.com/oceanway/core/internal/bench/measure"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/pgserver"
 )
 
-func init() { commandFuncs = append(commandFuncs, newBenchCmd) }
+// benchOptions are the flags of `oceanway bench`.
+type benchOptions struct {
+	cfg         bench.Config
+	databaseURL string
+	mode        string
+	jsonPath    string
+	profilePath string
+	quiet       bool
+}
 
 func newBenchCmd(streams *IO) *cobra.Command {
-	var (
-		cfg         bench.Config
-		databaseURL string
-		mode        string
-		jsonPath    string
-		profilePath string
-		quiet       bool
-	)
+	o := benchOptions{cfg: bench.Config{Lines: lines.All()}}
+	cfg := &o.cfg
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "End-to-end outbox benchmark: append, dispatch to a receipt-writing consumer, measure",
@@ -53,63 +58,11 @@ The server is --database-url, else DATABASE_URL, else a local server on
 dropped at the end unless --keep.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			logf := func(format string, args ...any) {
-				if !quiet {
-					fmt.Fprintf(streams.Err, format+"\n", args...)
-				}
-			}
-			m, ok := measure.ParseMode(mode)
-			if !ok {
-				return fmt.Errorf("bench: --mode %q: want concurrent or burndown", mode)
-			}
-			cfg.Mode = m
-			srv, err := pgserver.Find(ctx, pgserver.Opts{DatabaseURL: databaseURL, Logf: logf})
-			if err != nil {
-				return err
-			}
-			defer func() { _ = srv.Stop() }()
-			cfg.ServerURL, cfg.ServerSource = srv.URL, string(srv.Source)
-			cfg.Logf = logf
-			cfg.Log = slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			if profilePath != "" {
-				f, err := os.Create(profilePath)
-				if err != nil {
-					return fmt.Errorf("bench: cpu profile: %w", err)
-				}
-				defer f.Close()
-				cfg.CPUProfile = f
-			}
-			report, err := bench.Run(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			if profilePath != "" {
-				report.Profile = profilePath
-			}
-			if err := measure.WriteTable(streams.Out, report.Runs, measure.TableOpts{}); err != nil {
-				return err
-			}
-			if err := measure.WriteHeldXmin(streams.Out, report.Runs); err != nil {
-				return err
-			}
-			if len(report.Databases) > 0 {
-				fmt.Fprintf(streams.Out, "kept databases: %v\n", report.Databases)
-			}
-			if jsonPath != "" {
-				raw, err := json.MarshalIndent(report, "", "  ")
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(jsonPath, append(raw, '\n'), 0o644); err != nil {
-					return fmt.Errorf("bench: --json: %w", err)
-				}
-			}
-			return nil
+			return runBench(cmd.Context(), streams, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432, else a throwaway cluster)")
+	f.StringVar(&o.databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432, else a throwaway cluster)")
 	f.StringVar(&cfg.Prefix, "db-prefix", "", "prefix of the run databases (default owbench_<random>)")
 	f.IntVar(&cfg.Events, "events", 10_000, "events appended per run")
 	f.IntSliceVar(&cfg.TxSizes, "tx-size", []int{1, 100}, "events per business transaction; one run per value")
@@ -118,13 +71,75 @@ dropped at the end unless --keep.`,
 	f.IntVar(&cfg.Batch, "batch", 100, "dispatcher claim batch size")
 	f.IntVar(&cfg.Concurrency, "concurrency", 16, "deliveries in flight per dispatcher")
 	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
-	f.StringVar(&mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
+	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
 	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
 	f.IntSliceVar(&cfg.HeldXminTxSizes, "held-xmin-tx-size", nil, "run the held-xmin variant only for these tx sizes (default: all)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
-	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
-	f.StringVar(&profilePath, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
-	f.BoolVar(&quiet, "quiet", false, "no progress lines on stderr")
+	f.StringVar(&o.jsonPath, "json", "", "write the result as JSON to this file")
+	f.StringVar(&o.profilePath, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	return cmd
+}
+
+// runBench runs the benchmark on the server it finds and prints the report.
+func runBench(ctx context.Context, streams *IO, o benchOptions) error {
+	cfg := o.cfg
+	logf := func(format string, args ...any) {
+		if !o.quiet {
+			fmt.Fprintf(streams.Err, format+"\n", args...)
+		}
+	}
+	m, ok := measure.ParseMode(o.mode)
+	if !ok {
+		return fmt.Errorf("bench: --mode %q: want concurrent or burndown", o.mode)
+	}
+	cfg.Mode = m
+	srv, err := pgserver.Find(ctx, pgserver.Opts{DatabaseURL: o.databaseURL, Logf: logf})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.Stop() }()
+	cfg.ServerURL, cfg.ServerSource = srv.URL, string(srv.Source)
+	cfg.Logf = logf
+	cfg.Log = slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if o.profilePath != "" {
+		f, err := os.Create(o.profilePath)
+		if err != nil {
+			return fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
+	}
+	report, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if o.profilePath != "" {
+		report.Profile = o.profilePath
+	}
+	return writeBenchReport(streams.Out, report, o.jsonPath)
+}
+
+// writeBenchReport prints the tables and, with jsonPath, writes the JSON.
+func writeBenchReport(out io.Writer, report measure.Report, jsonPath string) error {
+	if err := measure.WriteTable(out, report.Runs, measure.TableOpts{}); err != nil {
+		return err
+	}
+	if err := measure.WriteHeldXmin(out, report.Runs); err != nil {
+		return err
+	}
+	if len(report.Databases) > 0 {
+		fmt.Fprintf(out, "kept databases: %v\n", report.Databases)
+	}
+	if jsonPath != "" {
+		raw, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonPath, append(raw, '\n'), 0o644); err != nil {
+			return fmt.Errorf("bench: --json: %w", err)
+		}
+	}
+	return nil
 }

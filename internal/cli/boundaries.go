@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/server"
@@ -20,7 +21,7 @@ import (
 type boundaryFlags struct {
 	databaseURL string
 	prefix      string
-	dsns        map[migrate.Boundary]*string
+	dsns        map[boundary.Boundary]*string
 }
 
 func (f *boundaryFlags) register(cmd *cobra.Command) {
@@ -28,19 +29,21 @@ func (f *boundaryFlags) register(cmd *cobra.Command) {
 	// shown as flag defaults in --help.
 	cmd.Flags().StringVar(&f.databaseURL, "database-url", "", "server connection string (default $DATABASE_URL, else 127.0.0.1:5432)")
 	cmd.Flags().StringVar(&f.prefix, "db-prefix", envOr("OCEANWAY_DB_PREFIX", migrate.DefaultPrefix), "prefix of the boundary database names (<prefix>_core, ...) (env OCEANWAY_DB_PREFIX)")
-	f.dsns = map[migrate.Boundary]*string{}
-	for _, b := range migrate.Boundaries {
+	f.dsns = map[boundary.Boundary]*string{}
+	for _, b := range boundary.All {
 		f.dsns[b] = new(string)
 		cmd.Flags().StringVar(f.dsns[b], string(b)+"-dsn", "", fmt.Sprintf("DSN of the %s database (default $%s)", b, boundaryDSNEnv(b)))
 	}
 }
 
-// resolve returns the DSN of every boundary. With provision, databases that
-// do not exist yet are created and every migration line is applied.
-func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(string, ...any)) (map[migrate.Boundary]string, error) {
-	out := map[migrate.Boundary]string{}
-	var derived []migrate.Boundary
-	for _, b := range migrate.Boundaries {
+// resolve returns the DSN of every boundary. With lines, databases that do
+// not exist yet are created and the lines are applied; without, nothing is
+// created or migrated.
+func (f *boundaryFlags) resolve(ctx context.Context, lines []migrate.Line, logf func(string, ...any)) (map[boundary.Boundary]string, error) {
+	provision := len(lines) > 0
+	out := map[boundary.Boundary]string{}
+	var derived []boundary.Boundary
+	for _, b := range boundary.All {
 		dsn := *f.dsns[b]
 		if dsn == "" {
 			dsn = os.Getenv(boundaryDSNEnv(b))
@@ -48,7 +51,7 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 		if dsn != "" {
 			out[b] = dsn
 			if provision {
-				if _, err := migrate.Up(ctx, dsn, b, migrate.Opts{Logf: logf}); err != nil {
+				if _, err := migrate.Up(ctx, dsn, b, lines, migrate.Opts{Logf: logf}); err != nil {
 					return nil, err
 				}
 			}
@@ -59,16 +62,16 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 	if len(derived) == 0 {
 		return out, nil
 	}
-	server := f.databaseURL
-	if server == "" { // DATABASE_URL, else the local server
+	serverURL := f.databaseURL
+	if serverURL == "" { // DATABASE_URL, else the local server
 		srv, err := pgserver.Find(ctx, pgserver.Opts{NoStart: true})
 		if err != nil {
 			return nil, err
 		}
-		server = srv.URL
+		serverURL = srv.URL
 	}
 	if provision {
-		res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: server, Prefix: f.prefix, Boundaries: derived, Logf: logf})
+		res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: f.prefix, Boundaries: derived, Lines: lines, Logf: logf})
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +81,7 @@ func (f *boundaryFlags) resolve(ctx context.Context, provision bool, logf func(s
 		return out, nil
 	}
 	for _, b := range derived {
-		out[b] = pgserver.WithDatabase(server, migrate.DatabaseName(f.prefix, b))
+		out[b] = pgserver.WithDatabase(serverURL, migrate.DatabaseName(f.prefix, b))
 	}
 	return out, nil
 }
@@ -89,13 +92,13 @@ const maxPoolConns = 48
 
 // openPools connects one pool per DSN, each with at most min(maxConns,
 // maxPoolConns) connections.
-func openPools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32) (server.Pools, error) {
+func openPools(ctx context.Context, dsns map[boundary.Boundary]string, maxConns int32) (server.Pools, error) {
 	return openRolePools(ctx, dsns, maxConns, "")
 }
 
 // openRolePools is openPools whose sessions run as role (SET ROLE after
 // connecting) when role is not empty: least privilege for a component.
-func openRolePools(ctx context.Context, dsns map[migrate.Boundary]string, maxConns int32, role string) (server.Pools, error) {
+func openRolePools(ctx context.Context, dsns map[boundary.Boundary]string, maxConns int32, role string) (server.Pools, error) {
 	maxConns = min(maxConns, maxPoolConns)
 	pools := server.Pools{}
 	for b, dsn := range dsns {

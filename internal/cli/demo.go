@@ -13,20 +13,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
-	_ "github.com/oceanway/core/internal/lines" // every migration line
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/server"
 )
-
-func init() { commandFuncs = append(commandFuncs, newDemoCmd) }
 
 // demoProjection is the Operations projection the demo's definition freezes.
 const (
@@ -34,18 +34,23 @@ const (
 	demoProjectionVersion = 1
 )
 
+// demoOptions are the flags of `oceanway demo`.
+type demoOptions struct {
+	disp        dispatcherFlags
+	leaseSet    bool // --lease given: chaos keeps it
+	databaseURL string
+	prefix      string
+	runs        int
+	workers     int
+	chaos       bool
+	jsonPath    string
+	timeout     time.Duration
+	plain       bool
+	lines       []migrate.Line
+}
+
 func newDemoCmd(streams *IO) *cobra.Command {
-	var (
-		disp        dispatcherFlags
-		databaseURL string
-		prefix      string
-		runs        int
-		workers     int
-		chaos       bool
-		jsonPath    string
-		timeout     time.Duration
-		plain       bool
-	)
+	o := demoOptions{lines: lines.All()}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "End-to-end demo: concurrent admissions → outbox → dispatchers → Operations projector, with a verified summary",
@@ -64,109 +69,131 @@ when any invariant fails. --chaos kills and restarts dispatchers at random, paus
 its lease and makes the consumer fail transiently.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
-
-			server, keep, cleanup, err := demoServer(ctx, databaseURL, &prefix, say)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-
-			res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: server, Prefix: prefix})
-			if err != nil {
-				return err
-			}
-			say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", prefix, len(res.Applied))
-			// Every boundary gets the first full release; only core appends
-			// and is served in this demo, so only its pool stays open.
-			if err := bootstrapBoundaries(ctx, res.DSNs, say); err != nil {
-				return err
-			}
-			pools, err := openPools(ctx, map[migrate.Boundary]string{migrate.Core: res.DSNs[migrate.Core]},
-				int32(disp.dispatchers*(disp.cfg.Concurrency+2)+workers+8))
-			if err != nil {
-				return err
-			}
-			defer pools.Close()
-			// The summary proves invariants over the whole database, so the
-			// demo needs its own empty one.
-			var existing int64
-			if err := pools[migrate.Core].QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&existing); err != nil {
-				return err
-			}
-			if existing > 0 {
-				return fmt.Errorf("demo: %s already holds %d events from an earlier run; choose another --db-prefix", migrate.DatabaseName(prefix, migrate.Core), existing)
-			}
-
-			if chaos && !cmd.Flags().Changed("lease") {
-				disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
-			}
-			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			consumers, err := consumersFor(pools)
-			if err != nil {
-				return err
-			}
-			rt, err := server.New(pools, consumers,
-				server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers}, prometheus.NewRegistry(), log)
-			if err != nil {
-				return err
-			}
-			svc := admission.New(pools[migrate.Core])
-			tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
-			admit := func(ctx context.Context, i int) error {
-				_, err := svc.Admit(ctx, admission.Request{
-					AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
-					WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
-				})
-				return err
-			}
-			mode := "plain"
-			bar := !plain && isTerminal(streams.Out)
-			if bar {
-				mode = "bar"
-			}
-			say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), chaos=%v, progress=%s",
-				runs, workers, disp.dispatchers, disp.cfg.BatchSize, disp.cfg.Concurrency, disp.cfg.LeaseDuration, chaos, mode)
-			summary, err := demo.Run(ctx, rt, pools, admit, demo.Config{
-				Runs: runs, AdmitWorkers: workers, Chaos: chaos, Timeout: timeout, Progress: streams.Out, Bar: bar,
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(streams.Out)
-			summary.WriteTable(streams.Out)
-			if jsonPath != "" {
-				if err := summary.WriteJSON(jsonPath); err != nil {
-					return err
-				}
-				say("demo: summary written to %s", jsonPath)
-			}
-			if keep {
-				say("demo: databases %s_* left in place for inspection (oceanway inspect --database-url ... --db-prefix %s)", prefix, prefix)
-			}
-			if !summary.Passed {
-				return errors.New("demo: invariants failed (see summary)")
-			}
-			return nil
+			o.leaseSet = cmd.Flags().Changed("lease")
+			return runDemo(cmd.Context(), streams, o)
 		},
 	}
-	disp.register(cmd)
-	cmd.Flags().StringVar(&databaseURL, "database-url", "", "use this server and keep the demo databases (default: DATABASE_URL, local server or a throwaway cluster; databases dropped)")
-	cmd.Flags().StringVar(&prefix, "db-prefix", "", "prefix of the demo databases (default oceanway_demo with --database-url, else a random one)")
-	cmd.Flags().IntVar(&runs, "runs", 2000, "admissions to run")
-	cmd.Flags().IntVar(&workers, "admit-workers", 8, "concurrent admission sessions")
-	cmd.Flags().BoolVar(&chaos, "chaos", false, "kill and restart dispatchers at random, pause one past its lease, fail the consumer transiently")
-	cmd.Flags().StringVar(&jsonPath, "json", "", "write the summary as JSON to this file")
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
-	cmd.Flags().BoolVar(&plain, "plain", false, "plain progress lines even on a terminal")
+	o.disp.register(cmd)
+	cmd.Flags().StringVar(&o.databaseURL, "database-url", "", "use this server and keep the demo databases (default: DATABASE_URL, local server or a throwaway cluster; databases dropped)")
+	cmd.Flags().StringVar(&o.prefix, "db-prefix", "", "prefix of the demo databases (default oceanway_demo with --database-url, else a random one)")
+	cmd.Flags().IntVar(&o.runs, "runs", 2000, "admissions to run")
+	cmd.Flags().IntVar(&o.workers, "admit-workers", 8, "concurrent admission sessions")
+	cmd.Flags().BoolVar(&o.chaos, "chaos", false, "kill and restart dispatchers at random, pause one past its lease, fail the consumer transiently")
+	cmd.Flags().StringVar(&o.jsonPath, "json", "", "write the summary as JSON to this file")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	cmd.Flags().BoolVar(&o.plain, "plain", false, "plain progress lines even on a terminal")
 	return cmd
+}
+
+// runDemo sets up the demo databases, runs the admissions and dispatchers,
+// prints the summary and fails when an invariant does.
+func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
+	say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
+
+	serverURL, keep, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	pools, err := demoDatabases(ctx, serverURL, o, say)
+	if err != nil {
+		return err
+	}
+	defer pools.Close()
+
+	if o.chaos && !o.leaseSet {
+		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	consumers, err := consumersFor(pools)
+	if err != nil {
+		return err
+	}
+	rt, err := server.New(pools, consumers,
+		server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}, prometheus.NewRegistry(), log)
+	if err != nil {
+		return err
+	}
+	mode := "plain"
+	bar := !o.plain && isTerminal(streams.Out)
+	if bar {
+		mode = "bar"
+	}
+	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), chaos=%v, progress=%s",
+		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.chaos, mode)
+	summary, err := demo.Run(ctx, rt, pools, demoAdmit(pools[boundary.Core]), demo.Config{
+		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(streams.Out)
+	summary.WriteTable(streams.Out)
+	if o.jsonPath != "" {
+		if err := summary.WriteJSON(o.jsonPath); err != nil {
+			return err
+		}
+		say("demo: summary written to %s", o.jsonPath)
+	}
+	if keep {
+		say("demo: databases %s_* left in place for inspection (oceanway inspect --database-url ... --db-prefix %s)", o.prefix, o.prefix)
+	}
+	if !summary.Passed {
+		return errors.New("demo: invariants failed (see summary)")
+	}
+	return nil
+}
+
+// demoDatabases migrates every boundary, activates the first release in
+// each and opens the core pool, which must hold no events yet.
+func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say func(string, ...any)) (server.Pools, error) {
+	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: o.prefix, Lines: o.lines})
+	if err != nil {
+		return nil, err
+	}
+	say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", o.prefix, len(res.Applied))
+	// Every boundary gets the first full release; only core appends
+	// and is served in this demo, so only its pool stays open.
+	if err := bootstrapBoundaries(ctx, res.DSNs, say); err != nil {
+		return nil, err
+	}
+	pools, err := openPools(ctx, map[boundary.Boundary]string{boundary.Core: res.DSNs[boundary.Core]},
+		int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+o.workers+8))
+	if err != nil {
+		return nil, err
+	}
+	// The summary proves invariants over the whole database, so the
+	// demo needs its own empty one.
+	var existing int64
+	if err := pools[boundary.Core].QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&existing); err != nil {
+		pools.Close()
+		return nil, err
+	}
+	if existing > 0 {
+		pools.Close()
+		return nil, fmt.Errorf("demo: %s already holds %d events from an earlier run; choose another --db-prefix", migrate.DatabaseName(o.prefix, boundary.Core), existing)
+	}
+	return pools, nil
+}
+
+// demoAdmit admits run i of the demo: one tenant, workspace and billing
+// account, a reservation of 100 to 999 credits.
+func demoAdmit(core *pgxpool.Pool) demo.AdmitFunc {
+	svc := admission.New(core)
+	tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	return func(ctx context.Context, i int) error {
+		_, err := svc.Admit(ctx, admission.Request{
+			AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
+			WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
+		})
+		return err
+	}
 }
 
 // demoServer picks the server and the database prefix. keep reports whether
 // the databases stay after the run; cleanup drops them (and stops a
 // throwaway cluster) otherwise.
-func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (server string, keep bool, cleanup func(), err error) {
+func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (serverURL string, keep bool, cleanup func(), err error) {
 	if databaseURL != "" {
 		if *prefix == "" {
 			*prefix = "oceanway_demo"
@@ -196,7 +223,7 @@ func demoServer(ctx context.Context, databaseURL string, prefix *string, say fun
 
 // bootstrapBoundaries registers and activates the first full release in
 // every boundary database (a no-op where a definition is already active).
-func bootstrapBoundaries(ctx context.Context, dsns map[migrate.Boundary]string, say func(string, ...any)) error {
+func bootstrapBoundaries(ctx context.Context, dsns map[boundary.Boundary]string, say func(string, ...any)) error {
 	pools, err := openPools(ctx, dsns, 2)
 	if err != nil {
 		return err
@@ -209,7 +236,7 @@ func bootstrapBoundaries(ctx context.Context, dsns map[migrate.Boundary]string, 
 		if err != nil {
 			return fmt.Errorf("bootstrap %s: %w", b, err)
 		}
-		if b == migrate.Core {
+		if b == boundary.Core {
 			d, _ := def.ComputeDigest()
 			say("demo: active delivery set definition v%d (%d pairs, %d members) %s", def.Version, len(def.ApplicableEvents), len(def.Members), d)
 		}
@@ -224,7 +251,7 @@ func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error 
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, b := range migrate.Boundaries {
+	for _, b := range boundary.All {
 		name := pgx.Identifier{migrate.DatabaseName(prefix, b)}.Sanitize()
 		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			return err

@@ -1,5 +1,7 @@
 // Package cli wires the oceanway subcommands. Each command group lives in its
-// own file (contracts.go, migrate.go, ...) and registers itself on the root.
+// own file (contracts.go, migrate.go, ...) and exports nothing but its
+// constructor; NewRoot lists every constructor. A command's RunE parses its
+// flags into an options struct and calls one function.
 package cli
 
 import (
@@ -12,10 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// commandFuncs are the constructors of the top-level subcommands; each
-// command file appends its constructor in an init function.
-var commandFuncs []func(*IO) *cobra.Command
-
 // IO carries the standard streams so commands are testable in-process.
 type IO struct {
 	In  io.Reader
@@ -23,7 +21,7 @@ type IO struct {
 	Err io.Writer
 }
 
-// NewRoot builds the root command with every registered subcommand.
+// NewRoot builds the root command with every subcommand.
 func NewRoot(streams *IO) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "oceanway",
@@ -34,9 +32,15 @@ func NewRoot(streams *IO) *cobra.Command {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	for _, f := range commandFuncs {
-		root.AddCommand(f(streams))
-	}
+	root.AddCommand(
+		newAdminCmd(streams),
+		newBenchCmd(streams),
+		newContractsCmd(streams),
+		newDemoCmd(streams),
+		newInspectCmd(streams),
+		newMigrateCmd(streams),
+		newServeCmd(streams),
+	)
 	return root
 }
 

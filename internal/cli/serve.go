@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
@@ -24,17 +26,19 @@ import (
 	"github.com/oceanway/core/internal/server"
 )
 
-func init() { commandFuncs = append(commandFuncs, newServeCmd) }
+// serveOptions are the flags of `oceanway serve`.
+type serveOptions struct {
+	conn       boundaryFlags
+	disp       dispatcherFlags
+	listen     string
+	adminToken string // default $OCEANWAY_ADMIN_TOKEN
+	migrateUp  bool
+	asRoles    bool
+	lines      []migrate.Line // applied with --migrate
+}
 
 func newServeCmd(streams *IO) *cobra.Command {
-	var (
-		conn       boundaryFlags
-		disp       dispatcherFlags
-		listen     string
-		adminToken string
-		migrateUp  bool
-		asRoles    bool
-	)
+	o := serveOptions{lines: lines.All()}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the dispatchers and in-process consumers of every boundary, /metrics, /healthz, /readyz and the read-only admin page",
@@ -44,48 +48,57 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 /admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			log := slog.New(slog.NewJSONHandler(streams.Err, nil))
-			logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
-			dsns, err := conn.resolve(ctx, migrateUp, logf)
-			if err != nil {
-				return err
-			}
-			dispatcherRole, consumerRole := "", ""
-			if asRoles {
-				dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
-			}
-			pools, err := openRolePools(ctx, dsns, int32(disp.dispatchers*(disp.cfg.Concurrency+2)+8), dispatcherRole)
-			if err != nil {
-				return err
-			}
-			defer pools.Close()
-			// The only in-process consumer today is the Operations projector in core.
-			consumerDSNs := map[migrate.Boundary]string{}
-			if dsn, ok := dsns[migrate.Core]; ok {
-				consumerDSNs[migrate.Core] = dsn
-			}
-			consumerPools, err := openRolePools(ctx, consumerDSNs, int32(disp.dispatchers*disp.cfg.Concurrency+4), consumerRole)
-			if err != nil {
-				return err
-			}
-			defer consumerPools.Close()
-			if adminToken == "" {
-				adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
-			}
-			return serve(ctx, serveParams{
-				pools: pools, consumerPools: consumerPools, dispatcher: disp, listen: listen, adminToken: adminToken, log: log, out: streams.Out,
-			})
+			return runServe(cmd.Context(), streams, o)
 		},
 	}
-	conn.register(cmd)
-	disp.register(cmd)
-	cmd.Flags().StringVar(&listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
-	cmd.Flags().StringVar(&adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
-	cmd.Flags().BoolVar(&migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
-	cmd.Flags().BoolVar(&asRoles, "least-privilege", os.Getenv("OCEANWAY_LEAST_PRIVILEGE") == "1",
+	o.conn.register(cmd)
+	o.disp.register(cmd)
+	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
+	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
+	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
+	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", os.Getenv("OCEANWAY_LEAST_PRIVILEGE") == "1",
 		"run dispatchers as oceanway_dispatcher and consumers as oceanway_operations (SET ROLE; the connecting user must be a member) (env OCEANWAY_LEAST_PRIVILEGE=1)")
 	return cmd
+}
+
+// runServe resolves (and with --migrate provisions) the boundary databases,
+// opens the dispatcher and consumer pools and serves until ctx ends.
+func runServe(ctx context.Context, streams *IO, o serveOptions) error {
+	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
+	logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+	var migrateWith []migrate.Line
+	if o.migrateUp {
+		migrateWith = o.lines
+	}
+	dsns, err := o.conn.resolve(ctx, migrateWith, logf)
+	if err != nil {
+		return err
+	}
+	dispatcherRole, consumerRole := "", ""
+	if o.asRoles {
+		dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
+	}
+	pools, err := openRolePools(ctx, dsns, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
+	if err != nil {
+		return err
+	}
+	defer pools.Close()
+	// The only in-process consumer today is the Operations projector in core.
+	consumerDSNs := map[boundary.Boundary]string{}
+	if dsn, ok := dsns[boundary.Core]; ok {
+		consumerDSNs[boundary.Core] = dsn
+	}
+	consumerPools, err := openRolePools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRole)
+	if err != nil {
+		return err
+	}
+	defer consumerPools.Close()
+	if o.adminToken == "" {
+		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
+	}
+	return serve(ctx, serveParams{
+		pools: pools, consumerPools: consumerPools, dispatcher: o.disp, listen: o.listen, adminToken: o.adminToken, log: log, out: streams.Out,
+	})
 }
 
 type serveParams struct {
@@ -101,7 +114,7 @@ type serveParams struct {
 // consumersFor wires the in-process consumers of the boundaries present.
 func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
-	if core, ok := pools[migrate.Core]; ok {
+	if core, ok := pools[boundary.Core]; ok {
 		p, err := projector.New(core, projector.Config{})
 		if err != nil {
 			return nil, err
@@ -118,7 +131,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	if core, ok := p.consumerPools[migrate.Core]; ok {
+	if core, ok := p.consumerPools[boundary.Core]; ok {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
 	}
 	rt, err := server.New(p.pools, consumers, server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)

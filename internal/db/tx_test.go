@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -31,7 +31,7 @@ func insert(ctx context.Context, tx pgx.Tx, version int) error {
 func TestWithTx(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Gateway}}).Gateway()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 
 	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return insert(ctx, tx, 1) }))
 	require.Equal(t, 1, count(t, pool), "committed")

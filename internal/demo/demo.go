@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/oceanway/core/contracts/route"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/server"
@@ -72,7 +72,7 @@ type chaosStats struct {
 // verified summary. The summary's Passed is false when any invariant fails.
 func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit AdmitFunc, cfg Config) (*Summary, error) {
 	cfg = cfg.withDefaults()
-	core, ok := pools[migrate.Core]
+	core, ok := pools[boundary.Core]
 	if !ok {
 		return nil, errors.New("demo: the core boundary database is required")
 	}
@@ -176,7 +176,7 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 		go func(i int) {
 			defer wg.Done()
 			for life := 0; ctx.Err() == nil; life++ {
-				d, err := rt.NewDispatcher(migrate.Core, i*1000+life, flaky)
+				d, err := rt.NewDispatcher(boundary.Core, i*1000+life, flaky)
 				if err != nil {
 					return
 				}

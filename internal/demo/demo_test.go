@@ -14,10 +14,10 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	_ "github.com/oceanway/core/internal/lines"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
@@ -35,13 +35,13 @@ type fixture struct {
 
 func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	t.Helper()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 10})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: 10})
 	core := b.Core()
 	_, err := outbox.BootstrapFirstRelease(context.Background(), core, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 	require.NoError(t, err)
 	p, err := projector.New(core, projector.Config{})
 	require.NoError(t, err)
-	pools := server.Pools{migrate.Core: core}
+	pools := server.Pools{boundary.Core: core}
 	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
 		server.Config{Dispatcher: cfg, DispatchersPerBoundary: k}, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestDemo_ChaosLosesAndDuplicatesNothing(t *testing.T) {
 func TestDemo_InvariantChecksDetectViolations(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 1)
-	core := f.pools[migrate.Core]
+	core := f.pools[boundary.Core]
 	ctx := context.Background()
 	// Two admissions, nothing dispatched: deliveries stay open.
 	require.NoError(t, f.admit(ctx, 0))
@@ -142,7 +142,7 @@ func failed(s *Summary) []string {
 func TestDemo_ReceiptCheckComparesFrozenAckCoordinates(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 1)
-	core := f.pools[migrate.Core]
+	core := f.pools[boundary.Core]
 	ctx := context.Background()
 	s, err := Run(ctx, f.rt, f.pools, f.admit, Config{Runs: 3, AdmitWorkers: 1, Timeout: time.Minute})
 	require.NoError(t, err)

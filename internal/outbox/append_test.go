@@ -13,9 +13,9 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/schema"
 )
@@ -240,7 +240,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 
 	t.Run("no active definition", func(t *testing.T) {
 		t.Parallel()
-		pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Gateway}}).Gateway()
+		pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 		_, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 			return outbox.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})

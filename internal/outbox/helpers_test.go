@@ -13,9 +13,9 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 )
 
@@ -32,7 +32,7 @@ type testBundle struct {
 // release (projection operations/1) registered and active.
 func setup(t testing.TB) *testBundle {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}}).Core()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}}).Core()
 	def, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
 		ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 	})

@@ -11,9 +11,9 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestRegistryInsertOrCompare(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Metering}}).Metering()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Metering}}).Metering()
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 
@@ -77,7 +77,7 @@ func TestRegistryInsertOrCompare(t *testing.T) {
 func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Execution}, MaxConns: 8}).Execution()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Execution}, MaxConns: 8}).Execution()
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 

@@ -18,13 +18,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/oceanway/core/contracts/route"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
 // Pools holds one pool per fact boundary.
-type Pools map[migrate.Boundary]*pgxpool.Pool
+type Pools map[boundary.Boundary]*pgxpool.Pool
 
 // Close closes every pool.
 func (p Pools) Close() {
@@ -34,8 +34,8 @@ func (p Pools) Close() {
 }
 
 // Boundaries returns the boundaries in a fixed order.
-func (p Pools) Boundaries() []migrate.Boundary {
-	out := make([]migrate.Boundary, 0, len(p))
+func (p Pools) Boundaries() []boundary.Boundary {
+	out := make([]boundary.Boundary, 0, len(p))
 	for b := range p {
 		out = append(out, b)
 	}
@@ -111,7 +111,7 @@ func (r *Runtime) Transport() transport.Transport { return r.transport }
 
 // NewDispatcher builds instance i of boundary b's dispatchers, optionally
 // over another transport (the demo's chaos mode wraps the consumers).
-func (r *Runtime) NewDispatcher(b migrate.Boundary, i int, t transport.Transport) (*dispatcher.Dispatcher, error) {
+func (r *Runtime) NewDispatcher(b boundary.Boundary, i int, t transport.Transport) (*dispatcher.Dispatcher, error) {
 	pool, ok := r.pools[b]
 	if !ok {
 		return nil, fmt.Errorf("server: no pool for boundary %s", b)

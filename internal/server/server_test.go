@@ -16,9 +16,9 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
-	_ "github.com/oceanway/core/internal/lines"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
@@ -41,15 +41,15 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // OBS-2), and a stop drains and returns cleanly (OB-CLAIM-5).
 func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	t.Parallel()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Metering}, MaxConns: 8})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Metering}, Lines: lines.All(), MaxConns: 8})
 	ctx := context.Background()
-	for _, pool := range []server.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
+	for _, pool := range []server.Pools{{boundary.Core: b.Core()}, {boundary.Metering: b.Metering()}} {
 		for _, p := range pool {
 			_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 			require.NoError(t, err)
 		}
 	}
-	pools := server.Pools{migrate.Core: b.Core(), migrate.Metering: b.Metering()}
+	pools := server.Pools{boundary.Core: b.Core(), boundary.Metering: b.Metering()}
 	proj, err := projector.New(b.Core(), projector.Config{})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()

@@ -21,18 +21,26 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
-	_ "github.com/oceanway/core/internal/operations/schema" // core boundaries carry the operations line
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
 // HostileReason is stored as a quarantine reason and must come back escaped.
 const HostileReason = `<script>alert("owned")</script> & <img src=x onerror=alert(1)>`
+
+// Lines are the migration lines of the worlds' databases: core boundaries
+// carry the operations line beside the outbox line.
+func Lines() []migrate.Line {
+	return []migrate.Line{outboxschema.Line(), operationsschema.Line()}
+}
 
 // Lease is the lease of the test claims.
 const Lease = time.Minute
@@ -62,7 +70,7 @@ type World struct {
 func NewWorld(t testing.TB) *World {
 	t.Helper()
 	ctx := context.Background()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution}, Lines: Lines(), MaxConns: 8})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {
 		_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{
 			ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "admin-test",
@@ -185,7 +193,7 @@ func QuarantinePending(t testing.TB, w *World) {
 func NewAckedOnly(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: Lines()})
 	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
 	require.NoError(t, err)
 	s := dispatcher.NewStore(b.Core(), 5*time.Second)

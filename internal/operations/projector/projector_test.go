@@ -10,13 +10,15 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/inbox/inboxtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
-	_ "github.com/oceanway/core/internal/operations/schema"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -32,7 +34,7 @@ type bundle struct {
 
 func setup(t *testing.T, cfg ...projector.Config) *bundle {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 8}).Core()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), operationsschema.Line()}, MaxConns: 8}).Core()
 	c := projector.Config{Inbox: inbox.Config{LockTimeout: time.Second}}
 	if len(cfg) > 0 {
 		c = cfg[0]

@@ -13,13 +13,12 @@ import (
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
-	_ "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
-	_ "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 )
@@ -36,7 +35,7 @@ type bundle struct {
 
 func setup(t *testing.T, maxConns int32) *bundle {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: maxConns}).Core()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: maxConns}).Core()
 	_, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
@@ -104,7 +103,7 @@ func TestOPS4UnverifiedWithoutProof(t *testing.T) {
 	require.Equal(t, readmodel.ReasonNoCompletedSnapshot, c.VerificationReason)
 
 	// No active projection pointer at all.
-	bare := readmodel.New(dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}}).Core())
+	bare := readmodel.New(dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All()}).Core())
 	c, err := bare.Completeness(context.Background(), readmodel.Params{})
 	require.NoError(t, err)
 	require.Equal(t, readmodel.Unverified, c.VerificationState)

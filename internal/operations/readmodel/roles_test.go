@@ -12,9 +12,10 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
@@ -48,12 +49,12 @@ func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
 func TestRolesAreSufficient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
+	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All()})
 	def, err := outbox.BootstrapFirstRelease(ctx, bundle.Core(), outbox.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
-	dsn := bundle.DSNs[migrate.Core]
+	dsn := bundle.DSNs[boundary.Core]
 	admPool := rolePool(t, dsn, admissionschema.RoleAdmission)
 	dispPool := rolePool(t, dsn, outboxschema.RoleDispatcher)
 	opsPool := rolePool(t, dsn, operationsschema.RoleOperations)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -50,7 +50,7 @@ func BenchmarkDispatch(b *testing.B) {
 	}
 	for _, batch := range []int{1, 100, 500} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 12})
+			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 12})
 			pool := bundle.Core()
 			ctx := context.Background()
 			if _, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {

@@ -17,9 +17,9 @@ import (
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -40,14 +40,14 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution}, MaxConns: 8})
 	ctx := context.Background()
 	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "dispatcher-test",
 	})
 	require.NoError(t, err)
 	c := newReceiptConsumer(t, b.Execution())
-	return &bundle{producerDSN: b.DSNs[migrate.Core], producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
+	return &bundle{producerDSN: b.DSNs[boundary.Core], producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
 }
 
 // appendRuns appends n run.created@2.0 events (one core_operations delivery
