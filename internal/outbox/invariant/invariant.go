@@ -79,7 +79,7 @@ func Evaluate(ctx context.Context, db dbsqlc.DBTX) (Report, error) {
 			{"at_most_one_finish_per_start", Quiescent, r.StartsFinishedTwice, "attempt starts with two finishes"},
 			{"every_start_finished", Drained, r.UnfinishedStarts, "attempt starts without a finish"},
 			{"published_at_exact", Quiescent, r.EventsPublishedWrongly, "events whose published_at disagrees with their mandatory deliveries"},
-			{"acknowledged_iff_one_acknowledged_finish", Quiescent, r.DeliveriesStatusDisagreesWithFinishes,
+			{"ack_iff_one_acked_finish", Quiescent, r.DeliveriesStatusDisagreesWithFinishes,
 				"deliveries whose status disagrees with their acknowledged finishes (acknowledged exactly when one exists)"},
 			{"every_event_published", Drained, r.UnpublishedEvents, "events without published_at"},
 			{"no_quarantine", Drained, r.QuarantineRecords, "quarantine records"},

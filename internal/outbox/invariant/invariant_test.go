@@ -89,5 +89,5 @@ func TestReport_ScopesAndViolations(t *testing.T) {
 		}
 		return err
 	}))
-	require.Equal(t, []string{"published_at_exact", "acknowledged_iff_one_acknowledged_finish"}, broken(evaluate(t, pool), invariant.Quiescent))
+	require.Equal(t, []string{"published_at_exact", "ack_iff_one_acked_finish"}, broken(evaluate(t, pool), invariant.Quiescent))
 }

@@ -31,7 +31,7 @@ SELECT
     WHERE (e.published_at IS NOT NULL) <> NOT EXISTS (
       SELECT 1 FROM outbox.outbox_deliveries d
       WHERE d.event_id = e.event_id AND d.mandatory AND d.status <> 'acknowledged'))::bigint AS events_published_wrongly,
-  -- acknowledged_iff_one_acknowledged_finish
+  -- ack_iff_one_acked_finish
   (SELECT count(*) FROM outbox.outbox_deliveries d
     WHERE (d.status = 'acknowledged') <> (
       SELECT count(*) = 1 FROM outbox.outbox_delivery_attempt_starts s
