@@ -67,7 +67,7 @@ type InvariantCountsRow struct {
 	QuarantineRecords                     int64
 }
 
-// The outbox's end-state and safety proofs in one snapshot: two totals for
+// The outbox's end-state and safety proofs in one snapshot: three totals for
 // context, then one violation count per invariant (each must be zero).
 // invariant.go names each column's check and says when it must hold.
 func (q *Queries) InvariantCounts(ctx context.Context, db DBTX) (InvariantCountsRow, error) {
