@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion int64, status string) {
@@ -105,7 +107,7 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 	inflight, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer inflight.Rollback(ctx)
-	early, err := outbox.AppendTx(ctx, inflight, sample(envelope.WalletReservedV2))
+	early, err := release.AppendTx(ctx, inflight, sample(envelope.WalletReservedV2))
 	require.NoError(t, err)
 
 	rr, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
@@ -131,6 +133,6 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 	require.EqualValues(t, 1, dsv, "the in-flight append committed with the definition it froze")
 	require.EqualValues(t, 2, appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Definition.DeliverySetVersion)
 
-	_, err = outbox.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
-	requireCode(t, err, db.CodeSerializationFailure)
+	_, err = release.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
+	requireCode(t, err, pgerrcode.SerializationFailure)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oceanway/core/contracts/deliveryset"
@@ -59,6 +60,13 @@ var (
 	ErrIsolationLevel         = errors.New("outbox: controlled function needs READ COMMITTED")                            // OW013
 	ErrQuarantineInconsistent = errors.New("outbox: quarantine row and delivery state disagree")                          // OW014
 	ErrPublicationMissing     = errors.New("outbox: all mandatory deliveries acknowledged but published_at not recorded") // OW015
+	// ErrUnboundDestination: a delivery row (OW016) or a definition member
+	// (foreign key delivery_set_members_binding) names a destination,
+	// consumer, receipt contract or projection branch no binding has (DS-4).
+	ErrUnboundDestination = errors.New("outbox: no destination binding matches") // OW016
+	// ErrBindingConflict: a destination or consumer is already bound
+	// differently (OW017); bindings are immutable.
+	ErrBindingConflict = errors.New("outbox: destination already bound differently") // OW017
 )
 
 // SQLSTATEs raised by the outbox triggers and functions.
@@ -77,7 +85,13 @@ const (
 	CodeIsolationLevel         = "OW013"
 	CodeQuarantineInconsistent = "OW014"
 	CodePublicationMissing     = "OW015"
+	CodeUnboundDestination     = "OW016"
+	CodeBindingConflict        = "OW017"
 )
+
+// memberBindingConstraint is the foreign key from a definition member to
+// its destination binding.
+const memberBindingConstraint = "delivery_set_members_binding"
 
 var codeErrors = map[string]error{
 	CodeImmutable:              ErrImmutable,
@@ -94,18 +108,26 @@ var codeErrors = map[string]error{
 	CodeIsolationLevel:         ErrIsolationLevel,
 	CodeQuarantineInconsistent: ErrQuarantineInconsistent,
 	CodePublicationMissing:     ErrPublicationMissing,
+	CodeUnboundDestination:     ErrUnboundDestination,
+	CodeBindingConflict:        ErrBindingConflict,
 }
 
-// TranslateError maps an outbox SQLSTATE (OW001..OW015) to its sentinel,
-// keeping the driver error in the chain. Deferred checks fail at COMMIT, so
-// callers that want errors.Is on a commit error pass it through here.
-// Other errors are returned unchanged.
+// TranslateError maps an outbox SQLSTATE (OW001..OW017; OW011 is
+// reserved and never raised) to its sentinel, and a member's violated
+// binding foreign key to ErrUnboundDestination, keeping the driver error in
+// the chain. Deferred checks fail at COMMIT, so callers that want errors.Is
+// on a commit error pass it through here. Other errors are returned
+// unchanged.
 func TranslateError(err error) error {
 	var pgErr *pgconn.PgError
 	if err == nil || !errors.As(err, &pgErr) {
 		return err
 	}
-	if sentinel, ok := codeErrors[pgErr.Code]; ok && !errors.Is(err, sentinel) {
+	sentinel, ok := codeErrors[pgErr.Code]
+	if pgErr.Code == pgerrcode.ForeignKeyViolation && pgErr.ConstraintName == memberBindingConstraint {
+		sentinel, ok = ErrUnboundDestination, true
+	}
+	if ok && !errors.Is(err, sentinel) {
 		return fmt.Errorf("%w: %w", sentinel, err)
 	}
 	return err

@@ -24,6 +24,7 @@ func TestRegistryInsertOrCompare(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Metering}}).Metering()
+	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 
@@ -78,6 +79,7 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Execution}, MaxConns: 8}).Execution()
+	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 

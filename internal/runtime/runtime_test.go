@@ -20,9 +20,9 @@ import (
 	_ "github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/runtime"
 )
 
@@ -45,7 +45,7 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	ctx := context.Background()
 	for _, pool := range []runtime.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
 		for _, p := range pool {
-			_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+			_, err := release.Bootstrap(ctx, p, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 			require.NoError(t, err)
 		}
 	}

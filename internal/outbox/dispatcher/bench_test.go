@@ -13,9 +13,9 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 // noopConsumer acknowledges with a real, verifiable receipt built in memory
@@ -53,7 +53,7 @@ func BenchmarkDispatch(b *testing.B) {
 			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 12})
 			pool := bundle.Core()
 			ctx := context.Background()
-			if _, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
+			if _, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
 				b.Fatal(err)
 			}
 			tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: noopConsumer})

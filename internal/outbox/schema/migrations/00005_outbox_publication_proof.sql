@@ -27,8 +27,3 @@ CREATE CONSTRAINT TRIGGER outbox_deliveries_publication_proof AFTER UPDATE ON ou
 GRANT EXECUTE ON FUNCTION outbox.prove_publication() TO oceanway_dispatcher;
 -- +goose StatementEnd
 
--- +goose Down
--- +goose StatementBegin
-DROP TRIGGER outbox_deliveries_publication_proof ON outbox.outbox_deliveries;
-DROP FUNCTION outbox.prove_publication();
--- +goose StatementEnd
