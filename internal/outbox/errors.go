@@ -10,10 +10,12 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 )
 
-// Errors of the append path and the registry. Every error AppendTx, the
-// registry and the cutover return wraps one of these (errors.Is); driver
-// errors keep their *pgconn.PgError in the chain so tests can assert the
-// SQLSTATE (db.SQLState).
+// Errors of the append path, the registry, the bindings and the cutover.
+// Every outcome a caller can act on wraps one of these (errors.Is); the
+// database's own invariant violations (SQLSTATE class OW, listed at the top
+// of migration 00002 and in docs/outbox-storage.md) become a sentinel through
+// TranslateError. Driver errors keep their *pgconn.PgError in the chain so
+// tests can assert the SQLSTATE (db.SQLState).
 var (
 	// ErrInvalidEnvelope: an event failed strict contract validation
 	// (OB-APPEND-4); the contracts error is wrapped too.
@@ -45,7 +47,8 @@ var (
 	// projection version the pointer (or the cutover) requires (DS-8).
 	ErrProjectionMismatch = errors.New("outbox: definition projection target does not match the projection pointer")
 
-	// Database invariants (custom SQLSTATEs, see docs/outbox-storage.md).
+	// Database invariants (custom SQLSTATEs OW001..OW017, OW011 reserved and
+	// never raised; see docs/outbox-storage.md).
 	ErrImmutable              = errors.New("outbox: immutable column changed")                                            // OW001
 	ErrAppendOnly             = errors.New("outbox: delete or truncate of an append-only table")                          // OW002
 	ErrInsertOnly             = errors.New("outbox: update of an insert-only fact")                                       // OW003
