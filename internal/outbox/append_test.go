@@ -114,10 +114,11 @@ func TestAppendAllFirstReleasePairs(t *testing.T) {
 		total += len(e.Deliveries)
 	}
 	require.Equal(t, 14, total)
-	var events, deliveries int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM outbox.outbox_events), (SELECT count(*) FROM outbox.outbox_deliveries)`).Scan(&events, &deliveries))
-	require.Equal(t, 13, events)
-	require.Equal(t, 14, deliveries)
+	rows, _ := b.pool.Query(ctx, `SELECT (SELECT count(*) FROM outbox.outbox_events) AS events, (SELECT count(*) FROM outbox.outbox_deliveries) AS deliveries`)
+	counts, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct{ Events, Deliveries int }])
+	require.NoError(t, err)
+	require.Equal(t, 13, counts.Events)
+	require.Equal(t, 14, counts.Deliveries)
 }
 
 // OB-APPEND-3: ids are allocated before the envelopes are built, so

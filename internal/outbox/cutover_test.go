@@ -17,10 +17,16 @@ import (
 
 func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion int64, status string) {
 	t.Helper()
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
+	rows, _ := b.pool.Query(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
 		FROM outbox.outbox_events e JOIN outbox.outbox_deliveries d USING (event_id)
-		WHERE e.event_id = $1 AND d.destination = 'core_operations'`, eventID).Scan(&dsv, &projectionVersion, &status))
-	return
+		WHERE e.event_id = @event_id AND d.destination = 'core_operations'`, pgx.NamedArgs{"event_id": eventID})
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
+		DeliverySetVersion        int64  `db:"delivery_set_version"`
+		RequiredProjectionVersion int64  `db:"required_projection_version"`
+		Status                    string `db:"status"`
+	}])
+	require.NoError(t, err)
+	return row.DeliverySetVersion, row.RequiredProjectionVersion, row.Status
 }
 
 // DS-8: the cutover proves the new projection version ready, switches the

@@ -124,10 +124,11 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, inserted, "exactly one session inserted")
-	var versions, members int
-	require.NoError(t, pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM outbox.delivery_set_versions), (SELECT count(*) FROM outbox.delivery_set_members)").Scan(&versions, &members))
-	require.Equal(t, 1, versions)
-	require.Equal(t, 14, members)
+	rows, _ := pool.Query(ctx, "SELECT (SELECT count(*) FROM outbox.delivery_set_versions) AS versions, (SELECT count(*) FROM outbox.delivery_set_members) AS members")
+	counts, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct{ Versions, Members int }])
+	require.NoError(t, err)
+	require.Equal(t, 1, counts.Versions)
+	require.Equal(t, 14, counts.Members)
 }
 
 // DS-6: definitions and members are immutable; members exist only with
