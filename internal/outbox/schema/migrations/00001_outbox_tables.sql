@@ -1,5 +1,5 @@
 -- Outbox storage (OB-STORE-1, OB-STORE-3, OB-STORE-4, OB-STORE-5, DS-4, DS-6, DS-8).
--- The outbox line is forward-only (docs/outbox-storage.md, "Migrations").
+-- The outbox line is forward-only (docs/outbox-storage.md, "The outbox line").
 -- Column names follow the outbox document (存储边界) exactly; see
 -- docs/outbox-storage.md for the additions and every constraint's reason.
 
