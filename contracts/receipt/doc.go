@@ -12,7 +12,7 @@
 //     ProviderCostProcessingConflictEvidence@1 and
 //     BillingSettlementCatchUpWorkAttemptBlocked@1;
 //   - VerifyAck, the check the dispatcher runs before it may acknowledge a
-//     delivery (OB-DELIVER-4), and Classify.
+//     delivery (OB-DELIVER-4).
 //
 // # Objects
 //
