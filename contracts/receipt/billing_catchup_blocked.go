@@ -125,21 +125,13 @@ func (x *BillingSettlementCatchUpWorkAttemptBlocked) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingSettlementCatchUpWorkAttemptBlocked) Seal() error {
-	if err := sealSelf(catchUpBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return catchUpBlockedSelf, &x.Blocked
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Seal() error { return sealObject(x) }
 func (x *BillingSettlementCatchUpWorkAttemptBlocked) Digest() (digest.Digest, error) {
-	return candidateDigest(catchUpBlockedSelf, x.Blocked, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingSettlementCatchUpWorkAttemptBlocked) VerifyDigest() error {
-	return verifySelf(catchUpBlockedSelf, x.ToJSON())
-}
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) VerifyDigest() error { return verifyObject(x) }

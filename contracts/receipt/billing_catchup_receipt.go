@@ -26,9 +26,7 @@ const (
 // BillingSettlementCatchUpConsumerReceipt@1. The candidate covers every field
 // except the repository-owned ref, committedAt and the digest.
 type BillingSettlementCatchUpConsumerReceipt struct {
-	Receipt              strict.Quadruple
-	EventID              string
-	EventEnvelopeDigest  digest.Digest
+	Header
 	Tenant               Tenant
 	BillingReservationID string
 	BillingAccountID     string
@@ -133,12 +131,9 @@ func DecodeBillingSettlementCatchUpConsumerReceipt(doc []byte) (*BillingSettleme
 
 // ReadBillingSettlementCatchUpConsumerReceipt decodes the receipt from a parsed object.
 func ReadBillingSettlementCatchUpConsumerReceipt(o *strict.Object) *BillingSettlementCatchUpConsumerReceipt {
-	x := &BillingSettlementCatchUpConsumerReceipt{Receipt: readSelf(o, prefixCatchUpReceipt)}
-	readReceiptRoute(o, route.BillingSettlementCatchUp)
-	x.EventID = o.UUID("eventId")
+	x := &BillingSettlementCatchUpConsumerReceipt{Header: readHeader(o, prefixCatchUpReceipt, route.BillingSettlementCatchUp)}
 	o.Literal("eventType", EventSettlementInputCurrentChanged)
 	o.Literal("eventSchemaVersion", eventSchemaVersion1)
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
 	x.Tenant = readTenant(o)
 	x.BillingReservationID = o.UUID("billingReservationId")
 	x.BillingAccountID = o.UUID("billingAccountId")
@@ -200,9 +195,7 @@ func readDurability(o *strict.Object) CatchUpDurability {
 // Validate checks shape and every refinement rule (not the digest value).
 func (x *BillingSettlementCatchUpConsumerReceipt) Validate() error {
 	v := newReader()
-	validateSelf(v, prefixCatchUpReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.validate(v, prefixCatchUpReceipt)
 	x.Tenant.validate(v, "$")
 	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
 	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
@@ -301,7 +294,6 @@ func (d CatchUpDurability) toJSON() map[string]any {
 // ToJSON returns the full JSON form.
 func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":                    x.EventID,
 		"eventType":                  EventSettlementInputCurrentChanged,
 		"eventSchemaVersion":         eventSchemaVersion1,
 		"billingReservationId":       x.BillingReservationID,
@@ -314,9 +306,7 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 		"eventSettlementInput":       x.EventSettlementInput.toJSON(),
 		"committedAt":                strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixCatchUpReceipt)
-	putReceiptRoute(m, route.BillingSettlementCatchUp)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixCatchUpReceipt, route.BillingSettlementCatchUp)
 	x.Tenant.put(m)
 	out := map[string]any{"kind": x.Outcome.Kind, "inboxRevision": x.Outcome.InboxRevision}
 	if x.Outcome.Durability != nil {
@@ -329,24 +319,16 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingSettlementCatchUpConsumerReceipt) Seal() error {
-	if err := sealSelf(catchUpSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingSettlementCatchUpConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return catchUpSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingSettlementCatchUpConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *BillingSettlementCatchUpConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(catchUpSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingSettlementCatchUpConsumerReceipt) VerifyDigest() error {
-	return verifySelf(catchUpSelf, x.ToJSON())
-}
+func (x *BillingSettlementCatchUpConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.BillingSettlementCatchUp
@@ -354,18 +336,8 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptDestination() route.Des
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptConsumerName() string {
 	return route.BillingSettlementCatchUpConsumer
 }
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventType() string {
 	return EventSettlementInputCurrentChanged
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

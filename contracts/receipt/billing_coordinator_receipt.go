@@ -38,12 +38,10 @@ const (
 // BillingFinalizationCoordinatorConsumerReceipt@1. The candidate covers every
 // field except the repository-owned ref, committedAt and the digest.
 type BillingFinalizationCoordinatorConsumerReceipt struct {
-	Receipt             strict.Quadruple
-	EventID             string
-	EventEnvelopeDigest digest.Digest
-	Source              CoordinatorSource
-	Outcome             CoordinatorOutcome
-	CommittedAt         time.Time
+	Header
+	Source      CoordinatorSource
+	Outcome     CoordinatorOutcome
+	CommittedAt time.Time
 }
 
 // CoordinatorSource is the source union; exactly the pointer of Kind is set.
@@ -135,10 +133,7 @@ func DecodeBillingFinalizationCoordinatorConsumerReceipt(doc []byte) (*BillingFi
 
 // ReadBillingFinalizationCoordinatorConsumerReceipt decodes the receipt from a parsed object.
 func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
-	x := &BillingFinalizationCoordinatorConsumerReceipt{Receipt: readSelf(o, prefixCoordinatorReceipt)}
-	readReceiptRoute(o, route.BillingFinalizationCoordinator)
-	x.EventID = o.UUID("eventId")
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
+	x := &BillingFinalizationCoordinatorConsumerReceipt{Header: readHeader(o, prefixCoordinatorReceipt, route.BillingFinalizationCoordinator)}
 	src := o.Object("source")
 	x.Source.Kind = src.Union("kind", map[string]func(*strict.Object){
 		CoordinatorSourceExecutionClosure: func(b *strict.Object) {
@@ -195,9 +190,7 @@ func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *Billin
 // Validate checks shape and every refinement rule (not the digest value).
 func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
 	v := newReader()
-	validateSelf(v, prefixCoordinatorReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.validate(v, prefixCoordinatorReceipt)
 	s := x.Source
 	switch {
 	case s.Kind == CoordinatorSourceExecutionClosure && s.Closure != nil && s.Resolution == nil:
@@ -252,12 +245,9 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
 // ToJSON returns the full JSON form.
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":     x.EventID,
 		"committedAt": strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixCoordinatorReceipt)
-	putReceiptRoute(m, route.BillingFinalizationCoordinator)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixCoordinatorReceipt, route.BillingFinalizationCoordinator)
 	src := map[string]any{"kind": x.Source.Kind, "eventSchemaVersion": eventSchemaVersion1}
 	switch {
 	case x.Source.Closure != nil:
@@ -299,24 +289,16 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ToJSON() map[string]any 
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingFinalizationCoordinatorConsumerReceipt) Seal() error {
-	if err := sealSelf(coordinatorSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingFinalizationCoordinatorConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return coordinatorSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(coordinatorSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingFinalizationCoordinatorConsumerReceipt) VerifyDigest() error {
-	return verifySelf(coordinatorSelf, x.ToJSON())
-}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.BillingFinalizationCoordinator
@@ -324,10 +306,6 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptDestination() rou
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptConsumerName() string {
 	return route.BillingFinalizationCoordinatorConsumer
 }
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventType() string {
 	switch x.Source.Kind {
 	case CoordinatorSourceExecutionClosure:
@@ -336,12 +314,6 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventType() strin
 		return EventFinalizationReconciliationResolutionApplied
 	}
 	return ""
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

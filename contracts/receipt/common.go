@@ -92,22 +92,44 @@ func validateSelf(v *strict.Reader, prefix string, q strict.Quadruple) {
 	}
 }
 
-// verifySelf recomputes the digest of an object's candidate.
-func verifySelf(s strict.SelfAddressed, full map[string]any) error {
-	if err := s.Verify(full); err != nil {
-		return &strict.FieldError{Path: "$", Err: err}
-	}
-	return nil
+// selfAddressedObject is a content-addressed object of this package: its
+// self-addressing definition and its own quadruple, its full JSON form and its
+// refinement rules.
+type selfAddressedObject interface {
+	selfAddress() (strict.SelfAddressed, *strict.Quadruple)
+	ToJSON() map[string]any
+	Validate() error
 }
 
-// candidateDigest digests the candidate of full with the object's algorithm
-// (jcs-sha256-v1 when the object does not carry one yet).
-func candidateDigest(s strict.SelfAddressed, q strict.Quadruple, full map[string]any) (digest.Digest, error) {
+// sealObject fills the default schema/algorithm versions of x's own
+// quadruple, sets the digest of the candidate and validates the result. The
+// ref must already be assigned.
+func sealObject(x selfAddressedObject) error {
+	s, q := x.selfAddress()
+	if err := sealSelf(s, q, x.ToJSON); err != nil {
+		return err
+	}
+	return x.Validate()
+}
+
+// candidateOf digests the candidate of x with its algorithm (jcs-sha256-v1
+// when x does not carry one yet).
+func candidateOf(x selfAddressedObject) (digest.Digest, error) {
+	s, q := x.selfAddress()
 	alg := q.DigestAlgorithmVersion
 	if alg == "" {
 		alg = digest.JCSSHA256V1
 	}
-	return s.Compute(alg, full)
+	return s.Compute(alg, x.ToJSON())
+}
+
+// verifyObject recomputes the digest of x's candidate and compares it with the carried one.
+func verifyObject(x selfAddressedObject) error {
+	s, _ := x.selfAddress()
+	if err := s.Verify(x.ToJSON()); err != nil {
+		return &strict.FieldError{Path: "$", Err: err}
+	}
+	return nil
 }
 
 // checkQuad records an invalid (incomplete, bare or unknown-algorithm) quadruple.

@@ -104,24 +104,16 @@ func (x *EligibilityProcessingConflictEvidence) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *EligibilityProcessingConflictEvidence) Seal() error {
-	if err := sealSelf(eligibilityEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *EligibilityProcessingConflictEvidence) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return eligibilityEvidenceSelf, &x.Evidence
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *EligibilityProcessingConflictEvidence) Seal() error { return sealObject(x) }
 func (x *EligibilityProcessingConflictEvidence) Digest() (digest.Digest, error) {
-	return candidateDigest(eligibilityEvidenceSelf, x.Evidence, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *EligibilityProcessingConflictEvidence) VerifyDigest() error {
-	return verifySelf(eligibilityEvidenceSelf, x.ToJSON())
-}
+func (x *EligibilityProcessingConflictEvidence) VerifyDigest() error { return verifyObject(x) }
 
 // ProviderCostProcessingConflictEvidence@1 cause kinds and validation stages.
 const (
@@ -305,21 +297,13 @@ func (x *ProviderCostProcessingConflictEvidence) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *ProviderCostProcessingConflictEvidence) Seal() error {
-	if err := sealSelf(providerCostEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *ProviderCostProcessingConflictEvidence) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return providerCostEvidenceSelf, &x.Evidence
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *ProviderCostProcessingConflictEvidence) Seal() error { return sealObject(x) }
 func (x *ProviderCostProcessingConflictEvidence) Digest() (digest.Digest, error) {
-	return candidateDigest(providerCostEvidenceSelf, x.Evidence, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *ProviderCostProcessingConflictEvidence) VerifyDigest() error {
-	return verifySelf(providerCostEvidenceSelf, x.ToJSON())
-}
+func (x *ProviderCostProcessingConflictEvidence) VerifyDigest() error { return verifyObject(x) }

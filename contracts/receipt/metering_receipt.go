@@ -77,13 +77,11 @@ var (
 // after the inbox transaction. The candidate covers every field except the
 // repository-owned ref, committedAt and the digest.
 type MeteringInputProcessorConsumerReceipt struct {
-	Receipt             strict.Quadruple
-	EventID             string
-	EventEnvelopeDigest digest.Digest
-	Source              MeteringSource
-	Outcome             string // OutcomeAdvanced | OutcomeAlreadyObserved
-	Lane                MeteringLane
-	CommittedAt         time.Time
+	Header
+	Source      MeteringSource
+	Outcome     string // OutcomeAdvanced | OutcomeAlreadyObserved
+	Lane        MeteringLane
+	CommittedAt time.Time
 }
 
 // MeteringSource is the source union; exactly the pointer of Kind is set.
@@ -212,11 +210,8 @@ func DecodeMeteringInputProcessorConsumerReceipt(doc []byte) (*MeteringInputProc
 
 // ReadMeteringInputProcessorConsumerReceipt decodes the receipt from a parsed object.
 func ReadMeteringInputProcessorConsumerReceipt(o *strict.Object) *MeteringInputProcessorConsumerReceipt {
-	x := &MeteringInputProcessorConsumerReceipt{Receipt: readSelf(o, prefixMeteringReceipt)}
-	readReceiptRoute(o, route.MeteringInputProcessor)
+	x := &MeteringInputProcessorConsumerReceipt{Header: readHeader(o, prefixMeteringReceipt, route.MeteringInputProcessor)}
 	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
-	x.EventID = o.UUID("eventId")
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
 	x.Source = readMeteringSource(o.Object("source"))
 	x.Outcome = o.Enum("outcome", OutcomeAdvanced, OutcomeAlreadyObserved)
 	x.Lane = readMeteringLane(o.Object("lane"))
@@ -381,9 +376,7 @@ func readProviderCostCoordination(o *strict.Object) ProviderCostCoordination {
 // Validate checks shape and every refinement rule (not the digest value).
 func (x *MeteringInputProcessorConsumerReceipt) Validate() error {
 	v := newReader()
-	validateSelf(v, prefixMeteringReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.validate(v, prefixMeteringReceipt)
 	if x.Outcome != OutcomeAdvanced && x.Outcome != OutcomeAlreadyObserved {
 		v.Fail("$.outcome", strict.ErrUnknownEnum, x.Outcome)
 	}
@@ -618,15 +611,12 @@ func (x *MeteringInputProcessorConsumerReceipt) validateSourceLane(v *strict.Rea
 // ToJSON returns the full JSON form.
 func (x *MeteringInputProcessorConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":     x.EventID,
 		"source":      x.Source.toJSON(),
 		"outcome":     x.Outcome,
 		"lane":        x.Lane.toJSON(),
 		"committedAt": strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixMeteringReceipt)
-	putReceiptRoute(m, route.MeteringInputProcessor)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixMeteringReceipt, route.MeteringInputProcessor)
 	return m
 }
 
@@ -735,24 +725,16 @@ func (c ProviderCostCoordination) toJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputProcessorConsumerReceipt) Seal() error {
-	if err := sealSelf(meteringSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputProcessorConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return meteringSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputProcessorConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *MeteringInputProcessorConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(meteringSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputProcessorConsumerReceipt) VerifyDigest() error {
-	return verifySelf(meteringSelf, x.ToJSON())
-}
+func (x *MeteringInputProcessorConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.MeteringInputProcessor
@@ -760,10 +742,6 @@ func (x *MeteringInputProcessorConsumerReceipt) ReceiptDestination() route.Desti
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptConsumerName() string {
 	return route.MeteringInputProcessorConsumer
 }
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventType() string {
 	switch x.Source.Kind {
 	case SourceExecutionEligibility:
@@ -772,12 +750,6 @@ func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventType() string {
 		return EventGatewayAvailabilityCurrentChanged
 	}
 	return ""
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

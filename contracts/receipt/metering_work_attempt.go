@@ -269,24 +269,14 @@ func (x *MeteringInputWorkAttemptFinished) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputWorkAttemptFinished) Seal() error {
-	if err := sealSelf(workFinishedSelf, &x.Finished, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputWorkAttemptFinished) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return workFinishedSelf, &x.Finished
 }
 
-// Digest returns the digest of the candidate.
-func (x *MeteringInputWorkAttemptFinished) Digest() (digest.Digest, error) {
-	return candidateDigest(workFinishedSelf, x.Finished, x.ToJSON())
-}
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputWorkAttemptFinished) VerifyDigest() error {
-	return verifySelf(workFinishedSelf, x.ToJSON())
-}
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputWorkAttemptFinished) Seal() error                    { return sealObject(x) }
+func (x *MeteringInputWorkAttemptFinished) Digest() (digest.Digest, error) { return candidateOf(x) }
+func (x *MeteringInputWorkAttemptFinished) VerifyDigest() error            { return verifyObject(x) }
 
 // MeteringInputWorkAttemptBlocked@1 blockingCause kinds and the prefix of the
 // quadruple each binds.
@@ -394,21 +384,11 @@ func (x *MeteringInputWorkAttemptBlocked) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputWorkAttemptBlocked) Seal() error {
-	if err := sealSelf(workBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputWorkAttemptBlocked) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return workBlockedSelf, &x.Blocked
 }
 
-// Digest returns the digest of the candidate.
-func (x *MeteringInputWorkAttemptBlocked) Digest() (digest.Digest, error) {
-	return candidateDigest(workBlockedSelf, x.Blocked, x.ToJSON())
-}
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputWorkAttemptBlocked) VerifyDigest() error {
-	return verifySelf(workBlockedSelf, x.ToJSON())
-}
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputWorkAttemptBlocked) Seal() error                    { return sealObject(x) }
+func (x *MeteringInputWorkAttemptBlocked) Digest() (digest.Digest, error) { return candidateOf(x) }
+func (x *MeteringInputWorkAttemptBlocked) VerifyDigest() error            { return verifyObject(x) }
