@@ -7,7 +7,7 @@
 // same files anywhere.
 package schemagen
 
-//go:generate go run ./cmd/schemagen -out ../schema
+//go:generate go run ./cmd/schemagen -out ../schema -payloads ../envelope/payloads_gen.go
 
 import (
 	"fmt"

@@ -34,6 +34,16 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	}
 }
 
+// CT-5: the committed typed payloads are what the generator renders.
+func TestCT5GeneratedPayloadsAreFresh(t *testing.T) {
+	t.Parallel()
+	want, err := schemagen.PayloadsGo()
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(schemagen.PayloadsGoFile)))
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "%s is stale: run make generate", schemagen.PayloadsGoFile)
+}
+
 func TestCT5WriteIsIdempotent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
