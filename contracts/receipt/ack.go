@@ -79,16 +79,12 @@ func AckFor(r Receipt) (*ActiveConsumerAck, error) {
 
 // DecodeActiveConsumerAck strictly decodes and validates an ActiveConsumerAck@1 document.
 func DecodeActiveConsumerAck(doc []byte) (*ActiveConsumerAck, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadActiveConsumerAck(o), o, r)
+	return decode(doc, AckDef, readActiveConsumerAck)
 }
 
-// ReadActiveConsumerAck decodes an ack from a parsed object; errors are
+// readActiveConsumerAck binds an ack from a parsed object; errors are
 // recorded on the object's reader. It does not close o.
-func ReadActiveConsumerAck(o *strict.Object) *ActiveConsumerAck {
+func readActiveConsumerAck(o *strict.Object) *ActiveConsumerAck {
 	a := &ActiveConsumerAck{
 		Destination:         route.Destination(o.Enum("destination", destinationNames()...)),
 		ConsumerName:        o.String("consumerName"),

@@ -37,17 +37,12 @@ type BillingSettlementCatchUpWorkAttemptBlocked struct {
 
 // DecodeBillingSettlementCatchUpWorkAttemptBlocked strictly decodes and validates the fact.
 func DecodeBillingSettlementCatchUpWorkAttemptBlocked(doc []byte) (*BillingSettlementCatchUpWorkAttemptBlocked, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingSettlementCatchUpWorkAttemptBlocked(o), o, r)
+	return decode(doc, CatchUpBlockedDef, readBillingSettlementCatchUpWorkAttemptBlocked)
 }
 
-// ReadBillingSettlementCatchUpWorkAttemptBlocked decodes the fact from a parsed object.
-func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSettlementCatchUpWorkAttemptBlocked {
+// readBillingSettlementCatchUpWorkAttemptBlocked binds the fact from a parsed object.
+func readBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSettlementCatchUpWorkAttemptBlocked {
 	x := &BillingSettlementCatchUpWorkAttemptBlocked{Blocked: readSelf(o, prefixCatchUpBlocked)}
-	forbidCatchUpBlockedExtras(o)
 	x.Work = o.Quadruple(prefixCatchUpWork)
 	x.BillingCatchUpValidationOperationID = o.String("billingCatchUpValidationOperationId")
 	x.BillingReservationID = o.UUID("billingReservationId")
@@ -60,7 +55,6 @@ func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSe
 	x.AttemptNumber = o.IntMin("attemptNumber", 1)
 	x.FencingToken = o.String("fencingToken")
 	bc := o.Object("blockingCause")
-	forbidCatchUpBlockedExtras(bc)
 	x.BlockingCause.Kind = bc.Union("kind", map[string]func(*strict.Object){
 		CauseSettlementInputOwnerConflict: func(b *strict.Object) {
 			x.BlockingCause.Fact = b.Quadruple(prefixSettlementInputConflictFact)
@@ -68,13 +62,6 @@ func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSe
 	})
 	x.BlockedAt = o.Timestamp("blockedAt")
 	return x
-}
-
-// forbidCatchUpBlockedExtras: the blocked fact is never a finish and never
-// carries a case reference.
-func forbidCatchUpBlockedExtras(o *strict.Object) {
-	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixCatchUpFinished), "finishedAt", "outcome")...)
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 }
 
 // Validate checks shape (the fact has no further refinement rule beyond its

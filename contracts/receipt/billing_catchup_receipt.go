@@ -122,16 +122,12 @@ var (
 // DecodeBillingSettlementCatchUpConsumerReceipt strictly decodes and validates
 // the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeBillingSettlementCatchUpConsumerReceipt(doc []byte) (*BillingSettlementCatchUpConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingSettlementCatchUpConsumerReceipt(o), o, r)
+	return decode(doc, CatchUpReceiptDef, readBillingSettlementCatchUpConsumerReceipt)
 }
 
-// ReadBillingSettlementCatchUpConsumerReceipt decodes the receipt from a parsed object.
-func ReadBillingSettlementCatchUpConsumerReceipt(o *strict.Object) *BillingSettlementCatchUpConsumerReceipt {
-	x := &BillingSettlementCatchUpConsumerReceipt{Header: readHeader(o, prefixCatchUpReceipt, route.BillingSettlementCatchUp)}
+// readBillingSettlementCatchUpConsumerReceipt binds the receipt from a parsed object.
+func readBillingSettlementCatchUpConsumerReceipt(o *strict.Object) *BillingSettlementCatchUpConsumerReceipt {
+	x := &BillingSettlementCatchUpConsumerReceipt{Header: readHeader(o, prefixCatchUpReceipt)}
 	o.Literal("eventType", EventSettlementInputCurrentChanged)
 	o.Literal("eventSchemaVersion", eventSchemaVersion1)
 	x.Tenant = readTenant(o)
@@ -164,14 +160,12 @@ func readDurability(o *strict.Object) CatchUpDurability {
 	var d CatchUpDurability
 	d.State = o.Union("state", map[string]func(*strict.Object){
 		DurabilityFinalizationWorkScheduled: func(b *strict.Object) {
-			forbidFields(b, ErrDurabilityMixed, append(append([]string{}, catchUpWorkFields...), heldFields...)...)
 			d.FinalizationWork = &FinalizationWorkScheduled{
 				FinalizationFenceRevision: b.IntMin("finalizationFenceRevision", 1),
 				Work:                      readFinalizationWork(b),
 			}
 		},
 		DurabilitySettlementCatchUpScheduled: func(b *strict.Object) {
-			forbidFields(b, ErrDurabilityMixed, append(append([]string{}, finalizationWorkFields...), heldFields...)...)
 			d.SettlementCatchUp = &SettlementCatchUpScheduled{
 				SettlementCatchUpFenceRevision:      b.IntMin("settlementCatchUpFenceRevision", 1),
 				WorkGeneration:                      b.IntMin("workGeneration", 1),
@@ -180,7 +174,6 @@ func readDurability(o *strict.Object) CatchUpDurability {
 			}
 		},
 		DurabilityHeldForResolution: func(b *strict.Object) {
-			forbidFields(b, ErrHeldCarriesWork, heldForbidden...)
 			d.HeldForResolution = &HeldForResolution{
 				FinalizationFenceRevision:  b.IntMin("finalizationFenceRevision", 1),
 				ReconciliationCaseRef:      b.String(fieldCaseRef),

@@ -124,16 +124,12 @@ type CoordinatorOutcome struct {
 // DecodeBillingFinalizationCoordinatorConsumerReceipt strictly decodes and
 // validates the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeBillingFinalizationCoordinatorConsumerReceipt(doc []byte) (*BillingFinalizationCoordinatorConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingFinalizationCoordinatorConsumerReceipt(o), o, r)
+	return decode(doc, CoordinatorReceiptDef, readBillingFinalizationCoordinatorConsumerReceipt)
 }
 
-// ReadBillingFinalizationCoordinatorConsumerReceipt decodes the receipt from a parsed object.
-func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
-	x := &BillingFinalizationCoordinatorConsumerReceipt{Header: readHeader(o, prefixCoordinatorReceipt, route.BillingFinalizationCoordinator)}
+// readBillingFinalizationCoordinatorConsumerReceipt binds the receipt from a parsed object.
+func readBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
+	x := &BillingFinalizationCoordinatorConsumerReceipt{Header: readHeader(o, prefixCoordinatorReceipt)}
 	src := o.Object("source")
 	x.Source.Kind = src.Union("kind", map[string]func(*strict.Object){
 		CoordinatorSourceExecutionClosure: func(b *strict.Object) {

@@ -356,16 +356,6 @@ func SortSnapshots(snapshots []SettlementSnapshot) SnapshotSet {
 	return SnapshotSet{Count: int64(len(out)), Snapshots: out}
 }
 
-// forbidFields records rule at the first present field among names.
-func forbidFields(o *strict.Object, rule error, names ...string) {
-	for _, n := range names {
-		if o.Has(n) {
-			o.Fail(n, rule, "")
-			return
-		}
-	}
-}
-
 // quadFields lists the four field names of each prefix.
 func quadFields(prefixes ...string) []string {
 	var out []string

@@ -34,15 +34,11 @@ type EligibilityProcessingConflictEvidence struct {
 
 // DecodeEligibilityProcessingConflictEvidence strictly decodes and validates the evidence.
 func DecodeEligibilityProcessingConflictEvidence(doc []byte) (*EligibilityProcessingConflictEvidence, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadEligibilityProcessingConflictEvidence(o), o, r)
+	return decode(doc, EligibilityEvidenceDef, readEligibilityProcessingConflictEvidence)
 }
 
-// ReadEligibilityProcessingConflictEvidence decodes the evidence from a parsed object.
-func ReadEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityProcessingConflictEvidence {
+// readEligibilityProcessingConflictEvidence binds the evidence from a parsed object.
+func readEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityProcessingConflictEvidence {
 	return &EligibilityProcessingConflictEvidence{
 		Evidence:                   readSelf(o, prefixEligibilityEvidence),
 		RunID:                      o.UUID("runId"),
@@ -168,22 +164,12 @@ type ProviderCostProcessingConflictEvidence struct {
 
 // DecodeProviderCostProcessingConflictEvidence strictly decodes and validates the evidence.
 func DecodeProviderCostProcessingConflictEvidence(doc []byte) (*ProviderCostProcessingConflictEvidence, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadProviderCostProcessingConflictEvidence(o), o, r)
+	return decode(doc, ProviderCostEvidenceDef, readProviderCostProcessingConflictEvidence)
 }
 
-// ReadProviderCostProcessingConflictEvidence decodes the evidence from a parsed object.
-func ReadProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostProcessingConflictEvidence {
+// readProviderCostProcessingConflictEvidence binds the evidence from a parsed object.
+func readProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostProcessingConflictEvidence {
 	x := &ProviderCostProcessingConflictEvidence{Evidence: readSelf(o, prefixProviderCostEvidence)}
-	// Deployment and source dimension can never be trimmed.
-	for _, f := range []string{"gatewayDeploymentId", "sourceEvidenceDimensionKey"} {
-		if !o.Has(f) {
-			o.Fail(f, ErrCostEvidenceTrimmed, "")
-		}
-	}
 	x.Work = o.Quadruple(prefixWork)
 	x.OperationID = o.String("meteringInputWorkOperationId")
 	x.WorkGeneration = o.IntMin("workGeneration", 1)

@@ -61,8 +61,8 @@ func headerFields(prefix string, dest route.Destination) []schema.Field {
 	b, _ := route.BindingOf(dest)
 	return schema.Fields(
 		selfQuadFields(prefix, "assigned by the owner's repository; excluded from the digest candidate"),
-		lit("destination", string(dest)),
-		lit("consumerName", b.ConsumerName),
+		schema.F("destination", schema.Literal{Value: string(dest), Err: ErrReceiptDestination}, ""),
+		schema.F("consumerName", schema.Literal{Value: b.ConsumerName, Err: ErrReceiptConsumer}, ""),
 		schema.F("eventId", anyUUID, "the acknowledged event"),
 		envelopeDigestFields(),
 	)
@@ -102,6 +102,29 @@ func unionDef(name, doc, discriminator string, branches ...schema.Branch) *schem
 }
 
 func ref(name string, d *schema.Def) []schema.Field { return schema.F(name, schema.Ref{Def: d}, "") }
+
+// guarded returns d with guards on its object or union.
+func guarded(d *schema.Def, guards ...schema.Guard) *schema.Def {
+	switch t := d.Type.(type) {
+	case schema.Object:
+		t.Guards = guards
+		d.Type = t
+	case schema.Union:
+		t.Guards = guards
+		d.Type = t
+	}
+	return d
+}
+
+func forbid(err error, names ...string) schema.Guard { return schema.Guard{Forbid: names, Err: err} }
+func requireFields(err error, names ...string) schema.Guard {
+	return schema.Guard{Require: names, Err: err}
+}
+
+// refOf is the ref field name of a quadruple prefix.
+func refOf(prefix string) string { return strict.Fields(prefix)[0] }
+
+var noCaseRef = forbid(ErrCaseRefForbidden, fieldCaseRef)
 
 // --- shared parts ----------------------------------------------------------
 
@@ -144,6 +167,14 @@ func blockedFactFields() []schema.Field {
 	return quadFieldsOf(prefixWorkBlocked, "MeteringInputWorkAttemptBlocked@1; a blocked state carries no finish, processing fact or case reference")
 }
 
+// blockedStateGuards: a blocked coordination state binds its blocked fact
+// and never a finish or a processing fact.
+var blockedStateGuards = []schema.Guard{
+	forbid(ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "lastFinishedWork", "appliedWorkGeneration")...),
+	forbid(ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...),
+	requireFields(ErrBlockedMissingFact, refOf(prefixWorkBlocked)),
+}
+
 // --- MeteringInputProcessorConsumerReceipt@1 -------------------------------
 
 var meteringSourceDef = unionDef("MeteringReceiptSourceV1", "The event the receipt records.", "kind",
@@ -167,30 +198,32 @@ var meteringSourceDef = unionDef("MeteringReceiptSourceV1", "The event the recei
 
 func eligibilityCoordinationDef() *schema.Def {
 	waiting := schema.Fields(ref("activeWork", activeWorkDef), ref("lastFinishedWork", lastFinishedWorkDef))
-	return unionDef("EligibilityCoordinationStateV1", "Coordination state of the eligibility_and_settlement_input lane.", "state",
+	return guarded(unionDef("EligibilityCoordinationStateV1", "Coordination state of the eligibility_and_settlement_input lane.", "state",
 		schema.Branch{Value: StateWaitingForExecution, Fields: waiting},
 		schema.Branch{Value: StateWaitingForGatewayUsage, Fields: waiting},
 		schema.Branch{Value: StatePending, Fields: ref("activeWork", activeWorkDef)},
 		schema.Branch{Value: StateApplied, Fields: schema.Fields(ref("activeWork", activeWorkDef), workFields("appliedWorkGeneration"),
 			quadFieldsOf(prefixWorkFinished, "MeteringInputWorkAttemptFinished@1"), snapshotSetFields())},
-		schema.Branch{Value: StateBlockedOnOwnerConflict, Fields: schema.Fields(blockedFactFields(), ref("activeWork", activeWorkDef))},
-	)
+		schema.Branch{Value: StateBlockedOnOwnerConflict, Fields: schema.Fields(blockedFactFields(), ref("activeWork", activeWorkDef)), Guards: blockedStateGuards},
+	), noCaseRef)
 }
 
 func providerCostCoordinationDef() *schema.Def {
 	finished := schema.Fields(ref("activeWork", activeWorkDef), enum("processingOutcome", processingOutcomes...), workFields("workGeneration"),
 		quadFieldsOf(prefixProcessing, "ProviderCostAvailabilityProcessing@1"), quadFieldsOf(prefixWorkFinished, "MeteringInputWorkAttemptFinished@1"))
-	return unionDef("ProviderCostCoordinationStateV1", "Coordination state of the provider_cost lane.", "state",
+	// A finished state binds its work, processing fact and finish.
+	terminal := []schema.Guard{requireFields(ErrTerminalIncomplete, refOf(prefixProcessing), refOf(prefixWorkFinished))}
+	return guarded(unionDef("ProviderCostCoordinationStateV1", "Coordination state of the provider_cost lane.", "state",
 		schema.Branch{Value: StatePending, Fields: ref("activeWork", activeWorkDef)},
-		schema.Branch{Value: StateAvailabilityProcessed, Fields: finished},
-		schema.Branch{Value: StateWaitingForEvidence, Fields: finished},
-		schema.Branch{Value: StateNoCostEvidence, Fields: finished},
-		schema.Branch{Value: StateReconciliationRequired, Fields: schema.Fields(finished, enum("availabilityState", availabilityStates...), texts("stateReasonCode"))},
-		schema.Branch{Value: StateBlockedOnProcessingConflict, Fields: schema.Fields(blockedFactFields(), ref("activeWork", activeWorkDef))},
-	)
+		schema.Branch{Value: StateAvailabilityProcessed, Fields: finished, Guards: terminal},
+		schema.Branch{Value: StateWaitingForEvidence, Fields: finished, Guards: terminal},
+		schema.Branch{Value: StateNoCostEvidence, Fields: finished, Guards: terminal},
+		schema.Branch{Value: StateReconciliationRequired, Fields: schema.Fields(finished, enum("availabilityState", availabilityStates...), texts("stateReasonCode")), Guards: terminal},
+		schema.Branch{Value: StateBlockedOnProcessingConflict, Fields: schema.Fields(blockedFactFields(), ref("activeWork", activeWorkDef)), Guards: blockedStateGuards},
+	), noCaseRef)
 }
 
-var meteringLaneDef = unionDef("MeteringReceiptLaneV1", "The lane the event advanced and its coordination state.", "kind",
+var meteringLaneDef = guarded(unionDef("MeteringReceiptLaneV1", "The lane the event advanced and its coordination state.", "kind",
 	schema.Branch{Value: LaneEligibility, Fields: schema.Fields(
 		schema.F("eligibilityFenceRevision", positive, ""),
 		schema.F("latestEligibilityWorkGeneration", count, "0 when the lane never scheduled work"),
@@ -204,16 +237,16 @@ var meteringLaneDef = unionDef("MeteringReceiptLaneV1", "The lane the event adva
 		schema.DigestPairFields("providerCostTriggerDigestAlgorithmVersion", "providerCostTriggerDigest", ""),
 		ref("coordinationState", providerCostCoordinationDef()),
 	)},
-)
+), noCaseRef)
 
 // MeteringReceiptDef describes MeteringInputProcessorConsumerReceipt@1.
-var MeteringReceiptDef = objectDef("MeteringInputProcessorConsumerReceiptV1", "MeteringInputProcessorConsumerReceipt@1: what the Metering input processor committed for one event.",
+var MeteringReceiptDef = guarded(objectDef("MeteringInputProcessorConsumerReceiptV1", "MeteringInputProcessorConsumerReceipt@1: what the Metering input processor committed for one event.",
 	headerFields(prefixMeteringReceipt, route.MeteringInputProcessor),
 	ref("source", meteringSourceDef),
 	enum("outcome", OutcomeAdvanced, OutcomeAlreadyObserved),
 	ref("lane", meteringLaneDef),
 	schema.F("committedAt", atTime, "excluded from the digest candidate"),
-)
+), noCaseRef)
 
 // --- OperationsProjectionAppliedReceipt@1 ----------------------------------
 
@@ -281,14 +314,15 @@ var settlementInputDef = &schema.Def{Name: "SettlementInputRefV1", Doc: "A settl
 	Type: schema.Object{Fields: schema.Fields(quadFieldsOf(prefixSettlementInputSnapshot, "SettlementInputSnapshot@1"), schema.F("settlementInputStateVersion", positive, ""))}}
 
 var durabilityDef = unionDef("CatchUpDurabilityV1", "How the advanced watermark was made durable.", "state",
-	schema.Branch{Value: DurabilityFinalizationWorkScheduled, Fields: schema.Fields(schema.F("finalizationFenceRevision", positive, ""), finalizationWorkDesc())},
-	schema.Branch{Value: DurabilitySettlementCatchUpScheduled, Fields: schema.Fields(
+	schema.Branch{Value: DurabilityFinalizationWorkScheduled, Fields: schema.Fields(schema.F("finalizationFenceRevision", positive, ""), finalizationWorkDesc()),
+		Guards: []schema.Guard{forbid(ErrDurabilityMixed, append(append([]string{}, catchUpWorkFields...), heldFields...)...)}},
+	schema.Branch{Value: DurabilitySettlementCatchUpScheduled, Guards: []schema.Guard{forbid(ErrDurabilityMixed, append(append([]string{}, finalizationWorkFields...), heldFields...)...)}, Fields: schema.Fields(
 		schema.F("settlementCatchUpFenceRevision", positive, ""),
 		schema.F("workGeneration", positive, ""),
 		quadFieldsOf(prefixCatchUpWork, "Billing Settlement Catch-Up Work"),
 		texts("billingCatchUpValidationOperationId"),
 	)},
-	schema.Branch{Value: DurabilityHeldForResolution, Doc: "no trigger, work, generation or catch-up operation", Fields: schema.Fields(
+	schema.Branch{Value: DurabilityHeldForResolution, Doc: "no trigger, work, generation or catch-up operation", Guards: []schema.Guard{forbid(ErrHeldCarriesWork, heldForbidden...)}, Fields: schema.Fields(
 		schema.F("finalizationFenceRevision", positive, ""),
 		texts(fieldCaseRef),
 		schema.F("reconciliationGeneration", positive, ""),
@@ -334,10 +368,15 @@ func workAttemptHeadFields() []schema.Field {
 	)
 }
 
+// finishKind: a branch that exists for one lane kind only; another kind is a mixed union.
+func finishKind(kind string) []schema.Field {
+	return schema.F("kind", schema.Literal{Value: kind, Err: strict.ErrMixedUnion}, "")
+}
+
 var finishOutcomeDef = unionDef("MeteringWorkFinishOutcomeV1", "The finish outcome; kind is the work's lane kind.", "state",
-	schema.Branch{Value: FinishWaitingForCounterpart, Fields: schema.Fields(lit("kind", LaneEligibility), enum("waitingFor", WaitingForExecutionEligibility, WaitingForGatewayUsage))},
-	schema.Branch{Value: FinishApplied, Fields: schema.Fields(lit("kind", LaneEligibility), snapshotSetFields())},
-	schema.Branch{Value: FinishAvailabilityProcessed, Fields: schema.Fields(lit("kind", LaneProviderCost), quadFieldsOf(prefixProcessing, "ProviderCostAvailabilityProcessing@1"))},
+	schema.Branch{Value: FinishWaitingForCounterpart, Fields: schema.Fields(finishKind(LaneEligibility), enum("waitingFor", WaitingForExecutionEligibility, WaitingForGatewayUsage))},
+	schema.Branch{Value: FinishApplied, Fields: schema.Fields(finishKind(LaneEligibility), snapshotSetFields())},
+	schema.Branch{Value: FinishAvailabilityProcessed, Fields: schema.Fields(finishKind(LaneProviderCost), quadFieldsOf(prefixProcessing, "ProviderCostAvailabilityProcessing@1"))},
 	schema.Branch{Value: FinishSuperseded, Fields: schema.Fields(enum("kind", LaneEligibility, LaneProviderCost), schema.F("supersededByWorkGeneration", positive, "greater than workGeneration"))},
 )
 
@@ -357,18 +396,32 @@ func blockingCauseDef(name, doc string, kinds []string, prefixes map[string]stri
 	return unionDef(name, doc, "kind", branches...)
 }
 
+// blockedFactGuards: a blocked fact must not smuggle a finish, a processing
+// fact or a case reference.
+var blockedFactGuards = []schema.Guard{
+	forbid(ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "finishedAt")...),
+	forbid(ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...),
+	noCaseRef,
+}
+
 // WorkBlockedDef describes MeteringInputWorkAttemptBlocked@1.
-var WorkBlockedDef = objectDef("MeteringInputWorkAttemptBlockedV1", "MeteringInputWorkAttemptBlocked@1: the non-terminal block of a work attempt (never a finish or an operations case).",
+var WorkBlockedDef = guarded(objectDef("MeteringInputWorkAttemptBlockedV1", "MeteringInputWorkAttemptBlocked@1: the non-terminal block of a work attempt (never a finish or an operations case).",
 	selfQuadFields(prefixWorkBlocked, "excluded from the digest candidate"),
 	workAttemptHeadFields(),
-	ref("blockingCause", blockingCauseDef("MeteringWorkBlockingCauseV1", "The conflict fact or evidence that blocks the work; the lane limits the branches.",
+	ref("blockingCause", guarded(blockingCauseDef("MeteringWorkBlockingCauseV1", "The conflict fact or evidence that blocks the work; the lane limits the branches.",
 		[]string{CauseExecutionEligibilityOwnerConflict, CauseGatewayUsageOwnerConflict, CauseGatewayBindingOwnerConflict, CauseEligibilityProcessingConflict, CauseProviderCostProcessingConflict},
-		blockingCausePrefix)),
+		blockingCausePrefix), blockedFactGuards...)),
 	schema.F("blockedAt", atTime, "excluded from the digest candidate"),
-)
+), blockedFactGuards...)
+
+// catchUpBlockedGuards: the blocked fact is never a finish and never names a case.
+var catchUpBlockedGuards = []schema.Guard{
+	forbid(ErrBlockedCarriesFinish, append(quadFields(prefixCatchUpFinished), "finishedAt", "outcome")...),
+	noCaseRef,
+}
 
 // CatchUpBlockedDef describes BillingSettlementCatchUpWorkAttemptBlocked@1.
-var CatchUpBlockedDef = objectDef("BillingSettlementCatchUpWorkAttemptBlockedV1", "BillingSettlementCatchUpWorkAttemptBlocked@1: the catch-up worker's non-terminal block.",
+var CatchUpBlockedDef = guarded(objectDef("BillingSettlementCatchUpWorkAttemptBlockedV1", "BillingSettlementCatchUpWorkAttemptBlocked@1: the catch-up worker's non-terminal block.",
 	selfQuadFields(prefixCatchUpBlocked, "excluded from the digest candidate"),
 	quadFieldsOf(prefixCatchUpWork, "Billing Settlement Catch-Up Work"),
 	texts("billingCatchUpValidationOperationId"),
@@ -377,10 +430,10 @@ var CatchUpBlockedDef = objectDef("BillingSettlementCatchUpWorkAttemptBlockedV1"
 	schema.F("workGeneration", positive, ""),
 	schema.F("attemptNumber", positive, ""),
 	texts("fencingToken"),
-	ref("blockingCause", blockingCauseDef("CatchUpBlockingCauseV1", "The settlement input owner conflict that blocks the catch-up work.",
-		[]string{CauseSettlementInputOwnerConflict}, map[string]string{CauseSettlementInputOwnerConflict: prefixSettlementInputConflictFact})),
+	ref("blockingCause", guarded(blockingCauseDef("CatchUpBlockingCauseV1", "The settlement input owner conflict that blocks the catch-up work.",
+		[]string{CauseSettlementInputOwnerConflict}, map[string]string{CauseSettlementInputOwnerConflict: prefixSettlementInputConflictFact}), catchUpBlockedGuards...)),
 	schema.F("blockedAt", atTime, "excluded from the digest candidate"),
-)
+), catchUpBlockedGuards...)
 
 // --- conflict evidence -----------------------------------------------------
 
@@ -411,7 +464,7 @@ var costCauseDef = unionDef("ProviderCostConflictCauseV1", "The cause of a provi
 )
 
 // ProviderCostEvidenceDef describes ProviderCostProcessingConflictEvidence@1.
-var ProviderCostEvidenceDef = objectDef("ProviderCostProcessingConflictEvidenceV1", "ProviderCostProcessingConflictEvidence@1: a proven conflict while processing a provider cost work; deployment and source dimension are never trimmed.",
+var ProviderCostEvidenceDef = guarded(objectDef("ProviderCostProcessingConflictEvidenceV1", "ProviderCostProcessingConflictEvidence@1: a proven conflict while processing a provider cost work; deployment and source dimension are never trimmed.",
 	selfQuadFields(prefixProviderCostEvidence, "excluded from the digest candidate"),
 	quadFieldsOf(prefixWork, "MeteringInputWork@1"),
 	texts("meteringInputWorkOperationId"),
@@ -425,7 +478,7 @@ var ProviderCostEvidenceDef = objectDef("ProviderCostProcessingConflictEvidenceV
 	schema.F("costAvailabilityStateVersion", positive, ""),
 	ref("cause", costCauseDef),
 	schema.F("detectedAt", atTime, "excluded from the digest candidate"),
-)
+), requireFields(ErrCostEvidenceTrimmed, "gatewayDeploymentId", "sourceEvidenceDimensionKey"))
 
 // --- ActiveConsumerAck@1 ---------------------------------------------------
 

@@ -201,17 +201,12 @@ type ProcessedWork struct {
 // DecodeMeteringInputProcessorConsumerReceipt strictly decodes and validates
 // the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeMeteringInputProcessorConsumerReceipt(doc []byte) (*MeteringInputProcessorConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputProcessorConsumerReceipt(o), o, r)
+	return decode(doc, MeteringReceiptDef, readMeteringInputProcessorConsumerReceipt)
 }
 
-// ReadMeteringInputProcessorConsumerReceipt decodes the receipt from a parsed object.
-func ReadMeteringInputProcessorConsumerReceipt(o *strict.Object) *MeteringInputProcessorConsumerReceipt {
-	x := &MeteringInputProcessorConsumerReceipt{Header: readHeader(o, prefixMeteringReceipt, route.MeteringInputProcessor)}
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
+// readMeteringInputProcessorConsumerReceipt binds the receipt from a parsed object.
+func readMeteringInputProcessorConsumerReceipt(o *strict.Object) *MeteringInputProcessorConsumerReceipt {
+	x := &MeteringInputProcessorConsumerReceipt{Header: readHeader(o, prefixMeteringReceipt)}
 	x.Source = readMeteringSource(o.Object("source"))
 	x.Outcome = o.Enum("outcome", OutcomeAdvanced, OutcomeAlreadyObserved)
 	x.Lane = readMeteringLane(o.Object("lane"))
@@ -255,7 +250,6 @@ func readMeteringSource(o *strict.Object) MeteringSource {
 
 func readMeteringLane(o *strict.Object) MeteringLane {
 	var l MeteringLane
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	l.Kind = o.Union("kind", map[string]func(*strict.Object){
 		LaneEligibility: func(b *strict.Object) {
 			l.Eligibility = &EligibilityLane{
@@ -292,23 +286,15 @@ func readActiveWork(o *strict.Object) *WorkBinding {
 	return w
 }
 
-// readBlockedFact reads the MeteringInputWorkAttemptBlocked@1 quadruple of a
-// blocked state; a blocked state must never carry a finish, processing fact
-// or case reference.
+// readBlockedFact binds the MeteringInputWorkAttemptBlocked@1 quadruple of a
+// blocked state (blockedStateGuards keep finishes and processing facts out).
 func readBlockedFact(b *strict.Object) *strict.Quadruple {
-	forbidFields(b, ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "lastFinishedWork", "appliedWorkGeneration")...)
-	forbidFields(b, ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...)
-	if !b.Has(strict.Fields(prefixWorkBlocked)[0]) {
-		b.Fail(strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		return nil
-	}
 	q := b.Quadruple(prefixWorkBlocked)
 	return &q
 }
 
 func readEligibilityCoordination(o *strict.Object) EligibilityCoordination {
 	var c EligibilityCoordination
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	waiting := func(b *strict.Object) {
 		c.ActiveWork = readActiveWork(b)
 		b.Object("lastFinishedWork").Union("state", map[string]func(*strict.Object){
@@ -340,13 +326,7 @@ func readEligibilityCoordination(o *strict.Object) EligibilityCoordination {
 
 func readProviderCostCoordination(o *strict.Object) ProviderCostCoordination {
 	var c ProviderCostCoordination
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	finished := func(b *strict.Object) {
-		for _, f := range []string{strict.Fields(prefixProcessing)[0], strict.Fields(prefixWorkFinished)[0]} {
-			if !b.Has(f) {
-				b.Fail(f, ErrTerminalIncomplete, "")
-			}
-		}
 		c.ActiveWork = readActiveWork(b)
 		c.ProcessingOutcome = b.Enum("processingOutcome", processingOutcomes...)
 		c.Processed = &ProcessedWork{

@@ -142,15 +142,11 @@ type FinishOutcome struct {
 
 // DecodeMeteringInputWorkAttemptFinished strictly decodes and validates the fact.
 func DecodeMeteringInputWorkAttemptFinished(doc []byte) (*MeteringInputWorkAttemptFinished, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputWorkAttemptFinished(o), o, r)
+	return decode(doc, WorkFinishedDef, readMeteringInputWorkAttemptFinished)
 }
 
-// ReadMeteringInputWorkAttemptFinished decodes the fact from a parsed object.
-func ReadMeteringInputWorkAttemptFinished(o *strict.Object) *MeteringInputWorkAttemptFinished {
+// readMeteringInputWorkAttemptFinished binds the fact from a parsed object.
+func readMeteringInputWorkAttemptFinished(o *strict.Object) *MeteringInputWorkAttemptFinished {
 	x := &MeteringInputWorkAttemptFinished{Finished: readSelf(o, prefixWorkFinished)}
 	x.WorkAttemptHead = readWorkAttemptHead(o)
 	out := o.Object("outcome")
@@ -324,20 +320,14 @@ type MeteringInputWorkAttemptBlocked struct {
 
 // DecodeMeteringInputWorkAttemptBlocked strictly decodes and validates the fact.
 func DecodeMeteringInputWorkAttemptBlocked(doc []byte) (*MeteringInputWorkAttemptBlocked, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputWorkAttemptBlocked(o), o, r)
+	return decode(doc, WorkBlockedDef, readMeteringInputWorkAttemptBlocked)
 }
 
-// ReadMeteringInputWorkAttemptBlocked decodes the fact from a parsed object.
-func ReadMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAttemptBlocked {
+// readMeteringInputWorkAttemptBlocked binds the fact from a parsed object.
+func readMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAttemptBlocked {
 	x := &MeteringInputWorkAttemptBlocked{Blocked: readSelf(o, prefixWorkBlocked)}
-	forbidBlockedExtras(o)
 	x.WorkAttemptHead = readWorkAttemptHead(o)
 	bc := o.Object("blockingCause")
-	forbidBlockedExtras(bc)
 	branches := make(map[string]func(*strict.Object), len(blockingCausePrefix))
 	for kind, prefix := range blockingCausePrefix {
 		branches[kind] = func(b *strict.Object) { x.BlockingCause.Fact = b.Quadruple(prefix) }
@@ -345,14 +335,6 @@ func ReadMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAtt
 	x.BlockingCause.Kind = bc.Union("kind", branches)
 	x.BlockedAt = o.Timestamp("blockedAt")
 	return x
-}
-
-// forbidBlockedExtras: a blocked fact must not smuggle a finish, a processing
-// fact or a case reference.
-func forbidBlockedExtras(o *strict.Object) {
-	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "finishedAt")...)
-	forbidFields(o, ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...)
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 }
 
 // Validate checks shape and every refinement rule (not the digest value).

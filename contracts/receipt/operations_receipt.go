@@ -57,16 +57,12 @@ func NewOperationsProjectionAppliedReceipt(ref string, target route.ProjectionTa
 // DecodeOperationsProjectionAppliedReceipt strictly decodes and validates the
 // receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeOperationsProjectionAppliedReceipt(doc []byte) (*OperationsProjectionAppliedReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadOperationsProjectionAppliedReceipt(o), o, r)
+	return decode(doc, OperationsReceiptDef, readOperationsProjectionAppliedReceipt)
 }
 
-// ReadOperationsProjectionAppliedReceipt decodes the receipt from a parsed object.
-func ReadOperationsProjectionAppliedReceipt(o *strict.Object) *OperationsProjectionAppliedReceipt {
-	x := &OperationsProjectionAppliedReceipt{Header: readHeader(o, prefixOperationsReceipt, route.CoreOperations)}
+// readOperationsProjectionAppliedReceipt binds the receipt from a parsed object.
+func readOperationsProjectionAppliedReceipt(o *strict.Object) *OperationsProjectionAppliedReceipt {
+	x := &OperationsProjectionAppliedReceipt{Header: readHeader(o, prefixOperationsReceipt)}
 	x.ProjectionName = o.String("projectionName")
 	x.ProjectionVersion = o.IntMin("projectionVersion", 1)
 	x.EventType = o.String("eventType")
