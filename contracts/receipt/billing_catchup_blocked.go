@@ -64,29 +64,15 @@ func readBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSe
 	return x
 }
 
-// Validate checks shape (the fact has no further refinement rule beyond its
-// closed shape).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *BillingSettlementCatchUpWorkAttemptBlocked) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixCatchUpBlocked, x.Blocked)
-	checkQuad(v, "$", prefixCatchUpWork, x.Work)
-	checkString(v, "$.billingCatchUpValidationOperationId", x.BillingCatchUpValidationOperationID)
-	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
-	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkString(v, "$.chargeDimensionKey", x.ChargeDimensionKey)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkMin(v, "$.attemptNumber", x.AttemptNumber, 1)
-	checkString(v, "$.fencingToken", x.FencingToken)
-	if x.BlockingCause.Kind != CauseSettlementInputOwnerConflict {
-		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
-	} else {
-		checkQuad(v, "$.blockingCause", prefixSettlementInputConflictFact, x.BlockingCause.Fact)
-	}
+	return validateObject(x, CatchUpBlockedDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) rules(v *strict.Reader) {
 	checkTime(v, "$.blockedAt", x.BlockedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.

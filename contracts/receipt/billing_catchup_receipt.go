@@ -62,11 +62,6 @@ func (s SettlementInputRef) toJSON() map[string]any {
 	return m
 }
 
-func (s SettlementInputRef) validate(v *strict.Reader, path string) {
-	checkQuad(v, path, prefixSettlementInputSnapshot, s.Snapshot)
-	checkMin(v, path+".settlementInputStateVersion", s.StateVersion, 1)
-}
-
 // CatchUpOutcome is the outcome union:
 //
 //	{ kind=watermark_advanced; inboxRevision; durability }
@@ -185,27 +180,21 @@ func readDurability(o *strict.Object) CatchUpDurability {
 	return d
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *BillingSettlementCatchUpConsumerReceipt) Validate() error {
-	v := newReader()
-	x.Header.validate(v, prefixCatchUpReceipt)
-	x.Tenant.validate(v, "$")
-	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
-	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkString(v, "$.chargeDimensionKey", x.ChargeDimensionKey)
+	return validateObject(x, CatchUpReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingSettlementCatchUpConsumerReceipt) rules(v *strict.Reader) {
 	x.EconomicIdentity.validate(v, "$.settlementEconomicIdentity")
-	x.EventSettlementInput.validate(v, "$.eventSettlementInput")
 	o := x.Outcome
-	checkMin(v, "$.outcome.inboxRevision", o.InboxRevision, 1)
 	switch {
 	case o.Kind == CatchUpWatermarkAdvanced && o.Durability != nil && o.HighestObserved == nil:
 		o.Durability.validate(v, "$.outcome.durability")
 	case o.Kind == CatchUpAlreadyObserved && o.HighestObserved != nil && o.Durability == nil:
 		h, e := *o.HighestObserved, x.EventSettlementInput
-		h.validate(v, "$.outcome.highestObservedSettlementInput")
 		switch {
 		case h.StateVersion < e.StateVersion:
 			v.Fail("$.outcome.highestObservedSettlementInput.settlementInputStateVersion", ErrAlreadyObservedRegression,
@@ -218,7 +207,6 @@ func (x *BillingSettlementCatchUpConsumerReceipt) Validate() error {
 		v.Fail("$.outcome.kind", strict.ErrMixedUnion, "outcome branch data does not match kind "+o.Kind)
 	}
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 func (d CatchUpDurability) validate(v *strict.Reader, path string) {
@@ -234,27 +222,17 @@ func (d CatchUpDurability) validate(v *strict.Reader, path string) {
 			v.Fail(path, ErrDurabilityMixed, "")
 			return
 		}
-		checkMin(v, path+".finalizationFenceRevision", d.FinalizationWork.FinalizationFenceRevision, 1)
-		d.FinalizationWork.Work.validate(v, path)
 	case d.State == DurabilitySettlementCatchUpScheduled && d.SettlementCatchUp != nil:
 		if n > 1 {
 			v.Fail(path, ErrDurabilityMixed, "")
 			return
 		}
-		s := d.SettlementCatchUp
-		checkMin(v, path+".settlementCatchUpFenceRevision", s.SettlementCatchUpFenceRevision, 1)
-		checkMin(v, path+".workGeneration", s.WorkGeneration, 1)
-		checkQuad(v, path, prefixCatchUpWork, s.Work)
-		checkString(v, path+".billingCatchUpValidationOperationId", s.BillingCatchUpValidationOperationID)
 	case d.State == DurabilityHeldForResolution && d.HeldForResolution != nil:
 		if n > 1 {
 			v.Fail(path, ErrHeldCarriesWork, "")
 			return
 		}
 		h := d.HeldForResolution
-		checkMin(v, path+".finalizationFenceRevision", h.FinalizationFenceRevision, 1)
-		checkString(v, path+".reconciliationCaseRef", h.ReconciliationCaseRef)
-		checkMin(v, path+".reconciliationGeneration", h.ReconciliationGeneration, 1)
 		if h.ExpectedResolutionRevision != 1 {
 			v.Fail(path+".expectedResolutionRevision", ErrResolutionRevisionNotOne, fmt.Sprintf("got %d", h.ExpectedResolutionRevision))
 		}

@@ -107,12 +107,6 @@ func (w FinalizationWorkBinding) put(m map[string]any) {
 	w.Work.Put(m, prefixFinalizationWork)
 }
 
-func (w FinalizationWorkBinding) validate(v *strict.Reader, path string) {
-	checkMin(v, path+".workGeneration", w.WorkGeneration, 1)
-	checkQuad(v, path, prefixTriggerSnapshot, w.TriggerSnapshot)
-	checkQuad(v, path, prefixFinalizationWork, w.Work)
-}
-
 // CoordinatorOutcome is the outcome union:
 // { state=work_scheduled; finalizationFenceRevision; Work } | { state=already_superseded; finalizationFenceRevision }.
 type CoordinatorOutcome struct {
@@ -183,48 +177,28 @@ func readBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *Billin
 	return x
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
-	v := newReader()
-	x.Header.validate(v, prefixCoordinatorReceipt)
+	return validateObject(x, CoordinatorReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) rules(v *strict.Reader) {
 	s := x.Source
 	switch {
 	case s.Kind == CoordinatorSourceExecutionClosure && s.Closure != nil && s.Resolution == nil:
-		c := s.Closure
-		c.Tenant.validate(v, "$.source")
-		checkUUID(v, "$.source.billingReservationId", c.BillingReservationID)
-		checkUUID(v, "$.source.billingAccountId", c.BillingAccountID)
-		checkUUID(v, "$.source.runId", c.RunID)
-		checkUUID(v, "$.source.closureOperationId", c.ClosureOperationID)
-		checkQuad(v, "$.source", prefixRunAdmissionManifest, c.RunAdmissionManifest)
-		checkQuad(v, "$.source", prefixRunExecutionFinalization, c.RunExecutionFinalization)
-		checkMin(v, "$.source.runExecutionFinalizationStateVersion", c.RunExecutionFinalizationStateVersion, 1)
-		checkQuad(v, "$.source", prefixAttemptSetManifest, c.AttemptSetManifest)
-		checkMin(v, "$.source.attemptCount", c.AttemptCount, 0)
 	case s.Kind == CoordinatorSourceResolution && s.Resolution != nil && s.Closure == nil:
 		r := s.Resolution
-		r.Tenant.validate(v, "$.source")
-		checkUUID(v, "$.source.billingReservationId", r.BillingReservationID)
-		checkUUID(v, "$.source.billingAccountId", r.BillingAccountID)
-		checkUUID(v, "$.source.runId", r.RunID)
-		checkUUID(v, "$.source.billingFinalizationFenceId", r.BillingFinalizationFenceID)
-		checkString(v, "$.source.reconciliationCaseRef", r.ReconciliationCaseRef)
-		checkMin(v, "$.source.reconciliationGeneration", r.ReconciliationGeneration, 1)
 		if r.ResolutionRevision != 1 {
 			v.Fail("$.source.resolutionRevision", ErrResolutionRevisionNotOne, fmt.Sprintf("got %d", r.ResolutionRevision))
 		}
-		checkUUID(v, "$.source.resolutionOperationId", r.ResolutionOperationID)
-		checkQuad(v, "$.source", prefixCaseIdentityReservation, r.FinalizationCaseIdentityReservation)
-		checkQuad(v, "$.source", prefixResolutionApplied, r.FinalizationReconciliationResolutionApplied)
-		checkString(v, "$.source.actorWorkforcePrincipalId", r.ActorWorkforcePrincipalID)
 	default:
 		v.Fail("$.source.kind", strict.ErrMixedUnion, "source branch data does not match kind "+s.Kind)
 	}
 	o := x.Outcome
-	checkMin(v, "$.outcome.finalizationFenceRevision", o.FinalizationFenceRevision, 1)
 	switch {
 	case o.State == CoordinatorWorkScheduled && o.Work != nil:
-		o.Work.validate(v, "$.outcome")
 	case o.State == CoordinatorAlreadySuperseded && o.Work == nil:
 	default:
 		v.Fail("$.outcome.state", strict.ErrMixedUnion, "outcome branch data does not match state "+o.State)
@@ -235,7 +209,6 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
 		v.Fail("$.outcome.state", fmt.Errorf("%w; %w", ErrClosureNotWorkScheduled, ErrSupersededNotResolution), o.State)
 	}
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.

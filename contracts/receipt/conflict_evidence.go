@@ -57,26 +57,15 @@ func readEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityPro
 	}
 }
 
-// Validate checks shape (the evidence has no further refinement rule).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *EligibilityProcessingConflictEvidence) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixEligibilityEvidence, x.Evidence)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
-	checkQuad(v, "$", prefixEligibilityFact, x.ExecutionEligibilityFact)
-	checkQuad(v, "$", prefixWork, x.Work)
-	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkDigest(v, "$.laneTriggerDigest", x.LaneTriggerDigest)
-	if !contains(eligibilityValidationStages, x.ValidationStage) {
-		v.Fail("$.validationStage", strict.ErrUnknownEnum, x.ValidationStage)
-	}
-	checkDigest(v, "$.conflictingCandidateDigest", x.ConflictingCandidateDigest)
-	checkString(v, "$.reasonCode", x.ReasonCode)
+	return validateObject(x, EligibilityEvidenceDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *EligibilityProcessingConflictEvidence) rules(v *strict.Reader) {
 	checkTime(v, "$.observedAt", x.ObservedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
@@ -203,50 +192,34 @@ func readProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostP
 	return x
 }
 
-// Validate checks shape and refinement rules (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *ProviderCostProcessingConflictEvidence) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixProviderCostEvidence, x.Evidence)
-	checkQuad(v, "$", prefixWork, x.Work)
-	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
+	return validateObject(x, ProviderCostEvidenceDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *ProviderCostProcessingConflictEvidence) rules(v *strict.Reader) {
 	if x.GatewayDeploymentID == "" {
 		v.Fail("$.gatewayDeploymentId", ErrCostEvidenceTrimmed, "")
 	}
 	if x.SourceEvidenceDimensionKey == "" {
 		v.Fail("$.sourceEvidenceDimensionKey", ErrCostEvidenceTrimmed, "")
 	}
-	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
-	checkQuad(v, "$", "attemptRouteBinding", x.AttemptRouteBinding)
-	checkQuad(v, "$", "gatewayRouteSnapshot", x.GatewayRouteSnapshot)
-	checkQuad(v, "$", "costAvailability", x.CostAvailability)
-	checkMin(v, "$.costAvailabilityStateVersion", x.CostAvailabilityVersion, 1)
 	c := x.Cause
 	switch c.Kind {
 	case CostCauseGatewayOwnerConflict, CostCauseGatewayBindingOwnerConflict:
 		if c.Fact == nil || c.ValidationStage != "" || c.ReasonCode != "" || c.ConflictingCandidateDigest != (digest.Digest{}) {
 			v.Fail("$.cause", strict.ErrMixedUnion, "owner conflict branch carries only its conflict fact quadruple")
-		} else {
-			checkQuad(v, "$.cause", costCausePrefix[c.Kind], *c.Fact)
 		}
 	case CostCauseMeteringDeterministicValidation:
 		if c.Fact != nil {
 			v.Fail("$.cause", strict.ErrMixedUnion, "local validation branch carries an owner conflict fact")
 		}
-		if !contains(providerCostValidationStages, c.ValidationStage) {
-			v.Fail("$.cause.validationStage", strict.ErrUnknownEnum, c.ValidationStage)
-		}
-		// The local validation branch freezes the conflicting candidate with its algorithm.
-		checkDigest(v, "$.cause.conflictingCandidateDigest", c.ConflictingCandidateDigest)
-		checkString(v, "$.cause.reasonCode", c.ReasonCode)
 	default:
 		v.Fail("$.cause.kind", strict.ErrUnknownEnum, c.Kind)
 	}
 	checkTime(v, "$.detectedAt", x.DetectedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.

@@ -353,43 +353,24 @@ func readProviderCostCoordination(o *strict.Object) ProviderCostCoordination {
 	return c
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *MeteringInputProcessorConsumerReceipt) Validate() error {
-	v := newReader()
-	x.Header.validate(v, prefixMeteringReceipt)
-	if x.Outcome != OutcomeAdvanced && x.Outcome != OutcomeAlreadyObserved {
-		v.Fail("$.outcome", strict.ErrUnknownEnum, x.Outcome)
-	}
+	return validateObject(x, MeteringReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputProcessorConsumerReceipt) rules(v *strict.Reader) {
 	x.Source.validate(v, "$.source")
 	x.Lane.validate(v, "$.lane")
 	x.validateSourceLane(v)
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 func (s MeteringSource) validate(v *strict.Reader, path string) {
 	switch {
 	case s.Kind == SourceExecutionEligibility && s.ExecutionEligibility != nil && s.GatewayAvailability == nil:
-		e := s.ExecutionEligibility
-		e.Tenant.validate(v, path)
-		checkUUID(v, path+".billingReservationId", e.BillingReservationID)
-		checkUUID(v, path+".billingAccountId", e.BillingAccountID)
-		checkUUID(v, path+".runId", e.RunID)
-		checkUUID(v, path+".runStepId", e.RunStepID)
-		checkUUID(v, path+".executionAttemptId", e.ExecutionAttemptID)
-		checkQuad(v, path, prefixAttemptManifest, e.AttemptExecutionManifest)
-		checkQuad(v, path, prefixEligibilityFact, e.ExecutionEligibilityFact)
 	case s.Kind == SourceGatewayAvailability && s.GatewayAvailability != nil && s.ExecutionEligibility == nil:
-		g := s.GatewayAvailability
-		checkUUID(v, path+".executionAttemptId", g.ExecutionAttemptID)
-		checkString(v, path+".gatewayDeploymentId", g.GatewayDeploymentID)
-		checkQuad(v, path, prefixAttemptManifest, g.AttemptExecutionManifest)
-		if g.ProviderEvidenceKind != EvidenceProviderUsage && g.ProviderEvidenceKind != EvidenceProviderCost {
-			v.Fail(path+".providerEvidenceKind", strict.ErrUnknownEnum, g.ProviderEvidenceKind)
-		}
-		checkString(v, path+".evidenceDimensionKey", g.EvidenceDimensionKey)
-		checkQuad(v, path, prefixCurrentAvailability, g.CurrentAvailability)
-		checkMin(v, path+".currentAvailabilityStateVersion", g.CurrentAvailabilityStateVersion, 1)
 	default:
 		v.Fail(path+".kind", strict.ErrMixedUnion, "source branch data does not match kind "+s.Kind)
 	}
@@ -399,17 +380,9 @@ func (l MeteringLane) validate(v *strict.Reader, path string) {
 	switch {
 	case l.Kind == LaneEligibility && l.Eligibility != nil && l.ProviderCost == nil:
 		e := l.Eligibility
-		checkMin(v, path+".eligibilityFenceRevision", e.FenceRevision, 1)
-		checkMin(v, path+".latestEligibilityWorkGeneration", e.LatestWorkGeneration, 0)
-		checkDigest(v, path+".eligibilityTriggerDigest", e.TriggerDigest)
 		e.Coordination.validate(v, path+".coordinationState", e.LatestWorkGeneration)
 	case l.Kind == LaneProviderCost && l.ProviderCost != nil && l.Eligibility == nil:
 		p := l.ProviderCost
-		checkString(v, path+".gatewayDeploymentId", p.GatewayDeploymentID)
-		checkString(v, path+".sourceEvidenceDimensionKey", p.SourceEvidenceDimensionKey)
-		checkMin(v, path+".providerCostFenceRevision", p.FenceRevision, 1)
-		checkMin(v, path+".latestProviderCostWorkGeneration", p.LatestWorkGeneration, 0)
-		checkDigest(v, path+".providerCostTriggerDigest", p.TriggerDigest)
 		p.Coordination.validate(v, path+".coordinationState", p.LatestWorkGeneration)
 	default:
 		v.Fail(path+".kind", strict.ErrMixedUnion, "lane branch data does not match kind "+l.Kind)
@@ -432,7 +405,6 @@ func checkActive(v *strict.Reader, path string, w *WorkBinding, wantPending bool
 	case !wantPending && w != nil:
 		v.Fail(path+".activeWork", ErrActiveWorkNotNone, "")
 	case w != nil:
-		w.validate(v, path+".activeWork", "workGeneration")
 		checkLatest(v, path+".activeWork.workGeneration", w.Generation, latest)
 	}
 }
@@ -445,8 +417,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 			v.Fail(path, strict.ErrMixedUnion, "waiting state carries applied or blocked data")
 		}
 		if f := c.LastFinishedWork; f != nil {
-			f.Work.validate(v, path+".lastFinishedWork", "workGeneration")
-			checkQuad(v, path+".lastFinishedWork", prefixWorkFinished, f.Finished)
 			checkLatest(v, path+".lastFinishedWork.workGeneration", f.Work.Generation, latest)
 		}
 	case StatePending:
@@ -463,8 +433,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 			v.Fail(path+".appliedWorkGeneration", strict.ErrMissingField, "")
 			return
 		}
-		c.Applied.Work.validate(v, path, "appliedWorkGeneration")
-		checkQuad(v, path, prefixWorkFinished, c.Applied.Finished)
 		checkLatest(v, path+".appliedWorkGeneration", c.Applied.Work.Generation, latest)
 		// Snapshot membership in the attempt is checked with the source (validateSourceLane).
 		c.Applied.Snapshots.validate(v, path, "", "")
@@ -474,8 +442,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 		}
 		if c.Blocked == nil {
 			v.Fail(path+"."+strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		} else {
-			checkQuad(v, path, prefixWorkBlocked, *c.Blocked)
 		}
 		checkActive(v, path, c.ActiveWork, true, latest)
 	default:
@@ -502,15 +468,11 @@ func (c ProviderCostCoordination) validate(v *strict.Reader, path string, latest
 		if want := processingOutcomeOf[c.State]; c.ProcessingOutcome != want {
 			v.Fail(path+".processingOutcome", ErrProcessingOutcome, fmt.Sprintf("state %s requires %s, got %q", c.State, want, c.ProcessingOutcome))
 		}
-		c.Processed.Work.validate(v, path, "workGeneration")
-		checkQuad(v, path, prefixProcessing, c.Processed.Processing)
-		checkQuad(v, path, prefixWorkFinished, c.Processed.Finished)
 		checkLatest(v, path+".workGeneration", c.Processed.Work.Generation, latest)
 		if c.State == StateReconciliationRequired {
 			if c.AvailabilityState != AvailabilityConflicting {
 				v.Fail(path+".availabilityState", ErrReconciliationNotConflicting, fmt.Sprintf("got %q", c.AvailabilityState))
 			}
-			checkString(v, path+".stateReasonCode", c.StateReasonCode)
 		} else if c.AvailabilityState != "" || c.StateReasonCode != "" {
 			v.Fail(path+".availabilityState", strict.ErrMixedUnion, "only reconciliation_required carries availabilityState/stateReasonCode")
 		}
@@ -523,8 +485,6 @@ func (c ProviderCostCoordination) validate(v *strict.Reader, path string, latest
 		}
 		if c.Blocked == nil {
 			v.Fail(path+"."+strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		} else {
-			checkQuad(v, path, prefixWorkBlocked, *c.Blocked)
 		}
 		checkActive(v, path, c.ActiveWork, true, latest)
 	default:

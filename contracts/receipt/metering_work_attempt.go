@@ -48,8 +48,6 @@ func (l MeteringInputWorkLane) validate(v *strict.Reader, path string) {
 			v.Fail(path, strict.ErrMixedUnion, "eligibility lane carries provider cost identity")
 		}
 	case LaneProviderCost:
-		checkString(v, path+".gatewayDeploymentId", l.GatewayDeploymentID)
-		checkString(v, path+".sourceEvidenceDimensionKey", l.SourceEvidenceDimensionKey)
 	default:
 		v.Fail(path+".kind", strict.ErrUnknownEnum, l.Kind)
 	}
@@ -94,14 +92,7 @@ func (h WorkAttemptHead) put(m map[string]any) {
 }
 
 func (h WorkAttemptHead) validate(v *strict.Reader) {
-	checkQuad(v, "$", prefixWork, h.Work)
-	checkString(v, "$.meteringInputWorkOperationId", h.OperationID)
-	checkUUID(v, "$.executionAttemptId", h.ExecutionAttemptID)
-	checkMin(v, "$.workGeneration", h.WorkGeneration, 1)
 	h.Lane.validate(v, "$.lane")
-	checkDigest(v, "$.laneTriggerDigest", h.LaneTriggerDigest)
-	checkMin(v, "$.attemptNumber", h.AttemptNumber, 1)
-	checkString(v, "$.fencingToken", h.FencingToken)
 }
 
 // MeteringInputWorkAttemptFinished@1 outcome states.
@@ -182,10 +173,14 @@ var finishKinds = map[string][]string{
 	FinishSuperseded:            {LaneEligibility, LaneProviderCost},
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *MeteringInputWorkAttemptFinished) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixWorkFinished, x.Finished)
+	return validateObject(x, WorkFinishedDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputWorkAttemptFinished) rules(v *strict.Reader) {
 	x.WorkAttemptHead.validate(v)
 	o := x.Outcome
 	kinds, known := finishKinds[o.State]
@@ -220,7 +215,6 @@ func (x *MeteringInputWorkAttemptFinished) Validate() error {
 		}
 	case FinishAvailabilityProcessed:
 		if o.Processing != nil {
-			checkQuad(v, "$.outcome", prefixProcessing, *o.Processing)
 		}
 	case FinishSuperseded:
 		if o.SupersededByWorkGeneration <= x.WorkGeneration {
@@ -229,7 +223,6 @@ func (x *MeteringInputWorkAttemptFinished) Validate() error {
 		}
 	}
 	checkTime(v, "$.finishedAt", x.FinishedAt)
-	return v.Err()
 }
 
 func contains(list []string, s string) bool {
@@ -337,22 +330,17 @@ func readMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAtt
 	return x
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
-func (x *MeteringInputWorkAttemptBlocked) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixWorkBlocked, x.Blocked)
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
+func (x *MeteringInputWorkAttemptBlocked) Validate() error { return validateObject(x, WorkBlockedDef) }
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputWorkAttemptBlocked) rules(v *strict.Reader) {
 	x.WorkAttemptHead.validate(v)
-	prefix, known := blockingCausePrefix[x.BlockingCause.Kind]
-	switch {
-	case !known:
-		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
-	case !contains(laneCauses[x.Lane.Kind], x.BlockingCause.Kind):
+	if _, known := blockingCausePrefix[x.BlockingCause.Kind]; known && !contains(laneCauses[x.Lane.Kind], x.BlockingCause.Kind) {
 		v.Fail("$.blockingCause.kind", ErrBlockingCauseLane, fmt.Sprintf("%s not allowed for lane %s", x.BlockingCause.Kind, x.Lane.Kind))
-	default:
-		checkQuad(v, "$.blockingCause", prefix, x.BlockingCause.Fact)
 	}
 	checkTime(v, "$.blockedAt", x.BlockedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.

@@ -84,16 +84,15 @@ func (x *OperationsProjectionAppliedReceipt) ToJSON() map[string]any {
 	return m
 }
 
-// Validate checks shape and refinement rules (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *OperationsProjectionAppliedReceipt) Validate() error {
-	v := newReader()
-	x.Header.validate(v, prefixOperationsReceipt)
-	checkString(v, "$.projectionName", x.ProjectionName)
-	checkMin(v, "$.projectionVersion", x.ProjectionVersion, 1)
-	checkString(v, "$.eventType", x.EventType)
-	checkString(v, "$.eventSchemaVersion", x.EventSchemaVersion)
+	return validateObject(x, OperationsReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *OperationsProjectionAppliedReceipt) rules(v *strict.Reader) {
 	checkTime(v, "$.appliedAt", x.AppliedAt)
-	return v.Err()
 }
 
 func (x *OperationsProjectionAppliedReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {

@@ -105,12 +105,6 @@ func (h Header) put(m map[string]any, prefix string, dest route.Destination) {
 	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", h.EventEnvelopeDigest)
 }
 
-func (h Header) validate(v *strict.Reader, prefix string) {
-	validateSelf(v, prefix, h.Receipt)
-	checkUUID(v, "$.eventId", h.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", h.EventEnvelopeDigest)
-}
-
 func (h *Header) ReceiptQuadruple() strict.Quadruple        { return h.Receipt }
 func (h *Header) ReceiptEventID() string                    { return h.EventID }
 func (h *Header) ReceiptEventEnvelopeDigest() digest.Digest { return h.EventEnvelopeDigest }

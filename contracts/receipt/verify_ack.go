@@ -229,10 +229,6 @@ func compareIdentity(fields identitySet, event map[string]string) error {
 			if !has {
 				return ackErr(ErrEventIdentityIncomplete, f.name, "the event facts do not carry it", nil)
 			}
-		case identityIfPresent:
-			if !has {
-				continue
-			}
 		case identitySymmetric:
 			if !has && f.value == "" {
 				continue
