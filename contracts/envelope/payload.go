@@ -3,8 +3,8 @@ package envelope
 import (
 	"fmt"
 
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/strict"
 )
 
 // Payload is implemented by the generated struct of every exact pair's
@@ -37,12 +37,9 @@ func PayloadOf[T any, P interface {
 	if err != nil {
 		return out, err
 	}
-	canonical, err := jcs.Marshal(e.Payload)
-	if err != nil {
-		return out, fmt.Errorf("payload of %s: %w", eventType, err)
-	}
-	m, err := schema.DecodeDocument(canonical, schema.Ref{Def: pair.Payload})
-	if err != nil {
+	r := &strict.Reader{}
+	m := schema.DecodeObject(r.Root(e.Payload), schema.Ref{Def: pair.Payload})
+	if err := r.Err(); err != nil {
 		return out, fmt.Errorf("payload of %s: %w", eventType, err)
 	}
 	p.fromMap(m)

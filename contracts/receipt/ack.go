@@ -3,7 +3,6 @@ package receipt
 import (
 	"fmt"
 
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
 
 	"github.com/oceanway/core/contracts/digest"
@@ -183,10 +182,7 @@ func validateObject(x validator, def *schema.Def) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	doc, err := jcs.Marshal(x.ToJSON())
-	if err != nil {
-		return err
-	}
-	_, err = schema.DecodeDocument(doc, schema.Ref{Def: def})
-	return err
+	shape := &strict.Reader{}
+	schema.DecodeObject(shape.Root(x.ToJSON()), schema.Ref{Def: def})
+	return shape.Err()
 }

@@ -158,14 +158,18 @@ func decodeField(o *strict.Object, f Field, siblings map[string]any) (any, bool)
 			o.Raw(name) // records the missing field
 			return nil, false
 		}
-		num, isNum := o.Raw(name).(jcs.Number)
-		if !isNum {
+		var n int64
+		switch num := o.Raw(name).(type) {
+		case jcs.Number:
+			var err error
+			if n, err = strict.ParseSafeInteger(string(num)); err != nil {
+				o.Fail(name, err, string(num))
+				return nil, false
+			}
+		case int64: // a Go-built tree (an object's ToJSON), checked without a JSON round trip
+			n = num
+		default:
 			o.Fail(name, strict.ErrWrongType, "want integer")
-			return nil, false
-		}
-		n, err := strict.ParseSafeInteger(string(num))
-		if err != nil {
-			o.Fail(name, err, string(num))
 			return nil, false
 		}
 		if n < x.Min || n > x.max() {
