@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/route"
@@ -66,17 +67,12 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	res, err := admission.New(b.Core()).Admit(ctx, admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
 		TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 500})
 	require.NoError(t, err)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var published int
-		require.NoError(t, b.Core().QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL AND event_id = ANY($1::uuid[])`,
+		require.NoError(c, b.Core().QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL AND event_id = ANY($1::uuid[])`,
 			[]string{res.RunCreatedEventID, res.WalletReservedEventID}).Scan(&published))
-		if published == 2 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "admission events not published in time")
-		time.Sleep(10 * time.Millisecond)
-	}
+		require.Equal(c, 2, published)
+	}, 30*time.Second, 10*time.Millisecond, "admission events not published in time")
 
 	h := runtime.Handler(runtime.HTTPConfig{Registry: reg, Pools: pools})
 	code, body := get(t, h, "/healthz")

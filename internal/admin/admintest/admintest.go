@@ -17,8 +17,6 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
-	"github.com/oceanway/core/contracts/jcs"
-	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
 	"github.com/oceanway/core/internal/db"
@@ -28,6 +26,7 @@ import (
 	_ "github.com/oceanway/core/internal/operations/schema" // core boundaries carry the operations line
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/release"
 )
@@ -155,22 +154,15 @@ func ClaimOne(t testing.TB, s *dispatcher.Store, eventID string) dispatcher.Clai
 	return claims[0]
 }
 
-// AckFor builds what a real Operations consumer returns for c: a sealed
-// OperationsProjectionAppliedReceipt@1 and its ActiveConsumerAck@1.
+// AckFor is what a real Operations consumer returns for c: a sealed
+// OperationsProjectionAppliedReceipt@1 and its ActiveConsumerAck@1
+// (outboxtest.Ack).
 func AckFor(t testing.TB, c dispatcher.Claimed) transport.Result {
 	t.Helper()
-	r, err := receipt.NewOperationsProjectionAppliedReceipt(uuid.NewString(), c.Member.ProjectionTarget, receipt.EventFacts{
-		EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion, EnvelopeDigest: c.EnvelopeDigest,
-	}, time.Now())
-	require.NoError(t, err)
-	body, err := jcs.Marshal(r.ToJSON())
-	require.NoError(t, err)
-	decoded, err := receipt.DecodeOperationsProjectionAppliedReceipt(body)
-	require.NoError(t, err)
-	ack, err := receipt.AckFor(decoded)
-	require.NoError(t, err)
 	require.Equal(t, route.CoreOperations, c.Destination)
-	return transport.Result{Ack: ack, ReceiptBody: body}
+	res, err := outboxtest.Ack(context.Background(), c.Delivery())
+	require.NoError(t, err)
+	return res
 }
 
 // QuarantinePending quarantines RunB's pending delivery (the only eligible
