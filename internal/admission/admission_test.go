@@ -24,6 +24,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -34,7 +35,7 @@ func setup(t *testing.T, bootstrap bool) (*pgxpool.Pool, *admission.Service) {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line()}, MaxConns: 10}).Core()
 	if bootstrap {
-		_, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
+		_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
 			ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 		})
 		require.NoError(t, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/oceanway/core/internal/outbox/invariant"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 var (
@@ -86,7 +87,7 @@ func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) 
 		return t, fmt.Errorf("producer database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := outbox.BootstrapFirstRelease(ctx, conn, outbox.BootstrapParams{
+	if _, err := release.Bootstrap(ctx, conn, release.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "oceanway-bench",
 	}); err != nil {
 		return t, fmt.Errorf("bootstrap definition: %w", err)
@@ -127,7 +128,7 @@ func (t *outboxTarget) Produce(ctx context.Context, n int) ([]string, error) {
 		events[i], ids[i] = e, e.EventID
 	}
 	err := db.WithTx(ctx, t.producer, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := outbox.AppendTx(ctx, tx, events...)
+		_, err := release.AppendTx(ctx, tx, events...)
 		return err
 	})
 	return ids, err

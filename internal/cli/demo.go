@@ -23,8 +23,8 @@ import (
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/pgserver"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/server"
 )
 
@@ -230,7 +230,7 @@ func bootstrapBoundaries(ctx context.Context, dsns map[boundary.Boundary]string,
 	}
 	defer pools.Close()
 	for _, b := range pools.Boundaries() {
-		def, err := outbox.BootstrapFirstRelease(ctx, pools[b], outbox.BootstrapParams{
+		def, err := release.Bootstrap(ctx, pools[b], release.BootstrapParams{
 			ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion, SourceRelease: "oceanway-demo",
 		})
 		if err != nil {

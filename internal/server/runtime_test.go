@@ -21,9 +21,9 @@ import (
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/operations/projector"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/server"
 )
 
@@ -46,7 +46,7 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	ctx := context.Background()
 	for _, pool := range []server.Pools{{boundary.Core: b.Core()}, {boundary.Metering: b.Metering()}} {
 		for _, p := range pool {
-			_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+			_, err := release.Bootstrap(ctx, p, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 			require.NoError(t, err)
 		}
 	}

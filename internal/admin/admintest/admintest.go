@@ -30,6 +30,7 @@ import (
 	"github.com/oceanway/core/internal/outbox/outboxtest"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 // HostileReason is stored as a quarantine reason and must come back escaped.
@@ -71,7 +72,7 @@ func NewWorld(t testing.TB) *World {
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution}, Lines: Lines(), MaxConns: 8})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {
-		_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{
+		_, err := release.Bootstrap(ctx, p, release.BootstrapParams{
 			ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "admin-test",
 		})
 		require.NoError(t, err)
@@ -141,7 +142,7 @@ func AttemptEligibility(runID, reservationID string) envelope.Envelope {
 func AppendEvent(t testing.TB, pool *pgxpool.Pool, e envelope.Envelope) string {
 	t.Helper()
 	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, e)
+		return release.AppendTx(ctx, tx, e)
 	})
 	require.NoError(t, err)
 	return e.EventID
@@ -186,7 +187,7 @@ func NewAckedOnly(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: Lines()})
-	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
+	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
 	require.NoError(t, err)
 	s := dispatcher.NewStore(b.Core(), 5*time.Second)
 	for i := 0; i < 2; i++ {

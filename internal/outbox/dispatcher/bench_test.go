@@ -14,10 +14,10 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 // BenchmarkDispatch reports acknowledged deliveries per second through one
@@ -34,7 +34,7 @@ func BenchmarkDispatch(b *testing.B) {
 			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 12})
 			pool := bundle.Core()
 			ctx := context.Background()
-			if _, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
+			if _, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
 				b.Fatal(err)
 			}
 			tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: outboxtest.Ack})

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
+	"github.com/oceanway/core/internal/release"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -38,7 +39,7 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution}, MaxConns: 8})
 	ctx := context.Background()
-	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{
+	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "dispatcher-test",
 	})
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func (b *bundle) appendRuns(t testing.TB, n int) []string {
 		ids[i] = events[i].EventID
 	}
 	_, err := db.WithTxV(context.Background(), b.producer, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, events...)
+		return release.AppendTx(ctx, tx, events...)
 	})
 	require.NoError(t, err)
 	return ids

@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/invariant"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
+	"github.com/oceanway/core/internal/release"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -46,7 +47,7 @@ func TestReport_ScopesAndViolations(t *testing.T) {
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	pool := b.Core()
-	_, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1})
+	_, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1})
 	require.NoError(t, err)
 
 	require.NoError(t, evaluate(t, pool).Err(invariant.Drained), "an empty outbox is drained")
@@ -54,7 +55,7 @@ func TestReport_ScopesAndViolations(t *testing.T) {
 	e := envelopetest.Envelope("run.created@2.0", 0)
 	e.EventID = outbox.NewEventID()
 	_, err = db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, e)
+		return release.AppendTx(ctx, tx, e)
 	})
 	require.NoError(t, err)
 	r := evaluate(t, pool)
