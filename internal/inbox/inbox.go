@@ -117,7 +117,7 @@ func (in *Inbox) Consume(ctx context.Context, d transport.Delivery) (transport.R
 	}
 	key, err := in.consumer.ReceiptKey(ev)
 	if err != nil {
-		return transport.Result{}, Classify(err)
+		return transport.Result{}, ToDeliveryError(err)
 	}
 	if key.ConsumerName != in.binding.ConsumerName || key.EventID != ev.Envelope.EventID {
 		return transport.Result{}, nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, fmt.Errorf("receipt key %+v", key))
@@ -170,7 +170,7 @@ func (in *Inbox) Consume(ctx context.Context, d transport.Delivery) (transport.R
 		return nil
 	})
 	if err != nil {
-		return transport.Result{}, Classify(err)
+		return transport.Result{}, ToDeliveryError(err)
 	}
 	if wait != nil {
 		return transport.Result{}, wait

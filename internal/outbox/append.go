@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/deliveryset"
@@ -294,7 +295,7 @@ func optional(s string) *string {
 }
 
 func appendError(step string, err error) error {
-	if db.SQLState(err) == db.CodeUniqueViolation && db.Constraint(err) == "outbox_events_pkey" {
+	if db.SQLState(err) == pgerrcode.UniqueViolation && db.Constraint(err) == "outbox_events_pkey" {
 		return fmt.Errorf("%s: %w: %w", step, ErrDuplicateEventID, err)
 	}
 	return fmt.Errorf("%s: %w", step, TranslateError(err))

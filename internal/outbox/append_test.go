@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -305,7 +306,7 @@ func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 		return outbox.AppendTx(ctx, tx, ev)
 	})
 	require.ErrorIs(t, err, outbox.ErrDuplicateEventID)
-	require.Equal(t, db.CodeUniqueViolation, db.SQLState(err))
+	require.Equal(t, pgerrcode.UniqueViolation, db.SQLState(err))
 }
 
 // An append with no events is a no-op.

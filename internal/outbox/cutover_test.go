@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -132,5 +133,5 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 	require.EqualValues(t, 2, appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Definition.DeliverySetVersion)
 
 	_, err = outbox.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
-	requireCode(t, err, db.CodeSerializationFailure)
+	requireCode(t, err, pgerrcode.SerializationFailure)
 }

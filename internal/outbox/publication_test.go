@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -92,7 +93,7 @@ func TestRecordPublicationThreeOutcomes(t *testing.T) {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_events SET published_at = now()")
 		return err
 	})
-	requireCode(t, err, db.CodeInsufficientPriv)
+	requireCode(t, err, pgerrcode.InsufficientPrivilege)
 	require.Equal(t, first, publishedAt(t, b, ev.EventID))
 }
 

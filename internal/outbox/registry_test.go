@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -156,7 +157,7 @@ func TestRegistryImmutabilityAndActivation(t *testing.T) {
 	d2 := withoutPair(t, 2, envelope.GatewayAvailabilityCurrentChangedV1)
 	_, err := outbox.Register(ctx, b.pool, d2, outbox.RegisterOpts{})
 	require.NoError(t, err)
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET status = 'active', activated_at = now() WHERE delivery_set_version = 2"), "23505")
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET status = 'active', activated_at = now() WHERE delivery_set_version = 2"), pgerrcode.UniqueViolation)
 
 	active, err := outbox.ActiveDefinition(ctx, b.pool)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -162,7 +163,7 @@ func TestEventImmutability(t *testing.T) {
 	} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_events SET "+set+where)
 		require.Error(t, err, set)
-		require.Contains(t, []string{outbox.CodeImmutable, db.CodeForeignKeyViolation}, db.SQLState(err), set)
+		require.Contains(t, []string{outbox.CodeImmutable, pgerrcode.ForeignKeyViolation}, db.SQLState(err), set)
 	}
 	requireCode(t, exec(ctx, b.pool, `UPDATE outbox.outbox_events SET event_payload = '{"x":1}'`+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_events"+where), outbox.CodeAppendOnly)
@@ -175,7 +176,7 @@ func TestEventImmutability(t *testing.T) {
 				_, err := tx.Exec(ctx, "UPDATE outbox.outbox_events SET "+set+where)
 				return err
 			})
-			requireCode(t, err, db.CodeInsufficientPriv)
+			requireCode(t, err, pgerrcode.InsufficientPrivilege)
 		}
 	}
 }
@@ -193,21 +194,21 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, status := range []string{"retryable", "delivered", "dead_letter", "PENDING", ""} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = '"+status+"'"+where)
-		requireCode(t, err, db.CodeCheckViolation)
+		requireCode(t, err, pgerrcode.CheckViolation)
 		require.Equal(t, "outbox_deliveries_status", db.Constraint(err))
 	}
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET expected_receipt_type = 'X'"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET required_projection_version = 2"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_deliveries"+where), outbox.CodeAppendOnly)
 	// leased needs the whole lease
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), db.CodeCheckViolation)
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), pgerrcode.CheckViolation)
 
 	// acknowledged needs the full ack and is then terminal
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'acknowledged'"+where)
 		return err
 	})
-	requireCode(t, err, db.CodeCheckViolation)
+	requireCode(t, err, pgerrcode.CheckViolation)
 	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		a := claim(t, ctx, tx, id, route.CoreOperations)
 		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: strings.Repeat("e", 64)}.write(t, ctx, tx)
@@ -236,14 +237,14 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
 			VALUES ('%s', '%s', '%s')`, a.ID, outcome, disposition)
 	}
-	requireCode(t, exec(ctx, b.pool, finish("delivered", "none")), db.CodeCheckViolation)
-	requireCode(t, exec(ctx, b.pool, finish("acknowledged", "retry_scheduled")), db.CodeCheckViolation)
+	requireCode(t, exec(ctx, b.pool, finish("delivered", "none")), pgerrcode.CheckViolation)
+	requireCode(t, exec(ctx, b.pool, finish("acknowledged", "retry_scheduled")), pgerrcode.CheckViolation)
 	require.NoError(t, exec(ctx, b.pool, finish("lease_expired_unknown", "reclaimable")))
 	err := exec(ctx, b.pool, finish("acknowledged", "none"))
-	requireCode(t, err, db.CodeUniqueViolation) // a second finish for one start
+	requireCode(t, err, pgerrcode.UniqueViolation) // a second finish for one start
 	require.Equal(t, "outbox_delivery_attempt_finishes_pkey", db.Constraint(err))
 	requireCode(t, exec(ctx, b.pool, fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
-			VALUES ('%s', 'retryable', 'retry_scheduled')`, uuid.NewString())), db.CodeForeignKeyViolation) // finish without start
+			VALUES ('%s', 'retryable', 'retry_scheduled')`, uuid.NewString())), pgerrcode.ForeignKeyViolation) // finish without start
 
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_delivery_attempt_starts SET started_at = now()"), outbox.CodeInsertOnly)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_delivery_attempt_finishes SET outcome = 'acknowledged', retry_disposition = 'none'"), outbox.CodeInsertOnly)
@@ -251,7 +252,7 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_delivery_attempt_starts"), outbox.CodeAppendOnly)
 	// fencing tokens never repeat
 	requireCode(t, exec(ctx, b.pool, fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_starts (attempt_id, destination, event_id, lease_token)
-		VALUES ('%s', 'core_operations', '%s', '%s')`, uuid.NewString(), id, a.Token)), db.CodeUniqueViolation)
+		VALUES ('%s', 'core_operations', '%s', '%s')`, uuid.NewString(), id, a.Token)), pgerrcode.UniqueViolation)
 }
 
 // OB-STORE-5: quarantine is an explicit row and a terminal state; neither
@@ -340,7 +341,7 @@ func TestRoleGrants(t *testing.T) {
 		{schema.RoleProducer, "SELECT * FROM outbox.outbox_deliveries"},
 	}
 	for _, d := range denied {
-		requireCode(t, as(d.role, d.stmt), db.CodeInsufficientPriv)
+		requireCode(t, as(d.role, d.stmt), pgerrcode.InsufficientPrivilege)
 	}
 	// What the dispatcher may do: a claim (delivery state + attempt start).
 	require.NoError(t, db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
