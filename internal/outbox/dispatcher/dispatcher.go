@@ -399,7 +399,9 @@ func permanentRecordError(err error) bool {
 // triggers and functions.
 const outboxCodeClass = "OW"
 
-func isOutboxCode(code string) bool { return len(code) == 5 && strings.HasPrefix(code, outboxCodeClass) }
+func isOutboxCode(code string) bool {
+	return len(code) == 5 && strings.HasPrefix(code, outboxCodeClass)
+}
 
 func (d *Dispatcher) outcomeRecordFailed(c Claimed, outcome string, err error) {
 	class := "transient"
