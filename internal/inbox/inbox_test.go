@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
@@ -54,19 +55,20 @@ func TestTableStatements(t *testing.T) {
 	require.Contains(t, plain.lookup, `FROM "metering"."consumer_receipts"`)
 	require.NotContains(t, plain.lookup, "projection_name")
 	require.NotContains(t, plain.insert, "projection_name")
-	require.NotContains(t, plain.lookup+plain.insert, "{{")
+	require.NotContains(t, plain.lookup+plain.insert, "{")
 
 	proj := NewTable("operations", "applied_receipts", true)
-	require.Contains(t, proj.lookup, "projection_name = $3 AND projection_version = $4")
+	require.Contains(t, proj.lookup, "projection_name = @projection_name AND projection_version = @projection_version")
 	require.Contains(t, proj.insert, "receipt_body, projection_name, projection_version)")
-	require.Contains(t, proj.insert, "$11, $12, $13)")
-	require.NotContains(t, proj.lookup+proj.insert, "{{")
+	require.Contains(t, proj.insert, "@receipt_body, @projection_name, @projection_version)")
+	require.NotContains(t, proj.lookup+proj.insert, "{")
+	require.NotRegexp(t, `\$[0-9]`, plain.lookup+plain.insert+proj.lookup+proj.insert, "named arguments only")
 
 	_, err := proj.keyArgs(Key{ConsumerName: "c", EventID: "e"})
 	require.Error(t, err, "a projection table needs a projection key")
 	args, err := proj.keyArgs(Key{ConsumerName: "c", EventID: "e", Projection: route.Required("p", 2)})
 	require.NoError(t, err)
-	require.Equal(t, []any{"c", "e", "p", int64(2)}, args)
+	require.Equal(t, pgx.NamedArgs{"consumer_name": "c", "event_id": "e", "projection_name": "p", "projection_version": int64(2)}, args)
 	_, err = plain.keyArgs(Key{ConsumerName: "c", EventID: "e", Projection: route.Required("p", 2)})
 	require.Error(t, err)
 }
