@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 // OB-STORE-1: the seven tables with (at least) the columns the outbox
@@ -375,7 +376,7 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	require.Equal(t, map[string]int{"core_operations": 1, "billing_finalization_coordinator": 1}, got)
 	// Nothing else is pending: a rolled-back append notifies nobody.
 	_ = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := outbox.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
+		_, err := release.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
 		require.NoError(t, err)
 		return fmt.Errorf("roll back")
 	})
@@ -397,17 +398,17 @@ func TestEventImmutabilityEveryColumn(t *testing.T) {
 	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = 'outbox' AND table_name = 'outbox_events' AND column_name <> 'published_at'`)
 	require.NoError(t, err)
-	type column struct{ name, kind string }
-	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
-		var c column
-		return c, r.Scan(&c.name, &c.kind)
-	})
+	type column struct {
+		Name string `db:"column_name"`
+		Kind string `db:"data_type"`
+	}
+	cols, err := pgx.CollectRows(rows, pgx.RowToStructByName[column])
 	require.NoError(t, err)
 	require.Greater(t, len(cols), 20)
 	for _, c := range cols {
-		col := pgx.Identifier{c.name}.Sanitize()
+		col := pgx.Identifier{c.Name}.Sanitize()
 		var set string
-		switch c.kind {
+		switch c.Kind {
 		case "text":
 			set = col + " = COALESCE(" + col + ", '') || 'x'"
 		case "uuid":
@@ -421,7 +422,7 @@ func TestEventImmutabilityEveryColumn(t *testing.T) {
 		case "xid8":
 			set = col + " = '1'::xid8"
 		default:
-			t.Fatalf("column %s of type %s: add a change for this type", c.name, c.kind)
+			t.Fatalf("column %s of type %s: add a change for this type", c.Name, c.Kind)
 		}
 		err := exec(ctx, b.pool, fmt.Sprintf("UPDATE outbox.outbox_events SET %s WHERE event_id = '%s'", set, id))
 		requireCode(t, err, outbox.CodeImmutable)

@@ -42,6 +42,15 @@ type OutboxDeliverySetVersion struct {
 	RegisteredTxid                              pgtype.Uint64
 }
 
+type OutboxDestinationBinding struct {
+	Destination                  string
+	ConsumerName                 string
+	ExpectedReceiptType          string
+	ExpectedReceiptSchemaVersion string
+	ProjectionTargetState        string
+	BoundAt                      time.Time
+}
+
 type OutboxOutboxDelivery struct {
 	EventID                                string
 	DeliverySetVersion                     int64
