@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +33,7 @@ func TestReadTransactionRejectsWrites(t *testing.T) {
 			return err
 		})
 		require.Error(t, err, stmt)
-		require.Equal(t, "25006", db.SQLState(err), stmt)
+		require.Equal(t, pgerrcode.ReadOnlySQLTransaction, db.SQLState(err), stmt)
 	}
 	// The statement timeout is local to the transaction and applied.
 	var timeout string

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,7 +28,7 @@ const (
 	adminDefaultListen = "127.0.0.1:8089"
 	envAdminToken      = "OCEANWAY_ADMIN_TOKEN"
 	// sqlStateInvalidCatalogName is "database does not exist".
-	sqlStateInvalidCatalogName = "3D000"
+	sqlStateInvalidCatalogName = pgerrcode.InvalidCatalogName
 )
 
 // adminConn is the connection flags of `oceanway admin` and `oceanway

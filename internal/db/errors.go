@@ -11,7 +11,10 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // SQLState returns the SQLSTATE of a PostgreSQL error anywhere in err's
-// chain, or "" when there is none. Tests assert these codes, never messages.
+// chain, or "" when there is none. Compare it with the constants and class
+// predicates of github.com/jackc/pgerrcode (pgerrcode.UniqueViolation,
+// pgerrcode.IsTransactionRollback), never with bare strings. Tests assert
+// these codes, never messages.
 func SQLState(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -29,24 +32,12 @@ func Constraint(err error) string {
 	return ""
 }
 
-// NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors alone.
+// NotFound turns pgx.ErrNoRows into ErrNotFound and leaves other errors
+// alone. Stores call it once, at their exit, so callers only ever see
+// ErrNotFound.
 func NotFound(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
 	return err
 }
-
-// SQLSTATE classes and codes the modules translate.
-const (
-	CodeUniqueViolation      = "23505"
-	CodeForeignKeyViolation  = "23503"
-	CodeCheckViolation       = "23514"
-	CodeNotNullViolation     = "23502"
-	CodeInsufficientPriv     = "42501"
-	CodeDuplicateObject      = "42710"
-	CodeDuplicateDatabase    = "42P04"
-	CodeSerializationFailure = "40001"
-	CodeDeadlockDetected     = "40P01"
-	CodeLockNotAvailable     = "55P03"
-)

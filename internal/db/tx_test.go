@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -85,7 +86,7 @@ func TestWithTx(t *testing.T) {
 	err = db.WithTxOptions(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(ctx context.Context, tx pgx.Tx) error {
 		return insert(ctx, tx, 5)
 	})
-	require.Equal(t, "25006", db.SQLState(err), "read-only transaction")
+	require.Equal(t, pgerrcode.ReadOnlySQLTransaction, db.SQLState(err), "read-only transaction")
 }
 
 func TestErrorHelpers(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oceanway/core/internal/db"
@@ -52,12 +52,12 @@ var (
 	ErrStoredReceiptInvalid = errors.New("inbox: stored receipt does not decode or verify")
 )
 
-// Classify turns any error of a consumer transaction into a classified
-// delivery error (transport.Classified). Errors that already carry a class
-// keep it. Temporary database conditions are retryable with a specific code;
-// everything else unclassified is retryable with CodeStoreError, never
-// silently non-retryable.
-func Classify(err error) error {
+// ToDeliveryError turns any error of a consumer transaction into a
+// classified delivery error (transport.Classified). Errors that already
+// carry a class keep it. Temporary database conditions are retryable with a
+// specific code; everything else unclassified is retryable with
+// CodeStoreError, never silently non-retryable.
+func ToDeliveryError(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -73,13 +73,13 @@ func Classify(err error) error {
 	}
 	state := db.SQLState(err)
 	switch {
-	case state == db.CodeLockNotAvailable:
+	case state == pgerrcode.LockNotAvailable:
 		return transport.Retryable(CodeLockUnavailable, err)
-	case state == "57014": // query_canceled: statement or lock timeout
+	case state == pgerrcode.QueryCanceled: // statement or lock timeout
 		return transport.Retryable(CodeTimeout, err)
-	case state == db.CodeSerializationFailure || state == db.CodeDeadlockDetected || strings.HasPrefix(state, "40"):
+	case pgerrcode.IsTransactionRollback(state): // serialization failure, deadlock
 		return transport.Retryable(CodeSerializationConflict, err)
-	case strings.HasPrefix(state, "08") || strings.HasPrefix(state, "53") || strings.HasPrefix(state, "57P"):
+	case pgerrcode.IsConnectionException(state), pgerrcode.IsInsufficientResources(state), isServerShutdown(state):
 		return transport.Retryable(CodeDatabaseUnavailable, err)
 	case state == "":
 		var connErr *pgconn.ConnectError
@@ -88,6 +88,18 @@ func Classify(err error) error {
 		}
 	}
 	return transport.Retryable(CodeStoreError, err)
+}
+
+// isServerShutdown reports the operator-intervention codes that mean the
+// server is going away or not yet accepting work (57P01..57P05), as opposed
+// to 57014 query_canceled and 57000.
+func isServerShutdown(state string) bool {
+	switch state {
+	case pgerrcode.AdminShutdown, pgerrcode.CrashShutdown, pgerrcode.CannotConnectNow,
+		pgerrcode.DatabaseDropped, pgerrcode.IdleSessionTimeout:
+		return true
+	}
+	return false
 }
 
 func nonRetryable(code string, sentinel error, cause error) error {

@@ -117,7 +117,7 @@ func (in *Inbox) Consume(ctx context.Context, d transport.Delivery) (transport.R
 	}
 	key, err := in.consumer.ReceiptKey(ev)
 	if err != nil {
-		return transport.Result{}, Classify(err)
+		return transport.Result{}, ToDeliveryError(err)
 	}
 	if key.ConsumerName != in.binding.ConsumerName || key.EventID != ev.Envelope.EventID {
 		return transport.Result{}, nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, fmt.Errorf("receipt key %+v", key))
@@ -170,7 +170,7 @@ func (in *Inbox) Consume(ctx context.Context, d transport.Delivery) (transport.R
 		return nil
 	})
 	if err != nil {
-		return transport.Result{}, Classify(err)
+		return transport.Result{}, ToDeliveryError(err)
 	}
 	if wait != nil {
 		return transport.Result{}, wait
@@ -217,18 +217,25 @@ func (in *Inbox) verify(d transport.Delivery) (*Event, error) {
 	return &Event{Delivery: d, Envelope: env}, nil
 }
 
-// begin bounds the transaction and takes the receipt key's advisory lock.
+// begin bounds the transaction and takes the receipt key's advisory lock,
+// both in one round trip.
 func (in *Inbox) begin(ctx context.Context, tx pgx.Tx, ev *Event) error {
 	b := &pgx.Batch{}
-	b.Queue(qTimeouts, fmt.Sprintf("%dms", in.cfg.LockTimeout.Milliseconds()), fmt.Sprintf("%dms", in.cfg.StatementTimeout.Milliseconds()))
-	b.Queue(qBegin, ev.Key.lockKey())
+	b.Queue(qTimeouts, pgx.NamedArgs{
+		"lock_timeout":      fmt.Sprintf("%dms", in.cfg.LockTimeout.Milliseconds()),
+		"statement_timeout": fmt.Sprintf("%dms", in.cfg.StatementTimeout.Milliseconds()),
+	})
+	b.Queue(qBegin, pgx.NamedArgs{"lock_key": ev.Key.lockKey()})
 	br := tx.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()
 		return fmt.Errorf("set timeouts: %w", err)
 	}
-	var locked any
-	if err := br.QueryRow().Scan(&locked, &ev.Now); err != nil {
+	rows, err := br.Query()
+	if err == nil {
+		ev.Now, err = pgx.CollectOneRow(rows, pgx.RowTo[time.Time])
+	}
+	if err != nil {
 		_ = br.Close()
 		return fmt.Errorf("lock receipt key: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +18,7 @@ import (
 
 // CON-2: temporary database conditions are retryable with a specific code;
 // classified errors keep their class; nothing unknown becomes non-retryable.
-func TestClassify(t *testing.T) {
+func TestToDeliveryError(t *testing.T) {
 	t.Parallel()
 	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code}) }
 	for _, c := range []struct {
@@ -24,27 +26,27 @@ func TestClassify(t *testing.T) {
 		retryable bool
 		code      string
 	}{
-		{pg("55P03"), true, CodeLockUnavailable},
-		{pg("57014"), true, CodeTimeout},
-		{pg("40001"), true, CodeSerializationConflict},
-		{pg("40P01"), true, CodeSerializationConflict},
-		{pg("08006"), true, CodeDatabaseUnavailable},
-		{pg("53300"), true, CodeDatabaseUnavailable},
-		{pg("57P01"), true, CodeDatabaseUnavailable},
-		{pg("23505"), true, CodeStoreError},
+		{pg(pgerrcode.LockNotAvailable), true, CodeLockUnavailable},
+		{pg(pgerrcode.QueryCanceled), true, CodeTimeout},
+		{pg(pgerrcode.SerializationFailure), true, CodeSerializationConflict},
+		{pg(pgerrcode.DeadlockDetected), true, CodeSerializationConflict},
+		{pg(pgerrcode.ConnectionFailure), true, CodeDatabaseUnavailable},
+		{pg(pgerrcode.TooManyConnections), true, CodeDatabaseUnavailable},
+		{pg(pgerrcode.AdminShutdown), true, CodeDatabaseUnavailable},
+		{pg(pgerrcode.UniqueViolation), true, CodeStoreError},
 		{errors.New("something odd"), true, CodeStoreError},
 		{context.DeadlineExceeded, true, CodeTimeout},
 		{fmt.Errorf("x: %w", context.Canceled), true, CodeCanceled},
 		{transport.NonRetryable("kept", errors.New("k")), false, "kept"},
 		{fmt.Errorf("outer: %w", transport.Retryable("wait", errors.New("w"))), true, "wait"},
 	} {
-		got := Classify(c.err)
-		retryable, code := transport.Classify(got)
+		got := ToDeliveryError(c.err)
+		retryable, code := transport.RetryableAndCode(got)
 		require.Equal(t, c.retryable, retryable, "%v", c.err)
 		require.Equal(t, c.code, code, "%v", c.err)
 		require.ErrorIs(t, got, c.err)
 	}
-	require.NoError(t, Classify(nil))
+	require.NoError(t, ToDeliveryError(nil))
 }
 
 func TestTableStatements(t *testing.T) {
@@ -53,19 +55,20 @@ func TestTableStatements(t *testing.T) {
 	require.Contains(t, plain.lookup, `FROM "metering"."consumer_receipts"`)
 	require.NotContains(t, plain.lookup, "projection_name")
 	require.NotContains(t, plain.insert, "projection_name")
-	require.NotContains(t, plain.lookup+plain.insert, "{{")
+	require.NotContains(t, plain.lookup+plain.insert, "{")
 
 	proj := NewTable("operations", "applied_receipts", true)
-	require.Contains(t, proj.lookup, "projection_name = $3 AND projection_version = $4")
+	require.Contains(t, proj.lookup, "projection_name = @projection_name AND projection_version = @projection_version")
 	require.Contains(t, proj.insert, "receipt_body, projection_name, projection_version)")
-	require.Contains(t, proj.insert, "$11, $12, $13)")
-	require.NotContains(t, proj.lookup+proj.insert, "{{")
+	require.Contains(t, proj.insert, "@receipt_body, @projection_name, @projection_version)")
+	require.NotContains(t, proj.lookup+proj.insert, "{")
+	require.NotRegexp(t, `\$[0-9]`, plain.lookup+plain.insert+proj.lookup+proj.insert, "named arguments only")
 
 	_, err := proj.keyArgs(Key{ConsumerName: "c", EventID: "e"})
 	require.Error(t, err, "a projection table needs a projection key")
 	args, err := proj.keyArgs(Key{ConsumerName: "c", EventID: "e", Projection: route.Required("p", 2)})
 	require.NoError(t, err)
-	require.Equal(t, []any{"c", "e", "p", int64(2)}, args)
+	require.Equal(t, pgx.NamedArgs{"consumer_name": "c", "event_id": "e", "projection_name": "p", "projection_version": int64(2)}, args)
 	_, err = plain.keyArgs(Key{ConsumerName: "c", EventID: "e", Projection: route.Required("p", 2)})
 	require.Error(t, err)
 }

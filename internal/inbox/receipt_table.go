@@ -16,22 +16,20 @@ import (
 )
 
 //go:embed sql/*.sql
-var queries embed.FS
+var sqlFiles embed.FS
 
-func query(name string) string {
-	b, err := queries.ReadFile("sql/" + name + ".sql")
-	if err != nil {
-		panic("inbox: missing query " + name)
-	}
-	return strings.TrimSpace(string(b))
-}
+// statements are the inbox's SQL, on the shared loader: the receipt
+// statements name the consumer's table, which only NewTable knows, so sqlc
+// cannot generate them.
+var statements = db.MustLoadStatements("inbox", sqlFiles, "sql")
 
 var (
-	qBegin         = query("begin")
-	qTimeouts      = query("timeouts")
-	qReceiptLookup = query("receipt_lookup")
-	qReceiptInsert = query("receipt_insert")
+	qBegin    = statements.Get("begin")
+	qTimeouts = statements.Get("timeouts")
 )
+
+// tablePlaceholder stands for the receipt table in the receipt statements.
+const tablePlaceholder = "{table}"
 
 // Key identifies a receipt: (consumerName, eventId), plus the frozen
 // projection target for projection consumers (CON-1). A receipt of one
@@ -80,31 +78,37 @@ type Table struct {
 // NewTable describes the receipt table schema.name. projection says whether
 // the key includes the projection target.
 func NewTable(schema, name string, projection bool) *Table {
-	ident := pgx.Identifier{schema, name}.Sanitize()
-	pairs := []string{"{{table}}", ident,
-		"{{projection}}", "", "{{projection_args}}", "", "{{projection_insert_args}}", "",
-		"{{projection_columns}}", "", "{{projection_values}}", ""}
+	lookup, insert := "receipt_lookup", "receipt_insert"
 	if projection {
-		pairs = []string{"{{table}}", ident,
-			"{{projection}}", " AND projection_name = $3 AND projection_version = $4",
-			"{{projection_args}}", ", $3 projection name, $4 projection version",
-			"{{projection_insert_args}}", ", $12 projection name, $13 projection version",
-			"{{projection_columns}}", ", projection_name, projection_version",
-			"{{projection_values}}", ", $12, $13"}
+		lookup, insert = lookup+"_projection", insert+"_projection"
 	}
-	r := strings.NewReplacer(pairs...)
-	return &Table{lookup: r.Replace(qReceiptLookup), insert: r.Replace(qReceiptInsert), projection: projection}
+	r := strings.NewReplacer(tablePlaceholder, pgx.Identifier{schema, name}.Sanitize())
+	return &Table{lookup: r.Replace(statements.Get(lookup)), insert: r.Replace(statements.Get(insert)), projection: projection}
 }
 
-func (t *Table) keyArgs(k Key) ([]any, error) {
+// keyArgs are the named arguments of k's key columns.
+func (t *Table) keyArgs(k Key) (pgx.NamedArgs, error) {
 	if k.Projection.Required != t.projection {
 		return nil, fmt.Errorf("inbox: receipt key projection %+v does not fit the table", k.Projection)
 	}
-	args := []any{k.ConsumerName, k.EventID}
+	args := pgx.NamedArgs{"consumer_name": k.ConsumerName, "event_id": k.EventID}
 	if t.projection {
-		args = append(args, k.Projection.Name, k.Projection.Version)
+		args["projection_name"], args["projection_version"] = k.Projection.Name, k.Projection.Version
 	}
 	return args, nil
+}
+
+// receiptRow is a receipt row as the lookup returns it.
+type receiptRow struct {
+	EventType                           string `db:"event_type"`
+	EventSchemaVersion                  string `db:"event_schema_version"`
+	EventEnvelopeDigestAlgorithmVersion string `db:"event_envelope_digest_algorithm_version"`
+	EventEnvelopeSHA256                 string `db:"event_envelope_sha256"`
+	ReceiptRef                          string `db:"receipt_ref"`
+	ReceiptSchemaVersion                string `db:"receipt_schema_version"`
+	ReceiptDigestAlgorithmVersion       string `db:"receipt_digest_algorithm_version"`
+	ReceiptDigest                       string `db:"receipt_digest"`
+	ReceiptBody                         string `db:"receipt_body"`
 }
 
 // LookupTx returns the stored receipt of k, or db.ErrNotFound.
@@ -113,22 +117,21 @@ func (t *Table) LookupTx(ctx context.Context, q db.Executor, k Key) (Stored, err
 	if err != nil {
 		return Stored{}, err
 	}
-	var (
-		s                 Stored
-		envAlg, recAlg    string
-		body              string
-		receiptSchemaText string
-	)
-	err = q.QueryRow(ctx, t.lookup, args...).Scan(&s.EventType, &s.EventSchemaVersion, &envAlg, &s.EnvelopeDigest.Value,
-		&s.Receipt.Ref, &receiptSchemaText, &recAlg, &s.Receipt.Digest, &body)
+	rows, err := q.Query(ctx, t.lookup, args)
+	if err != nil {
+		return Stored{}, err
+	}
+	r, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[receiptRow])
 	if err != nil {
 		return Stored{}, db.NotFound(err)
 	}
-	s.EnvelopeDigest.Algorithm = digest.Algorithm(envAlg)
-	s.Receipt.SchemaVersion = receiptSchemaText
-	s.Receipt.DigestAlgorithmVersion = digest.Algorithm(recAlg)
-	s.Body = []byte(body)
-	return s, nil
+	return Stored{
+		EventType: r.EventType, EventSchemaVersion: r.EventSchemaVersion,
+		EnvelopeDigest: digest.Digest{Algorithm: digest.Algorithm(r.EventEnvelopeDigestAlgorithmVersion), Value: r.EventEnvelopeSHA256},
+		Receipt: strict.Quadruple{Ref: r.ReceiptRef, SchemaVersion: r.ReceiptSchemaVersion,
+			DigestAlgorithmVersion: digest.Algorithm(r.ReceiptDigestAlgorithmVersion), Digest: r.ReceiptDigest},
+		Body: []byte(r.ReceiptBody),
+	}, nil
 }
 
 // errReceiptExists is returned by InsertTx when the key already has a row.
@@ -140,13 +143,17 @@ func (t *Table) InsertTx(ctx context.Context, q db.Executor, k Key, s Stored) er
 	if err != nil {
 		return err
 	}
-	all := []any{k.ConsumerName, k.EventID, s.EventType, s.EventSchemaVersion,
-		string(s.EnvelopeDigest.Algorithm), s.EnvelopeDigest.Value,
-		s.Receipt.Ref, s.Receipt.SchemaVersion, string(s.Receipt.DigestAlgorithmVersion), s.Receipt.Digest,
-		string(s.Body)}
-	all = append(all, args[2:]...)
-	var ref string
-	if err := q.QueryRow(ctx, t.insert, all...).Scan(&ref); err != nil {
+	args["event_type"], args["event_schema_version"] = s.EventType, s.EventSchemaVersion
+	args["event_envelope_digest_algorithm_version"] = string(s.EnvelopeDigest.Algorithm)
+	args["event_envelope_sha256"] = s.EnvelopeDigest.Value
+	args["receipt_ref"], args["receipt_schema_version"] = s.Receipt.Ref, s.Receipt.SchemaVersion
+	args["receipt_digest_algorithm_version"] = string(s.Receipt.DigestAlgorithmVersion)
+	args["receipt_digest"], args["receipt_body"] = s.Receipt.Digest, string(s.Body)
+	rows, err := q.Query(ctx, t.insert, args)
+	if err != nil {
+		return err
+	}
+	if _, err := pgx.CollectOneRow(rows, pgx.RowTo[string]); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errReceiptExists
 		}

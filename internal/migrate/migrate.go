@@ -35,6 +35,7 @@ import (
 	"regexp"
 	"sort"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -235,7 +236,7 @@ func EnsureRoles(ctx context.Context, conn *pgx.Conn, roles []string) error {
 		}
 		_, err := conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{r}.Sanitize()+" NOLOGIN")
 		var pgErr *pgconn.PgError
-		if err != nil && !(errors.As(err, &pgErr) && (pgErr.Code == "42710" || pgErr.Code == "23505")) {
+		if err != nil && !(errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.DuplicateObject || pgErr.Code == pgerrcode.UniqueViolation)) {
 			return fmt.Errorf("create role %s: %w", r, err)
 		}
 	}

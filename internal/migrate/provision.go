@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -109,7 +110,7 @@ func EnsureDatabase(ctx context.Context, admin *pgx.Conn, name, template string)
 	}
 	_, err := admin.Exec(ctx, stmt)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == db.CodeDuplicateDatabase || pgErr.Code == db.CodeUniqueViolation) {
+	if errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.DuplicateDatabase || pgErr.Code == pgerrcode.UniqueViolation) {
 		return false, nil
 	}
 	if err != nil {

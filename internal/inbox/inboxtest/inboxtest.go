@@ -260,7 +260,7 @@ func retryableWritesNothing(t *testing.T, newSubject Factory) {
 	unblock := s.Block(t)
 	_, err := s.Consume(context.Background(), Delivery(s, e))
 	require.Error(t, err)
-	retryable, code := transport.Classify(err)
+	retryable, code := transport.RetryableAndCode(err)
 	require.True(t, retryable, "temporary failure must be retryable, got %s: %v", code, err)
 	unblock()
 	require.Equal(t, before, state(t, s), "a retryable failure must write nothing")
@@ -312,7 +312,7 @@ func deliverUntilAcked(t *testing.T, s Subject, events []*envelope.Envelope) {
 				done[i] = true
 				continue
 			}
-			retryable, code := transport.Classify(err)
+			retryable, code := transport.RetryableAndCode(err)
 			require.True(t, retryable, "event %s %s: non-retryable %s: %v", e.EventType, e.EventID, code, err)
 			remaining++
 		}
@@ -326,7 +326,7 @@ func deliverUntilAcked(t *testing.T, s Subject, events []*envelope.Envelope) {
 func requireNonRetryable(t *testing.T, err error) {
 	t.Helper()
 	require.Error(t, err)
-	retryable, code := transport.Classify(err)
+	retryable, code := transport.RetryableAndCode(err)
 	require.False(t, retryable, "want non_retryable, got retryable %s: %v", code, err)
 }
 

@@ -1,5 +1,4 @@
--- name: Timeouts
 -- Bounds every lock wait and statement of the consumer transaction, so that
 -- contention surfaces as a retryable error instead of a stuck delivery.
--- $1 lock_timeout, $2 statement_timeout (PostgreSQL interval text, e.g. '5000ms').
-SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)
+-- Both values are PostgreSQL interval text, e.g. '5000ms'.
+SELECT set_config('lock_timeout', @lock_timeout, true), set_config('statement_timeout', @statement_timeout, true)

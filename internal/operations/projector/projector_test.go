@@ -77,7 +77,7 @@ func (b *bundle) count(t *testing.T, table string) int {
 func requireCode(t *testing.T, err error, retryable bool, code string) {
 	t.Helper()
 	require.Error(t, err)
-	r, c := transport.Classify(err)
+	r, c := transport.RetryableAndCode(err)
 	require.Equal(t, code, c, "error: %v", err)
 	require.Equal(t, retryable, r, "retryable? error: %v", err)
 }

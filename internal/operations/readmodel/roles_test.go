@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func TestRolesAreSufficient(t *testing.T) {
 	require.Equal(t, readmodel.CompleteForSupportedScope, c.ProjectionCompleteness)
 
 	_, err = opsPool.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'pending'")
-	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 	_, err = opsPool.Exec(ctx, "DELETE FROM operations.applied_receipts")
-	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 }

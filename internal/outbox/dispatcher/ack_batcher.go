@@ -2,22 +2,15 @@ package dispatcher
 
 import (
 	"context"
-	_ "embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/oceanway/core/internal/db"
-)
-
-var (
-	//go:embed sql/ack_batch.sql
-	ackBatchSQL string
-	//go:embed sql/record_publication_batch.sql
-	recordPublicationBatchSQL string
+	"github.com/oceanway/core/internal/outbox/dispatcher/dbsqlc"
 )
 
 // AckBatch records many verified acks in one transaction: one fenced
@@ -46,49 +39,50 @@ func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	return db.WithTxOptions(ctx, s.pool, readCommitted, func(ctx context.Context, tx pgx.Tx) error {
-		cols := ackColumns(acks)
-		rows, err := tx.Query(ctx, ackBatchSQL, cols.args()...)
-		if err != nil {
-			return fmt.Errorf("batched ack: %w", err)
-		}
-		passed := map[string]bool{}
-		for rows.Next() {
-			var attempt pgtype.UUID
-			if err := rows.Scan(&attempt); err != nil {
-				rows.Close()
-				return err
-			}
-			passed[attempt.String()] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("batched ack: %w", err)
-		}
-		var kept []VerifiedAck
-		for i, a := range acks {
-			if passed[a.claimed.AttemptID] {
-				kept = append(kept, a)
-				out[i] = nil
-			} else {
-				out[i] = ErrLeaseLost
-			}
-		}
-		if len(kept) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, recordPublicationBatchSQL, ackColumns(kept).args()...); err != nil {
-			return fmt.Errorf("record publication (batch): %w", err)
-		}
-		return nil
+		return recordAcksTx(ctx, tx, acks, out)
 	})
 }
 
-// ackCols are the parallel arrays of ack_batch.sql.
-type ackCols struct {
-	dest, eventID, attemptID, token, consumer, receiptType, ref, schema, alg, digest, envAlg, envSHA []string
+// errFencedAck marks a failure of the fenced ack statement itself (as
+// opposed to the published_at function that follows it).
+var errFencedAck = errors.New("fenced ack")
+
+// recordAcksTx records verified acks inside tx (READ COMMITTED): one fenced
+// statement for all transitions and success finishes, each ack guarded by
+// its own fence, then the controlled published_at function for every ack
+// that passed (its not_complete answer is a normal result). out receives,
+// per ack, nil or ErrLeaseLost; an error fails the whole transaction.
+func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []error) error {
+	passed, err := queries.DeliveryAckBatch(ctx, tx, dbsqlc.DeliveryAckBatchParams(ackColumns(acks)))
+	if err != nil {
+		return fmt.Errorf("%w: %w", errFencedAck, err)
+	}
+	fenceHeld := make(map[string]bool, len(passed))
+	for _, attempt := range passed {
+		fenceHeld[attempt] = true
+	}
+	var kept []VerifiedAck
+	for i, a := range acks {
+		if fenceHeld[a.claimed.AttemptID] {
+			kept = append(kept, a)
+			out[i] = nil
+		} else {
+			out[i] = ErrLeaseLost
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	if err := queries.PublicationRecordBatch(ctx, tx, dbsqlc.PublicationRecordBatchParams(ackColumns(kept))); err != nil {
+		return fmt.Errorf("record publication: %w", err)
+	}
+	return nil
 }
 
-func ackColumns(acks []VerifiedAck) ackCols {
+// ackColumns lays acks out as the parallel arrays of ack_batch.sql and
+// record_publication_batch.sql, in (event_id, destination) order so
+// concurrent batches lock deliveries in one order.
+func ackColumns(acks []VerifiedAck) dbsqlc.DeliveryAckBatchParams {
 	sorted := slices.Clone(acks)
 	slices.SortFunc(sorted, func(a, b VerifiedAck) int {
 		if c := strings.Compare(a.claimed.EventID, b.claimed.EventID); c != 0 {
@@ -96,25 +90,21 @@ func ackColumns(acks []VerifiedAck) ackCols {
 		}
 		return strings.Compare(string(a.claimed.Destination), string(b.claimed.Destination))
 	})
-	var c ackCols
+	var c dbsqlc.DeliveryAckBatchParams
 	for _, a := range sorted {
 		q := a.ack.AppliedReceipt.Receipt
-		c.dest = append(c.dest, string(a.claimed.Destination))
-		c.eventID = append(c.eventID, a.claimed.EventID)
-		c.attemptID = append(c.attemptID, a.claimed.AttemptID)
-		c.token = append(c.token, a.claimed.LeaseToken)
-		c.consumer = append(c.consumer, a.ack.ConsumerName)
-		c.receiptType = append(c.receiptType, a.claimed.Member.ExpectedReceiptType)
-		c.ref = append(c.ref, q.Ref)
-		c.schema = append(c.schema, q.SchemaVersion)
-		c.alg = append(c.alg, string(q.DigestAlgorithmVersion))
-		c.digest = append(c.digest, q.Digest)
-		c.envAlg = append(c.envAlg, string(a.ack.EventEnvelopeDigest.Algorithm))
-		c.envSHA = append(c.envSHA, a.ack.EventEnvelopeDigest.Value)
+		c.Destinations = append(c.Destinations, string(a.claimed.Destination))
+		c.EventIds = append(c.EventIds, a.claimed.EventID)
+		c.AttemptIds = append(c.AttemptIds, a.claimed.AttemptID)
+		c.LeaseTokens = append(c.LeaseTokens, a.claimed.LeaseToken)
+		c.ConsumerNames = append(c.ConsumerNames, a.ack.ConsumerName)
+		c.ReceiptTypes = append(c.ReceiptTypes, a.claimed.Member.ExpectedReceiptType)
+		c.ReceiptRefs = append(c.ReceiptRefs, q.Ref)
+		c.ReceiptSchemaVersions = append(c.ReceiptSchemaVersions, q.SchemaVersion)
+		c.ReceiptDigestAlgorithmVersions = append(c.ReceiptDigestAlgorithmVersions, string(q.DigestAlgorithmVersion))
+		c.ReceiptDigests = append(c.ReceiptDigests, q.Digest)
+		c.EnvelopeDigestAlgorithmVersions = append(c.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
+		c.EnvelopeSha256s = append(c.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
 	}
 	return c
-}
-
-func (c ackCols) args() []any {
-	return []any{c.dest, c.eventID, c.attemptID, c.token, c.consumer, c.receiptType, c.ref, c.schema, c.alg, c.digest, c.envAlg, c.envSHA}
 }

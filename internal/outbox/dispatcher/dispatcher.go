@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -320,7 +322,7 @@ func (d *Dispatcher) acker() {
 // fail records a retryable or non-retryable outcome.
 func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 	dest := string(c.Member.Destination)
-	retryable, code := transport.Classify(cause)
+	retryable, code := transport.RetryableAndCode(cause)
 	d.metrics.Failures.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 	var classified transport.Classified
 	if !errors.As(cause, &classified) || code == transport.CodeConsumerPanic {
@@ -388,14 +390,17 @@ const CodeOutcomeRecordInvalid = "outcome_record_invalid"
 // 53, 57) and everything without a SQLSTATE are transient.
 func permanentRecordError(err error) bool {
 	code := db.SQLState(err)
-	if len(code) != 5 {
-		return false
-	}
-	switch code[:2] {
-	case "22", "23", "42", "OW":
-		return true
-	}
-	return false
+	return pgerrcode.IsDataException(code) || pgerrcode.IsIntegrityConstraintViolation(code) ||
+		pgerrcode.IsSyntaxErrororAccessRuleViolation(code) || isOutboxCode(code)
+}
+
+// outboxCodeClass is the SQLSTATE class of the outbox's own errors
+// (outbox.CodeImmutable and the others, OW001..OW015), raised by its
+// triggers and functions.
+const outboxCodeClass = "OW"
+
+func isOutboxCode(code string) bool {
+	return len(code) == 5 && strings.HasPrefix(code, outboxCodeClass)
 }
 
 func (d *Dispatcher) outcomeRecordFailed(c Claimed, outcome string, err error) {

@@ -16,18 +16,23 @@
 // attempt id. There is no cursor or progress value: the work set is always
 // the explicit query (OB-CLAIM-1, OB-CLAIM-4).
 //
+// A claim round runs when the loop wakes: on NOTIFY from an append
+// transaction (channel NotifyChannel, unless DisableListen), after
+// PollInterval otherwise, and at once again while claims come back full.
+//
 // # Fencing
 //
 // Every later write — ack, retry, quarantine, lease renewal — is guarded by
 // the exact term of the claim:
 //
-//	destination = $1 AND event_id = $2 AND current_attempt_id = $3
-//	AND lease_token = $4 AND status = 'leased'
-//	AND lease_expires_at > clock_timestamp()
+//	destination = @destination AND event_id = @event_id
+//	AND current_attempt_id = @attempt_id AND lease_token = @lease_token
+//	AND status = 'leased' AND lease_expires_at > clock_timestamp()
 //
-// and appends the attempt's single finish in the same statement. Zero rows
-// matched is ErrLeaseLost: the late result is dropped and counted, never
-// written. Every statement that appends a finish also moves the delivery out
+// and ack, retry and quarantine append the attempt's single finish in the
+// same statement. Zero rows matched (or a unique violation on the finish,
+// when a racing writer appended it first) is ErrLeaseLost: the late result
+// is dropped and counted, never written. Every statement that appends a finish also moves the delivery out
 // of leased, so a leased delivery's current attempt never has a finish; the
 // fence needs no anti-join, and the finish table's primary key stays the
 // backstop against a second finish. Queues that guard completion by job id or state alone let a worker
@@ -38,8 +43,8 @@
 //
 // # Lease expiry recovery
 //
-// Recovery (Store.RecoverExpired, sql/recover.sql, run by every dispatcher on
-// a timer) takes the leased deliveries whose lease has expired, with
+// Recovery (Store.RecoverExpired, queries/recover.sql, run by every
+// dispatcher before a claim round, at most every RecoverInterval) takes the leased deliveries whose lease has expired, with
 // FOR UPDATE SKIP LOCKED, appends outcome=lease_expired_unknown to their
 // current attempt and returns them to pending, in one statement; the next
 // claim starts a new attempt with a new token. A holder whose fenced write
@@ -59,9 +64,32 @@
 //
 // An ack is accepted only after contracts' receipt.VerifyAck has checked the
 // ActiveConsumerAck@1 and the receipt body against the frozen member and the
-// event (OB-DELIVER-4). The ack transaction appends the success finish, sets
-// the delivery acknowledged, freezes the receipt type and quadruple and calls
-// outbox.record_publication, whose not_complete answer is normal
-// (OB-DELIVER-5). An ack that fails verification is quarantined, never
-// accepted.
+// event (OB-DELIVER-4). The ack transaction (READ COMMITTED) runs one
+// statement that, for every ack of the batch under its own fence, appends
+// the success finish, sets the delivery acknowledged and freezes the receipt
+// type and quadruple; then it calls outbox.record_publication for each ack
+// that passed, whose not_complete answer is normal (OB-DELIVER-5). Verified
+// acks are collected into batches of up to AckBatchSize; a single ack
+// (Store.AckOne, AckBatchSize 1) is a batch of one, so the fence lives in
+// one statement. When a batch transaction fails as a whole, each of its acks
+// is recorded again alone. An ack that fails verification is quarantined,
+// never accepted.
+//
+// # Failures
+//
+// A failed delivery is retried (Store.Retry: pending again after an
+// exponential backoff with jitter) when its error is retryable
+// (transport.RetryableAndCode; unclassified errors are retryable) and
+// MaxAttempts, if set, is not reached; recoverable waits are retried at a
+// bounded pace whatever the count. Otherwise it is quarantined
+// (Store.Quarantine: terminal, with an explicit quarantine row). An outcome
+// the database rejects for good (data, integrity, privilege or outbox OWxxx
+// errors) is quarantined as outcome_record_invalid; a transient failure to
+// record leaves the attempt to lease-expiry recovery.
+//
+// # Statements
+//
+// The statements are in queries/ and the Go code that runs them is generated
+// by sqlc into dbsqlc/ (sqlc.yaml; the schema is the outbox migration line).
+// ClaimStatement returns the claim exactly as Claim sends it, for plan tests.
 package dispatcher

@@ -8,14 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// openDeliveriesSQL counts non-terminal deliveries per destination and status
-// and the age of the oldest one. Both statuses are served by partial indexes.
-const openDeliveriesSQL = `
-SELECT destination, status, count(*), COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)
-FROM outbox.outbox_deliveries
-WHERE status IN ('pending', 'leased')
-GROUP BY destination, status`
-
 // OpenCollector reports, at scrape time, the number of open (pending and
 // leased) deliveries and the age of the oldest one per destination of one
 // producer database (OBS-1). The boundary label names the database's fact
@@ -55,22 +47,10 @@ func (c *OpenCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	ok := 1.0
-	rows, err := c.pool.Query(ctx, openDeliveriesSQL)
-	if err == nil {
-		for rows.Next() {
-			var dest, status string
-			var n int64
-			var age float64
-			if err = rows.Scan(&dest, &status, &n, &age); err != nil {
-				break
-			}
-			ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(n), dest, status)
-			ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age, dest, status)
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
+	rows, err := queries.DeliveryOpenCount(ctx, c.pool)
+	for _, r := range rows {
+		ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(r.OpenCount), r.Destination, r.Status)
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, r.OldestAgeSeconds, r.Destination, r.Status)
 	}
 	if err != nil {
 		ok = 0

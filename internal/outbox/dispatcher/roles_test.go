@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -76,8 +77,8 @@ func TestRoles_OBSTORE6_DispatcherRoleRunsEveryStatement(t *testing.T) {
 	require.Equal(t, 1, recovered["core_operations"])
 
 	_, err = pool.Exec(ctx, `UPDATE outbox.outbox_events SET published_at = now() WHERE event_id = $1`, ids[0])
-	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 	_, err = pool.Exec(ctx, `UPDATE outbox.outbox_events SET event_envelope = '{}' WHERE event_id = $1`, ids[0])
-	require.Equal(t, db.CodeInsufficientPriv, db.SQLState(err))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 	b.invariants(t)
 }

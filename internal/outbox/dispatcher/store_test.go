@@ -375,7 +375,7 @@ func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 	require.ErrorAs(t, err, &rejected)
 	require.Equal(t, "ack_projection_target_mismatch", rejected.Code())
 	require.ErrorIs(t, err, receipt.ErrProjectionTargetMismatch)
-	retryable, code := transport.Classify(err)
+	retryable, code := transport.RetryableAndCode(err)
 	require.False(t, retryable)
 	require.Equal(t, "ack_projection_target_mismatch", code)
 	require.Equal(t, "leased", b.delivery(t, id).Status, "a rejected ack writes nothing")
@@ -401,20 +401,20 @@ func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
 // Classification goes through error behaviour, never strings.
 func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	t.Parallel()
-	r, code := transport.Classify(transport.NonRetryable("unknown_pair", errors.New("retry me please")))
+	r, code := transport.RetryableAndCode(transport.NonRetryable("unknown_pair", errors.New("retry me please")))
 	require.False(t, r)
 	require.Equal(t, "unknown_pair", code)
-	r, code = transport.Classify(errors.New("non_retryable: looks final"))
+	r, code = transport.RetryableAndCode(errors.New("non_retryable: looks final"))
 	require.True(t, r, "unclassified errors are retryable")
 	require.Equal(t, "unclassified", code)
-	r, _ = transport.Classify(context.DeadlineExceeded)
+	r, _ = transport.RetryableAndCode(context.DeadlineExceeded)
 	require.True(t, r)
 
 	panicking := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
 		route.CoreOperations: func(context.Context, transport.Delivery) (transport.Result, error) { panic("boom") },
 	})
 	_, err := panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
-	r, code = transport.Classify(err)
+	r, code = transport.RetryableAndCode(err)
 	require.True(t, r, "a panicking consumer is retryable")
 	require.Equal(t, "consumer_panic", code)
 	_, err = panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
@@ -538,7 +538,10 @@ func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 	}
 	_, err := b.producer.Exec(ctx, `ANALYZE outbox.outbox_deliveries`)
 	require.NoError(t, err)
-	rows, err := b.producer.Query(ctx, `EXPLAIN (FORMAT TEXT) `+dispatcher.ClaimSQL(), "w", []string{"core_operations", "metering_input_processor"}, 16, int64(30000))
+	claimSQL, args := dispatcher.ClaimStatement(dispatcher.ClaimParams{Owner: "w",
+		Destinations: []route.Destination{"core_operations", "metering_input_processor"}, Limit: 16, Lease: 30 * time.Second})
+	require.Equal(t, dispatcher.ClaimSQL(), claimSQL)
+	rows, err := b.producer.Query(ctx, `EXPLAIN (FORMAT TEXT) `+claimSQL, args...)
 	require.NoError(t, err)
 	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

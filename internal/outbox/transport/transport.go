@@ -101,10 +101,10 @@ func IsRecoverableWait(err error) bool {
 	return errors.As(err, &w) && w.RecoverableWait()
 }
 
-// Classify returns whether err is retryable and its normalized code.
+// RetryableAndCode returns whether err is retryable and its normalized code.
 // Unclassified errors are retryable with code "unclassified": an unknown
 // failure must never be turned into quarantine or success silently.
-func Classify(err error) (retryable bool, code string) {
+func RetryableAndCode(err error) (retryable bool, code string) {
 	var c Classified
 	if errors.As(err, &c) {
 		return c.Retryable(), c.Code()

@@ -1,3 +1,4 @@
+-- name: DeliveryRecoverExpired :many
 -- Lease-expiry recovery (OB-CLAIM-3): for leased deliveries whose lease has
 -- expired and whose current attempt has no finish, append
 -- outcome=lease_expired_unknown and return the delivery to pending in the
@@ -8,13 +9,12 @@
 -- now() (stable), not clock_timestamp() (volatile), so the expiry bound is an
 -- index condition on outbox_deliveries_claim_leased instead of a filter over
 -- every leased row.
--- $1 destinations, $2 limit.
 WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
   FROM outbox.outbox_deliveries d
-  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY($1::text[])
+  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY(sqlc.arg(destinations)::text[])
   ORDER BY d.lease_expires_at
-  LIMIT $2
+  LIMIT sqlc.arg(batch_limit)
   FOR UPDATE SKIP LOCKED
 ), released AS (
   UPDATE outbox.outbox_deliveries d
@@ -28,5 +28,5 @@ WITH expired AS (
   SELECT current_attempt_id, now(), 'lease_expired_unknown', 'reclaimable', 'lease_expired' FROM released
   RETURNING attempt_id
 )
-SELECT r.destination, count(*) FROM finished f JOIN released r ON r.current_attempt_id = f.attempt_id
-GROUP BY r.destination
+SELECT r.destination, count(*) AS recovered FROM finished f JOIN released r ON r.current_attempt_id = f.attempt_id
+GROUP BY r.destination;

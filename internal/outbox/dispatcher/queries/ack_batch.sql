@@ -1,13 +1,18 @@
--- Batched fenced acks (OB-CLAIM-2, OB-DELIVER-5): many acks in one
--- statement, each row still guarded by its own exact fence. Rows whose fence
--- does not hold are simply not returned (lease lost for that one only).
--- $1 destinations, $2 event ids, $3 attempt ids, $4 lease tokens, $5 consumer
--- names, $6 receipt types, $7 receipt refs, $8 receipt schema versions,
--- $9 receipt digest algorithms, $10 receipt digests, $11 envelope digest
--- algorithms, $12 envelope sha256s — parallel arrays, one element per ack.
+-- name: DeliveryAckBatch :many
+-- Fenced acks (OB-CLAIM-2, OB-DELIVER-5), one or many in one statement, each
+-- row guarded by its own exact fence: set acknowledged, freeze the ack
+-- receipt type and quadruple, append the single success finish. Rows whose
+-- fence does not hold are simply not returned (lease lost for that one
+-- only). The arguments are parallel arrays, one element per ack; ROWS FROM
+-- (unnest(a), unnest(b), ...) is what the multi-argument unnest(a, b, ...)
+-- expands to, spelled out because sqlc knows only the one-argument form.
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
-    $9::text[], $10::text[], $11::text[], $12::text[])
+  SELECT * FROM ROWS FROM (unnest(sqlc.arg(destinations)::text[]), unnest(sqlc.arg(event_ids)::uuid[]),
+    unnest(sqlc.arg(attempt_ids)::uuid[]), unnest(sqlc.arg(lease_tokens)::uuid[]), unnest(sqlc.arg(consumer_names)::text[]),
+    unnest(sqlc.arg(receipt_types)::text[]), unnest(sqlc.arg(receipt_refs)::text[]),
+    unnest(sqlc.arg(receipt_schema_versions)::text[]), unnest(sqlc.arg(receipt_digest_algorithm_versions)::text[]),
+    unnest(sqlc.arg(receipt_digests)::text[]), unnest(sqlc.arg(envelope_digest_algorithm_versions)::text[]),
+    unnest(sqlc.arg(envelope_sha256s)::text[]))
     AS i(destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version,
          receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256)
 ), fenced AS (
@@ -26,4 +31,4 @@ WITH input AS (
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)
 SELECT current_attempt_id, now(), 'acknowledged', 'none' FROM fenced
-RETURNING attempt_id
+RETURNING attempt_id;

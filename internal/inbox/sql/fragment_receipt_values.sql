@@ -1,0 +1,5 @@
+-- The arguments of the standard receipt columns, in fragment_receipt_columns order.
+@event_type, @event_schema_version,
+@event_envelope_digest_algorithm_version, @event_envelope_sha256,
+@receipt_ref, @receipt_schema_version, @receipt_digest_algorithm_version, @receipt_digest,
+@receipt_body
