@@ -18,6 +18,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
+	_ "github.com/oceanway/core/internal/admin/schema" // the admin lookup indexes every producer database carries
 	"github.com/oceanway/core/internal/bench/measure"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/migrate"
