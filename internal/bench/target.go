@@ -2,12 +2,10 @@ package bench
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -26,13 +24,6 @@ import (
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	_ "github.com/oceanway/core/internal/outbox/schema" // the outbox migration line
 	"github.com/oceanway/core/internal/outbox/transport"
-)
-
-var (
-	//go:embed sql/delivered.sql
-	deliveredSQL string
-	//go:embed sql/end_state.sql
-	endStateSQL string
 )
 
 // System is the name of our system in reports.
@@ -185,10 +176,12 @@ var errEndState = errors.New("bench: end state check failed")
 // Finish checks the end state in both databases and stamps every
 // delivery's delivered_at as its consumption time.
 func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (string, []string, error) {
-	var deliveries, acked, retried, events, published, finishes, quarantined int
-	if err := t.producer.QueryRow(ctx, endStateSQL).Scan(&deliveries, &acked, &retried, &events, &published, &finishes, &quarantined); err != nil {
+	end, err := queries.EndState(ctx, t.producer)
+	if err != nil {
 		return "", nil, fmt.Errorf("end state: %w", err)
 	}
+	deliveries, acked, retried, events := int(end.Deliveries), int(end.Acknowledged), int(end.Retried), int(end.Events)
+	published, finishes, quarantined := int(end.Published), int(end.AcknowledgedFinishes), int(end.Quarantined)
 	receipts, err := t.consumer.count(ctx)
 	if err != nil {
 		return "", nil, err
@@ -197,21 +190,12 @@ func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (strin
 		return "", nil, fmt.Errorf("%w: deliveries %d, acknowledged %d, acknowledged finishes %d, events %d, published %d, quarantined %d, receipts %d",
 			errEndState, deliveries, acked, finishes, events, published, quarantined, receipts)
 	}
-	rows, err := t.producer.Query(ctx, deliveredSQL)
+	delivered, err := queries.DeliveryAcknowledgedList(ctx, t.producer)
 	if err != nil {
 		return "", nil, fmt.Errorf("delivered_at: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var at time.Time
-		if err := rows.Scan(&id, &at); err != nil {
-			return "", nil, err
-		}
-		rec.Consumed(id, at)
-	}
-	if err := rows.Err(); err != nil {
-		return "", nil, err
+	for _, d := range delivered {
+		rec.Consumed(d.EventID, d.DeliveredAt)
 	}
 	var notes []string
 	if retried > 0 {
