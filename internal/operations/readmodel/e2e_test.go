@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/route"
@@ -110,12 +111,16 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 	admitted := time.Since(start)
 
 	waitFor(t, 3*time.Minute, 50*time.Millisecond, func() (bool, string) {
-		var total, acked int
-		err := b.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'acknowledged') FROM outbox.outbox_deliveries`).Scan(&total, &acked)
+		type ackCounts struct {
+			Total int64 `db:"total"`
+			Acked int64 `db:"acked"`
+		}
+		c, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[ackCounts],
+			`SELECT count(*) AS total, count(*) FILTER (WHERE status = 'acknowledged') AS acked FROM outbox.outbox_deliveries`, nil)
 		if err != nil {
 			return false, err.Error()
 		}
-		return total == 2*runs && acked == total, fmt.Sprintf("%d/%d acknowledged", acked, total)
+		return c.Total == 2*runs && c.Acked == c.Total, fmt.Sprintf("%d/%d acknowledged", c.Acked, c.Total)
 	})
 	delivered := time.Since(start)
 	stopDispatchers()
@@ -124,16 +129,26 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	var events, published, quarantined, starts, finishes, multiFinish, owners int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM outbox.outbox_events),
-		(SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL),
-		(SELECT count(*) FROM outbox.outbox_quarantine),
-		(SELECT count(*) FROM outbox.outbox_delivery_attempt_starts),
-		(SELECT count(*) FROM outbox.outbox_delivery_attempt_finishes WHERE outcome = 'acknowledged'),
-		(SELECT count(*) FROM (SELECT attempt_id FROM outbox.outbox_delivery_attempt_finishes GROUP BY attempt_id HAVING count(*) > 1) x),
-		(SELECT count(DISTINCT lease_owner) FROM outbox.outbox_deliveries)`).Scan(
-		&events, &published, &quarantined, &starts, &finishes, &multiFinish, &owners))
+	type endState struct {
+		Events      int `db:"events"`
+		Published   int `db:"published"`
+		Quarantined int `db:"quarantined"`
+		Starts      int `db:"starts"`
+		Finishes    int `db:"finishes"`
+		MultiFinish int `db:"multi_finish"`
+		Owners      int `db:"owners"`
+	}
+	end, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[endState], `SELECT
+		(SELECT count(*) FROM outbox.outbox_events) AS events,
+		(SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL) AS published,
+		(SELECT count(*) FROM outbox.outbox_quarantine) AS quarantined,
+		(SELECT count(*) FROM outbox.outbox_delivery_attempt_starts) AS starts,
+		(SELECT count(*) FROM outbox.outbox_delivery_attempt_finishes WHERE outcome = 'acknowledged') AS finishes,
+		(SELECT count(*) FROM (SELECT attempt_id FROM outbox.outbox_delivery_attempt_finishes GROUP BY attempt_id HAVING count(*) > 1) x) AS multi_finish,
+		(SELECT count(DISTINCT lease_owner) FROM outbox.outbox_deliveries) AS owners`, nil)
+	require.NoError(t, err)
+	events, published, quarantined, starts := end.Events, end.Published, end.Quarantined, end.Starts
+	finishes, multiFinish, owners := end.Finishes, end.MultiFinish, end.Owners
 	require.Equal(t, 2*runs, events)
 	require.Equal(t, 2*runs, published, "every published_at set")
 	require.Zero(t, quarantined)
@@ -142,11 +157,15 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 	require.GreaterOrEqual(t, starts, 2*runs)
 	require.GreaterOrEqual(t, owners, 2, "more than one dispatcher delivered")
 
-	var summaries, reserved int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE reservation_state = 'reserved')
-		FROM operations.operation_summaries`).Scan(&summaries, &reserved))
-	require.Equal(t, runs, summaries)
-	require.Equal(t, runs, reserved)
+	type summaryCounts struct {
+		Summaries int `db:"summaries"`
+		Reserved  int `db:"reserved"`
+	}
+	sc, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[summaryCounts], `SELECT count(*) AS summaries,
+		count(*) FILTER (WHERE reservation_state = 'reserved') AS reserved FROM operations.operation_summaries`, nil)
+	require.NoError(t, err)
+	require.Equal(t, runs, sc.Summaries)
+	require.Equal(t, runs, sc.Reserved)
 
 	proof, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
 	require.NoError(t, err)
@@ -159,8 +178,8 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 		runs, 2*runs, admitters, admitted.Round(time.Millisecond), dispatchers, delivered.Round(time.Millisecond), starts, owners)
 
 	// Spot check: an admitted operation is fully readable.
-	var runID string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT run_id::text FROM admission.runs LIMIT 1").Scan(&runID))
+	runID, err := operationstest.QueryOne(ctx, b.pool, pgx.RowTo[string], "SELECT run_id::text FROM admission.runs LIMIT 1", nil)
+	require.NoError(t, err)
 	res, err := admission.Lookup(ctx, b.pool, runID)
 	require.NoError(t, err)
 	s, err := b.rm.Operation(ctx, runID, readmodel.Params{})
