@@ -47,3 +47,7 @@ bench/peers: ## oceanway bench side by side with River, watermill-sql and the ma
 .PHONY: build
 build: ## Build bin/oceanway
 	$(GO) build -o bin/oceanway ./cmd/oceanway
+
+.PHONY: docs/requirements
+docs/requirements: ## Regenerate docs/requirements.md (requirement ID → code and tests) from ../shared/spec/REQUIREMENTS.md
+	$(GO) run ./scripts/reqindex
