@@ -33,7 +33,7 @@ func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 		require.Equal(t, b.Prefix+"_"+string(boundary), name)
 		var tables int
 		require.NoError(t, pool.QueryRow(ctx,
-			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox'").Scan(&tables))
+			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox' AND table_type = 'BASE TABLE'").Scan(&tables))
 		require.Equal(t, 9, tables, "outbox line applied to %s", boundary)
 	}
 	// Unqualified names fail loudly (search_path = pg_catalog).
