@@ -174,7 +174,7 @@ func (r *Reader) Completeness(ctx context.Context) CompletenessResult {
 	out := CompletenessResult{Outbox: []OutboxCompleteness{}}
 	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
 		c := OutboxCompleteness{Boundary: st.Boundary, Reasons: []string{}}
-		rows, err := tx.Query(ctx, stmts.Get("completeness_events"))
+		rows, err := tx.Query(ctx, qCompletenessEvents)
 		if err != nil {
 			return fmt.Errorf("read event completeness: %w", err)
 		}

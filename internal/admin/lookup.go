@@ -192,7 +192,7 @@ func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatu
 		}
 	}
 	if kind == KindEvent || kind == KindAny {
-		rows, err := tx.Query(ctx, stmts.Get("event_by_id"), pgx.NamedArgs{"event_id": id})
+		rows, err := tx.Query(ctx, qEventById, pgx.NamedArgs{"event_id": id})
 		if err != nil {
 			return nil, false, fmt.Errorf("look up event: %w", err)
 		}
@@ -206,7 +206,7 @@ func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatu
 		if kind != ref.kind && kind != KindAny {
 			continue
 		}
-		rows, err := tx.Query(ctx, stmts.Get("events_by_reference"), pgx.NamedArgs{
+		rows, err := tx.Query(ctx, qEventsByReference, pgx.NamedArgs{
 			"id": id, "aggregate_type": ref.aggregateType, "payload_field": ref.payloadField, "row_limit": r.cfg.LookupLimit + 1,
 		})
 		if err != nil {

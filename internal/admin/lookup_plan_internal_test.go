@@ -40,7 +40,7 @@ func TestEventsByReferenceUsesAdminLookupIndexes(t *testing.T) {
 				// the plan shows which index the statement can use.
 				_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
 				require.NoError(t, err)
-				rows, err = tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+stmts.Get("events_by_reference"), pgx.NamedArgs{
+				rows, err = tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+qEventsByReference, pgx.NamedArgs{
 					"id": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "aggregate_type": "run", "payload_field": field, "row_limit": 101,
 				})
 				require.NoError(t, err)

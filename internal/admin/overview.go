@@ -225,7 +225,7 @@ type deliveryCountsRow struct {
 }
 
 func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]DestinationCounts, error) {
-	rows, err := tx.Query(ctx, stmts.Get("delivery_counts"))
+	rows, err := tx.Query(ctx, qDeliveryCounts)
 	if err != nil {
 		return nil, fmt.Errorf("count deliveries: %w", err)
 	}

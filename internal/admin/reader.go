@@ -26,6 +26,14 @@ var (
 	queries = dbsqlc.New()
 )
 
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qCompletenessEvents = stmts.Get("completeness_events")
+	qDeliveryCounts     = stmts.Get("delivery_counts")
+	qEventById          = stmts.Get("event_by_id")
+	qEventsByReference  = stmts.Get("events_by_reference")
+)
+
 // Boundaries maps a boundary name (core, execution, gateway, metering) to
 // the pool of its producer database.
 type Boundaries map[string]*pgxpool.Pool

@@ -162,7 +162,7 @@ func (s *cpuSampler) Mark(ctx context.Context) {
 // sample reads the CPU ticks of every backend of the databases. A backend
 // first seen after the start counts from zero (it was born in the window).
 func (s *cpuSampler) sample(ctx context.Context, initial bool) {
-	rows, err := s.admin.Query(ctx, stmts.Get("backends"), pgx.NamedArgs{"databases": s.databases})
+	rows, err := s.admin.Query(ctx, qBackends, pgx.NamedArgs{"databases": s.databases})
 	if err != nil {
 		return
 	}

@@ -99,7 +99,7 @@ func ServerInfo(ctx context.Context, serverURL, source string, cpus int) (Server
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	s := Server{Source: source, CPUs: cpus}
-	rows, err := conn.Query(ctx, stmts.Get("server_info"))
+	rows, err := conn.Query(ctx, qServerInfo)
 	if err != nil {
 		return s, err
 	}
@@ -117,7 +117,7 @@ func ServerInfo(ctx context.Context, serverURL, source string, cpus int) (Server
 func waitBackendsGone(ctx context.Context, admin *pgx.Conn, databases []string, exclude []int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		rows, err := admin.Query(ctx, stmts.Get("client_backends"), pgx.NamedArgs{"databases": databases, "exclude": exclude})
+		rows, err := admin.Query(ctx, qClientBackends, pgx.NamedArgs{"databases": databases, "exclude": exclude})
 		if err != nil {
 			return err
 		}

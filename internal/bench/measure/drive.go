@@ -369,7 +369,7 @@ func vacuumQueue(ctx context.Context, dsn, table string) (int64, float64, error)
 		return 0, 0, fmt.Errorf("vacuum %s: %w", table, err)
 	}
 	took := time.Since(start).Seconds()
-	rows, err := conn.Query(ctx, stmts.Get("dead_tuples"), pgx.NamedArgs{"schema": schema, "name": name})
+	rows, err := conn.Query(ctx, qDeadTuples, pgx.NamedArgs{"schema": schema, "name": name})
 	if err != nil {
 		return 0, 0, fmt.Errorf("vacuum %s: dead tuples: %w", table, err)
 	}

@@ -58,7 +58,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 		return Limit{}, err
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, stmts.Get("limit_table")); err != nil {
+	if _, err := pool.Exec(ctx, qLimitTable); err != nil {
 		return Limit{}, err
 	}
 	payload := strings.Repeat("x", max(1, p.PayloadBytes))
@@ -108,7 +108,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 	}
 
 	env.logf("limit: single-row INSERT commits, %d sessions, %s", p.Concurrency, p.Duration)
-	commits, lat, err := loop(stmts.Get("limit_insert_row"), pgx.NamedArgs{"payload": payload})
+	commits, lat, err := loop(qLimitInsertRow, pgx.NamedArgs{"payload": payload})
 	if err != nil {
 		return out, fmt.Errorf("limit single-row: %w", err)
 	}
@@ -117,7 +117,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 	out.SingleRowCommitP50Ms, out.SingleRowCommitP99Ms = s.P50, s.P99
 
 	env.logf("limit: batched INSERT of %d rows, %d sessions, %s", p.BatchRows, p.Concurrency, p.Duration)
-	commits, lat, err = loop(stmts.Get("limit_insert_batch"), pgx.NamedArgs{"payloads": batch})
+	commits, lat, err = loop(qLimitInsertBatch, pgx.NamedArgs{"payloads": batch})
 	if err != nil {
 		return out, fmt.Errorf("limit batched: %w", err)
 	}

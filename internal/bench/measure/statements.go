@@ -14,3 +14,15 @@ import (
 var sqlFiles embed.FS
 
 var stmts = db.MustLoadStatements("measure", sqlFiles, "sql")
+
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qBackends         = stmts.Get("backends")
+	qClientBackends   = stmts.Get("client_backends")
+	qDeadTuples       = stmts.Get("dead_tuples")
+	qLimitInsertBatch = stmts.Get("limit_insert_batch")
+	qLimitInsertRow   = stmts.Get("limit_insert_row")
+	qLimitTable       = stmts.Get("limit_table")
+	qServerInfo       = stmts.Get("server_info")
+	qTableStats       = stmts.Get("table_stats")
+)

@@ -15,7 +15,7 @@ func tableStats(ctx context.Context, dsn, database string) (map[string]TableWrit
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, stmts.Get("table_stats"))
+	rows, err := conn.Query(ctx, qTableStats)
 	if err != nil {
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}

@@ -170,7 +170,7 @@ func linkConflict(r runFacts, w walletFacts, bad []string) error {
 func lockLink(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, runID, reservationID string) error {
 	prefix := fmt.Sprintf("operations|link|%s|%d|", t.Name, t.Version)
 	keys := []string{prefix + "run|" + runID, prefix + "reservation|" + reservationID}
-	if _, err := tx.Exec(ctx, stmts.Get("link_lock"), pgx.NamedArgs{"keys": keys}); err != nil {
+	if _, err := tx.Exec(ctx, qLinkLock, pgx.NamedArgs{"keys": keys}); err != nil {
 		return fmt.Errorf("lock run/reservation link: %w", err)
 	}
 	return nil

@@ -73,6 +73,17 @@ var (
 	queries = dbsqlc.New()
 )
 
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qAggregateAdvance     = stmts.Get("aggregate_advance")
+	qAggregateEnsure      = stmts.Get("aggregate_ensure")
+	qAggregateLock        = stmts.Get("aggregate_lock")
+	qIndexInsert          = stmts.Get("index_insert")
+	qLinkLock             = stmts.Get("link_lock")
+	qProjectedEventInsert = stmts.Get("projected_event_insert")
+	qUnsupportedResolve   = stmts.Get("unsupported_resolve")
+)
+
 // Config configures a Projector.
 type Config struct {
 	// Inbox tunes the shared inbox transaction (timeouts).
@@ -240,7 +251,7 @@ func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, ou
 	}
 	err := queries.BuildRecord(ctx, tx, dbsqlc.BuildRecordParams{
 		BuildID: p.buildID, ProjectionName: t.Name, ProjectionVersion: t.Version,
-		ConsumerName: string(route.OperationsProjector), WorkerVersion: p.cfg.WorkerVersion, StartedAt: p.startedAt,
+		ConsumerName: route.OperationsProjector, WorkerVersion: p.cfg.WorkerVersion, StartedAt: p.startedAt,
 		AppliedCount: applied, WaitedCount: waited, LastEventID: eventID, LastEventType: eventType, Now: ev.Now,
 	})
 	if err != nil {
@@ -255,8 +266,8 @@ func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, agg
 	key := pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version,
 		"aggregate_type": aggType, "aggregate_id": aggID}
 	b := &pgx.Batch{}
-	b.Queue(stmts.Get("aggregate_ensure"), withArgs(key, pgx.NamedArgs{"now": now}))
-	b.Queue(stmts.Get("aggregate_lock"), key)
+	b.Queue(qAggregateEnsure, withArgs(key, pgx.NamedArgs{"now": now}))
+	b.Queue(qAggregateLock, key)
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -318,7 +329,7 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
 	target := pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version}
 	b := &pgx.Batch{}
-	b.Queue(stmts.Get("projected_event_insert"), withArgs(target, pgx.NamedArgs{
+	b.Queue(qProjectedEventInsert, withArgs(target, pgx.NamedArgs{
 		"event_id": env.EventID, "event_type": env.EventType, "event_schema_version": env.EventSchemaVersion,
 		"aggregate_type": env.AggregateType, "aggregate_id": env.AggregateID, "aggregate_revision": env.AggregateRevision,
 		"run_id": m.runID, "billing_reservation_id": nullable(m.reservationID), "correlation_id": env.CorrelationID,
@@ -330,13 +341,13 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 		for i, e := range m.index {
 			kinds[i], values[i] = e.kind, e.value
 		}
-		b.Queue(stmts.Get("index_insert"), withArgs(target, pgx.NamedArgs{"kinds": kinds, "values": values, "run_id": m.runID}))
+		b.Queue(qIndexInsert, withArgs(target, pgx.NamedArgs{"kinds": kinds, "values": values, "run_id": m.runID}))
 	}
-	b.Queue(stmts.Get("aggregate_advance"), withArgs(target, pgx.NamedArgs{
+	b.Queue(qAggregateAdvance, withArgs(target, pgx.NamedArgs{
 		"aggregate_type": env.AggregateType, "aggregate_id": env.AggregateID,
 		"revision": env.AggregateRevision, "event_id": env.EventID, "now": ev.Now,
 	}))
-	b.Queue(stmts.Get("unsupported_resolve"), withArgs(target, pgx.NamedArgs{"event_id": env.EventID, "now": ev.Now}))
+	b.Queue(qUnsupportedResolve, withArgs(target, pgx.NamedArgs{"event_id": env.EventID, "now": ev.Now}))
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {

@@ -178,7 +178,7 @@ type completenessRow struct {
 }
 
 func readInputs(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget) (Inputs, error) {
-	rows, err := tx.Query(ctx, stmts.Get("completeness_inputs"),
+	rows, err := tx.Query(ctx, qCompletenessInputs,
 		pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version})
 	if err != nil {
 		return Inputs{}, fmt.Errorf("read completeness inputs: %w", err)

@@ -37,6 +37,11 @@ var (
 	queries = dbsqlc.New()
 )
 
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qCompletenessInputs = stmts.Get("completeness_inputs")
+)
+
 // Errors of the read model.
 var (
 	ErrNoActiveProjection = errors.New("readmodel: the operations projection has no active pointer")
