@@ -1,7 +1,7 @@
-// Package kinds is the registry of contract kinds the CLI can validate and
-// digest by their spec names (e.g. "DeliverySetDefinition",
-// "CanonicalEventEnvelope@1", "ActiveConsumerAck@1"). Each contract family
-// registers its kinds from its own file in this package.
+// Package kinds lists the contract kinds the CLI can validate and digest by
+// their spec names (e.g. "DeliverySetDefinition", "CanonicalEventEnvelope@1",
+// "ActiveConsumerAck@1"). The list is explicit (All): adding a contract family
+// means adding its slice there, nothing registers itself.
 package kinds
 
 import (
@@ -9,14 +9,18 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/receipt"
 )
 
-// ErrUnknownKind is returned for a kind name that is not registered.
+// ErrUnknownKind is returned for a kind name that is not listed.
 var ErrUnknownKind = errors.New("kinds: unknown contract kind")
 
 // Kind validates one document of a contract kind.
 type Kind struct {
+	Name string
 	// Validate strictly decodes the document, checks every refinement rule
 	// and, for content-addressed objects, that the embedded digest recomputes.
 	Validate func(doc []byte) error
@@ -25,29 +29,71 @@ type Kind struct {
 	Digest func(doc []byte) (digest.Digest, error)
 }
 
-var registry = map[string]Kind{}
-
-func register(name string, k Kind) {
-	if _, dup := registry[name]; dup {
-		panic("kinds: duplicate registration of " + name)
-	}
-	registry[name] = k
+// All lists every contract kind: the envelope and the Delivery Set Definition,
+// then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt.
+func All() []Kind {
+	return append(envelopeKinds(), receiptKinds()...)
 }
 
-// Lookup returns the kind registered under name.
+func envelopeKinds() []Kind {
+	return []Kind{
+		// CanonicalEventEnvelope@1: validation covers the envelope and the
+		// payload of its exact pair; the digest is the envelope digest
+		// (jcs-sha256-v1 over the whole canonical envelope, payload included).
+		{
+			Name: envelope.Kind,
+			Validate: func(doc []byte) error {
+				_, err := envelope.DecodeEnvelope(doc)
+				return err
+			},
+			Digest: func(doc []byte) (digest.Digest, error) {
+				e, err := envelope.DecodeEnvelope(doc)
+				if err != nil {
+					return digest.Digest{}, err
+				}
+				return e.Digest()
+			},
+		},
+		// DeliverySetDefinition: validation covers DS-1..DS-5 and DS-7's exact
+		// pairs, including that the carried digest recomputes; the digest is
+		// that of the candidate (everything except deliverySetDefinitionDigest).
+		{
+			Name: deliveryset.Kind,
+			Validate: func(doc []byte) error {
+				_, err := deliveryset.Decode(doc)
+				return err
+			},
+			Digest: deliveryset.DigestDocument,
+		},
+	}
+}
+
+// receiptKinds: Validate checks shape, every refinement rule and, for
+// content-addressed objects, the embedded digest; Digest prints the digest of
+// the candidate (the ack is not content-addressed: no Digest).
+func receiptKinds() []Kind {
+	var out []Kind
+	for _, c := range receipt.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// Lookup returns the kind listed under name.
 func Lookup(name string) (Kind, error) {
-	k, ok := registry[name]
-	if !ok {
-		return Kind{}, fmt.Errorf("%w: %q (known: %v)", ErrUnknownKind, name, Names())
+	for _, k := range All() {
+		if k.Name == name {
+			return k, nil
+		}
 	}
-	return k, nil
+	return Kind{}, fmt.Errorf("%w: %q (known: %v)", ErrUnknownKind, name, Names())
 }
 
-// Names lists the registered kinds, sorted.
+// Names lists the kind names, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
+	var names []string
+	for _, k := range All() {
+		names = append(names, k.Name)
 	}
 	sort.Strings(names)
 	return names

@@ -3,6 +3,8 @@ package receipt
 import (
 	"fmt"
 
+	"github.com/oceanway/core/contracts/schema"
+
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
@@ -79,16 +81,12 @@ func AckFor(r Receipt) (*ActiveConsumerAck, error) {
 
 // DecodeActiveConsumerAck strictly decodes and validates an ActiveConsumerAck@1 document.
 func DecodeActiveConsumerAck(doc []byte) (*ActiveConsumerAck, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadActiveConsumerAck(o), o, r)
+	return decode(doc, AckDef, readActiveConsumerAck)
 }
 
-// ReadActiveConsumerAck decodes an ack from a parsed object; errors are
+// readActiveConsumerAck binds an ack from a parsed object; errors are
 // recorded on the object's reader. It does not close o.
-func ReadActiveConsumerAck(o *strict.Object) *ActiveConsumerAck {
+func readActiveConsumerAck(o *strict.Object) *ActiveConsumerAck {
 	a := &ActiveConsumerAck{
 		Destination:         route.Destination(o.Enum("destination", destinationNames()...)),
 		ConsumerName:        o.String("consumerName"),
@@ -114,32 +112,28 @@ func destinationNames() []string {
 	return out
 }
 
-// Validate checks the ack's shape and its destination bindings.
-func (a *ActiveConsumerAck) Validate() error {
-	v := newReader()
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
+func (a *ActiveConsumerAck) Validate() error { return validateObject(a, AckDef) }
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (a *ActiveConsumerAck) rules(v *strict.Reader) {
 	b, err := route.BindingOf(a.Destination)
 	if err != nil {
 		v.Fail("$.destination", strict.ErrUnknownEnum, string(a.Destination))
-		return v.Err()
+		return
 	}
 	if a.ConsumerName != b.ConsumerName {
 		v.Fail("$.consumerName", ErrAckConsumer, fmt.Sprintf("%s → %q (want %q)", a.Destination, a.ConsumerName, b.ConsumerName))
 	}
-	checkUUID(v, "$.eventId", a.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", a.EventEnvelopeDigest)
-	prefix, known := ackReceiptPrefix[a.AppliedReceipt.Kind]
-	switch {
-	case !known:
-		v.Fail("$.appliedReceipt.kind", strict.ErrUnknownEnum, a.AppliedReceipt.Kind)
-	case a.AppliedReceipt.Kind != b.AckKind:
+	if _, known := ackReceiptPrefix[a.AppliedReceipt.Kind]; known && a.AppliedReceipt.Kind != b.AckKind {
 		v.Fail("$.appliedReceipt.kind", ErrAckBranch, fmt.Sprintf("%s carries %q (want %q)", a.Destination, a.AppliedReceipt.Kind, b.AckKind))
-	default:
-		checkQuad(v, "$.appliedReceipt", prefix, a.AppliedReceipt.Receipt)
-		if q := a.AppliedReceipt.Receipt; q.SchemaVersion != "" && q.SchemaVersion != SchemaVersion1 {
-			v.Fail("$.appliedReceipt."+strict.Fields(prefix)[1], strict.ErrUnknownSchemaVersion, q.SchemaVersion)
-		}
+		return
 	}
-	return v.Err()
+	// The ack names the owner's receipt by its full quadruple, never a part of it.
+	if err := a.AppliedReceipt.Receipt.Validate(); err != nil {
+		v.Fail("$.appliedReceipt", err, "")
+	}
 }
 
 // ToJSON returns the ack's JSON form.
@@ -156,20 +150,39 @@ func (a *ActiveConsumerAck) ToJSON() map[string]any {
 	return m
 }
 
-// validator is implemented by every decoded contract object of this package.
-type validator interface{ Validate() error }
+// validator is implemented by every contract object of this package.
+type validator interface {
+	ToJSON() map[string]any
+	Validate() error
+	rules(v *strict.Reader)
+}
 
-// finish closes the root object, returns the first decoding error, then the
-// first refinement error of the decoded value.
+// finish closes a bound object and checks its refinement rules; the shape
+// was checked by the description before binding.
 func finish[T validator](x T, o *strict.Object, r *strict.Reader) (T, error) {
+	var zero T
 	o.Close()
 	if err := r.Err(); err != nil {
-		var zero T
 		return zero, err
 	}
-	if err := x.Validate(); err != nil {
-		var zero T
+	v := newReader()
+	x.rules(v)
+	if err := v.Err(); err != nil {
 		return zero, err
 	}
 	return x, nil
+}
+
+// validateObject checks a Go-built object: its refinement rules (they name
+// the broken rule of a value that also breaks the shape), then the shape of
+// its JSON form against its description.
+func validateObject(x validator, def *schema.Def) error {
+	v := newReader()
+	x.rules(v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	shape := &strict.Reader{}
+	schema.DecodeObject(shape.Root(x.ToJSON()), schema.Ref{Def: def})
+	return shape.Err()
 }

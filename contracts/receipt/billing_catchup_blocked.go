@@ -37,17 +37,12 @@ type BillingSettlementCatchUpWorkAttemptBlocked struct {
 
 // DecodeBillingSettlementCatchUpWorkAttemptBlocked strictly decodes and validates the fact.
 func DecodeBillingSettlementCatchUpWorkAttemptBlocked(doc []byte) (*BillingSettlementCatchUpWorkAttemptBlocked, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingSettlementCatchUpWorkAttemptBlocked(o), o, r)
+	return decode(doc, CatchUpBlockedDef, readBillingSettlementCatchUpWorkAttemptBlocked)
 }
 
-// ReadBillingSettlementCatchUpWorkAttemptBlocked decodes the fact from a parsed object.
-func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSettlementCatchUpWorkAttemptBlocked {
+// readBillingSettlementCatchUpWorkAttemptBlocked binds the fact from a parsed object.
+func readBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSettlementCatchUpWorkAttemptBlocked {
 	x := &BillingSettlementCatchUpWorkAttemptBlocked{Blocked: readSelf(o, prefixCatchUpBlocked)}
-	forbidCatchUpBlockedExtras(o)
 	x.Work = o.Quadruple(prefixCatchUpWork)
 	x.BillingCatchUpValidationOperationID = o.String("billingCatchUpValidationOperationId")
 	x.BillingReservationID = o.UUID("billingReservationId")
@@ -60,7 +55,6 @@ func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSe
 	x.AttemptNumber = o.IntMin("attemptNumber", 1)
 	x.FencingToken = o.String("fencingToken")
 	bc := o.Object("blockingCause")
-	forbidCatchUpBlockedExtras(bc)
 	x.BlockingCause.Kind = bc.Union("kind", map[string]func(*strict.Object){
 		CauseSettlementInputOwnerConflict: func(b *strict.Object) {
 			x.BlockingCause.Fact = b.Quadruple(prefixSettlementInputConflictFact)
@@ -70,36 +64,15 @@ func ReadBillingSettlementCatchUpWorkAttemptBlocked(o *strict.Object) *BillingSe
 	return x
 }
 
-// forbidCatchUpBlockedExtras: the blocked fact is never a finish and never
-// carries a case reference.
-func forbidCatchUpBlockedExtras(o *strict.Object) {
-	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixCatchUpFinished), "finishedAt", "outcome")...)
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Validate() error {
+	return validateObject(x, CatchUpBlockedDef)
 }
 
-// Validate checks shape (the fact has no further refinement rule beyond its
-// closed shape).
-func (x *BillingSettlementCatchUpWorkAttemptBlocked) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixCatchUpBlocked, x.Blocked)
-	checkQuad(v, "$", prefixCatchUpWork, x.Work)
-	checkString(v, "$.billingCatchUpValidationOperationId", x.BillingCatchUpValidationOperationID)
-	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
-	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkString(v, "$.chargeDimensionKey", x.ChargeDimensionKey)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkMin(v, "$.attemptNumber", x.AttemptNumber, 1)
-	checkString(v, "$.fencingToken", x.FencingToken)
-	if x.BlockingCause.Kind != CauseSettlementInputOwnerConflict {
-		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
-	} else {
-		checkQuad(v, "$.blockingCause", prefixSettlementInputConflictFact, x.BlockingCause.Fact)
-	}
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) rules(v *strict.Reader) {
 	checkTime(v, "$.blockedAt", x.BlockedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
@@ -125,21 +98,13 @@ func (x *BillingSettlementCatchUpWorkAttemptBlocked) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingSettlementCatchUpWorkAttemptBlocked) Seal() error {
-	if err := sealSelf(catchUpBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return catchUpBlockedSelf, &x.Blocked
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) Seal() error { return sealObject(x) }
 func (x *BillingSettlementCatchUpWorkAttemptBlocked) Digest() (digest.Digest, error) {
-	return candidateDigest(catchUpBlockedSelf, x.Blocked, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingSettlementCatchUpWorkAttemptBlocked) VerifyDigest() error {
-	return verifySelf(catchUpBlockedSelf, x.ToJSON())
-}
+func (x *BillingSettlementCatchUpWorkAttemptBlocked) VerifyDigest() error { return verifyObject(x) }

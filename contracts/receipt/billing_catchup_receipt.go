@@ -26,9 +26,7 @@ const (
 // BillingSettlementCatchUpConsumerReceipt@1. The candidate covers every field
 // except the repository-owned ref, committedAt and the digest.
 type BillingSettlementCatchUpConsumerReceipt struct {
-	Receipt              strict.Quadruple
-	EventID              string
-	EventEnvelopeDigest  digest.Digest
+	Header
 	Tenant               Tenant
 	BillingReservationID string
 	BillingAccountID     string
@@ -62,11 +60,6 @@ func (s SettlementInputRef) toJSON() map[string]any {
 	m := map[string]any{"settlementInputStateVersion": s.StateVersion}
 	s.Snapshot.Put(m, prefixSettlementInputSnapshot)
 	return m
-}
-
-func (s SettlementInputRef) validate(v *strict.Reader, path string) {
-	checkQuad(v, path, prefixSettlementInputSnapshot, s.Snapshot)
-	checkMin(v, path+".settlementInputStateVersion", s.StateVersion, 1)
 }
 
 // CatchUpOutcome is the outcome union:
@@ -124,21 +117,14 @@ var (
 // DecodeBillingSettlementCatchUpConsumerReceipt strictly decodes and validates
 // the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeBillingSettlementCatchUpConsumerReceipt(doc []byte) (*BillingSettlementCatchUpConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingSettlementCatchUpConsumerReceipt(o), o, r)
+	return decode(doc, CatchUpReceiptDef, readBillingSettlementCatchUpConsumerReceipt)
 }
 
-// ReadBillingSettlementCatchUpConsumerReceipt decodes the receipt from a parsed object.
-func ReadBillingSettlementCatchUpConsumerReceipt(o *strict.Object) *BillingSettlementCatchUpConsumerReceipt {
-	x := &BillingSettlementCatchUpConsumerReceipt{Receipt: readSelf(o, prefixCatchUpReceipt)}
-	readReceiptRoute(o, route.BillingSettlementCatchUp)
-	x.EventID = o.UUID("eventId")
+// readBillingSettlementCatchUpConsumerReceipt binds the receipt from a parsed object.
+func readBillingSettlementCatchUpConsumerReceipt(o *strict.Object) *BillingSettlementCatchUpConsumerReceipt {
+	x := &BillingSettlementCatchUpConsumerReceipt{Header: readHeader(o, prefixCatchUpReceipt)}
 	o.Literal("eventType", EventSettlementInputCurrentChanged)
 	o.Literal("eventSchemaVersion", eventSchemaVersion1)
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
 	x.Tenant = readTenant(o)
 	x.BillingReservationID = o.UUID("billingReservationId")
 	x.BillingAccountID = o.UUID("billingAccountId")
@@ -169,14 +155,12 @@ func readDurability(o *strict.Object) CatchUpDurability {
 	var d CatchUpDurability
 	d.State = o.Union("state", map[string]func(*strict.Object){
 		DurabilityFinalizationWorkScheduled: func(b *strict.Object) {
-			forbidFields(b, ErrDurabilityMixed, append(append([]string{}, catchUpWorkFields...), heldFields...)...)
 			d.FinalizationWork = &FinalizationWorkScheduled{
 				FinalizationFenceRevision: b.IntMin("finalizationFenceRevision", 1),
 				Work:                      readFinalizationWork(b),
 			}
 		},
 		DurabilitySettlementCatchUpScheduled: func(b *strict.Object) {
-			forbidFields(b, ErrDurabilityMixed, append(append([]string{}, finalizationWorkFields...), heldFields...)...)
 			d.SettlementCatchUp = &SettlementCatchUpScheduled{
 				SettlementCatchUpFenceRevision:      b.IntMin("settlementCatchUpFenceRevision", 1),
 				WorkGeneration:                      b.IntMin("workGeneration", 1),
@@ -185,7 +169,6 @@ func readDurability(o *strict.Object) CatchUpDurability {
 			}
 		},
 		DurabilityHeldForResolution: func(b *strict.Object) {
-			forbidFields(b, ErrHeldCarriesWork, heldForbidden...)
 			d.HeldForResolution = &HeldForResolution{
 				FinalizationFenceRevision:  b.IntMin("finalizationFenceRevision", 1),
 				ReconciliationCaseRef:      b.String(fieldCaseRef),
@@ -197,29 +180,21 @@ func readDurability(o *strict.Object) CatchUpDurability {
 	return d
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *BillingSettlementCatchUpConsumerReceipt) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixCatchUpReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
-	x.Tenant.validate(v, "$")
-	checkUUID(v, "$.billingReservationId", x.BillingReservationID)
-	checkUUID(v, "$.billingAccountId", x.BillingAccountID)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkString(v, "$.chargeDimensionKey", x.ChargeDimensionKey)
+	return validateObject(x, CatchUpReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingSettlementCatchUpConsumerReceipt) rules(v *strict.Reader) {
 	x.EconomicIdentity.validate(v, "$.settlementEconomicIdentity")
-	x.EventSettlementInput.validate(v, "$.eventSettlementInput")
 	o := x.Outcome
-	checkMin(v, "$.outcome.inboxRevision", o.InboxRevision, 1)
 	switch {
 	case o.Kind == CatchUpWatermarkAdvanced && o.Durability != nil && o.HighestObserved == nil:
 		o.Durability.validate(v, "$.outcome.durability")
 	case o.Kind == CatchUpAlreadyObserved && o.HighestObserved != nil && o.Durability == nil:
 		h, e := *o.HighestObserved, x.EventSettlementInput
-		h.validate(v, "$.outcome.highestObservedSettlementInput")
 		switch {
 		case h.StateVersion < e.StateVersion:
 			v.Fail("$.outcome.highestObservedSettlementInput.settlementInputStateVersion", ErrAlreadyObservedRegression,
@@ -232,7 +207,6 @@ func (x *BillingSettlementCatchUpConsumerReceipt) Validate() error {
 		v.Fail("$.outcome.kind", strict.ErrMixedUnion, "outcome branch data does not match kind "+o.Kind)
 	}
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 func (d CatchUpDurability) validate(v *strict.Reader, path string) {
@@ -248,27 +222,17 @@ func (d CatchUpDurability) validate(v *strict.Reader, path string) {
 			v.Fail(path, ErrDurabilityMixed, "")
 			return
 		}
-		checkMin(v, path+".finalizationFenceRevision", d.FinalizationWork.FinalizationFenceRevision, 1)
-		d.FinalizationWork.Work.validate(v, path)
 	case d.State == DurabilitySettlementCatchUpScheduled && d.SettlementCatchUp != nil:
 		if n > 1 {
 			v.Fail(path, ErrDurabilityMixed, "")
 			return
 		}
-		s := d.SettlementCatchUp
-		checkMin(v, path+".settlementCatchUpFenceRevision", s.SettlementCatchUpFenceRevision, 1)
-		checkMin(v, path+".workGeneration", s.WorkGeneration, 1)
-		checkQuad(v, path, prefixCatchUpWork, s.Work)
-		checkString(v, path+".billingCatchUpValidationOperationId", s.BillingCatchUpValidationOperationID)
 	case d.State == DurabilityHeldForResolution && d.HeldForResolution != nil:
 		if n > 1 {
 			v.Fail(path, ErrHeldCarriesWork, "")
 			return
 		}
 		h := d.HeldForResolution
-		checkMin(v, path+".finalizationFenceRevision", h.FinalizationFenceRevision, 1)
-		checkString(v, path+".reconciliationCaseRef", h.ReconciliationCaseRef)
-		checkMin(v, path+".reconciliationGeneration", h.ReconciliationGeneration, 1)
 		if h.ExpectedResolutionRevision != 1 {
 			v.Fail(path+".expectedResolutionRevision", ErrResolutionRevisionNotOne, fmt.Sprintf("got %d", h.ExpectedResolutionRevision))
 		}
@@ -301,7 +265,6 @@ func (d CatchUpDurability) toJSON() map[string]any {
 // ToJSON returns the full JSON form.
 func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":                    x.EventID,
 		"eventType":                  EventSettlementInputCurrentChanged,
 		"eventSchemaVersion":         eventSchemaVersion1,
 		"billingReservationId":       x.BillingReservationID,
@@ -314,9 +277,7 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 		"eventSettlementInput":       x.EventSettlementInput.toJSON(),
 		"committedAt":                strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixCatchUpReceipt)
-	putReceiptRoute(m, route.BillingSettlementCatchUp)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixCatchUpReceipt, route.BillingSettlementCatchUp)
 	x.Tenant.put(m)
 	out := map[string]any{"kind": x.Outcome.Kind, "inboxRevision": x.Outcome.InboxRevision}
 	if x.Outcome.Durability != nil {
@@ -329,24 +290,16 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingSettlementCatchUpConsumerReceipt) Seal() error {
-	if err := sealSelf(catchUpSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingSettlementCatchUpConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return catchUpSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingSettlementCatchUpConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *BillingSettlementCatchUpConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(catchUpSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingSettlementCatchUpConsumerReceipt) VerifyDigest() error {
-	return verifySelf(catchUpSelf, x.ToJSON())
-}
+func (x *BillingSettlementCatchUpConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.BillingSettlementCatchUp
@@ -354,18 +307,8 @@ func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptDestination() route.Des
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptConsumerName() string {
 	return route.BillingSettlementCatchUpConsumer
 }
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventType() string {
 	return EventSettlementInputCurrentChanged
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *BillingSettlementCatchUpConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

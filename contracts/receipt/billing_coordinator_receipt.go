@@ -38,12 +38,10 @@ const (
 // BillingFinalizationCoordinatorConsumerReceipt@1. The candidate covers every
 // field except the repository-owned ref, committedAt and the digest.
 type BillingFinalizationCoordinatorConsumerReceipt struct {
-	Receipt             strict.Quadruple
-	EventID             string
-	EventEnvelopeDigest digest.Digest
-	Source              CoordinatorSource
-	Outcome             CoordinatorOutcome
-	CommittedAt         time.Time
+	Header
+	Source      CoordinatorSource
+	Outcome     CoordinatorOutcome
+	CommittedAt time.Time
 }
 
 // CoordinatorSource is the source union; exactly the pointer of Kind is set.
@@ -109,12 +107,6 @@ func (w FinalizationWorkBinding) put(m map[string]any) {
 	w.Work.Put(m, prefixFinalizationWork)
 }
 
-func (w FinalizationWorkBinding) validate(v *strict.Reader, path string) {
-	checkMin(v, path+".workGeneration", w.WorkGeneration, 1)
-	checkQuad(v, path, prefixTriggerSnapshot, w.TriggerSnapshot)
-	checkQuad(v, path, prefixFinalizationWork, w.Work)
-}
-
 // CoordinatorOutcome is the outcome union:
 // { state=work_scheduled; finalizationFenceRevision; Work } | { state=already_superseded; finalizationFenceRevision }.
 type CoordinatorOutcome struct {
@@ -126,19 +118,12 @@ type CoordinatorOutcome struct {
 // DecodeBillingFinalizationCoordinatorConsumerReceipt strictly decodes and
 // validates the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeBillingFinalizationCoordinatorConsumerReceipt(doc []byte) (*BillingFinalizationCoordinatorConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadBillingFinalizationCoordinatorConsumerReceipt(o), o, r)
+	return decode(doc, CoordinatorReceiptDef, readBillingFinalizationCoordinatorConsumerReceipt)
 }
 
-// ReadBillingFinalizationCoordinatorConsumerReceipt decodes the receipt from a parsed object.
-func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
-	x := &BillingFinalizationCoordinatorConsumerReceipt{Receipt: readSelf(o, prefixCoordinatorReceipt)}
-	readReceiptRoute(o, route.BillingFinalizationCoordinator)
-	x.EventID = o.UUID("eventId")
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
+// readBillingFinalizationCoordinatorConsumerReceipt binds the receipt from a parsed object.
+func readBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *BillingFinalizationCoordinatorConsumerReceipt {
+	x := &BillingFinalizationCoordinatorConsumerReceipt{Header: readHeader(o, prefixCoordinatorReceipt)}
 	src := o.Object("source")
 	x.Source.Kind = src.Union("kind", map[string]func(*strict.Object){
 		CoordinatorSourceExecutionClosure: func(b *strict.Object) {
@@ -192,50 +177,28 @@ func ReadBillingFinalizationCoordinatorConsumerReceipt(o *strict.Object) *Billin
 	return x
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixCoordinatorReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
+	return validateObject(x, CoordinatorReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) rules(v *strict.Reader) {
 	s := x.Source
 	switch {
 	case s.Kind == CoordinatorSourceExecutionClosure && s.Closure != nil && s.Resolution == nil:
-		c := s.Closure
-		c.Tenant.validate(v, "$.source")
-		checkUUID(v, "$.source.billingReservationId", c.BillingReservationID)
-		checkUUID(v, "$.source.billingAccountId", c.BillingAccountID)
-		checkUUID(v, "$.source.runId", c.RunID)
-		checkUUID(v, "$.source.closureOperationId", c.ClosureOperationID)
-		checkQuad(v, "$.source", prefixRunAdmissionManifest, c.RunAdmissionManifest)
-		checkQuad(v, "$.source", prefixRunExecutionFinalization, c.RunExecutionFinalization)
-		checkMin(v, "$.source.runExecutionFinalizationStateVersion", c.RunExecutionFinalizationStateVersion, 1)
-		checkQuad(v, "$.source", prefixAttemptSetManifest, c.AttemptSetManifest)
-		checkMin(v, "$.source.attemptCount", c.AttemptCount, 0)
 	case s.Kind == CoordinatorSourceResolution && s.Resolution != nil && s.Closure == nil:
 		r := s.Resolution
-		r.Tenant.validate(v, "$.source")
-		checkUUID(v, "$.source.billingReservationId", r.BillingReservationID)
-		checkUUID(v, "$.source.billingAccountId", r.BillingAccountID)
-		checkUUID(v, "$.source.runId", r.RunID)
-		checkUUID(v, "$.source.billingFinalizationFenceId", r.BillingFinalizationFenceID)
-		checkString(v, "$.source.reconciliationCaseRef", r.ReconciliationCaseRef)
-		checkMin(v, "$.source.reconciliationGeneration", r.ReconciliationGeneration, 1)
 		if r.ResolutionRevision != 1 {
 			v.Fail("$.source.resolutionRevision", ErrResolutionRevisionNotOne, fmt.Sprintf("got %d", r.ResolutionRevision))
 		}
-		checkUUID(v, "$.source.resolutionOperationId", r.ResolutionOperationID)
-		checkQuad(v, "$.source", prefixCaseIdentityReservation, r.FinalizationCaseIdentityReservation)
-		checkQuad(v, "$.source", prefixResolutionApplied, r.FinalizationReconciliationResolutionApplied)
-		checkString(v, "$.source.actorWorkforcePrincipalId", r.ActorWorkforcePrincipalID)
 	default:
 		v.Fail("$.source.kind", strict.ErrMixedUnion, "source branch data does not match kind "+s.Kind)
 	}
 	o := x.Outcome
-	checkMin(v, "$.outcome.finalizationFenceRevision", o.FinalizationFenceRevision, 1)
 	switch {
 	case o.State == CoordinatorWorkScheduled && o.Work != nil:
-		o.Work.validate(v, "$.outcome")
 	case o.State == CoordinatorAlreadySuperseded && o.Work == nil:
 	default:
 		v.Fail("$.outcome.state", strict.ErrMixedUnion, "outcome branch data does not match state "+o.State)
@@ -246,18 +209,14 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) Validate() error {
 		v.Fail("$.outcome.state", fmt.Errorf("%w; %w", ErrClosureNotWorkScheduled, ErrSupersededNotResolution), o.State)
 	}
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":     x.EventID,
 		"committedAt": strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixCoordinatorReceipt)
-	putReceiptRoute(m, route.BillingFinalizationCoordinator)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixCoordinatorReceipt, route.BillingFinalizationCoordinator)
 	src := map[string]any{"kind": x.Source.Kind, "eventSchemaVersion": eventSchemaVersion1}
 	switch {
 	case x.Source.Closure != nil:
@@ -299,24 +258,16 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ToJSON() map[string]any 
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *BillingFinalizationCoordinatorConsumerReceipt) Seal() error {
-	if err := sealSelf(coordinatorSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *BillingFinalizationCoordinatorConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return coordinatorSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *BillingFinalizationCoordinatorConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(coordinatorSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *BillingFinalizationCoordinatorConsumerReceipt) VerifyDigest() error {
-	return verifySelf(coordinatorSelf, x.ToJSON())
-}
+func (x *BillingFinalizationCoordinatorConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.BillingFinalizationCoordinator
@@ -324,10 +275,6 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptDestination() rou
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptConsumerName() string {
 	return route.BillingFinalizationCoordinatorConsumer
 }
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventType() string {
 	switch x.Source.Kind {
 	case CoordinatorSourceExecutionClosure:
@@ -336,12 +283,6 @@ func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventType() strin
 		return EventFinalizationReconciliationResolutionApplied
 	}
 	return ""
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *BillingFinalizationCoordinatorConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

@@ -80,69 +80,44 @@ func sealSelf(s strict.SelfAddressed, q *strict.Quadruple, full func() map[strin
 	return nil
 }
 
-// validateSelf checks an object's own quadruple (complete, known schema and algorithm).
-func validateSelf(v *strict.Reader, prefix string, q strict.Quadruple) {
-	f := strict.Fields(prefix)
-	if err := q.Validate(); err != nil {
-		v.Fail("$."+f[0], err, "")
-		return
-	}
-	if q.SchemaVersion != SchemaVersion1 {
-		v.Fail("$."+f[1], strict.ErrUnknownSchemaVersion, strconv.Quote(q.SchemaVersion))
-	}
+// selfAddressedObject is a content-addressed object of this package: its
+// self-addressing definition and its own quadruple, its full JSON form and its
+// refinement rules.
+type selfAddressedObject interface {
+	selfAddress() (strict.SelfAddressed, *strict.Quadruple)
+	ToJSON() map[string]any
+	Validate() error
 }
 
-// verifySelf recomputes the digest of an object's candidate.
-func verifySelf(s strict.SelfAddressed, full map[string]any) error {
-	if err := s.Verify(full); err != nil {
-		return &strict.FieldError{Path: "$", Err: err}
+// sealObject fills the default schema/algorithm versions of x's own
+// quadruple, sets the digest of the candidate and validates the result. The
+// ref must already be assigned.
+func sealObject(x selfAddressedObject) error {
+	s, q := x.selfAddress()
+	if err := sealSelf(s, q, x.ToJSON); err != nil {
+		return err
 	}
-	return nil
+	return x.Validate()
 }
 
-// candidateDigest digests the candidate of full with the object's algorithm
-// (jcs-sha256-v1 when the object does not carry one yet).
-func candidateDigest(s strict.SelfAddressed, q strict.Quadruple, full map[string]any) (digest.Digest, error) {
+// candidateOf digests the candidate of x with its algorithm (jcs-sha256-v1
+// when x does not carry one yet).
+func candidateOf(x selfAddressedObject) (digest.Digest, error) {
+	s, q := x.selfAddress()
 	alg := q.DigestAlgorithmVersion
 	if alg == "" {
 		alg = digest.JCSSHA256V1
 	}
-	return s.Compute(alg, full)
+	return s.Compute(alg, x.ToJSON())
 }
 
-// checkQuad records an invalid (incomplete, bare or unknown-algorithm) quadruple.
-func checkQuad(v *strict.Reader, path, prefix string, q strict.Quadruple) {
-	if err := q.Validate(); err != nil {
-		v.Fail(path+"."+strict.Fields(prefix)[0], err, "")
+// verifyObject recomputes the digest of x's candidate and compares it with the carried one.
+func verifyObject(x selfAddressedObject) error {
+	s, _ := x.selfAddress()
+	if err := s.Verify(x.ToJSON()); err != nil {
+		return &strict.FieldError{Path: "$", Err: err}
 	}
-}
-
-// checkDigest records an invalid or bare digest pair.
-func checkDigest(v *strict.Reader, path string, d digest.Digest) {
-	if err := d.Validate(); err != nil {
-		v.Fail(path, err, "")
-	}
-}
-
-// checkString records an empty required string.
-func checkString(v *strict.Reader, path, s string) {
-	if s == "" {
-		v.Fail(path, strict.ErrEmptyString, "")
-	}
-}
-
-// checkMin records an integer below its minimum.
-func checkMin(v *strict.Reader, path string, n, minimum int64) {
-	if n < minimum || n > jcs.MaxSafeInteger {
-		v.Fail(path, strict.ErrOutOfRange, fmt.Sprintf("%d not in [%d, 2^53-1]", n, minimum))
-	}
-}
-
-// checkUUID records a missing or non-canonical UUID.
-func checkUUID(v *strict.Reader, path, s string) {
-	if !strict.IsUUID(s) {
-		v.Fail(path, strict.ErrInvalidUUID, strconv.Quote(s))
-	}
+	return nil
 }
 
 // checkTime records a zero timestamp.
@@ -186,17 +161,6 @@ func (t Tenant) put(m map[string]any) {
 	}
 }
 
-func (t Tenant) validate(v *strict.Reader, path string) {
-	if t.Kind != TenantOrganization && t.Kind != TenantPersonal {
-		v.Fail(path+".tenantKind", strict.ErrUnknownEnum, strconv.Quote(t.Kind))
-	}
-	checkUUID(v, path+".tenantId", t.ID)
-	checkUUID(v, path+".workspaceId", t.WorkspaceID)
-	if t.ProjectID != "" {
-		checkUUID(v, path+".projectId", t.ProjectID)
-	}
-}
-
 func (t Tenant) identity(s *identitySet) {
 	s.req("tenantKind", t.Kind)
 	s.req("tenantId", t.ID)
@@ -225,12 +189,6 @@ func (w WorkBinding) put(m map[string]any, generationField string) {
 	m[generationField] = w.Generation
 	m["meteringInputWorkOperationId"] = w.OperationID
 	w.Work.Put(m, prefixWork)
-}
-
-func (w WorkBinding) validate(v *strict.Reader, path, generationField string) {
-	checkMin(v, path+"."+generationField, w.Generation, 1)
-	checkString(v, path+".meteringInputWorkOperationId", w.OperationID)
-	checkQuad(v, path, prefixWork, w.Work)
 }
 
 // SettlementSnapshot is one item of settlementInputSnapshots[]:
@@ -286,14 +244,6 @@ func (s SnapshotSet) put(m map[string]any) {
 // UTF-16 code units like every sorted contract array. attemptID (and runStepID
 // when known) bind every snapshot to the one attempt of the lane.
 func (s SnapshotSet) validate(v *strict.Reader, path, runStepID, attemptID string) {
-	for i, sn := range s.Snapshots {
-		p := fmt.Sprintf("%s.settlementInputSnapshots[%d]", path, i)
-		checkString(v, p+".runStepId", sn.RunStepID)
-		checkString(v, p+".executionAttemptId", sn.ExecutionAttemptID)
-		checkString(v, p+".chargeDimensionKey", sn.ChargeDimensionKey)
-		checkQuad(v, p, "", sn.Snapshot)
-		checkMin(v, p+".stateVersion", sn.StateVersion, 1)
-	}
 	if s.Count != int64(len(s.Snapshots)) {
 		v.Fail(path+".settlementInputSnapshotCount", ErrSnapshotCount, fmt.Sprintf("count %d, %d snapshots", s.Count, len(s.Snapshots)))
 	}
@@ -332,16 +282,6 @@ func SortSnapshots(snapshots []SettlementSnapshot) SnapshotSet {
 		}
 	}
 	return SnapshotSet{Count: int64(len(out)), Snapshots: out}
-}
-
-// forbidFields records rule at the first present field among names.
-func forbidFields(o *strict.Object, rule error, names ...string) {
-	for _, n := range names {
-		if o.Has(n) {
-			o.Fail(n, rule, "")
-			return
-		}
-	}
 }
 
 // quadFields lists the four field names of each prefix.

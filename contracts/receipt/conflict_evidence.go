@@ -34,15 +34,11 @@ type EligibilityProcessingConflictEvidence struct {
 
 // DecodeEligibilityProcessingConflictEvidence strictly decodes and validates the evidence.
 func DecodeEligibilityProcessingConflictEvidence(doc []byte) (*EligibilityProcessingConflictEvidence, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadEligibilityProcessingConflictEvidence(o), o, r)
+	return decode(doc, EligibilityEvidenceDef, readEligibilityProcessingConflictEvidence)
 }
 
-// ReadEligibilityProcessingConflictEvidence decodes the evidence from a parsed object.
-func ReadEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityProcessingConflictEvidence {
+// readEligibilityProcessingConflictEvidence binds the evidence from a parsed object.
+func readEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityProcessingConflictEvidence {
 	return &EligibilityProcessingConflictEvidence{
 		Evidence:                   readSelf(o, prefixEligibilityEvidence),
 		RunID:                      o.UUID("runId"),
@@ -61,26 +57,15 @@ func ReadEligibilityProcessingConflictEvidence(o *strict.Object) *EligibilityPro
 	}
 }
 
-// Validate checks shape (the evidence has no further refinement rule).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *EligibilityProcessingConflictEvidence) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixEligibilityEvidence, x.Evidence)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
-	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
-	checkQuad(v, "$", prefixEligibilityFact, x.ExecutionEligibilityFact)
-	checkQuad(v, "$", prefixWork, x.Work)
-	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkDigest(v, "$.laneTriggerDigest", x.LaneTriggerDigest)
-	if !contains(eligibilityValidationStages, x.ValidationStage) {
-		v.Fail("$.validationStage", strict.ErrUnknownEnum, x.ValidationStage)
-	}
-	checkDigest(v, "$.conflictingCandidateDigest", x.ConflictingCandidateDigest)
-	checkString(v, "$.reasonCode", x.ReasonCode)
+	return validateObject(x, EligibilityEvidenceDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *EligibilityProcessingConflictEvidence) rules(v *strict.Reader) {
 	checkTime(v, "$.observedAt", x.ObservedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
@@ -104,24 +89,16 @@ func (x *EligibilityProcessingConflictEvidence) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *EligibilityProcessingConflictEvidence) Seal() error {
-	if err := sealSelf(eligibilityEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *EligibilityProcessingConflictEvidence) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return eligibilityEvidenceSelf, &x.Evidence
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *EligibilityProcessingConflictEvidence) Seal() error { return sealObject(x) }
 func (x *EligibilityProcessingConflictEvidence) Digest() (digest.Digest, error) {
-	return candidateDigest(eligibilityEvidenceSelf, x.Evidence, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *EligibilityProcessingConflictEvidence) VerifyDigest() error {
-	return verifySelf(eligibilityEvidenceSelf, x.ToJSON())
-}
+func (x *EligibilityProcessingConflictEvidence) VerifyDigest() error { return verifyObject(x) }
 
 // ProviderCostProcessingConflictEvidence@1 cause kinds and validation stages.
 const (
@@ -176,22 +153,12 @@ type ProviderCostProcessingConflictEvidence struct {
 
 // DecodeProviderCostProcessingConflictEvidence strictly decodes and validates the evidence.
 func DecodeProviderCostProcessingConflictEvidence(doc []byte) (*ProviderCostProcessingConflictEvidence, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadProviderCostProcessingConflictEvidence(o), o, r)
+	return decode(doc, ProviderCostEvidenceDef, readProviderCostProcessingConflictEvidence)
 }
 
-// ReadProviderCostProcessingConflictEvidence decodes the evidence from a parsed object.
-func ReadProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostProcessingConflictEvidence {
+// readProviderCostProcessingConflictEvidence binds the evidence from a parsed object.
+func readProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostProcessingConflictEvidence {
 	x := &ProviderCostProcessingConflictEvidence{Evidence: readSelf(o, prefixProviderCostEvidence)}
-	// Deployment and source dimension can never be trimmed.
-	for _, f := range []string{"gatewayDeploymentId", "sourceEvidenceDimensionKey"} {
-		if !o.Has(f) {
-			o.Fail(f, ErrCostEvidenceTrimmed, "")
-		}
-	}
 	x.Work = o.Quadruple(prefixWork)
 	x.OperationID = o.String("meteringInputWorkOperationId")
 	x.WorkGeneration = o.IntMin("workGeneration", 1)
@@ -225,50 +192,34 @@ func ReadProviderCostProcessingConflictEvidence(o *strict.Object) *ProviderCostP
 	return x
 }
 
-// Validate checks shape and refinement rules (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *ProviderCostProcessingConflictEvidence) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixProviderCostEvidence, x.Evidence)
-	checkQuad(v, "$", prefixWork, x.Work)
-	checkString(v, "$.meteringInputWorkOperationId", x.OperationID)
-	checkMin(v, "$.workGeneration", x.WorkGeneration, 1)
-	checkUUID(v, "$.runId", x.RunID)
-	checkUUID(v, "$.runStepId", x.RunStepID)
-	checkUUID(v, "$.executionAttemptId", x.ExecutionAttemptID)
+	return validateObject(x, ProviderCostEvidenceDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *ProviderCostProcessingConflictEvidence) rules(v *strict.Reader) {
 	if x.GatewayDeploymentID == "" {
 		v.Fail("$.gatewayDeploymentId", ErrCostEvidenceTrimmed, "")
 	}
 	if x.SourceEvidenceDimensionKey == "" {
 		v.Fail("$.sourceEvidenceDimensionKey", ErrCostEvidenceTrimmed, "")
 	}
-	checkQuad(v, "$", prefixAttemptManifest, x.AttemptExecutionManifest)
-	checkQuad(v, "$", "attemptRouteBinding", x.AttemptRouteBinding)
-	checkQuad(v, "$", "gatewayRouteSnapshot", x.GatewayRouteSnapshot)
-	checkQuad(v, "$", "costAvailability", x.CostAvailability)
-	checkMin(v, "$.costAvailabilityStateVersion", x.CostAvailabilityVersion, 1)
 	c := x.Cause
 	switch c.Kind {
 	case CostCauseGatewayOwnerConflict, CostCauseGatewayBindingOwnerConflict:
 		if c.Fact == nil || c.ValidationStage != "" || c.ReasonCode != "" || c.ConflictingCandidateDigest != (digest.Digest{}) {
 			v.Fail("$.cause", strict.ErrMixedUnion, "owner conflict branch carries only its conflict fact quadruple")
-		} else {
-			checkQuad(v, "$.cause", costCausePrefix[c.Kind], *c.Fact)
 		}
 	case CostCauseMeteringDeterministicValidation:
 		if c.Fact != nil {
 			v.Fail("$.cause", strict.ErrMixedUnion, "local validation branch carries an owner conflict fact")
 		}
-		if !contains(providerCostValidationStages, c.ValidationStage) {
-			v.Fail("$.cause.validationStage", strict.ErrUnknownEnum, c.ValidationStage)
-		}
-		// The local validation branch freezes the conflicting candidate with its algorithm.
-		checkDigest(v, "$.cause.conflictingCandidateDigest", c.ConflictingCandidateDigest)
-		checkString(v, "$.cause.reasonCode", c.ReasonCode)
 	default:
 		v.Fail("$.cause.kind", strict.ErrUnknownEnum, c.Kind)
 	}
 	checkTime(v, "$.detectedAt", x.DetectedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
@@ -305,21 +256,13 @@ func (x *ProviderCostProcessingConflictEvidence) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *ProviderCostProcessingConflictEvidence) Seal() error {
-	if err := sealSelf(providerCostEvidenceSelf, &x.Evidence, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *ProviderCostProcessingConflictEvidence) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return providerCostEvidenceSelf, &x.Evidence
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *ProviderCostProcessingConflictEvidence) Seal() error { return sealObject(x) }
 func (x *ProviderCostProcessingConflictEvidence) Digest() (digest.Digest, error) {
-	return candidateDigest(providerCostEvidenceSelf, x.Evidence, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *ProviderCostProcessingConflictEvidence) VerifyDigest() error {
-	return verifySelf(providerCostEvidenceSelf, x.ToJSON())
-}
+func (x *ProviderCostProcessingConflictEvidence) VerifyDigest() error { return verifyObject(x) }

@@ -2,6 +2,8 @@ package receipt
 
 import (
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -98,11 +100,34 @@ func SelfAddressing(name string) (strict.SelfAddressed, bool) {
 
 // DecodeTree strictly decodes an already parsed value tree (the output of
 // jcs.Parse, e.g. an object embedded in a larger document) with one of the
-// ReadX functions, closes it and validates the result:
+// DecodeX functions:
 //
-//	r, err := receipt.DecodeTree(v, receipt.ReadMeteringInputProcessorConsumerReceipt)
-func DecodeTree[T interface{ Validate() error }](v any, read func(*strict.Object) T) (T, error) {
+//	r, err := receipt.DecodeTree(v, receipt.DecodeMeteringInputProcessorConsumerReceipt)
+func DecodeTree[T any](v any, decodeDoc func([]byte) (T, error)) (T, error) {
+	doc, err := jcs.Marshal(v)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decodeDoc(doc)
+}
+
+// decode strictly decodes doc with the kind's description (shape, and the
+// rules the description guards), then binds the parsed tree to the Go type
+// and checks the refinement rules (finish). Binding cannot fail on a tree
+// the description accepted; if it does, the drift is reported, never hidden.
+func decode[T validator](doc []byte, def *schema.Def, bind func(*strict.Object) T) (T, error) {
+	var zero T
+	v, err := jcs.Parse(doc)
+	if err != nil {
+		return zero, err
+	}
+	shape := &strict.Reader{}
+	schema.DecodeObject(shape.Root(v), schema.Ref{Def: def})
+	if err := shape.Err(); err != nil {
+		return zero, err
+	}
 	r := &strict.Reader{}
 	o := r.Root(v)
-	return finish(read(o), o, r)
+	return finish(bind(o), o, r)
 }

@@ -12,19 +12,23 @@
 //     ProviderCostProcessingConflictEvidence@1 and
 //     BillingSettlementCatchUpWorkAttemptBlocked@1;
 //   - VerifyAck, the check the dispatcher runs before it may acknowledge a
-//     delivery (OB-DELIVER-4), and Classify.
+//     delivery (OB-DELIVER-4).
 //
 // # Objects
 //
-// Every object has a Go type whose fields follow the spec field for field, a
-// strict decoder DecodeX(doc) (ReadX(*strict.Object) inside a larger decoder,
-// DecodeTree(v, ReadX) for a parsed value tree),
-// ToJSON() for its full JSON form and Validate() for its refinement rules.
-// Content-addressed objects add Seal(), which fills the default schema and
-// algorithm versions (1, jcs-sha256-v1) and the digest of the candidate,
-// VerifyDigest() and Digest(). Decoding checks shape and refinement rules;
-// the digest is checked by VerifyDigest, so a caller can tell a broken rule
-// from a digest that does not recompute.
+// Every object has a Go type whose fields follow the spec field for field and
+// a shape description (describe.go, package schema: the same style as the
+// envelope; generated JSON Schema and TypeScript come from it). DecodeX(doc)
+// checks the shape through the description, binds the Go value and checks
+// the refinement rules; DecodeTree(v, DecodeX) does the same for a parsed
+// value tree. ToJSON() gives the full JSON form and Validate() the refinement
+// rules and the shape of ToJSON(). Content-addressed objects add Seal(), which
+// fills the default schema and algorithm versions (1, jcs-sha256-v1) and the
+// digest of the candidate, VerifyDigest() and Digest(). Decoding checks shape
+// and refinement rules; the digest is checked by VerifyDigest, so a caller
+// can tell a broken rule from a digest that does not recompute. The four
+// receipts embed Header: their own quadruple, fixed route literals, eventId
+// and event envelope digest.
 //
 // Digest candidates (CT-3): each candidate is the full JSON form without the
 // repository-owned ref, the object's own time field (appliedAt, committedAt,

@@ -65,8 +65,6 @@ func (e SettlementEconomicIdentity) validate(v *strict.Reader, path string) {
 			v.Fail(path, strict.ErrMixedUnion, "credits carries no further field")
 		}
 	case EconomicEntitlement:
-		checkString(v, path+".entitlementKey", e.EntitlementKey)
-		checkString(v, path+".unit", e.Unit)
 		if e.Currency != "" {
 			v.Fail(path+".currency", strict.ErrMixedUnion, "")
 		}

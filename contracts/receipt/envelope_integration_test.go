@@ -55,7 +55,7 @@ func receiptsFor(t *testing.T, e *envelope.Envelope, env digest.Digest) []receip
 	switch e.EventType {
 	case envelope.ExecutionAttemptEligibilityFinalizedV1:
 		r := &receipt.MeteringInputProcessorConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "mipr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env,
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "mipr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env},
 			Source: receipt.MeteringSource{Kind: receipt.SourceExecutionEligibility, ExecutionEligibility: &receipt.ExecutionEligibilitySource{
 				Tenant: ten, BillingReservationID: p.s("billingReservationId"), BillingAccountID: p.s("billingAccountId"),
 				RunID: p.s("runId"), RunStepID: p.s("runStepId"), ExecutionAttemptID: p.s("executionAttemptId"),
@@ -78,14 +78,14 @@ func receiptsFor(t *testing.T, e *envelope.Envelope, env digest.Digest) []receip
 			lane = costLane(src, 1, receipt.ProviderCostCoordination{State: receipt.StatePending, ActiveWork: pendingWork("int", 1)})
 		}
 		r := &receipt.MeteringInputProcessorConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "mipr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env,
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "mipr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env},
 			Source: src, Outcome: receipt.OutcomeAdvanced, Lane: lane, CommittedAt: at(3),
 		}
 		seal(r)
 		return []receipt.Receipt{r}
 	case envelope.ExecutionRunFinalizationClosedV1:
 		r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "bfccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env,
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bfccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env},
 			Source: receipt.CoordinatorSource{Kind: receipt.CoordinatorSourceExecutionClosure, Closure: &receipt.ExecutionClosureSource{
 				Tenant: ten, BillingReservationID: p.s("billingReservationId"), BillingAccountID: p.s("billingAccountId"),
 				RunID: p.s("runId"), ClosureOperationID: p.s("closureOperationId"),
@@ -99,7 +99,7 @@ func receiptsFor(t *testing.T, e *envelope.Envelope, env digest.Digest) []receip
 		return []receipt.Receipt{r}
 	case envelope.BillingFinalizationResolutionAppliedV1:
 		r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "bfccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env,
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bfccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env},
 			Source: receipt.CoordinatorSource{Kind: receipt.CoordinatorSourceResolution, Resolution: &receipt.ResolutionSource{
 				Tenant: ten, BillingReservationID: p.s("billingReservationId"), BillingAccountID: p.s("billingAccountId"),
 				RunID: p.s("runId"), BillingFinalizationFenceID: p.s("billingFinalizationFenceId"),
@@ -116,7 +116,7 @@ func receiptsFor(t *testing.T, e *envelope.Envelope, env digest.Digest) []receip
 	case envelope.MeteringSettlementInputCurrentChangedV1:
 		econ := payloadReader(e.Payload["settlementEconomicIdentity"].(map[string]any))
 		r := &receipt.BillingSettlementCatchUpConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "bsccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env,
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bsccr-" + e.EventID}, EventID: e.EventID, EventEnvelopeDigest: env},
 			Tenant: ten, BillingReservationID: p.s("billingReservationId"), BillingAccountID: p.s("billingAccountId"),
 			RunID: p.s("runId"), RunStepID: p.s("runStepId"), ExecutionAttemptID: p.s("executionAttemptId"),
 			ChargeDimensionKey: p.s("chargeDimensionKey"),

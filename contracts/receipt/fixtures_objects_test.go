@@ -102,13 +102,11 @@ func costLane(src receipt.MeteringSource, latest int64, c receipt.ProviderCostCo
 
 func meteringReceipt(label string, src receipt.MeteringSource, outcome string, lane receipt.MeteringLane) *receipt.MeteringInputProcessorConsumerReceipt {
 	return mustSeal(&receipt.MeteringInputProcessorConsumerReceipt{
-		Receipt:             strict.Quadruple{Ref: "mipr-" + label},
-		EventID:             uuidOf("event:" + label),
-		EventEnvelopeDigest: dig("envelope:" + label),
-		Source:              src,
-		Outcome:             outcome,
-		Lane:                lane,
-		CommittedAt:         at(5),
+		Header:      receipt.Header{Receipt: strict.Quadruple{Ref: "mipr-" + label}, EventID: uuidOf("event:" + label), EventEnvelopeDigest: dig("envelope:" + label)},
+		Source:      src,
+		Outcome:     outcome,
+		Lane:        lane,
+		CommittedAt: at(5),
 	})
 }
 
@@ -356,7 +354,7 @@ func workScheduled(label string, fence int64) receipt.CoordinatorOutcome {
 
 func coordinatorReceipt(label string, src receipt.CoordinatorSource, out receipt.CoordinatorOutcome) *receipt.BillingFinalizationCoordinatorConsumerReceipt {
 	return mustSeal(&receipt.BillingFinalizationCoordinatorConsumerReceipt{
-		Receipt: strict.Quadruple{Ref: "bfccr-" + label}, EventID: uuidOf("event:" + label), EventEnvelopeDigest: dig("envelope:" + label),
+		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bfccr-" + label}, EventID: uuidOf("event:" + label), EventEnvelopeDigest: dig("envelope:" + label)},
 		Source: src, Outcome: out, CommittedAt: at(12),
 	})
 }
@@ -380,7 +378,7 @@ func settlementInput(label string, version int64) receipt.SettlementInputRef {
 
 func catchUpReceipt(label string, econ receipt.SettlementEconomicIdentity, event receipt.SettlementInputRef, out receipt.CatchUpOutcome) *receipt.BillingSettlementCatchUpConsumerReceipt {
 	return mustSeal(&receipt.BillingSettlementCatchUpConsumerReceipt{
-		Receipt: strict.Quadruple{Ref: "bsccr-" + label}, EventID: uuidOf("event:" + label), EventEnvelopeDigest: dig("envelope:" + label),
+		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bsccr-" + label}, EventID: uuidOf("event:" + label), EventEnvelopeDigest: dig("envelope:" + label)},
 		Tenant: tenant(label, len(label)%2 == 0), BillingReservationID: uuidOf("reservation:" + label), BillingAccountID: uuidOf("account:" + label),
 		RunID: uuidOf("run:" + label), RunStepID: uuidOf("step:" + label), ExecutionAttemptID: uuidOf("attempt:" + label),
 		ChargeDimensionKey: "tokens.output", EconomicIdentity: econ, EventSettlementInput: event, Outcome: out, CommittedAt: at(13),

@@ -8,8 +8,6 @@ type identityMode int
 const (
 	// identityRequired: the event must carry the field (fail closed) and it must be equal.
 	identityRequired identityMode = iota
-	// identityIfPresent: compared when the event carries the field.
-	identityIfPresent
 	// identitySymmetric: an optional field (projectId?); presence and value must both match.
 	identitySymmetric
 )
@@ -29,10 +27,6 @@ func (s *identitySet) req(name, value string) {
 	*s = append(*s, identityField{name, value, identityRequired})
 }
 
-func (s *identitySet) opt(name, value string) {
-	*s = append(*s, identityField{name, value, identityIfPresent})
-}
-
 func (s *identitySet) sym(name, value string) {
 	*s = append(*s, identityField{name, value, identitySymmetric})
 }
@@ -45,14 +39,6 @@ func (s *identitySet) reqQuad(prefix string, q strict.Quadruple) {
 	s.req(f[1], q.SchemaVersion)
 	s.req(f[2], string(q.DigestAlgorithmVersion))
 	s.req(f[3], q.Digest)
-}
-
-func (s *identitySet) optQuad(prefix string, q strict.Quadruple) {
-	f := strict.Fields(prefix)
-	s.opt(f[0], q.Ref)
-	s.opt(f[1], q.SchemaVersion)
-	s.opt(f[2], string(q.DigestAlgorithmVersion))
-	s.opt(f[3], q.Digest)
 }
 
 // Identity returns the identity fields the receipt is compared on, as a map

@@ -77,13 +77,11 @@ var (
 // after the inbox transaction. The candidate covers every field except the
 // repository-owned ref, committedAt and the digest.
 type MeteringInputProcessorConsumerReceipt struct {
-	Receipt             strict.Quadruple
-	EventID             string
-	EventEnvelopeDigest digest.Digest
-	Source              MeteringSource
-	Outcome             string // OutcomeAdvanced | OutcomeAlreadyObserved
-	Lane                MeteringLane
-	CommittedAt         time.Time
+	Header
+	Source      MeteringSource
+	Outcome     string // OutcomeAdvanced | OutcomeAlreadyObserved
+	Lane        MeteringLane
+	CommittedAt time.Time
 }
 
 // MeteringSource is the source union; exactly the pointer of Kind is set.
@@ -203,20 +201,12 @@ type ProcessedWork struct {
 // DecodeMeteringInputProcessorConsumerReceipt strictly decodes and validates
 // the receipt (shape and refinement rules; VerifyDigest checks the digest).
 func DecodeMeteringInputProcessorConsumerReceipt(doc []byte) (*MeteringInputProcessorConsumerReceipt, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputProcessorConsumerReceipt(o), o, r)
+	return decode(doc, MeteringReceiptDef, readMeteringInputProcessorConsumerReceipt)
 }
 
-// ReadMeteringInputProcessorConsumerReceipt decodes the receipt from a parsed object.
-func ReadMeteringInputProcessorConsumerReceipt(o *strict.Object) *MeteringInputProcessorConsumerReceipt {
-	x := &MeteringInputProcessorConsumerReceipt{Receipt: readSelf(o, prefixMeteringReceipt)}
-	readReceiptRoute(o, route.MeteringInputProcessor)
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
-	x.EventID = o.UUID("eventId")
-	x.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
+// readMeteringInputProcessorConsumerReceipt binds the receipt from a parsed object.
+func readMeteringInputProcessorConsumerReceipt(o *strict.Object) *MeteringInputProcessorConsumerReceipt {
+	x := &MeteringInputProcessorConsumerReceipt{Header: readHeader(o, prefixMeteringReceipt)}
 	x.Source = readMeteringSource(o.Object("source"))
 	x.Outcome = o.Enum("outcome", OutcomeAdvanced, OutcomeAlreadyObserved)
 	x.Lane = readMeteringLane(o.Object("lane"))
@@ -260,7 +250,6 @@ func readMeteringSource(o *strict.Object) MeteringSource {
 
 func readMeteringLane(o *strict.Object) MeteringLane {
 	var l MeteringLane
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	l.Kind = o.Union("kind", map[string]func(*strict.Object){
 		LaneEligibility: func(b *strict.Object) {
 			l.Eligibility = &EligibilityLane{
@@ -297,23 +286,15 @@ func readActiveWork(o *strict.Object) *WorkBinding {
 	return w
 }
 
-// readBlockedFact reads the MeteringInputWorkAttemptBlocked@1 quadruple of a
-// blocked state; a blocked state must never carry a finish, processing fact
-// or case reference.
+// readBlockedFact binds the MeteringInputWorkAttemptBlocked@1 quadruple of a
+// blocked state (blockedStateGuards keep finishes and processing facts out).
 func readBlockedFact(b *strict.Object) *strict.Quadruple {
-	forbidFields(b, ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "lastFinishedWork", "appliedWorkGeneration")...)
-	forbidFields(b, ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...)
-	if !b.Has(strict.Fields(prefixWorkBlocked)[0]) {
-		b.Fail(strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		return nil
-	}
 	q := b.Quadruple(prefixWorkBlocked)
 	return &q
 }
 
 func readEligibilityCoordination(o *strict.Object) EligibilityCoordination {
 	var c EligibilityCoordination
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	waiting := func(b *strict.Object) {
 		c.ActiveWork = readActiveWork(b)
 		b.Object("lastFinishedWork").Union("state", map[string]func(*strict.Object){
@@ -345,13 +326,7 @@ func readEligibilityCoordination(o *strict.Object) EligibilityCoordination {
 
 func readProviderCostCoordination(o *strict.Object) ProviderCostCoordination {
 	var c ProviderCostCoordination
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
 	finished := func(b *strict.Object) {
-		for _, f := range []string{strict.Fields(prefixProcessing)[0], strict.Fields(prefixWorkFinished)[0]} {
-			if !b.Has(f) {
-				b.Fail(f, ErrTerminalIncomplete, "")
-			}
-		}
 		c.ActiveWork = readActiveWork(b)
 		c.ProcessingOutcome = b.Enum("processingOutcome", processingOutcomes...)
 		c.Processed = &ProcessedWork{
@@ -378,45 +353,24 @@ func readProviderCostCoordination(o *strict.Object) ProviderCostCoordination {
 	return c
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *MeteringInputProcessorConsumerReceipt) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixMeteringReceipt, x.Receipt)
-	checkUUID(v, "$.eventId", x.EventID)
-	checkDigest(v, "$.eventEnvelopeSha256", x.EventEnvelopeDigest)
-	if x.Outcome != OutcomeAdvanced && x.Outcome != OutcomeAlreadyObserved {
-		v.Fail("$.outcome", strict.ErrUnknownEnum, x.Outcome)
-	}
+	return validateObject(x, MeteringReceiptDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputProcessorConsumerReceipt) rules(v *strict.Reader) {
 	x.Source.validate(v, "$.source")
 	x.Lane.validate(v, "$.lane")
 	x.validateSourceLane(v)
 	checkTime(v, "$.committedAt", x.CommittedAt)
-	return v.Err()
 }
 
 func (s MeteringSource) validate(v *strict.Reader, path string) {
 	switch {
 	case s.Kind == SourceExecutionEligibility && s.ExecutionEligibility != nil && s.GatewayAvailability == nil:
-		e := s.ExecutionEligibility
-		e.Tenant.validate(v, path)
-		checkUUID(v, path+".billingReservationId", e.BillingReservationID)
-		checkUUID(v, path+".billingAccountId", e.BillingAccountID)
-		checkUUID(v, path+".runId", e.RunID)
-		checkUUID(v, path+".runStepId", e.RunStepID)
-		checkUUID(v, path+".executionAttemptId", e.ExecutionAttemptID)
-		checkQuad(v, path, prefixAttemptManifest, e.AttemptExecutionManifest)
-		checkQuad(v, path, prefixEligibilityFact, e.ExecutionEligibilityFact)
 	case s.Kind == SourceGatewayAvailability && s.GatewayAvailability != nil && s.ExecutionEligibility == nil:
-		g := s.GatewayAvailability
-		checkUUID(v, path+".executionAttemptId", g.ExecutionAttemptID)
-		checkString(v, path+".gatewayDeploymentId", g.GatewayDeploymentID)
-		checkQuad(v, path, prefixAttemptManifest, g.AttemptExecutionManifest)
-		if g.ProviderEvidenceKind != EvidenceProviderUsage && g.ProviderEvidenceKind != EvidenceProviderCost {
-			v.Fail(path+".providerEvidenceKind", strict.ErrUnknownEnum, g.ProviderEvidenceKind)
-		}
-		checkString(v, path+".evidenceDimensionKey", g.EvidenceDimensionKey)
-		checkQuad(v, path, prefixCurrentAvailability, g.CurrentAvailability)
-		checkMin(v, path+".currentAvailabilityStateVersion", g.CurrentAvailabilityStateVersion, 1)
 	default:
 		v.Fail(path+".kind", strict.ErrMixedUnion, "source branch data does not match kind "+s.Kind)
 	}
@@ -426,17 +380,9 @@ func (l MeteringLane) validate(v *strict.Reader, path string) {
 	switch {
 	case l.Kind == LaneEligibility && l.Eligibility != nil && l.ProviderCost == nil:
 		e := l.Eligibility
-		checkMin(v, path+".eligibilityFenceRevision", e.FenceRevision, 1)
-		checkMin(v, path+".latestEligibilityWorkGeneration", e.LatestWorkGeneration, 0)
-		checkDigest(v, path+".eligibilityTriggerDigest", e.TriggerDigest)
 		e.Coordination.validate(v, path+".coordinationState", e.LatestWorkGeneration)
 	case l.Kind == LaneProviderCost && l.ProviderCost != nil && l.Eligibility == nil:
 		p := l.ProviderCost
-		checkString(v, path+".gatewayDeploymentId", p.GatewayDeploymentID)
-		checkString(v, path+".sourceEvidenceDimensionKey", p.SourceEvidenceDimensionKey)
-		checkMin(v, path+".providerCostFenceRevision", p.FenceRevision, 1)
-		checkMin(v, path+".latestProviderCostWorkGeneration", p.LatestWorkGeneration, 0)
-		checkDigest(v, path+".providerCostTriggerDigest", p.TriggerDigest)
 		p.Coordination.validate(v, path+".coordinationState", p.LatestWorkGeneration)
 	default:
 		v.Fail(path+".kind", strict.ErrMixedUnion, "lane branch data does not match kind "+l.Kind)
@@ -459,7 +405,6 @@ func checkActive(v *strict.Reader, path string, w *WorkBinding, wantPending bool
 	case !wantPending && w != nil:
 		v.Fail(path+".activeWork", ErrActiveWorkNotNone, "")
 	case w != nil:
-		w.validate(v, path+".activeWork", "workGeneration")
 		checkLatest(v, path+".activeWork.workGeneration", w.Generation, latest)
 	}
 }
@@ -472,8 +417,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 			v.Fail(path, strict.ErrMixedUnion, "waiting state carries applied or blocked data")
 		}
 		if f := c.LastFinishedWork; f != nil {
-			f.Work.validate(v, path+".lastFinishedWork", "workGeneration")
-			checkQuad(v, path+".lastFinishedWork", prefixWorkFinished, f.Finished)
 			checkLatest(v, path+".lastFinishedWork.workGeneration", f.Work.Generation, latest)
 		}
 	case StatePending:
@@ -490,8 +433,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 			v.Fail(path+".appliedWorkGeneration", strict.ErrMissingField, "")
 			return
 		}
-		c.Applied.Work.validate(v, path, "appliedWorkGeneration")
-		checkQuad(v, path, prefixWorkFinished, c.Applied.Finished)
 		checkLatest(v, path+".appliedWorkGeneration", c.Applied.Work.Generation, latest)
 		// Snapshot membership in the attempt is checked with the source (validateSourceLane).
 		c.Applied.Snapshots.validate(v, path, "", "")
@@ -501,8 +442,6 @@ func (c EligibilityCoordination) validate(v *strict.Reader, path string, latest 
 		}
 		if c.Blocked == nil {
 			v.Fail(path+"."+strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		} else {
-			checkQuad(v, path, prefixWorkBlocked, *c.Blocked)
 		}
 		checkActive(v, path, c.ActiveWork, true, latest)
 	default:
@@ -529,15 +468,11 @@ func (c ProviderCostCoordination) validate(v *strict.Reader, path string, latest
 		if want := processingOutcomeOf[c.State]; c.ProcessingOutcome != want {
 			v.Fail(path+".processingOutcome", ErrProcessingOutcome, fmt.Sprintf("state %s requires %s, got %q", c.State, want, c.ProcessingOutcome))
 		}
-		c.Processed.Work.validate(v, path, "workGeneration")
-		checkQuad(v, path, prefixProcessing, c.Processed.Processing)
-		checkQuad(v, path, prefixWorkFinished, c.Processed.Finished)
 		checkLatest(v, path+".workGeneration", c.Processed.Work.Generation, latest)
 		if c.State == StateReconciliationRequired {
 			if c.AvailabilityState != AvailabilityConflicting {
 				v.Fail(path+".availabilityState", ErrReconciliationNotConflicting, fmt.Sprintf("got %q", c.AvailabilityState))
 			}
-			checkString(v, path+".stateReasonCode", c.StateReasonCode)
 		} else if c.AvailabilityState != "" || c.StateReasonCode != "" {
 			v.Fail(path+".availabilityState", strict.ErrMixedUnion, "only reconciliation_required carries availabilityState/stateReasonCode")
 		}
@@ -550,8 +485,6 @@ func (c ProviderCostCoordination) validate(v *strict.Reader, path string, latest
 		}
 		if c.Blocked == nil {
 			v.Fail(path+"."+strict.Fields(prefixWorkBlocked)[0], ErrBlockedMissingFact, "")
-		} else {
-			checkQuad(v, path, prefixWorkBlocked, *c.Blocked)
 		}
 		checkActive(v, path, c.ActiveWork, true, latest)
 	default:
@@ -618,15 +551,12 @@ func (x *MeteringInputProcessorConsumerReceipt) validateSourceLane(v *strict.Rea
 // ToJSON returns the full JSON form.
 func (x *MeteringInputProcessorConsumerReceipt) ToJSON() map[string]any {
 	m := map[string]any{
-		"eventId":     x.EventID,
 		"source":      x.Source.toJSON(),
 		"outcome":     x.Outcome,
 		"lane":        x.Lane.toJSON(),
 		"committedAt": strict.FormatTimestamp(x.CommittedAt),
 	}
-	x.Receipt.Put(m, prefixMeteringReceipt)
-	putReceiptRoute(m, route.MeteringInputProcessor)
-	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", x.EventEnvelopeDigest)
+	x.Header.put(m, prefixMeteringReceipt, route.MeteringInputProcessor)
 	return m
 }
 
@@ -735,24 +665,16 @@ func (c ProviderCostCoordination) toJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputProcessorConsumerReceipt) Seal() error {
-	if err := sealSelf(meteringSelf, &x.Receipt, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputProcessorConsumerReceipt) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return meteringSelf, &x.Receipt
 }
 
-// Digest returns the digest of the candidate.
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputProcessorConsumerReceipt) Seal() error { return sealObject(x) }
 func (x *MeteringInputProcessorConsumerReceipt) Digest() (digest.Digest, error) {
-	return candidateDigest(meteringSelf, x.Receipt, x.ToJSON())
+	return candidateOf(x)
 }
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputProcessorConsumerReceipt) VerifyDigest() error {
-	return verifySelf(meteringSelf, x.ToJSON())
-}
+func (x *MeteringInputProcessorConsumerReceipt) VerifyDigest() error { return verifyObject(x) }
 
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptDestination() route.Destination {
 	return route.MeteringInputProcessor
@@ -760,10 +682,6 @@ func (x *MeteringInputProcessorConsumerReceipt) ReceiptDestination() route.Desti
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptConsumerName() string {
 	return route.MeteringInputProcessorConsumer
 }
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptQuadruple() strict.Quadruple {
-	return x.Receipt
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventID() string { return x.EventID }
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventType() string {
 	switch x.Source.Kind {
 	case SourceExecutionEligibility:
@@ -772,12 +690,6 @@ func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventType() string {
 		return EventGatewayAvailabilityCurrentChanged
 	}
 	return ""
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventSchemaVersion() string {
-	return eventSchemaVersion1
-}
-func (x *MeteringInputProcessorConsumerReceipt) ReceiptEventEnvelopeDigest() digest.Digest {
-	return x.EventEnvelopeDigest
 }
 func (x *MeteringInputProcessorConsumerReceipt) ReceiptIdentity() map[string]string {
 	return identityMap(x.identity())

@@ -48,8 +48,6 @@ func (l MeteringInputWorkLane) validate(v *strict.Reader, path string) {
 			v.Fail(path, strict.ErrMixedUnion, "eligibility lane carries provider cost identity")
 		}
 	case LaneProviderCost:
-		checkString(v, path+".gatewayDeploymentId", l.GatewayDeploymentID)
-		checkString(v, path+".sourceEvidenceDimensionKey", l.SourceEvidenceDimensionKey)
 	default:
 		v.Fail(path+".kind", strict.ErrUnknownEnum, l.Kind)
 	}
@@ -94,14 +92,7 @@ func (h WorkAttemptHead) put(m map[string]any) {
 }
 
 func (h WorkAttemptHead) validate(v *strict.Reader) {
-	checkQuad(v, "$", prefixWork, h.Work)
-	checkString(v, "$.meteringInputWorkOperationId", h.OperationID)
-	checkUUID(v, "$.executionAttemptId", h.ExecutionAttemptID)
-	checkMin(v, "$.workGeneration", h.WorkGeneration, 1)
 	h.Lane.validate(v, "$.lane")
-	checkDigest(v, "$.laneTriggerDigest", h.LaneTriggerDigest)
-	checkMin(v, "$.attemptNumber", h.AttemptNumber, 1)
-	checkString(v, "$.fencingToken", h.FencingToken)
 }
 
 // MeteringInputWorkAttemptFinished@1 outcome states.
@@ -142,15 +133,11 @@ type FinishOutcome struct {
 
 // DecodeMeteringInputWorkAttemptFinished strictly decodes and validates the fact.
 func DecodeMeteringInputWorkAttemptFinished(doc []byte) (*MeteringInputWorkAttemptFinished, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputWorkAttemptFinished(o), o, r)
+	return decode(doc, WorkFinishedDef, readMeteringInputWorkAttemptFinished)
 }
 
-// ReadMeteringInputWorkAttemptFinished decodes the fact from a parsed object.
-func ReadMeteringInputWorkAttemptFinished(o *strict.Object) *MeteringInputWorkAttemptFinished {
+// readMeteringInputWorkAttemptFinished binds the fact from a parsed object.
+func readMeteringInputWorkAttemptFinished(o *strict.Object) *MeteringInputWorkAttemptFinished {
 	x := &MeteringInputWorkAttemptFinished{Finished: readSelf(o, prefixWorkFinished)}
 	x.WorkAttemptHead = readWorkAttemptHead(o)
 	out := o.Object("outcome")
@@ -186,10 +173,14 @@ var finishKinds = map[string][]string{
 	FinishSuperseded:            {LaneEligibility, LaneProviderCost},
 }
 
-// Validate checks shape and every refinement rule (not the digest value).
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
 func (x *MeteringInputWorkAttemptFinished) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixWorkFinished, x.Finished)
+	return validateObject(x, WorkFinishedDef)
+}
+
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputWorkAttemptFinished) rules(v *strict.Reader) {
 	x.WorkAttemptHead.validate(v)
 	o := x.Outcome
 	kinds, known := finishKinds[o.State]
@@ -224,7 +215,6 @@ func (x *MeteringInputWorkAttemptFinished) Validate() error {
 		}
 	case FinishAvailabilityProcessed:
 		if o.Processing != nil {
-			checkQuad(v, "$.outcome", prefixProcessing, *o.Processing)
 		}
 	case FinishSuperseded:
 		if o.SupersededByWorkGeneration <= x.WorkGeneration {
@@ -233,7 +223,6 @@ func (x *MeteringInputWorkAttemptFinished) Validate() error {
 		}
 	}
 	checkTime(v, "$.finishedAt", x.FinishedAt)
-	return v.Err()
 }
 
 func contains(list []string, s string) bool {
@@ -269,24 +258,14 @@ func (x *MeteringInputWorkAttemptFinished) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputWorkAttemptFinished) Seal() error {
-	if err := sealSelf(workFinishedSelf, &x.Finished, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputWorkAttemptFinished) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return workFinishedSelf, &x.Finished
 }
 
-// Digest returns the digest of the candidate.
-func (x *MeteringInputWorkAttemptFinished) Digest() (digest.Digest, error) {
-	return candidateDigest(workFinishedSelf, x.Finished, x.ToJSON())
-}
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputWorkAttemptFinished) VerifyDigest() error {
-	return verifySelf(workFinishedSelf, x.ToJSON())
-}
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputWorkAttemptFinished) Seal() error                    { return sealObject(x) }
+func (x *MeteringInputWorkAttemptFinished) Digest() (digest.Digest, error) { return candidateOf(x) }
+func (x *MeteringInputWorkAttemptFinished) VerifyDigest() error            { return verifyObject(x) }
 
 // MeteringInputWorkAttemptBlocked@1 blockingCause kinds and the prefix of the
 // quadruple each binds.
@@ -334,20 +313,14 @@ type MeteringInputWorkAttemptBlocked struct {
 
 // DecodeMeteringInputWorkAttemptBlocked strictly decodes and validates the fact.
 func DecodeMeteringInputWorkAttemptBlocked(doc []byte) (*MeteringInputWorkAttemptBlocked, error) {
-	o, r, err := strict.Parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	return finish(ReadMeteringInputWorkAttemptBlocked(o), o, r)
+	return decode(doc, WorkBlockedDef, readMeteringInputWorkAttemptBlocked)
 }
 
-// ReadMeteringInputWorkAttemptBlocked decodes the fact from a parsed object.
-func ReadMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAttemptBlocked {
+// readMeteringInputWorkAttemptBlocked binds the fact from a parsed object.
+func readMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAttemptBlocked {
 	x := &MeteringInputWorkAttemptBlocked{Blocked: readSelf(o, prefixWorkBlocked)}
-	forbidBlockedExtras(o)
 	x.WorkAttemptHead = readWorkAttemptHead(o)
 	bc := o.Object("blockingCause")
-	forbidBlockedExtras(bc)
 	branches := make(map[string]func(*strict.Object), len(blockingCausePrefix))
 	for kind, prefix := range blockingCausePrefix {
 		branches[kind] = func(b *strict.Object) { x.BlockingCause.Fact = b.Quadruple(prefix) }
@@ -357,30 +330,17 @@ func ReadMeteringInputWorkAttemptBlocked(o *strict.Object) *MeteringInputWorkAtt
 	return x
 }
 
-// forbidBlockedExtras: a blocked fact must not smuggle a finish, a processing
-// fact or a case reference.
-func forbidBlockedExtras(o *strict.Object) {
-	forbidFields(o, ErrBlockedCarriesFinish, append(quadFields(prefixWorkFinished), "finishedAt")...)
-	forbidFields(o, ErrBlockedCarriesProcessing, append(quadFields(prefixProcessing), "processingOutcome")...)
-	forbidFields(o, ErrCaseRefForbidden, fieldCaseRef)
-}
+// Validate checks the shape (the description, over ToJSON) and every
+// refinement rule; not the digest value.
+func (x *MeteringInputWorkAttemptBlocked) Validate() error { return validateObject(x, WorkBlockedDef) }
 
-// Validate checks shape and every refinement rule (not the digest value).
-func (x *MeteringInputWorkAttemptBlocked) Validate() error {
-	v := newReader()
-	validateSelf(v, prefixWorkBlocked, x.Blocked)
+// rules checks the refinement rules of a value whose shape is valid.
+func (x *MeteringInputWorkAttemptBlocked) rules(v *strict.Reader) {
 	x.WorkAttemptHead.validate(v)
-	prefix, known := blockingCausePrefix[x.BlockingCause.Kind]
-	switch {
-	case !known:
-		v.Fail("$.blockingCause.kind", strict.ErrUnknownEnum, x.BlockingCause.Kind)
-	case !contains(laneCauses[x.Lane.Kind], x.BlockingCause.Kind):
+	if _, known := blockingCausePrefix[x.BlockingCause.Kind]; known && !contains(laneCauses[x.Lane.Kind], x.BlockingCause.Kind) {
 		v.Fail("$.blockingCause.kind", ErrBlockingCauseLane, fmt.Sprintf("%s not allowed for lane %s", x.BlockingCause.Kind, x.Lane.Kind))
-	default:
-		checkQuad(v, "$.blockingCause", prefix, x.BlockingCause.Fact)
 	}
 	checkTime(v, "$.blockedAt", x.BlockedAt)
-	return v.Err()
 }
 
 // ToJSON returns the full JSON form.
@@ -394,21 +354,11 @@ func (x *MeteringInputWorkAttemptBlocked) ToJSON() map[string]any {
 	return m
 }
 
-// Seal fills the default schema/algorithm versions, sets the digest of the
-// candidate and validates the result. The ref must already be assigned.
-func (x *MeteringInputWorkAttemptBlocked) Seal() error {
-	if err := sealSelf(workBlockedSelf, &x.Blocked, x.ToJSON); err != nil {
-		return err
-	}
-	return x.Validate()
+func (x *MeteringInputWorkAttemptBlocked) selfAddress() (strict.SelfAddressed, *strict.Quadruple) {
+	return workBlockedSelf, &x.Blocked
 }
 
-// Digest returns the digest of the candidate.
-func (x *MeteringInputWorkAttemptBlocked) Digest() (digest.Digest, error) {
-	return candidateDigest(workBlockedSelf, x.Blocked, x.ToJSON())
-}
-
-// VerifyDigest recomputes the candidate digest and compares it with the carried one.
-func (x *MeteringInputWorkAttemptBlocked) VerifyDigest() error {
-	return verifySelf(workBlockedSelf, x.ToJSON())
-}
+// Seal, Digest and VerifyDigest: see sealObject, candidateOf and verifyObject.
+func (x *MeteringInputWorkAttemptBlocked) Seal() error                    { return sealObject(x) }
+func (x *MeteringInputWorkAttemptBlocked) Digest() (digest.Digest, error) { return candidateOf(x) }
+func (x *MeteringInputWorkAttemptBlocked) VerifyDigest() error            { return verifyObject(x) }

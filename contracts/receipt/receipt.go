@@ -68,22 +68,47 @@ func asReceipt[T Receipt](r T, err error) (Receipt, error) {
 	return r, nil
 }
 
-// readReceiptRoute reads and checks the destination/consumerName literals every receipt carries.
-func readReceiptRoute(o *strict.Object, dest route.Destination) {
-	b, _ := route.BindingOf(dest)
-	if got := o.String("destination"); got != "" && got != string(dest) {
-		o.Fail("destination", ErrReceiptDestination, "want "+string(dest)+", got "+got)
-	}
-	if got := o.String("consumerName"); got != "" && got != b.ConsumerName {
-		o.Fail("consumerName", ErrReceiptConsumer, "want "+b.ConsumerName+", got "+got)
-	}
+// Header is what every consumer receipt states about itself and the event it
+// acknowledges: its own quadruple (the ref is assigned by the owner's
+// repository), its fixed destination and consumerName literals, the eventId
+// and the event envelope digest. Embedded in the four receipts, it answers
+// ReceiptQuadruple, ReceiptEventID, ReceiptEventEnvelopeDigest and (for the
+// three receipts whose event pairs all have schema version 1)
+// ReceiptEventSchemaVersion.
+type Header struct {
+	Receipt             strict.Quadruple
+	EventID             string
+	EventEnvelopeDigest digest.Digest
 }
 
-func putReceiptRoute(m map[string]any, dest route.Destination) {
+// header returns the header of a receipt with ref that acknowledges event.
+func (e EventFacts) header(ref string) Header {
+	return Header{Receipt: strict.Quadruple{Ref: ref}, EventID: e.EventID, EventEnvelopeDigest: e.EnvelopeDigest}
+}
+
+// readHeader binds the header fields of a receipt whose own quadruple has prefix.
+func readHeader(o *strict.Object, prefix string) Header {
+	h := Header{Receipt: readSelf(o, prefix)}
+	o.String("destination") // checked by the description
+	o.String("consumerName")
+	h.EventID = o.UUID("eventId")
+	h.EventEnvelopeDigest = o.DigestPair("eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256")
+	return h
+}
+
+func (h Header) put(m map[string]any, prefix string, dest route.Destination) {
 	b, _ := route.BindingOf(dest)
+	h.Receipt.Put(m, prefix)
 	m["destination"] = string(dest)
 	m["consumerName"] = b.ConsumerName
+	m["eventId"] = h.EventID
+	putDigest(m, "eventEnvelopeDigestAlgorithmVersion", "eventEnvelopeSha256", h.EventEnvelopeDigest)
 }
+
+func (h *Header) ReceiptQuadruple() strict.Quadruple        { return h.Receipt }
+func (h *Header) ReceiptEventID() string                    { return h.EventID }
+func (h *Header) ReceiptEventEnvelopeDigest() digest.Digest { return h.EventEnvelopeDigest }
+func (h *Header) ReceiptEventSchemaVersion() string         { return eventSchemaVersion1 }
 
 // Compile-time checks: the four receipts implement Receipt.
 var (

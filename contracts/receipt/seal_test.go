@@ -17,7 +17,7 @@ func TestSeal_EnforcesRules(t *testing.T) {
 	cost := gatewaySource("seal-cost", receipt.EvidenceProviderCost)
 	met := func(src receipt.MeteringSource, lane receipt.MeteringLane) *receipt.MeteringInputProcessorConsumerReceipt {
 		return &receipt.MeteringInputProcessorConsumerReceipt{
-			Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env"),
+			Header: receipt.Header{Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env")},
 			Source: src, Outcome: receipt.OutcomeAdvanced, Lane: lane, CommittedAt: at(1),
 		}
 	}
@@ -51,7 +51,7 @@ func TestSeal_EnforcesRules(t *testing.T) {
 				{RunStepID: exec.ExecutionEligibility.RunStepID, ExecutionAttemptID: exec.ExecutionEligibility.ExecutionAttemptID, ChargeDimensionKey: "b", Snapshot: quad("b"), StateVersion: 1},
 				{RunStepID: exec.ExecutionEligibility.RunStepID, ExecutionAttemptID: exec.ExecutionEligibility.ExecutionAttemptID, ChargeDimensionKey: "a", Snapshot: quad("a"), StateVersion: 1},
 			}}}})), receipt.ErrSnapshotsNotSorted},
-		{"BFC closure already superseded", &receipt.BillingFinalizationCoordinatorConsumerReceipt{Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env"),
+		{"BFC closure already superseded", &receipt.BillingFinalizationCoordinatorConsumerReceipt{Header: receipt.Header{Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env")},
 			Source: closureSource("s"), Outcome: receipt.CoordinatorOutcome{State: receipt.CoordinatorAlreadySuperseded, FinalizationFenceRevision: 1}, CommittedAt: at(1)}, receipt.ErrClosureNotWorkScheduled},
 		{"BSC held with finalization work", bsc(&receipt.CatchUpDurability{State: receipt.DurabilityHeldForResolution, HeldForResolution: held, FinalizationWork: finWork}), receipt.ErrHeldCarriesWork},
 		{"BSC finalization work with catch-up work", bsc(&receipt.CatchUpDurability{State: receipt.DurabilityFinalizationWorkScheduled, FinalizationWork: finWork,
@@ -73,7 +73,7 @@ func TestSeal_EnforcesRules(t *testing.T) {
 // BFC: the closure/already_superseded violation satisfies both sentences.
 func TestCoordinatorClosureSuperseded_BothRules_BFC(t *testing.T) {
 	t.Parallel()
-	r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env"),
+	r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{Header: receipt.Header{Receipt: strict.Quadruple{Ref: "r"}, EventID: uuidOf("e"), EventEnvelopeDigest: dig("env")},
 		Source: closureSource("s"), Outcome: receipt.CoordinatorOutcome{State: receipt.CoordinatorAlreadySuperseded, FinalizationFenceRevision: 1}, CommittedAt: at(1)}
 	err := r.Seal()
 	require.ErrorIs(t, err, receipt.ErrClosureNotWorkScheduled)

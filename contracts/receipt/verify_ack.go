@@ -98,29 +98,8 @@ func (e *AckError) Unwrap() []error {
 	return []error{e.Reason, e.Err}
 }
 
-// Retryable reports false: an acknowledgement that does not verify is an
-// Ack/Receipt/Member invariant violation. Redelivering the same event returns
-// the same receipt (the consumer's receipt is insert-or-compare), so retrying
-// cannot make it verify; the delivery outcome is non_retryable (quarantine).
-func (e *AckError) Retryable() bool { return false }
-
 func ackErr(reason error, field, detail string, cause error) error {
 	return &AckError{Reason: reason, Field: field, Detail: detail, Err: cause}
-}
-
-// Classify reports whether a VerifyAck failure is retryable. Every VerifyAck
-// reason is non-retryable, without exception; an error that states no class
-// (through a Retryable() bool method) is non-retryable too (fail closed), and
-// nil is not a failure, so nothing to retry.
-func Classify(err error) (retryable bool) {
-	if err == nil {
-		return false
-	}
-	var c interface{ Retryable() bool }
-	if errors.As(err, &c) {
-		return c.Retryable()
-	}
-	return false
 }
 
 // VerifyAck decides whether the dispatcher may accept ack for the delivery of
@@ -249,10 +228,6 @@ func compareIdentity(fields identitySet, event map[string]string) error {
 		case identityRequired:
 			if !has {
 				return ackErr(ErrEventIdentityIncomplete, f.name, "the event facts do not carry it", nil)
-			}
-		case identityIfPresent:
-			if !has {
-				continue
 			}
 		case identitySymmetric:
 			if !has && f.value == "" {

@@ -304,7 +304,6 @@ func TestVerifyAck_Rejects_OBDELIVER4(t *testing.T) {
 				var ae *receipt.AckError
 				require.ErrorAs(t, err, &ae)
 				require.Equal(t, tc.want, ae.Reason)
-				require.False(t, receipt.Classify(err), "every VerifyAck reason is non-retryable")
 			})
 		}
 	}
@@ -334,11 +333,4 @@ func TestVerifyAck_NilAck(t *testing.T) {
 	d := deliveries()[0]
 	err := receipt.VerifyAck(d.event, d.member, nil, mustMarshal(d.body))
 	require.ErrorIs(t, err, receipt.ErrAckInvalid)
-}
-
-func TestClassify(t *testing.T) {
-	t.Parallel()
-	require.False(t, receipt.Classify(nil))
-	require.False(t, receipt.Classify(receipt.ErrReceiptDigestMismatch))
-	require.False(t, receipt.Classify(&receipt.AckError{Reason: receipt.ErrDestinationMismatch}))
 }

@@ -31,13 +31,17 @@ func DecodeObject(o *strict.Object, t Type) map[string]any {
 	case Ref:
 		return DecodeObject(o, x.Def.Type)
 	case Object:
+		guard(o, x.Guards)
 		DecodeFields(o, x.Fields, out)
 		o.Close()
 	case Union:
+		guard(o, x.Guards)
 		branches := make(map[string]func(*strict.Object), len(x.Branches))
 		for _, b := range x.Branches {
-			b := b
-			branches[b.Value] = func(bo *strict.Object) { DecodeFields(bo, b.Fields, out) }
+			branches[b.Value] = func(bo *strict.Object) {
+				guard(bo, b.Guards)
+				DecodeFields(bo, b.Fields, out)
+			}
 		}
 		if got := o.Union(x.Discriminator, branches); got != "" {
 			out[x.Discriminator] = got
@@ -46,6 +50,24 @@ func DecodeObject(o *strict.Object, t Type) map[string]any {
 		o.Fail("", strict.ErrInvalidValue, fmt.Sprintf("description %T is not an object", t))
 	}
 	return out
+}
+
+// guard records the first guard violation of o.
+func guard(o *strict.Object, guards []Guard) {
+	for _, g := range guards {
+		for _, n := range g.Forbid {
+			if o.Has(n) {
+				o.Fail(n, g.Err, "")
+				return
+			}
+		}
+		for _, n := range g.Require {
+			if !o.Has(n) {
+				o.Fail(n, g.Err, "")
+				return
+			}
+		}
+	}
 }
 
 // DecodeFields reads the listed fields of o into out, in order, without
@@ -88,7 +110,14 @@ func decodeField(o *strict.Object, f Field, siblings map[string]any) (any, bool)
 		}
 		return text, true
 	case Literal:
-		o.Literal(name, x.Value)
+		if x.Err == nil {
+			o.Literal(name, x.Value)
+			return x.Value, true
+		}
+		if got := o.String(name); got != "" && got != x.Value {
+			o.Fail(name, x.Err, fmt.Sprintf("want %s, got %s", x.Value, got))
+			return nil, false
+		}
 		return x.Value, true
 	case Enum:
 		s := o.Enum(name, x.Values...)
@@ -129,14 +158,18 @@ func decodeField(o *strict.Object, f Field, siblings map[string]any) (any, bool)
 			o.Raw(name) // records the missing field
 			return nil, false
 		}
-		num, isNum := o.Raw(name).(jcs.Number)
-		if !isNum {
+		var n int64
+		switch num := o.Raw(name).(type) {
+		case jcs.Number:
+			var err error
+			if n, err = strict.ParseSafeInteger(string(num)); err != nil {
+				o.Fail(name, err, string(num))
+				return nil, false
+			}
+		case int64: // a Go-built tree (an object's ToJSON), checked without a JSON round trip
+			n = num
+		default:
 			o.Fail(name, strict.ErrWrongType, "want integer")
-			return nil, false
-		}
-		n, err := strict.ParseSafeInteger(string(num))
-		if err != nil {
-			o.Fail(name, err, string(num))
 			return nil, false
 		}
 		if n < x.Min || n > x.max() {

@@ -155,7 +155,7 @@ func nodeSchema(t Type) map[string]any {
 	case Union:
 		branches := make([]any, len(x.Branches))
 		for i, b := range x.Branches {
-			fields := append(F(x.Discriminator, Literal{b.Value}, ""), b.Fields...)
+			fields := append(F(x.Discriminator, Literal{Value: b.Value}, ""), b.Fields...)
 			bs := objectSchema(fields)
 			if b.Doc != "" {
 				bs["description"] = b.Doc
@@ -241,7 +241,7 @@ func tsType(t Type, indent string) string {
 	case Union:
 		parts := make([]string, len(x.Branches))
 		for i, br := range x.Branches {
-			parts[i] = tsObject(append(F(x.Discriminator, Literal{br.Value}, ""), br.Fields...), indent+"  ")
+			parts[i] = tsObject(append(F(x.Discriminator, Literal{Value: br.Value}, ""), br.Fields...), indent+"  ")
 		}
 		return "\n" + indent + "  | " + strings.Join(parts, "\n"+indent+"  | ")
 	case Array:

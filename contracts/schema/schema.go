@@ -46,8 +46,12 @@ type UUID struct{}
 // Timestamp is the canonical UTC microsecond "Z" text form (strict.TimestampLayout).
 type Timestamp struct{}
 
-// Literal is a string that must equal Value exactly.
-type Literal struct{ Value string }
+// Literal is a string that must equal Value exactly. A mismatch is
+// strict.ErrUnexpectedLiteral, or Err when the contract names its own reason.
+type Literal struct {
+	Value string
+	Err   error
+}
 
 // Enum is a closed set of string literals.
 type Enum struct{ Values []string }
@@ -75,8 +79,23 @@ type Int struct {
 // Bool is a JSON boolean.
 type Bool struct{}
 
-// Object is a closed JSON object: exactly the listed fields.
-type Object struct{ Fields []Field }
+// Object is a closed JSON object: exactly the listed fields. Guards run
+// before the fields are read.
+type Object struct {
+	Fields []Field
+	Guards []Guard
+}
+
+// Guard gives a rule its own reason where the shape alone would report an
+// unknown, mixed or missing field: the decoder fails with Err at the first of
+// Forbid that is present, else at the first of Require that is absent. JSON
+// Schema and TypeScript need no guard: closed objects and required fields
+// already reject those documents.
+type Guard struct {
+	Forbid  []string
+	Require []string
+	Err     error
+}
 
 // Field is one member of an object or union branch.
 type Field struct {
@@ -89,17 +108,21 @@ type Field struct {
 // Array is a JSON array of Items (objects, references or text).
 type Array struct{ Items Type }
 
-// Union is a closed discriminated union of objects.
+// Union is a closed discriminated union of objects. Guards run on the object
+// before the discriminator is read.
 type Union struct {
 	Discriminator string
 	Branches      []Branch
+	Guards        []Guard
 }
 
-// Branch is one union branch: the discriminator literal and the other fields.
+// Branch is one union branch: the discriminator literal and the other fields;
+// its guards run before its fields are read.
 type Branch struct {
 	Value  string
 	Fields []Field
 	Doc    string
+	Guards []Guard
 }
 
 // Ref refers to a named definition.
@@ -238,7 +261,7 @@ func validate(t Type, seen map[*Def]bool) error {
 		return validateFields(x.Fields, seen)
 	case Union:
 		for _, b := range x.Branches {
-			if err := validateFields(append(F(x.Discriminator, Literal{b.Value}, ""), b.Fields...), seen); err != nil {
+			if err := validateFields(append(F(x.Discriminator, Literal{Value: b.Value}, ""), b.Fields...), seen); err != nil {
 				return fmt.Errorf("branch %s: %w", b.Value, err)
 			}
 		}

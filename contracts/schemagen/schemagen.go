@@ -1,13 +1,14 @@
 // Package schemagen renders the committed JSON Schema (draft 2020-12) and
-// TypeScript declarations of the envelope, every event payload and the
-// Delivery Set Definition from their one Go description (package schema,
+// TypeScript declarations of the envelope, every event payload, the
+// Delivery Set Definition, ActiveConsumerAck@1 and every receipt and fact of
+// contracts/receipt from their one Go description (package schema,
 // CT-5). `go generate ./contracts/schemagen` (make generate) rewrites
 // contracts/schema/json and contracts/schema/ts; `make verify` fails when the
 // committed files are stale; `oceanway contracts schema --out DIR` writes the
 // same files anywhere.
 package schemagen
 
-//go:generate go run ./cmd/schemagen -out ../schema
+//go:generate go run ./cmd/schemagen -out ../schema -payloads ../envelope/payloads_gen.go
 
 import (
 	"fmt"
@@ -15,9 +16,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schema"
 )
 
@@ -28,6 +31,30 @@ const (
 	EnvelopeTSFile        = "ts/canonical-event-envelope-1.d.ts"
 	DeliverySetTSFile     = "ts/delivery-set-definition-1.d.ts"
 )
+
+// ReceiptsTSFile declares ActiveConsumerAck@1 and every receipt and fact of
+// contracts/receipt.
+const ReceiptsTSFile = "ts/receipts-1.d.ts"
+
+// ReceiptSchemaFile is the JSON Schema file of one contracts/receipt kind
+// ("OperationsProjectionAppliedReceipt@1" → json/receipts/operations-projection-applied-receipt-1.schema.json).
+func ReceiptSchemaFile(kind string) string {
+	var b strings.Builder
+	for i, r := range kind {
+		switch {
+		case r == '@':
+			b.WriteByte('-')
+		case unicode.IsUpper(r):
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return "json/receipts/" + b.String() + ".schema.json"
+}
 
 // PayloadSchemaFile is the JSON Schema file of one pair's payload.
 func PayloadSchemaFile(eventType string) string {
@@ -58,6 +85,14 @@ func Files() (map[string][]byte, error) {
 	if err := add(DeliverySetSchemaFile, deliveryset.Def, "contracts/deliveryset"); err != nil {
 		return nil, err
 	}
+	var receiptDefs []*schema.Def
+	for _, d := range receipt.Definitions() {
+		if err := add(ReceiptSchemaFile(d.Kind), d.Def, "contracts/receipt"); err != nil {
+			return nil, err
+		}
+		receiptDefs = append(receiptDefs, d.Def)
+	}
+	out[ReceiptsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/receipt")+"\nActiveConsumerAck@1 and the receipts and facts it binds (schema version 1).", receiptDefs...)
 	out[EnvelopeTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/envelope")+"\nCanonicalEventEnvelope@1 and the payloads of the exact event pairs.", envelope.Def())
 	out[DeliverySetTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/deliveryset")+"\nDeliverySetDefinition (deliverySetDefinitionSchemaVersion 1).", deliveryset.Def)
 	return out, nil

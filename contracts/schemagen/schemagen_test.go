@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schemagen"
 )
 
@@ -18,6 +20,7 @@ const (
 	schemaDir      = "../schema"
 	envelopeData   = "../envelope/testdata"
 	deliverySetDir = "../deliveryset/testdata"
+	receiptDir     = "../receipt"
 )
 
 // CT-5: the committed files are exactly what the generator renders from the
@@ -26,12 +29,22 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	t.Parallel()
 	files, err := schemagen.Files()
 	require.NoError(t, err)
-	require.Len(t, files, 4+len(envelope.Pairs()))
+	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions()))
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
 		require.NoError(t, err, "%s missing: run make generate", rel)
 		require.Equal(t, string(want), string(got), "%s is stale: run make generate", rel)
 	}
+}
+
+// CT-5: the committed typed payloads are what the generator renders.
+func TestCT5GeneratedPayloadsAreFresh(t *testing.T) {
+	t.Parallel()
+	want, err := schemagen.PayloadsGo()
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(schemagen.PayloadsGoFile)))
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "%s is stale: run make generate", schemagen.PayloadsGoFile)
 }
 
 func TestCT5WriteIsIdempotent(t *testing.T) {
@@ -129,4 +142,35 @@ func TestCT5DeliverySetGoldenAgainstGeneratedSchema(t *testing.T) {
 		require.Error(t, s.Validate(v), "%s (%s) must be rejected by the schema", n.Name, n.Reason)
 	}
 	require.Greater(t, shape, 10)
+}
+
+// CT-5: every receipt golden validates against its generated schema; every
+// negative artefact whose reason is a shape reason is rejected by it.
+func TestCT5ReceiptGoldensAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	schemas := map[string]*jsonschema.Schema{}
+	for _, d := range receipt.Definitions() {
+		s := compile(t, schemagen.ReceiptSchemaFile(d.Kind))
+		schemas[d.Kind] = s
+		dirs, err := filepath.Glob(filepath.Join(receiptDir, "testdata", "golden", d.Kind, "*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, dirs)
+		for _, dir := range dirs {
+			require.NoError(t, s.Validate(instance(t, filepath.Join(dir, "raw.json"))), dir)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(receiptDir, "testdata", "negative", "manifest.json"))
+	require.NoError(t, err)
+	var negatives []struct{ Kind, File, Reason string }
+	require.NoError(t, json.Unmarshal(b, &negatives))
+	shape := 0
+	for _, n := range negatives {
+		if !strings.HasPrefix(n.Reason, "strict.") && n.Reason != "digest.ErrMissingAlgorithm" {
+			continue
+		}
+		shape++
+		v := instance(t, filepath.Join(receiptDir, filepath.FromSlash(n.File)))
+		require.Error(t, schemas[n.Kind].Validate(v), "%s (%s) must be rejected by the schema", n.File, n.Reason)
+	}
+	require.Greater(t, shape, 15)
 }

@@ -8,7 +8,7 @@
 //     (generation 1, waiting: closure_event_not_applied) and that Work's
 //     content-addressed trigger snapshot,
 //   - run.created@2.0 and wallet.reserved@2.0, appended with
-//     outbox.AppendTx (event ids allocated first, wallet.reserved caused by
+//     release.AppendTx (event ids allocated first, wallet.reserved caused by
 //     run.created, both under the admission operation id and one
 //     correlation id),
 //
@@ -45,6 +45,7 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 //go:embed sql/*.sql
@@ -342,7 +343,7 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 	if err := checkManifest(ctx, tx, runID, runEvent, walletEvent); err != nil {
 		return Result{}, err
 	}
-	if _, err := outbox.AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
+	if _, err := release.AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
 		return Result{}, fmt.Errorf("append admission events: %w", err)
 	}
 	if err := s.step(ctx, tx, "append"); err != nil {
@@ -369,15 +370,15 @@ func admissionEvents(req Request, ids []string, runID, reservationID string, mq 
 			OccurredAt: at, Payload: payload,
 		}
 	}
-	runPayload := map[string]any{"runId": runID, "billingAccountId": req.BillingAccountID, "billingReservationId": reservationID}
-	mq.Put(runPayload, manifestSelf.Prefix)
-	walletPayload := map[string]any{
-		"billingReservationId": reservationID, "billingAccountId": req.BillingAccountID, "runId": runID,
-		"reservationEconomicIdentity": credits(), "reservedAmount": strconv.FormatInt(req.ReservedCredits, 10),
+	run := envelope.RunCreatedV2_0Payload{RunID: runID, BillingAccountID: req.BillingAccountID, BillingReservationID: reservationID}
+	run.SetRunAdmissionManifest(mq)
+	wallet := envelope.WalletReservedV2_0Payload{
+		BillingReservationID: reservationID, BillingAccountID: req.BillingAccountID, RunID: runID,
+		ReservationEconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"}, ReservedAmount: strconv.FormatInt(req.ReservedCredits, 10),
 	}
-	mq.Put(walletPayload, manifestSelf.Prefix)
-	return base(ids[0], envelope.RunCreatedV2, "2.0", envelope.AggregateRun, runID, "", runPayload),
-		base(ids[1], envelope.WalletReservedV2, "2.0", envelope.AggregateBillingReservation, reservationID, ids[0], walletPayload)
+	wallet.SetRunAdmissionManifest(mq)
+	return base(ids[0], envelope.RunCreatedV2, "2.0", envelope.AggregateRun, runID, "", run.Map()),
+		base(ids[1], envelope.WalletReservedV2, "2.0", envelope.AggregateBillingReservation, reservationID, ids[0], wallet.Map())
 }
 
 // checkManifest reads the Run's stored manifest quadruple back and compares
@@ -391,18 +392,18 @@ func checkManifest(ctx context.Context, tx pgx.Tx, runID string, events ...envel
 		return fmt.Errorf("read run manifest: %w", err)
 	}
 	stored.DigestAlgorithmVersion = digest.Algorithm(alg)
-	f := strict.Fields(manifestSelf.Prefix)
 	for _, e := range events {
-		got := strict.Quadruple{Ref: str(e.Payload, f[0]), SchemaVersion: str(e.Payload, f[1]),
-			DigestAlgorithmVersion: digest.Algorithm(str(e.Payload, f[2])), Digest: str(e.Payload, f[3])}
+		p, err := envelope.TypedPayload(&e)
+		if err != nil {
+			return fmt.Errorf("admission event payload: %w", err)
+		}
+		got := p.(interface{ RunAdmissionManifest() strict.Quadruple }).RunAdmissionManifest()
 		if got != stored {
 			return fmt.Errorf("%w: %s carries %+v, run %s has %+v", ErrManifestMismatch, e.EventType, got, runID, stored)
 		}
 	}
 	return nil
 }
-
-func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 // replay answers an operation id that was claimed before.
 func (s *Service) replay(ctx context.Context, tx pgx.Tx, req Request, reqDigest digest.Digest) (Result, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -32,7 +33,7 @@ func setup(t *testing.T, bootstrap bool) (*pgxpool.Pool, *admission.Service) {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 10}).Core()
 	if bootstrap {
-		_, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
+		_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
 			ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 		})
 		require.NoError(t, err)

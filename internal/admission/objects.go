@@ -29,7 +29,7 @@ var (
 const DerivationFinalizationOperation = "billing_finalization_operation@1"
 
 // credits is SettlementEconomicIdentity@1 {kind=credits}.
-func credits() map[string]any { return map[string]any{"kind": "credits"} }
+func credits() map[string]any { return envelope.SettlementEconomicIdentityV1{Kind: "credits"}.Map() }
 
 // RequestDoc is the canonical admission request (AdmissionRequest@1, our
 // definition): what the idempotency digest covers.

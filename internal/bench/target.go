@@ -22,8 +22,10 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/invariant"
 	_ "github.com/oceanway/core/internal/outbox/schema" // the outbox migration line
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 // System is the name of our system in reports.
@@ -74,7 +76,7 @@ func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) 
 		return t, fmt.Errorf("producer database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := outbox.BootstrapFirstRelease(ctx, conn, outbox.BootstrapParams{
+	if _, err := release.Bootstrap(ctx, conn, release.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "oceanway-bench",
 	}); err != nil {
 		return t, fmt.Errorf("bootstrap definition: %w", err)
@@ -115,7 +117,7 @@ func (t *outboxTarget) Produce(ctx context.Context, n int) ([]string, error) {
 		events[i], ids[i] = e, e.EventID
 	}
 	err := db.WithTx(ctx, t.producer, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := outbox.AppendTx(ctx, tx, events...)
+		_, err := release.AppendTx(ctx, tx, events...)
 		return err
 	})
 	return ids, err
@@ -176,19 +178,19 @@ var errEndState = errors.New("bench: end state check failed")
 // Finish checks the end state in both databases and stamps every
 // delivery's delivered_at as its consumption time.
 func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (string, []string, error) {
-	end, err := queries.EndState(ctx, t.producer)
+	report, err := invariant.Evaluate(ctx, t.producer)
 	if err != nil {
 		return "", nil, fmt.Errorf("end state: %w", err)
 	}
-	deliveries, acked, retried, events := int(end.Deliveries), int(end.Acknowledged), int(end.Retried), int(end.Events)
-	published, finishes, quarantined := int(end.Published), int(end.AcknowledgedFinishes), int(end.Quarantined)
+	if err := report.Err(invariant.Drained); err != nil {
+		return "", nil, fmt.Errorf("%w: %w", errEndState, err)
+	}
 	receipts, err := t.consumer.count(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	if acked != deliveries || published != events || finishes != deliveries || quarantined != 0 || receipts != deliveries {
-		return "", nil, fmt.Errorf("%w: deliveries %d, acknowledged %d, acknowledged finishes %d, events %d, published %d, quarantined %d, receipts %d",
-			errEndState, deliveries, acked, finishes, events, published, quarantined, receipts)
+	if int64(receipts) != report.Deliveries {
+		return "", nil, fmt.Errorf("%w: %d consumer receipts for %d deliveries", errEndState, receipts, report.Deliveries)
 	}
 	delivered, err := queries.DeliveryAcknowledgedList(ctx, t.producer)
 	if err != nil {
@@ -198,8 +200,8 @@ func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (strin
 		rec.Consumed(d.EventID, d.DeliveredAt)
 	}
 	var notes []string
-	if retried > 0 {
-		notes = append(notes, fmt.Sprintf("%d deliveries needed more than one attempt", retried))
+	if report.RetriedDeliveries > 0 {
+		notes = append(notes, fmt.Sprintf("%d deliveries needed more than one attempt", report.RetriedDeliveries))
 	}
 	return "outbox_deliveries.delivered_at (the ack transaction's now()) − process clock when the append's COMMIT returned", notes, nil
 }

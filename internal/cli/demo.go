@@ -21,8 +21,8 @@ import (
 	"github.com/oceanway/core/internal/demo"
 	_ "github.com/oceanway/core/internal/lines" // every migration line
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/pgserver"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/runtime"
 )
 
@@ -203,7 +203,7 @@ func bootstrapBoundaries(ctx context.Context, dsns map[migrate.Boundary]string, 
 	}
 	defer pools.Close()
 	for _, b := range pools.Boundaries() {
-		def, err := outbox.BootstrapFirstRelease(ctx, pools[b], outbox.BootstrapParams{
+		def, err := release.Bootstrap(ctx, pools[b], release.BootstrapParams{
 			ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion, SourceRelease: "oceanway-demo",
 		})
 		if err != nil {

@@ -34,7 +34,7 @@ func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 		var tables int
 		require.NoError(t, pool.QueryRow(ctx,
 			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox' AND table_type = 'BASE TABLE'").Scan(&tables))
-		require.Equal(t, 9, tables, "outbox line applied to %s", boundary)
+		require.Equal(t, 10, tables, "outbox line applied to %s", boundary)
 	}
 	// Unqualified names fail loudly (search_path = pg_catalog).
 	_, err := b.Core().Exec(ctx, "SELECT * FROM outbox_events")

@@ -19,9 +19,9 @@ import (
 	_ "github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/runtime"
 )
 
@@ -37,7 +37,7 @@ func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 10})
 	core := b.Core()
-	_, err := outbox.BootstrapFirstRelease(context.Background(), core, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+	_, err := release.Bootstrap(context.Background(), core, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 	require.NoError(t, err)
 	p, err := projector.New(core, projector.Config{})
 	require.NoError(t, err)

@@ -14,8 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/oceanway/core/internal/demo/dbsqlc"
 	"github.com/oceanway/core/internal/operations/readmodel"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/invariant"
 )
 
 type queryer interface {
@@ -69,44 +71,13 @@ func (s *Summary) check(name string, ok bool, detail string) {
 
 func (s *Summary) fail(name, detail string) { s.check(name, false, detail) }
 
-// invariantSQL are the end-of-run proofs, each a count that must be zero.
-var invariantSQL = []struct{ name, sql, detail string }{
-	{"no_lost_delivery", `SELECT count(*) FROM outbox.outbox_deliveries WHERE status <> 'acknowledged'`,
-		"deliveries not acknowledged"},
-	{"every_event_has_its_deliveries", `SELECT count(*) FROM outbox.outbox_events e
-		WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id)`,
-		"events without delivery rows"},
-	{"no_double_ack", `SELECT count(*) FROM (
-		SELECT s.event_id, s.destination FROM outbox.outbox_delivery_attempt_starts s
-		JOIN outbox.outbox_delivery_attempt_finishes f USING (attempt_id)
-		WHERE f.outcome = 'acknowledged' GROUP BY 1, 2 HAVING count(*) > 1) x`,
-		"deliveries with more than one acknowledged finish"},
-	{"ack_matches_finish", `SELECT count(*) FROM outbox.outbox_deliveries d WHERE d.status = 'acknowledged' AND NOT EXISTS (
-		SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = d.current_attempt_id AND f.outcome = 'acknowledged')`,
-		"acknowledged deliveries whose current attempt has no acknowledged finish"},
-	{"at_most_one_finish_per_start", `SELECT count(*) FROM (
-		SELECT attempt_id FROM outbox.outbox_delivery_attempt_finishes GROUP BY 1 HAVING count(*) > 1) x`,
-		"attempt starts with two finishes"},
-	{"every_start_finished", `SELECT count(*) FROM outbox.outbox_delivery_attempt_starts s
-		WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_finishes f WHERE f.attempt_id = s.attempt_id)`,
-		"attempt starts without a finish"},
-	{"published_at_exact", `SELECT count(*) FROM outbox.outbox_events e
-		WHERE (e.published_at IS NOT NULL) <> NOT EXISTS (
-		  SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id AND d.mandatory AND d.status <> 'acknowledged')`,
-		"events whose published_at disagrees with their mandatory deliveries"},
-	{"one_receipt_per_event", `SELECT count(*) FROM (
-		SELECT event_id FROM operations.applied_receipts GROUP BY event_id HAVING count(*) > 1) x`,
-		"events with more than one projector receipt (duplicated effect)"},
-	{"receipt_for_every_ack", `SELECT count(*) FROM outbox.outbox_deliveries d
-		WHERE d.destination = 'core_operations' AND d.status = 'acknowledged'
-		  AND NOT EXISTS (SELECT 1 FROM operations.applied_receipts r
-		    WHERE r.event_id = d.event_id AND r.receipt_ref = d.ack_receipt_key
-		      AND r.receipt_schema_version = d.ack_receipt_schema_version
-		      AND r.receipt_digest_algorithm_version = d.ack_receipt_digest_algorithm_version
-		      AND r.receipt_digest = d.ack_receipt_digest
-		      AND r.projection_name = d.required_projection_name AND r.projection_version = d.required_projection_version
-		      AND r.event_envelope_sha256 = d.ack_event_envelope_sha256)`,
-		"acknowledged deliveries whose frozen ack does not name the projector's receipt for the frozen projection"},
+// count records a check that holds when n, a count of what, is zero.
+func (s *Summary) count(name string, n int64, what string) {
+	detail := ""
+	if n != 0 {
+		detail = fmt.Sprintf("%d %s", n, what)
+	}
+	s.check(name, n == 0, detail)
 }
 
 func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, elapsed time.Duration, m *dispatcher.Metrics) (*Summary, error) {
@@ -139,17 +110,23 @@ func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, e
 		s.AdmissionsPerSecond = float64(cfg.Runs) / admitted.Seconds()
 	}
 	s.check("all_admissions_appended", s.Events == int64(2*cfg.Runs), fmt.Sprintf("%d events for %d admissions", s.Events, cfg.Runs))
-	for _, inv := range invariantSQL {
-		var n int64
-		if err := core.QueryRow(ctx, inv.sql).Scan(&n); err != nil {
-			return nil, fmt.Errorf("demo invariant %s: %w", inv.name, err)
-		}
-		detail := ""
-		if n != 0 {
-			detail = fmt.Sprintf("%d %s", n, inv.detail)
-		}
-		s.check(inv.name, n == 0, detail)
+	// The outbox's own invariants (package invariant), all of them: the
+	// demo ends drained.
+	report, err := invariant.Evaluate(ctx, core)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
 	}
+	for _, c := range report.In(invariant.Drained) {
+		s.check(c.Name, c.OK(), c.Detail())
+	}
+	receipts, err := dbsqlc.New().ReceiptInvariantCounts(ctx, core)
+	if err != nil {
+		return nil, fmt.Errorf("demo receipt invariants: %w", err)
+	}
+	s.count("one_receipt_per_event", receipts.EventsWithSeveralReceipts,
+		"events with more than one projector receipt (duplicated effect)")
+	s.count("receipt_for_every_ack", receipts.AcksWithoutMatchingReceipt,
+		"acknowledged deliveries whose frozen ack does not name the projector's receipt for the frozen projection")
 	// Prove completeness in one consistent snapshot, then ask the query,
 	// which compares the proof with the current inputs (OPS-4).
 	rm := readmodel.New(core)

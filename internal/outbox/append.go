@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/deliveryset"
@@ -15,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox/dbsqlc"
 )
 
 // AppendResult describes what AppendTx wrote.
@@ -60,8 +62,9 @@ func NewEventIDs(n int) []string {
 //  2. each envelope is strictly validated by the contracts (exact pair,
 //     payload, aggregate rule) and digested with the contracts'
 //     jcs-sha256-v1 envelope digest;
-//  3. the exact pair and every mandatory member the pair requires must be in
-//     the database's active definition (DS-9);
+//  3. the exact pair must be in the database's active definition, with a
+//     mandatory member for every destination the appender's release policy
+//     requires for the pair (DS-9);
 //  4. all events are inserted with the frozen definition quadruple, then one
 //     pending delivery row per mandatory member (two multi-row statements in
 //     one round trip), each guarded by "this quadruple is the active
@@ -79,7 +82,7 @@ func NewEventIDs(n int) []string {
 // there (SQLSTATE OW004/OW006) fails the caller's commit. Errors wrap the
 // sentinels of errors.go. AppendTx never commits or rolls back: on error the
 // caller's transaction must be rolled back.
-func AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.Envelope) (AppendResult, error) {
+func (a *Appender) AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.Envelope) (AppendResult, error) {
 	if len(events) == 0 {
 		return AppendResult{}, nil
 	}
@@ -122,7 +125,7 @@ func AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.Envelope) (Appe
 	key := databaseKey(tx)
 	if guess, ok := lastActive.Load(key); ok {
 		def := guess.(*deliveryset.Definition)
-		if rows, err := buildRows(def, prep); err == nil {
+		if rows, err := a.buildRows(def, prep); err == nil {
 			inserted, err := insertRows(ctx, tx, rows)
 			if err != nil {
 				return AppendResult{}, err
@@ -137,7 +140,7 @@ func AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.Envelope) (Appe
 		return AppendResult{}, err
 	}
 	lastActive.Store(key, def)
-	rows, err := buildRows(def, prep)
+	rows, err := a.buildRows(def, prep)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -177,7 +180,7 @@ type appendRows struct {
 }
 
 // buildRows proves DS-9 for every event against def and lays out the rows.
-func buildRows(def *deliveryset.Definition, prep []prepared) (*appendRows, error) {
+func (a *Appender) buildRows(def *deliveryset.Definition, prep []prepared) (*appendRows, error) {
 	n := len(prep)
 	q := def.Quadruple()
 	r := &appendRows{
@@ -192,7 +195,7 @@ func buildRows(def *deliveryset.Definition, prep []prepared) (*appendRows, error
 	}
 	for i, p := range prep {
 		e := p.env
-		members, err := mandatoryMembers(def, e.EventType, e.EventSchemaVersion)
+		members, err := a.mandatoryMembers(def, e.EventType, e.EventSchemaVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -234,18 +237,42 @@ func buildRows(def *deliveryset.Definition, prep []prepared) (*appendRows, error
 // wrote nothing) when r's definition is not the active one.
 func insertRows(ctx context.Context, tx pgx.Tx, r *appendRows) (bool, error) {
 	q := r.quad
-	alg := string(q.DeliverySetDefinitionDigestAlgorithmVersion)
+	frozen := pgx.NamedArgs{
+		"delivery_set_version":                             q.DeliverySetVersion,
+		"delivery_set_definition_schema_version":           q.DeliverySetDefinitionSchemaVersion,
+		"delivery_set_definition_digest_algorithm_version": string(q.DeliverySetDefinitionDigestAlgorithmVersion),
+		"delivery_set_definition_digest":                   q.DeliverySetDefinitionDigest,
+	}
 	batch := &pgx.Batch{}
-	batch.Queue(qAppendInsertEvents,
-		q.DeliverySetVersion, q.DeliverySetDefinitionSchemaVersion, alg, q.DeliverySetDefinitionDigest,
-		string(digest.JCSSHA256V1),
-		r.ids, r.types, r.versions, r.aggTypes, r.aggIDs, r.revisions,
-		r.tenantKinds, r.tenantIDs, r.workspaceIDs, r.projectIDs, r.correlationIDs, r.causationIDs, r.operationIDs,
-		r.envelopes, r.digests, r.occurred)
+	batch.Queue(sqlEventInsert, with(frozen, pgx.NamedArgs{
+		"event_envelope_digest_algorithm_version": string(digest.JCSSHA256V1),
+		"event_ids":              r.ids,
+		"event_types":            r.types,
+		"schema_versions":        r.versions,
+		"aggregate_types":        r.aggTypes,
+		"aggregate_ids":          r.aggIDs,
+		"aggregate_revisions":    r.revisions,
+		"tenant_kinds":           r.tenantKinds,
+		"tenant_ids":             r.tenantIDs,
+		"workspace_ids":          r.workspaceIDs,
+		"project_ids":            r.projectIDs,
+		"correlation_ids":        r.correlationIDs,
+		"causation_ids":          r.causationIDs,
+		"operation_ids":          r.operationIDs,
+		"event_envelopes":        r.envelopes,
+		"event_envelope_sha256s": r.digests,
+		"occurred_ats":           r.occurred,
+	}))
 	if len(r.dEventIDs) > 0 {
-		batch.Queue(qAppendInsertDeliveries,
-			q.DeliverySetVersion, q.DeliverySetDefinitionSchemaVersion, alg, q.DeliverySetDefinitionDigest,
-			r.dEventIDs, r.dDests, r.dConsumers, r.dTypes, r.dSchemas, r.dProjNames, r.dProjVersions)
+		batch.Queue(sqlDeliveryInsert, with(frozen, pgx.NamedArgs{
+			"event_ids":                        r.dEventIDs,
+			"destinations":                     r.dDests,
+			"consumer_names":                   r.dConsumers,
+			"expected_receipt_types":           r.dTypes,
+			"expected_receipt_schema_versions": r.dSchemas,
+			"required_projection_names":        r.dProjNames,
+			"required_projection_versions":     r.dProjVersions,
+		}))
 	}
 	br := tx.SendBatch(ctx, batch)
 	tag, err := br.Exec()
@@ -294,22 +321,22 @@ func optional(s string) *string {
 }
 
 func appendError(step string, err error) error {
-	if db.SQLState(err) == db.CodeUniqueViolation && db.Constraint(err) == "outbox_events_pkey" {
+	if db.SQLState(err) == pgerrcode.UniqueViolation && db.Constraint(err) == "outbox_events_pkey" {
 		return fmt.Errorf("%s: %w: %w", step, ErrDuplicateEventID, err)
 	}
 	return fmt.Errorf("%s: %w", step, TranslateError(err))
 }
 
 // mandatoryMembers proves DS-9 for one pair against the active definition:
-// the exact pair is applicable, and every destination the first full
-// release requires for the pair is a mandatory member. It returns the
-// members a delivery row must be created for.
-func mandatoryMembers(def *deliveryset.Definition, eventType, schemaVersion string) ([]route.Member, error) {
+// the exact pair is applicable, and every destination the release policy
+// requires for the pair is a mandatory member. It returns the members a
+// delivery row must be created for.
+func (a *Appender) mandatoryMembers(def *deliveryset.Definition, eventType, schemaVersion string) ([]route.Member, error) {
 	members, err := def.MandatoryMembers(eventType, schemaVersion)
 	if err != nil {
 		return nil, &PairNotInDefinitionError{EventType: eventType, EventSchemaVersion: schemaVersion, Definition: def.Quadruple()}
 	}
-	for _, dest := range deliveryset.FirstReleaseRoutes[eventType] {
+	for _, dest := range a.policy.required[eventType] {
 		found := false
 		for _, m := range members {
 			if m.Destination == dest {
@@ -330,21 +357,35 @@ func mandatoryMembers(def *deliveryset.Definition, eventType, schemaVersion stri
 // quadruple is active is still read from the database in every append.
 var definitions sync.Map // deliveryset.Quadruple → *deliveryset.Definition
 
+// quadrupleRow is a definition quadruple as the registry stores it.
+type quadrupleRow struct {
+	DeliverySetVersion                          int64  `db:"delivery_set_version"`
+	DeliverySetDefinitionSchemaVersion          string `db:"delivery_set_definition_schema_version"`
+	DeliverySetDefinitionDigestAlgorithmVersion string `db:"delivery_set_definition_digest_algorithm_version"`
+	DeliverySetDefinitionDigest                 string `db:"delivery_set_definition_digest"`
+}
+
+func (r quadrupleRow) quadruple() deliveryset.Quadruple {
+	return deliveryset.Quadruple{
+		DeliverySetVersion:                          r.DeliverySetVersion,
+		DeliverySetDefinitionSchemaVersion:          r.DeliverySetDefinitionSchemaVersion,
+		DeliverySetDefinitionDigestAlgorithmVersion: digest.Algorithm(r.DeliverySetDefinitionDigestAlgorithmVersion),
+		DeliverySetDefinitionDigest:                 r.DeliverySetDefinitionDigest,
+	}
+}
+
 // activeDefinitionTx takes the activation lock shared and returns the
 // active definition of the transaction's database.
 func activeDefinitionTx(ctx context.Context, tx pgx.Tx) (*deliveryset.Definition, error) {
-	var (
-		q   deliveryset.Quadruple
-		alg string
-	)
-	err := tx.QueryRow(ctx, qAppendActiveDefinition).Scan(&q.DeliverySetVersion, &q.DeliverySetDefinitionSchemaVersion, &alg, &q.DeliverySetDefinitionDigest)
-	if errors.Is(err, pgx.ErrNoRows) {
+	rows, _ := tx.Query(ctx, sqlDefinitionLockActive)
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[quadrupleRow])
+	if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 		return nil, ErrNoActiveDefinition
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read active definition: %w", TranslateError(err))
 	}
-	q.DeliverySetDefinitionDigestAlgorithmVersion = digest.Algorithm(alg)
+	q := row.quadruple()
 	if d, ok := definitions.Load(q); ok {
 		return d.(*deliveryset.Definition), nil
 	}
@@ -359,15 +400,24 @@ func activeDefinitionTx(ctx context.Context, tx pgx.Tx) (*deliveryset.Definition
 // loadDefinition reads a registered definition's canonical JSON and decodes
 // it with the contracts (which recompute its digest).
 func loadDefinition(ctx context.Context, q db.Executor, quad deliveryset.Quadruple) (*deliveryset.Definition, error) {
-	var doc string
-	err := q.QueryRow(ctx, qDefinitionByQuadruple, quad.DeliverySetVersion, quad.DeliverySetDefinitionSchemaVersion,
-		string(quad.DeliverySetDefinitionDigestAlgorithmVersion), quad.DeliverySetDefinitionDigest).Scan(&doc)
-	if errors.Is(err, pgx.ErrNoRows) {
+	doc, err := queries.DefinitionByQuadruple(ctx, q, dbsqlc.DefinitionByQuadrupleParams{
+		DeliverySetVersion:                          quad.DeliverySetVersion,
+		DeliverySetDefinitionSchemaVersion:          quad.DeliverySetDefinitionSchemaVersion,
+		DeliverySetDefinitionDigestAlgorithmVersion: string(quad.DeliverySetDefinitionDigestAlgorithmVersion),
+		DeliverySetDefinitionDigest:                 quad.DeliverySetDefinitionDigest,
+	})
+	if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %d", ErrDefinitionNotFound, quad.DeliverySetVersion)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read definition %d: %w", quad.DeliverySetVersion, err)
 	}
+	return decodeStored(quad, doc)
+}
+
+// decodeStored decodes a stored definition and checks it is the quadruple
+// it was stored under.
+func decodeStored(quad deliveryset.Quadruple, doc string) (*deliveryset.Definition, error) {
 	d, err := deliveryset.Decode([]byte(doc))
 	if err != nil {
 		return nil, fmt.Errorf("%w: stored definition %d: %w", ErrInvalidDefinition, quad.DeliverySetVersion, err)
@@ -376,4 +426,15 @@ func loadDefinition(ctx context.Context, q db.Executor, quad deliveryset.Quadrup
 		return nil, fmt.Errorf("%w: stored definition %d does not match its quadruple", ErrInvalidDefinition, quad.DeliverySetVersion)
 	}
 	return d, nil
+}
+
+// with returns the union of named argument sets (later sets win).
+func with(sets ...pgx.NamedArgs) pgx.NamedArgs {
+	out := pgx.NamedArgs{}
+	for _, s := range sets {
+		for k, v := range s {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 // OB-APPEND-1: one event in the caller's transaction freezes the active
@@ -35,7 +37,7 @@ func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		setRole(t, ctx, tx, schema.RoleProducer)
 		var err error
-		res, err = outbox.AppendTx(ctx, tx, ev)
+		res, err = release.AppendTx(ctx, tx, ev)
 		return err
 	})
 	require.NoError(t, err)
@@ -112,10 +114,11 @@ func TestAppendAllFirstReleasePairs(t *testing.T) {
 		total += len(e.Deliveries)
 	}
 	require.Equal(t, 14, total)
-	var events, deliveries int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM outbox.outbox_events), (SELECT count(*) FROM outbox.outbox_deliveries)`).Scan(&events, &deliveries))
-	require.Equal(t, 13, events)
-	require.Equal(t, 14, deliveries)
+	rows, _ := b.pool.Query(ctx, `SELECT (SELECT count(*) FROM outbox.outbox_events) AS events, (SELECT count(*) FROM outbox.outbox_deliveries) AS deliveries`)
+	counts, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct{ Events, Deliveries int }])
+	require.NoError(t, err)
+	require.Equal(t, 13, counts.Events)
+	require.Equal(t, 14, counts.Deliveries)
 }
 
 // OB-APPEND-3: ids are allocated before the envelopes are built, so
@@ -176,7 +179,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 			if _, err := tx.Exec(ctx, "INSERT INTO outbox.projection_versions (projection_name, projection_version) VALUES ('domain_write', 1)"); err != nil {
 				return err
 			}
-			_, err := outbox.AppendTx(ctx, tx, ev)
+			_, err := release.AppendTx(ctx, tx, ev)
 			return err
 		})
 		require.ErrorIs(t, err, outbox.ErrInvalidEnvelope, alias.eventType)
@@ -192,7 +195,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 	bad := sample(envelope.RunCreatedV2)
 	bad.AggregateRevision = 7
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, bad)
+		return release.AppendTx(ctx, tx, bad)
 	})
 	require.ErrorIs(t, err, outbox.ErrInvalidEnvelope)
 	require.ErrorIs(t, err, envelope.ErrAggregateMismatch)
@@ -242,7 +245,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		t.Parallel()
 		pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Gateway}}).Gateway()
 		_, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return outbox.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrNoActiveDefinition)
 	})
@@ -252,7 +255,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		b := setup(t)
 		registerActivate(t, b, withoutPair(t, 2, envelope.GatewayAvailabilityCurrentChangedV1))
 		_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return outbox.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrPairNotInDefinition)
 		require.ErrorIs(t, err, deliveryset.ErrPairNotApplicable)
@@ -280,7 +283,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		require.NoError(t, d.Seal())
 		registerActivate(t, b, d)
 		_, err = db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return outbox.AppendTx(ctx, tx, sample(envelope.BillingFinalizationResolutionAppliedV1))
+			return release.AppendTx(ctx, tx, sample(envelope.BillingFinalizationResolutionAppliedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrMemberMissing)
 		var me *outbox.MemberMissingError
@@ -296,22 +299,22 @@ func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 	b := setup(t)
 	ev := sample(envelope.RunCreatedV2)
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, ev, ev)
+		return release.AppendTx(ctx, tx, ev, ev)
 	})
 	require.ErrorIs(t, err, outbox.ErrDuplicateEventID)
 
 	appendTx(t, b.pool, ev)
 	_, err = db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, ev)
+		return release.AppendTx(ctx, tx, ev)
 	})
 	require.ErrorIs(t, err, outbox.ErrDuplicateEventID)
-	require.Equal(t, db.CodeUniqueViolation, db.SQLState(err))
+	require.Equal(t, pgerrcode.UniqueViolation, db.SQLState(err))
 }
 
 // An append with no events is a no-op.
 func TestAppendNothing(t *testing.T) {
 	t.Parallel()
-	res, err := outbox.AppendTx(context.Background(), nil)
+	res, err := release.AppendTx(context.Background(), nil)
 	require.NoError(t, err)
 	require.Empty(t, res.Events)
 	require.False(t, errors.Is(err, outbox.ErrNoActiveDefinition))

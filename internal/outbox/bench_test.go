@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 // BenchmarkAppend measures append throughput on real PostgreSQL, reported
@@ -57,7 +58,7 @@ func BenchmarkAppend(b *testing.B) {
 			ev := proto
 			ev.EventID = ""
 			err := db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-				_, err := outbox.AppendTx(ctx, tx, ev)
+				_, err := release.AppendTx(ctx, tx, ev)
 				return err
 			})
 			if err != nil {
@@ -76,7 +77,7 @@ func BenchmarkAppend(b *testing.B) {
 				evs[j].EventID = ""
 			}
 			err := db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-				_, err := outbox.AppendTx(ctx, tx, evs...)
+				_, err := release.AppendTx(ctx, tx, evs...)
 				return err
 			})
 			if err != nil {

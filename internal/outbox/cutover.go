@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/deliveryset"
-	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox/dbsqlc"
 )
 
 // ActivationResult tells what an activation or cutover changed.
@@ -34,7 +33,7 @@ type CutoverParams struct {
 
 // RegisterProjectionVersionTx registers a projection version (idempotent).
 func RegisterProjectionVersionTx(ctx context.Context, tx pgx.Tx, name string, version int64) error {
-	if _, err := tx.Exec(ctx, qProjectionRegister, name, version); err != nil {
+	if err := queries.ProjectionRegister(ctx, tx, dbsqlc.ProjectionRegisterParams{ProjectionName: name, ProjectionVersion: version}); err != nil {
 		return fmt.Errorf("register projection %s/%d: %w", name, version, TranslateError(err))
 	}
 	return nil
@@ -47,9 +46,10 @@ func MarkProjectionReadyTx(ctx context.Context, tx pgx.Tx, name string, version 
 	if proofRef == "" {
 		return fmt.Errorf("%w: readiness proof reference is required", ErrProjectionNotReady)
 	}
-	var readyAt time.Time
-	err := tx.QueryRow(ctx, qProjectionMarkReady, name, version, proofRef).Scan(&readyAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	_, err := queries.ProjectionMarkReady(ctx, tx, dbsqlc.ProjectionMarkReadyParams{
+		ProjectionName: name, ProjectionVersion: version, ReadinessProofRef: &proofRef,
+	})
+	if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 		return fmt.Errorf("%w: %s/%d is not registered", ErrProjectionNotReady, name, version)
 	}
 	if err != nil {
@@ -95,13 +95,24 @@ func Cutover(ctx context.Context, pool db.Beginner, p CutoverParams) (Activation
 	})
 }
 
-func activateTx(ctx context.Context, tx pgx.Tx, version int64, cut *CutoverParams) (ActivationResult, error) {
-	if _, err := tx.Exec(ctx, qActivationLock); err != nil {
-		return ActivationResult{}, fmt.Errorf("activation lock: %w", err)
+// LockActivationTx takes the activation lock exclusively until the end of
+// tx: every append (which holds it shared) waits, and so does every other
+// activation or cutover. Release set-up takes it before it decides whether
+// a database still needs its first definition.
+func LockActivationTx(ctx context.Context, tx pgx.Tx) error {
+	if err := queries.ActivationLock(ctx, tx); err != nil {
+		return fmt.Errorf("activation lock: %w", err)
 	}
-	var status string
-	if err := tx.QueryRow(ctx, qRegistryLockDefinition, version).Scan(&status); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+	return nil
+}
+
+func activateTx(ctx context.Context, tx pgx.Tx, version int64, cut *CutoverParams) (ActivationResult, error) {
+	if err := LockActivationTx(ctx, tx); err != nil {
+		return ActivationResult{}, err
+	}
+	status, err := queries.DefinitionLock(ctx, tx, version)
+	if err = db.NotFound(err); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
 			return ActivationResult{}, fmt.Errorf("%w: %d", ErrDefinitionNotFound, version)
 		}
 		return ActivationResult{}, fmt.Errorf("lock definition %d: %w", version, err)
@@ -138,25 +149,25 @@ func activateTx(ctx context.Context, tx pgx.Tx, version int64, cut *CutoverParam
 	sort.Strings(names)
 	for _, name := range names {
 		v := targets[name]
-		var ready bool
-		err := tx.QueryRow(ctx, qProjectionReady, name, v).Scan(&ready)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !ready) {
+		ready, err := queries.ProjectionReady(ctx, tx, dbsqlc.ProjectionReadyParams{ProjectionName: name, ProjectionVersion: v})
+		if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) || (err == nil && !ready) {
 			return ActivationResult{}, fmt.Errorf("%w: %s/%d", ErrProjectionNotReady, name, v)
 		}
 		if err != nil {
 			return ActivationResult{}, fmt.Errorf("projection %s/%d: %w", name, v, err)
 		}
-		var current int64
-		err = tx.QueryRow(ctx, qProjectionPointer, name).Scan(&current)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		current, err := queries.ProjectionPointer(ctx, tx, name)
+		switch err = db.NotFound(err); {
+		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
 			return ActivationResult{}, fmt.Errorf("projection pointer %s: %w", name, err)
 		case current != v && (cut == nil || cut.ProjectionName != name):
 			return ActivationResult{}, fmt.Errorf("%w: %s points at version %d, definition %d references %d (switch with a cutover)",
 				ErrProjectionMismatch, name, current, version, v)
 		}
-		if _, err := tx.Exec(ctx, qProjectionPointerSet, name, v, version); err != nil {
+		if err := queries.ProjectionPointerSet(ctx, tx, dbsqlc.ProjectionPointerSetParams{
+			ProjectionName: name, ProjectionVersion: v, DeliverySetVersion: version,
+		}); err != nil {
 			return ActivationResult{}, fmt.Errorf("switch projection pointer %s: %w", name, TranslateError(err))
 		}
 	}
@@ -166,27 +177,15 @@ func activateTx(ctx context.Context, tx pgx.Tx, version int64, cut *CutoverParam
 		res.AlreadyActive = true
 		return res, nil
 	}
-	rows, err := tx.Query(ctx, qRegistryRetireActive, version)
+	retired, err := queries.DefinitionRetireActive(ctx, tx, version)
 	if err != nil {
-		return ActivationResult{}, fmt.Errorf("retire active definition: %w", err)
-	}
-	for rows.Next() {
-		var (
-			q   deliveryset.Quadruple
-			alg string
-		)
-		if err := rows.Scan(&q.DeliverySetVersion, &q.DeliverySetDefinitionSchemaVersion, &alg, &q.DeliverySetDefinitionDigest); err != nil {
-			rows.Close()
-			return ActivationResult{}, err
-		}
-		q.DeliverySetDefinitionDigestAlgorithmVersion = digest.Algorithm(alg)
-		res.Retired = &q
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return ActivationResult{}, fmt.Errorf("retire active definition: %w", TranslateError(err))
 	}
-	if _, err := tx.Exec(ctx, qRegistryActivate, version); err != nil {
+	for _, r := range retired {
+		q := quadrupleRow(r).quadruple()
+		res.Retired = &q
+	}
+	if err := queries.DefinitionActivate(ctx, tx, version); err != nil {
 		return ActivationResult{}, fmt.Errorf("activate definition %d: %w", version, TranslateError(err))
 	}
 	return res, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -11,14 +12,21 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion int64, status string) {
 	t.Helper()
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
+	rows, _ := b.pool.Query(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
 		FROM outbox.outbox_events e JOIN outbox.outbox_deliveries d USING (event_id)
-		WHERE e.event_id = $1 AND d.destination = 'core_operations'`, eventID).Scan(&dsv, &projectionVersion, &status))
-	return
+		WHERE e.event_id = @event_id AND d.destination = 'core_operations'`, pgx.NamedArgs{"event_id": eventID})
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
+		DeliverySetVersion        int64  `db:"delivery_set_version"`
+		RequiredProjectionVersion int64  `db:"required_projection_version"`
+		Status                    string `db:"status"`
+	}])
+	require.NoError(t, err)
+	return row.DeliverySetVersion, row.RequiredProjectionVersion, row.Status
 }
 
 // DS-8: the cutover proves the new projection version ready, switches the
@@ -105,7 +113,7 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 	inflight, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer inflight.Rollback(ctx)
-	early, err := outbox.AppendTx(ctx, inflight, sample(envelope.WalletReservedV2))
+	early, err := release.AppendTx(ctx, inflight, sample(envelope.WalletReservedV2))
 	require.NoError(t, err)
 
 	rr, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
@@ -131,6 +139,6 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 	require.EqualValues(t, 1, dsv, "the in-flight append committed with the definition it froze")
 	require.EqualValues(t, 2, appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Definition.DeliverySetVersion)
 
-	_, err = outbox.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
-	requireCode(t, err, db.CodeSerializationFailure)
+	_, err = release.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
+	requireCode(t, err, pgerrcode.SerializationFailure)
 }

@@ -5,10 +5,18 @@
 // migration line in package schema; docs/outbox-storage.md describes every
 // table, trigger, grant and SQLSTATE.
 //
+// # No domain here
+//
+// The engine knows no destination, consumer, receipt type, projection or
+// release. Destinations and their receipt bindings are data the release
+// seeds (BindDestinationsTx); what a release requires of every append is a
+// ReleasePolicy the caller gives its Appender. internal/release wires the
+// product's first release onto these APIs.
+//
 // # Trust model
 //
-// The database, not this package, is the last line of defence. AppendTx
-// proves DS-9 in Go and writes exactly the mandatory delivery rows, but a
+// The database, not this package, is the last line of defence.
+// Appender.AppendTx proves DS-9 in Go and writes exactly the mandatory delivery rows, but a
 // deferred constraint trigger re-proves the delivery set of every event at
 // COMMIT, delivery rows can only be born in their event's transaction, and
 // triggers plus column grants keep events, definitions, members and attempt

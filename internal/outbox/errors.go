@@ -4,15 +4,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oceanway/core/contracts/deliveryset"
 )
 
-// Errors of the append path and the registry. Every error AppendTx, the
-// registry and the cutover return wraps one of these (errors.Is); driver
-// errors keep their *pgconn.PgError in the chain so tests can assert the
-// SQLSTATE (db.SQLState).
+// Errors of the append path, the registry, the bindings and the cutover.
+// Every outcome a caller can act on wraps one of these (errors.Is); the
+// database's own invariant violations (SQLSTATE class OW, listed at the top
+// of migration 00002 and in docs/outbox-storage.md) become a sentinel through
+// TranslateError. Driver errors keep their *pgconn.PgError in the chain so
+// tests can assert the SQLSTATE (db.SQLState).
 var (
 	// ErrInvalidEnvelope: an event failed strict contract validation
 	// (OB-APPEND-4); the contracts error is wrapped too.
@@ -44,7 +47,8 @@ var (
 	// projection version the pointer (or the cutover) requires (DS-8).
 	ErrProjectionMismatch = errors.New("outbox: definition projection target does not match the projection pointer")
 
-	// Database invariants (custom SQLSTATEs, see docs/outbox-storage.md).
+	// Database invariants (custom SQLSTATEs OW001..OW017, OW011 reserved and
+	// never raised; see docs/outbox-storage.md).
 	ErrImmutable              = errors.New("outbox: immutable column changed")                                            // OW001
 	ErrAppendOnly             = errors.New("outbox: delete or truncate of an append-only table")                          // OW002
 	ErrInsertOnly             = errors.New("outbox: update of an insert-only fact")                                       // OW003
@@ -59,6 +63,13 @@ var (
 	ErrIsolationLevel         = errors.New("outbox: controlled function needs READ COMMITTED")                            // OW013
 	ErrQuarantineInconsistent = errors.New("outbox: quarantine row and delivery state disagree")                          // OW014
 	ErrPublicationMissing     = errors.New("outbox: all mandatory deliveries acknowledged but published_at not recorded") // OW015
+	// ErrUnboundDestination: a delivery row (OW016) or a definition member
+	// (foreign key delivery_set_members_binding) names a destination,
+	// consumer, receipt contract or projection branch no binding has (DS-4).
+	ErrUnboundDestination = errors.New("outbox: no destination binding matches") // OW016
+	// ErrBindingConflict: a destination or consumer is already bound
+	// differently (OW017); bindings are immutable.
+	ErrBindingConflict = errors.New("outbox: destination already bound differently") // OW017
 )
 
 // SQLSTATEs raised by the outbox triggers and functions.
@@ -77,7 +88,13 @@ const (
 	CodeIsolationLevel         = "OW013"
 	CodeQuarantineInconsistent = "OW014"
 	CodePublicationMissing     = "OW015"
+	CodeUnboundDestination     = "OW016"
+	CodeBindingConflict        = "OW017"
 )
+
+// memberBindingConstraint is the foreign key from a definition member to
+// its destination binding.
+const memberBindingConstraint = "delivery_set_members_binding"
 
 var codeErrors = map[string]error{
 	CodeImmutable:              ErrImmutable,
@@ -94,18 +111,26 @@ var codeErrors = map[string]error{
 	CodeIsolationLevel:         ErrIsolationLevel,
 	CodeQuarantineInconsistent: ErrQuarantineInconsistent,
 	CodePublicationMissing:     ErrPublicationMissing,
+	CodeUnboundDestination:     ErrUnboundDestination,
+	CodeBindingConflict:        ErrBindingConflict,
 }
 
-// TranslateError maps an outbox SQLSTATE (OW001..OW015) to its sentinel,
-// keeping the driver error in the chain. Deferred checks fail at COMMIT, so
-// callers that want errors.Is on a commit error pass it through here.
-// Other errors are returned unchanged.
+// TranslateError maps an outbox SQLSTATE (OW001..OW017; OW011 is
+// reserved and never raised) to its sentinel, and a member's violated
+// binding foreign key to ErrUnboundDestination, keeping the driver error in
+// the chain. Deferred checks fail at COMMIT, so callers that want errors.Is
+// on a commit error pass it through here. Other errors are returned
+// unchanged.
 func TranslateError(err error) error {
 	var pgErr *pgconn.PgError
 	if err == nil || !errors.As(err, &pgErr) {
 		return err
 	}
-	if sentinel, ok := codeErrors[pgErr.Code]; ok && !errors.Is(err, sentinel) {
+	sentinel, ok := codeErrors[pgErr.Code]
+	if pgErr.Code == pgerrcode.ForeignKeyViolation && pgErr.ConstraintName == memberBindingConstraint {
+		sentinel, ok = ErrUnboundDestination, true
+	}
+	if ok && !errors.Is(err, sentinel) {
 		return fmt.Errorf("%w: %w", sentinel, err)
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox"
+	"github.com/oceanway/core/internal/release"
 )
 
 const (
@@ -33,11 +34,21 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}}).Core()
-	def, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
+	def, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
 		ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
 	return &testBundle{pool: pool, def: def}
+}
+
+// bindDestinations seeds the release's destination bindings into a fresh
+// database (what release.Bootstrap does before it registers).
+func bindDestinations(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
+		return outbox.BindDestinationsTx(ctx, tx, release.Bindings()...)
+	})
+	require.NoError(t, err)
 }
 
 // sample returns a valid envelope of the pair with a fresh event id.
@@ -50,7 +61,7 @@ func sample(eventType string) envelope.Envelope {
 func appendTx(t *testing.T, pool *pgxpool.Pool, events ...envelope.Envelope) outbox.AppendResult {
 	t.Helper()
 	res, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, events...)
+		return release.AppendTx(ctx, tx, events...)
 	})
 	require.NoError(t, err)
 	return res

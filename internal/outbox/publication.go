@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox/dbsqlc"
 )
 
 // PublicationResult is the answer of outbox.record_publication.
@@ -48,11 +49,20 @@ type PublicationParams struct {
 // COMMITTED. An invalid ack is an error wrapping ErrPublicationInvalid
 // (SQLSTATE OW009); the caller's transaction must then roll back.
 func RecordPublicationTx(ctx context.Context, tx pgx.Tx, p PublicationParams) (PublicationResult, error) {
-	var out string
-	err := tx.QueryRow(ctx, qRecordPublication,
-		p.EventID, string(p.Destination), p.ConsumerName, p.AttemptID, p.LeaseToken,
-		p.ReceiptType, p.Receipt.Ref, p.Receipt.SchemaVersion, string(p.Receipt.DigestAlgorithmVersion), p.Receipt.Digest,
-		string(p.EventEnvelopeDigest.Algorithm), p.EventEnvelopeDigest.Value).Scan(&out)
+	out, err := queries.PublicationRecord(ctx, tx, dbsqlc.PublicationRecordParams{
+		EventID:                                p.EventID,
+		Destination:                            string(p.Destination),
+		ConsumerName:                           p.ConsumerName,
+		AttemptID:                              p.AttemptID,
+		LeaseToken:                             p.LeaseToken,
+		AckReceiptType:                         p.ReceiptType,
+		AckReceiptKey:                          p.Receipt.Ref,
+		AckReceiptSchemaVersion:                p.Receipt.SchemaVersion,
+		AckReceiptDigestAlgorithmVersion:       string(p.Receipt.DigestAlgorithmVersion),
+		AckReceiptDigest:                       p.Receipt.Digest,
+		AckEventEnvelopeDigestAlgorithmVersion: string(p.EventEnvelopeDigest.Algorithm),
+		AckEventEnvelopeSha256:                 p.EventEnvelopeDigest.Value,
+	})
 	if err != nil {
 		return "", fmt.Errorf("record publication of %s to %s: %w", p.EventID, p.Destination, TranslateError(err))
 	}
@@ -69,13 +79,13 @@ type ProjectionPointer struct {
 
 // ProjectionPointers lists the active projection pointers.
 func ProjectionPointers(ctx context.Context, q db.Executor) ([]ProjectionPointer, error) {
-	rows, err := q.Query(ctx, qProjectionPointers)
+	rows, err := queries.ProjectionPointers(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("projection pointers: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProjectionPointer, error) {
-		var p ProjectionPointer
-		err := r.Scan(&p.ProjectionName, &p.ProjectionVersion, &p.DeliverySetVersion, &p.SwitchedAt)
-		return p, err
-	})
+	out := make([]ProjectionPointer, len(rows))
+	for i, r := range rows {
+		out[i] = ProjectionPointer(r)
+	}
+	return out, nil
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
@@ -92,7 +94,7 @@ func TestRecordPublicationThreeOutcomes(t *testing.T) {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_events SET published_at = now()")
 		return err
 	})
-	requireCode(t, err, db.CodeInsufficientPriv)
+	requireCode(t, err, pgerrcode.InsufficientPrivilege)
 	require.Equal(t, first, publishedAt(t, b, ev.EventID))
 }
 
@@ -171,15 +173,10 @@ func TestRecordPublicationConcurrentSiblingAcks(t *testing.T) {
 // the server, not a sleep).
 func waitForLockWait(t *testing.T, b *testBundle, pid uint32) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var waiting bool
-		require.NoError(t, b.pool.QueryRow(context.Background(),
+		require.NoError(c, b.pool.QueryRow(context.Background(),
 			"SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1", int32(pid)).Scan(&waiting))
-		if waiting {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("backend %d never waited on a lock", pid)
+		require.True(c, waiting)
+	}, 30*time.Second, 5*time.Millisecond, "backend %d never waited on a lock", pid)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/deliveryset"
-	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox/dbsqlc"
 )
 
 // DefinitionStatus is registry metadata (not part of the definition).
@@ -78,12 +78,19 @@ func RegisterTx(ctx context.Context, tx pgx.Tx, def *deliveryset.Definition, opt
 	if opts.SourceRelease != "" {
 		source = &opts.SourceRelease
 	}
-	var inserted bool
-	err = tx.QueryRow(ctx, qRegistryInsertDefinition,
-		q.DeliverySetVersion, q.DeliverySetDefinitionSchemaVersion, string(q.DeliverySetDefinitionDigestAlgorithmVersion), q.DeliverySetDefinitionDigest,
-		source, len(def.ApplicableEvents), string(applicableJSON), len(def.Members), string(canonical)).Scan(&inserted)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	_, err = queries.DefinitionInsert(ctx, tx, dbsqlc.DefinitionInsertParams{
+		DeliverySetVersion:                          q.DeliverySetVersion,
+		DeliverySetDefinitionSchemaVersion:          q.DeliverySetDefinitionSchemaVersion,
+		DeliverySetDefinitionDigestAlgorithmVersion: string(q.DeliverySetDefinitionDigestAlgorithmVersion),
+		DeliverySetDefinitionDigest:                 q.DeliverySetDefinitionDigest,
+		SourceRelease:                               source,
+		ApplicableEventCount:                        int32(len(def.ApplicableEvents)),
+		ApplicableEvents:                            applicableJSON,
+		MemberCount:                                 int32(len(def.Members)),
+		DefinitionCanonicalJson:                     string(canonical),
+	})
+	switch err = db.NotFound(err); {
+	case errors.Is(err, db.ErrNotFound):
 		// Compare with the stored definition.
 		stored, err := DefinitionByVersion(ctx, tx, q.DeliverySetVersion)
 		if err != nil {
@@ -107,15 +114,26 @@ func RegisterTx(ctx context.Context, tx pgx.Tx, def *deliveryset.Definition, opt
 	for i, m := range def.Members {
 		types[i], versions[i], dests[i], consumers[i] = m.EventType, m.EventSchemaVersion, string(m.Destination), m.ConsumerName
 		rtypes[i], rschemas[i], mandatory[i] = m.ExpectedReceiptType, m.ExpectedReceiptSchemaVersion, m.Mandatory
-		states[i] = "not_applicable"
+		states[i] = projectionNotApplicable
 		if m.ProjectionTarget.Required {
 			name, version := m.ProjectionTarget.Name, m.ProjectionTarget.Version
-			states[i], names[i], pversions[i] = "required", &name, &version
+			states[i], names[i], pversions[i] = projectionRequired, &name, &version
 		}
 	}
 	if n > 0 {
-		if _, err := tx.Exec(ctx, qRegistryInsertMembers, q.DeliverySetVersion,
-			types, versions, dests, consumers, mandatory, rtypes, rschemas, states, names, pversions); err != nil {
+		if _, err := tx.Exec(ctx, sqlMemberInsert, pgx.NamedArgs{
+			"delivery_set_version":             q.DeliverySetVersion,
+			"event_types":                      types,
+			"schema_versions":                  versions,
+			"destinations":                     dests,
+			"consumer_names":                   consumers,
+			"mandatory":                        mandatory,
+			"expected_receipt_types":           rtypes,
+			"expected_receipt_schema_versions": rschemas,
+			"projection_target_states":         states,
+			"projection_names":                 names,
+			"projection_versions":              pversions,
+		}); err != nil {
 			return RegisterResult{}, fmt.Errorf("register members of definition %d: %w", q.DeliverySetVersion, TranslateError(err))
 		}
 	}
@@ -131,66 +149,64 @@ func Register(ctx context.Context, pool db.Beginner, def *deliveryset.Definition
 
 // DefinitionByVersion reads one registered definition (ErrDefinitionNotFound).
 func DefinitionByVersion(ctx context.Context, q db.Executor, version int64) (StoredDefinition, error) {
-	s, err := scanStored(q.QueryRow(ctx, qRegistryDefinitionByVersion, version))
-	if errors.Is(err, pgx.ErrNoRows) {
+	row, err := queries.DefinitionByVersion(ctx, q, version)
+	if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 		return StoredDefinition{}, fmt.Errorf("%w: %d", ErrDefinitionNotFound, version)
 	}
-	return s, err
+	if err != nil {
+		return StoredDefinition{}, fmt.Errorf("read definition %d: %w", version, err)
+	}
+	return storedDefinition(storedRow(row))
 }
 
 // ActiveDefinition reads the active definition (ErrNoActiveDefinition). It
 // is a plain read for inspection; appends read the active definition under
 // the activation lock themselves.
 func ActiveDefinition(ctx context.Context, q db.Executor) (StoredDefinition, error) {
-	s, err := scanStored(q.QueryRow(ctx, qRegistryActiveDefinition))
-	if errors.Is(err, pgx.ErrNoRows) {
+	row, err := queries.DefinitionActive(ctx, q)
+	if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 		return StoredDefinition{}, ErrNoActiveDefinition
 	}
-	return s, err
+	if err != nil {
+		return StoredDefinition{}, fmt.Errorf("read active definition: %w", err)
+	}
+	return storedDefinition(storedRow(row))
 }
 
 // Definitions lists every registered definition by version.
 func Definitions(ctx context.Context, q db.Executor) ([]StoredDefinition, error) {
-	rows, err := q.Query(ctx, qRegistryListDefinitions)
+	rows, err := queries.DefinitionList(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("list definitions: %w", err)
 	}
-	defer rows.Close()
-	var out []StoredDefinition
-	for rows.Next() {
-		s, err := scanStored(rows)
+	out := make([]StoredDefinition, 0, len(rows))
+	for _, row := range rows {
+		s, err := storedDefinition(storedRow(row))
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, s)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func scanStored(row pgx.Row) (StoredDefinition, error) {
-	var (
-		quad   deliveryset.Quadruple
-		alg    string
-		status string
-		source *string
-		doc    string
-		s      StoredDefinition
-	)
-	if err := row.Scan(&quad.DeliverySetVersion, &quad.DeliverySetDefinitionSchemaVersion, &alg, &quad.DeliverySetDefinitionDigest,
-		&status, &source, &s.RegisteredAt, &s.ActivatedAt, &s.RetiredAt, &doc); err != nil {
+// storedRow is the registry row the three definition reads return (sqlc
+// generates one identical struct per query).
+type storedRow dbsqlc.DefinitionByVersionRow
+
+func storedDefinition(r storedRow) (StoredDefinition, error) {
+	quad := quadrupleRow{r.DeliverySetVersion, r.DeliverySetDefinitionSchemaVersion,
+		r.DeliverySetDefinitionDigestAlgorithmVersion, r.DeliverySetDefinitionDigest}.quadruple()
+	def, err := decodeStored(quad, r.DefinitionCanonicalJson)
+	if err != nil {
 		return StoredDefinition{}, err
 	}
-	quad.DeliverySetDefinitionDigestAlgorithmVersion = digest.Algorithm(alg)
-	def, err := deliveryset.Decode([]byte(doc))
-	if err != nil {
-		return StoredDefinition{}, fmt.Errorf("%w: stored definition %d: %w", ErrInvalidDefinition, quad.DeliverySetVersion, err)
+	s := StoredDefinition{
+		Definition: def, Status: DefinitionStatus(r.Status), RegisteredAt: r.RegisteredAt,
+		ActivatedAt: r.ActivatedAt, RetiredAt: r.RetiredAt, CanonicalJSON: []byte(r.DefinitionCanonicalJson),
 	}
-	if def.Quadruple() != quad {
-		return StoredDefinition{}, fmt.Errorf("%w: stored definition %d does not match its quadruple", ErrInvalidDefinition, quad.DeliverySetVersion)
-	}
-	s.Definition, s.Status, s.CanonicalJSON = def, DefinitionStatus(status), []byte(doc)
-	if source != nil {
-		s.SourceRelease = *source
+	if r.SourceRelease != nil {
+		s.SourceRelease = *r.SourceRelease
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +25,7 @@ func TestRegistryInsertOrCompare(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Metering}}).Metering()
+	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 
@@ -78,6 +80,7 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Execution}, MaxConns: 8}).Execution()
+	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
 	require.NoError(t, err)
 
@@ -121,10 +124,11 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, inserted, "exactly one session inserted")
-	var versions, members int
-	require.NoError(t, pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM outbox.delivery_set_versions), (SELECT count(*) FROM outbox.delivery_set_members)").Scan(&versions, &members))
-	require.Equal(t, 1, versions)
-	require.Equal(t, 14, members)
+	rows, _ := pool.Query(ctx, "SELECT (SELECT count(*) FROM outbox.delivery_set_versions) AS versions, (SELECT count(*) FROM outbox.delivery_set_members) AS members")
+	counts, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct{ Versions, Members int }])
+	require.NoError(t, err)
+	require.Equal(t, 1, counts.Versions)
+	require.Equal(t, 14, counts.Members)
 }
 
 // DS-6: definitions and members are immutable; members exist only with
@@ -156,7 +160,7 @@ func TestRegistryImmutabilityAndActivation(t *testing.T) {
 	d2 := withoutPair(t, 2, envelope.GatewayAvailabilityCurrentChangedV1)
 	_, err := outbox.Register(ctx, b.pool, d2, outbox.RegisterOpts{})
 	require.NoError(t, err)
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET status = 'active', activated_at = now() WHERE delivery_set_version = 2"), "23505")
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET status = 'active', activated_at = now() WHERE delivery_set_version = 2"), pgerrcode.UniqueViolation)
 
 	active, err := outbox.ActiveDefinition(ctx, b.pool)
 	require.NoError(t, err)

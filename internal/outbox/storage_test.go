@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 // OB-STORE-1: the seven tables with (at least) the columns the outbox
@@ -162,7 +164,7 @@ func TestEventImmutability(t *testing.T) {
 	} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_events SET "+set+where)
 		require.Error(t, err, set)
-		require.Contains(t, []string{outbox.CodeImmutable, db.CodeForeignKeyViolation}, db.SQLState(err), set)
+		require.Contains(t, []string{outbox.CodeImmutable, pgerrcode.ForeignKeyViolation}, db.SQLState(err), set)
 	}
 	requireCode(t, exec(ctx, b.pool, `UPDATE outbox.outbox_events SET event_payload = '{"x":1}'`+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_events"+where), outbox.CodeAppendOnly)
@@ -175,7 +177,7 @@ func TestEventImmutability(t *testing.T) {
 				_, err := tx.Exec(ctx, "UPDATE outbox.outbox_events SET "+set+where)
 				return err
 			})
-			requireCode(t, err, db.CodeInsufficientPriv)
+			requireCode(t, err, pgerrcode.InsufficientPrivilege)
 		}
 	}
 }
@@ -193,21 +195,21 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, status := range []string{"retryable", "delivered", "dead_letter", "PENDING", ""} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = '"+status+"'"+where)
-		requireCode(t, err, db.CodeCheckViolation)
+		requireCode(t, err, pgerrcode.CheckViolation)
 		require.Equal(t, "outbox_deliveries_status", db.Constraint(err))
 	}
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET expected_receipt_type = 'X'"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET required_projection_version = 2"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_deliveries"+where), outbox.CodeAppendOnly)
 	// leased needs the whole lease
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), db.CodeCheckViolation)
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), pgerrcode.CheckViolation)
 
 	// acknowledged needs the full ack and is then terminal
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'acknowledged'"+where)
 		return err
 	})
-	requireCode(t, err, db.CodeCheckViolation)
+	requireCode(t, err, pgerrcode.CheckViolation)
 	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		a := claim(t, ctx, tx, id, route.CoreOperations)
 		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: strings.Repeat("e", 64)}.write(t, ctx, tx)
@@ -236,14 +238,14 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
 			VALUES ('%s', '%s', '%s')`, a.ID, outcome, disposition)
 	}
-	requireCode(t, exec(ctx, b.pool, finish("delivered", "none")), db.CodeCheckViolation)
-	requireCode(t, exec(ctx, b.pool, finish("acknowledged", "retry_scheduled")), db.CodeCheckViolation)
+	requireCode(t, exec(ctx, b.pool, finish("delivered", "none")), pgerrcode.CheckViolation)
+	requireCode(t, exec(ctx, b.pool, finish("acknowledged", "retry_scheduled")), pgerrcode.CheckViolation)
 	require.NoError(t, exec(ctx, b.pool, finish("lease_expired_unknown", "reclaimable")))
 	err := exec(ctx, b.pool, finish("acknowledged", "none"))
-	requireCode(t, err, db.CodeUniqueViolation) // a second finish for one start
+	requireCode(t, err, pgerrcode.UniqueViolation) // a second finish for one start
 	require.Equal(t, "outbox_delivery_attempt_finishes_pkey", db.Constraint(err))
 	requireCode(t, exec(ctx, b.pool, fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
-			VALUES ('%s', 'retryable', 'retry_scheduled')`, uuid.NewString())), db.CodeForeignKeyViolation) // finish without start
+			VALUES ('%s', 'retryable', 'retry_scheduled')`, uuid.NewString())), pgerrcode.ForeignKeyViolation) // finish without start
 
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_delivery_attempt_starts SET started_at = now()"), outbox.CodeInsertOnly)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_delivery_attempt_finishes SET outcome = 'acknowledged', retry_disposition = 'none'"), outbox.CodeInsertOnly)
@@ -251,7 +253,7 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_delivery_attempt_starts"), outbox.CodeAppendOnly)
 	// fencing tokens never repeat
 	requireCode(t, exec(ctx, b.pool, fmt.Sprintf(`INSERT INTO outbox.outbox_delivery_attempt_starts (attempt_id, destination, event_id, lease_token)
-		VALUES ('%s', 'core_operations', '%s', '%s')`, uuid.NewString(), id, a.Token)), db.CodeUniqueViolation)
+		VALUES ('%s', 'core_operations', '%s', '%s')`, uuid.NewString(), id, a.Token)), pgerrcode.UniqueViolation)
 }
 
 // OB-STORE-5: quarantine is an explicit row and a terminal state; neither
@@ -340,7 +342,7 @@ func TestRoleGrants(t *testing.T) {
 		{schema.RoleProducer, "SELECT * FROM outbox.outbox_deliveries"},
 	}
 	for _, d := range denied {
-		requireCode(t, as(d.role, d.stmt), db.CodeInsufficientPriv)
+		requireCode(t, as(d.role, d.stmt), pgerrcode.InsufficientPrivilege)
 	}
 	// What the dispatcher may do: a claim (delivery state + attempt start).
 	require.NoError(t, db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
@@ -374,7 +376,7 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	require.Equal(t, map[string]int{"core_operations": 1, "billing_finalization_coordinator": 1}, got)
 	// Nothing else is pending: a rolled-back append notifies nobody.
 	_ = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := outbox.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
+		_, err := release.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
 		require.NoError(t, err)
 		return fmt.Errorf("roll back")
 	})
@@ -396,17 +398,17 @@ func TestEventImmutabilityEveryColumn(t *testing.T) {
 	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = 'outbox' AND table_name = 'outbox_events' AND column_name <> 'published_at'`)
 	require.NoError(t, err)
-	type column struct{ name, kind string }
-	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
-		var c column
-		return c, r.Scan(&c.name, &c.kind)
-	})
+	type column struct {
+		Name string `db:"column_name"`
+		Kind string `db:"data_type"`
+	}
+	cols, err := pgx.CollectRows(rows, pgx.RowToStructByName[column])
 	require.NoError(t, err)
 	require.Greater(t, len(cols), 20)
 	for _, c := range cols {
-		col := pgx.Identifier{c.name}.Sanitize()
+		col := pgx.Identifier{c.Name}.Sanitize()
 		var set string
-		switch c.kind {
+		switch c.Kind {
 		case "text":
 			set = col + " = COALESCE(" + col + ", '') || 'x'"
 		case "uuid":
@@ -420,7 +422,7 @@ func TestEventImmutabilityEveryColumn(t *testing.T) {
 		case "xid8":
 			set = col + " = '1'::xid8"
 		default:
-			t.Fatalf("column %s of type %s: add a change for this type", c.name, c.kind)
+			t.Fatalf("column %s of type %s: add a change for this type", c.Name, c.Kind)
 		}
 		err := exec(ctx, b.pool, fmt.Sprintf("UPDATE outbox.outbox_events SET %s WHERE event_id = '%s'", set, id))
 		requireCode(t, err, outbox.CodeImmutable)

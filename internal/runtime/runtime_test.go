@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/route"
@@ -20,9 +21,9 @@ import (
 	_ "github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/runtime"
 )
 
@@ -45,7 +46,7 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	ctx := context.Background()
 	for _, pool := range []runtime.Pools{{migrate.Core: b.Core()}, {migrate.Metering: b.Metering()}} {
 		for _, p := range pool {
-			_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+			_, err := release.Bootstrap(ctx, p, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 			require.NoError(t, err)
 		}
 	}
@@ -66,17 +67,12 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	res, err := admission.New(b.Core()).Admit(ctx, admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
 		TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 500})
 	require.NoError(t, err)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var published int
-		require.NoError(t, b.Core().QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL AND event_id = ANY($1::uuid[])`,
+		require.NoError(c, b.Core().QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL AND event_id = ANY($1::uuid[])`,
 			[]string{res.RunCreatedEventID, res.WalletReservedEventID}).Scan(&published))
-		if published == 2 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "admission events not published in time")
-		time.Sleep(10 * time.Millisecond)
-	}
+		require.Equal(c, 2, published)
+	}, 30*time.Second, 10*time.Millisecond, "admission events not published in time")
 
 	h := runtime.Handler(runtime.HTTPConfig{Registry: reg, Pools: pools})
 	code, body := get(t, h, "/healthz")

@@ -17,8 +17,6 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
-	"github.com/oceanway/core/contracts/jcs"
-	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
 	_ "github.com/oceanway/core/internal/admin/schema" // every boundary carries the admin lookup indexes
@@ -29,7 +27,9 @@ import (
 	_ "github.com/oceanway/core/internal/operations/schema" // core boundaries carry the operations line
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
 
 // HostileReason is stored as a quarantine reason and must come back escaped.
@@ -65,7 +65,7 @@ func NewWorld(t testing.TB) *World {
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core, migrate.Execution}, MaxConns: 8})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {
-		_, err := outbox.BootstrapFirstRelease(ctx, p, outbox.BootstrapParams{
+		_, err := release.Bootstrap(ctx, p, release.BootstrapParams{
 			ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "admin-test",
 		})
 		require.NoError(t, err)
@@ -135,7 +135,7 @@ func AttemptEligibility(runID, reservationID string) envelope.Envelope {
 func AppendEvent(t testing.TB, pool *pgxpool.Pool, e envelope.Envelope) string {
 	t.Helper()
 	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-		return outbox.AppendTx(ctx, tx, e)
+		return release.AppendTx(ctx, tx, e)
 	})
 	require.NoError(t, err)
 	return e.EventID
@@ -155,22 +155,15 @@ func ClaimOne(t testing.TB, s *dispatcher.Store, eventID string) dispatcher.Clai
 	return claims[0]
 }
 
-// AckFor builds what a real Operations consumer returns for c: a sealed
-// OperationsProjectionAppliedReceipt@1 and its ActiveConsumerAck@1.
+// AckFor is what a real Operations consumer returns for c: a sealed
+// OperationsProjectionAppliedReceipt@1 and its ActiveConsumerAck@1
+// (outboxtest.Ack).
 func AckFor(t testing.TB, c dispatcher.Claimed) transport.Result {
 	t.Helper()
-	r, err := receipt.NewOperationsProjectionAppliedReceipt(uuid.NewString(), c.Member.ProjectionTarget, receipt.EventFacts{
-		EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion, EnvelopeDigest: c.EnvelopeDigest,
-	}, time.Now())
-	require.NoError(t, err)
-	body, err := jcs.Marshal(r.ToJSON())
-	require.NoError(t, err)
-	decoded, err := receipt.DecodeOperationsProjectionAppliedReceipt(body)
-	require.NoError(t, err)
-	ack, err := receipt.AckFor(decoded)
-	require.NoError(t, err)
 	require.Equal(t, route.CoreOperations, c.Destination)
-	return transport.Result{Ack: ack, ReceiptBody: body}
+	res, err := outboxtest.Ack(context.Background(), c.Delivery())
+	require.NoError(t, err)
+	return res
 }
 
 // QuarantinePending quarantines RunB's pending delivery (the only eligible
@@ -187,7 +180,7 @@ func NewAckedOnly(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
-	_, err := outbox.BootstrapFirstRelease(ctx, b.Core(), outbox.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
+	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1})
 	require.NoError(t, err)
 	s := dispatcher.NewStore(b.Core(), 5*time.Second)
 	for i := 0; i < 2; i++ {

@@ -67,167 +67,204 @@ type Subject struct {
 // Factory builds a fresh Subject for one subtest.
 type Factory func(t *testing.T) Subject
 
-// Run runs the conformance suite.
+// Run runs every case of the suite as a parallel subtest, each against
+// fresh Subjects from newSubject.
 func Run(t *testing.T, newSubject Factory) {
-	t.Run("CON-1/DuplicateDeliveryReturnsFirstReceipt", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		for _, chain := range s.Chains {
-			for _, e := range chain {
-				first := mustAck(t, s, e)
-				before := state(t, s)
-				again := mustAck(t, s, e)
-				require.Equal(t, first.ReceiptBody, again.ReceiptBody, "receipt body must be byte-identical")
-				require.Equal(t, first.Ack, again.Ack)
-				require.Equal(t, before, state(t, s), "a duplicate must not change state")
-			}
-		}
-	})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newSubject)
+		})
+	}
+}
 
-	t.Run("CON-1/ConcurrentDuplicatesSerialize", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		e := s.Chains[0][0]
-		const n = 8
-		results := make([]transport.Result, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				results[i], errs[i] = s.Consume(context.Background(), Delivery(s, e))
-			}()
-		}
-		close(start)
-		wg.Wait()
-		for i := range n {
-			require.NoError(t, errs[i], "delivery %d", i)
-			require.Equal(t, results[0].ReceiptBody, results[i].ReceiptBody, "delivery %d got another receipt", i)
-			require.Equal(t, results[0].Ack, results[i].Ack)
-		}
-	})
+// cases are the suite, each a named subtest of Run: a consumer that fails
+// one sees its name (go test -run 'TestConformance/CON-1' runs one group).
+var cases = []struct {
+	name string
+	run  func(t *testing.T, newSubject Factory)
+}{
+	{"CON-1/DuplicateDeliveryReturnsFirstReceipt", duplicateDeliveryReturnsFirstReceipt},
+	{"CON-1/ConcurrentDuplicatesSerialize", concurrentDuplicatesSerialize},
+	{"OB-DELIVER-6/CrashAfterCommitBeforeAck", crashAfterCommitBeforeAck},
+	{"OPS-2/ReorderingConverges", reorderingConverges},
+	{"CON-1/SameEventIDOtherDigestIsNonRetryable", sameEventIDOtherDigestIsNonRetryable},
+	{"EnvelopeDigestMismatchIsNonRetryable", envelopeDigestMismatchIsNonRetryable},
+	{"MalformedEnvelopeIsNonRetryable", malformedEnvelopeIsNonRetryable},
+	{"CON-3/UnknownPairIsNonRetryable", unknownPairIsNonRetryable},
+	{"CON-2/RetryableWritesNothing", retryableWritesNothing},
+}
 
-	t.Run("OB-DELIVER-6/CrashAfterCommitBeforeAck", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		e := s.Chains[0][0]
-		// Attempt 1: the consumer commits, the dispatcher dies before it
-		// records the ack; the result is lost.
-		lost := mustAck(t, s, e)
-		committed := state(t, s)
-		// Attempt 2 after lease-expiry recovery: a new attempt id.
-		again := mustAck(t, s, e)
-		require.Equal(t, lost.ReceiptBody, again.ReceiptBody)
-		require.Equal(t, lost.Ack, again.Ack)
-		require.Equal(t, committed, state(t, s))
-	})
-
-	t.Run("OPS-2/ReorderingConverges", func(t *testing.T) {
-		t.Parallel()
-		inOrder := newSubject(t)
-		for _, chain := range inOrder.Chains {
-			for _, e := range chain {
-				mustAck(t, inOrder, e)
-			}
+// duplicateDeliveryReturnsFirstReceipt: a duplicate delivery of every chain
+// event returns the first receipt and ack byte for byte and changes no state
+// (CON-1).
+func duplicateDeliveryReturnsFirstReceipt(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	for _, chain := range s.Chains {
+		for _, e := range chain {
+			first := mustAck(t, s, e)
+			before := state(t, s)
+			again := mustAck(t, s, e)
+			require.Equal(t, first.ReceiptBody, again.ReceiptBody, "receipt body must be byte-identical")
+			require.Equal(t, first.Ack, again.Ack)
+			require.Equal(t, before, state(t, s), "a duplicate must not change state")
 		}
-		want := state(t, inOrder)
+	}
+}
 
-		reversed := newSubject(t)
-		var all []*envelope.Envelope
-		for i := len(reversed.Chains) - 1; i >= 0; i-- {
-			chain := reversed.Chains[i]
-			for j := len(chain) - 1; j >= 0; j-- {
-				all = append(all, chain[j])
-			}
+// concurrentDuplicatesSerialize: concurrent duplicate deliveries of one event
+// are serialized and all return the one receipt (CON-1).
+func concurrentDuplicatesSerialize(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	e := s.Chains[0][0]
+	const n = 8
+	results := make([]transport.Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = s.Consume(context.Background(), Delivery(s, e))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i], "delivery %d", i)
+		require.Equal(t, results[0].ReceiptBody, results[i].ReceiptBody, "delivery %d got another receipt", i)
+		require.Equal(t, results[0].Ack, results[i].Ack)
+	}
+}
+
+// crashAfterCommitBeforeAck: the consumer committed, the dispatcher died
+// before recording the ack: the redelivery (a new attempt) returns the same
+// ack and receipt and changes nothing (OB-DELIVER-6).
+func crashAfterCommitBeforeAck(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	e := s.Chains[0][0]
+	// Attempt 1: the consumer commits, the dispatcher dies before it
+	// records the ack; the result is lost.
+	lost := mustAck(t, s, e)
+	committed := state(t, s)
+	// Attempt 2 after lease-expiry recovery: a new attempt id.
+	again := mustAck(t, s, e)
+	require.Equal(t, lost.ReceiptBody, again.ReceiptBody)
+	require.Equal(t, lost.Ack, again.Ack)
+	require.Equal(t, committed, state(t, s))
+}
+
+// reorderingConverges: every chain delivered in reverse order (retryable
+// waits allowed, nothing non-retryable) converges to the state of in-order
+// delivery (OPS-2 for the projector).
+func reorderingConverges(t *testing.T, newSubject Factory) {
+	inOrder := newSubject(t)
+	for _, chain := range inOrder.Chains {
+		for _, e := range chain {
+			mustAck(t, inOrder, e)
 		}
-		deliverUntilAcked(t, reversed, all)
-		require.Equal(t, want, state(t, reversed), "reverse-order delivery must converge to the in-order state")
-	})
+	}
+	want := state(t, inOrder)
 
-	t.Run("CON-1/SameEventIDOtherDigestIsNonRetryable", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		e := s.Chains[0][0]
-		mustAck(t, s, e)
-		before := state(t, s)
-		other := *e
-		other.OccurredAt = e.OccurredAt.Add(time.Second)
-		changed, err := envelope.Build(other)
+	reversed := newSubject(t)
+	var all []*envelope.Envelope
+	for i := len(reversed.Chains) - 1; i >= 0; i-- {
+		chain := reversed.Chains[i]
+		for j := len(chain) - 1; j >= 0; j-- {
+			all = append(all, chain[j])
+		}
+	}
+	deliverUntilAcked(t, reversed, all)
+	require.Equal(t, want, state(t, reversed), "reverse-order delivery must converge to the in-order state")
+}
+
+// sameEventIDOtherDigestIsNonRetryable: the same event id with another
+// envelope digest is non_retryable and writes nothing (CON-1).
+func sameEventIDOtherDigestIsNonRetryable(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	e := s.Chains[0][0]
+	mustAck(t, s, e)
+	before := state(t, s)
+	other := *e
+	other.OccurredAt = e.OccurredAt.Add(time.Second)
+	changed, err := envelope.Build(other)
+	require.NoError(t, err)
+	_, err = s.Consume(context.Background(), Delivery(s, changed))
+	requireNonRetryable(t, err)
+	require.Equal(t, before, state(t, s))
+}
+
+// envelopeDigestMismatchIsNonRetryable: a carried envelope digest that does
+// not recompute is non_retryable and writes nothing.
+func envelopeDigestMismatchIsNonRetryable(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	before := state(t, s)
+	d := Delivery(s, s.Chains[0][0])
+	d.EnvelopeDigest.Value = fmt.Sprintf("%064x", 1)
+	_, err := s.Consume(context.Background(), d)
+	requireNonRetryable(t, err)
+	require.Equal(t, before, state(t, s))
+}
+
+// malformedEnvelopeIsNonRetryable: an envelope with an unknown field (digest
+// recomputed) is non_retryable and writes nothing.
+func malformedEnvelopeIsNonRetryable(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	before := state(t, s)
+	d := Delivery(s, s.Chains[0][0])
+	d.Envelope = append(bytes.TrimSuffix(d.Envelope, []byte("}")), []byte(`,"unknownField":1}`)...)
+	dg, err := digest.OfJSON(digest.JCSSHA256V1, d.Envelope)
+	require.NoError(t, err)
+	d.EnvelopeDigest = dg
+	_, err = s.Consume(context.Background(), d)
+	requireNonRetryable(t, err)
+	require.Equal(t, before, state(t, s))
+}
+
+// unknownPairIsNonRetryable: an alias of the exact event pair is
+// non_retryable and writes nothing (CON-3).
+func unknownPairIsNonRetryable(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	before := state(t, s)
+	e := s.Chains[0][0]
+	// An alias of the exact pair: same family, no "@<version>" match.
+	for _, alias := range []struct{ eventType, schemaVersion string }{
+		{e.EventType + ".1", e.EventSchemaVersion + ".1"},
+		{trimVersion(e.EventType) + "@latest", "latest"},
+	} {
+		m := e.ToJSON()
+		m["eventType"], m["eventSchemaVersion"] = alias.eventType, alias.schemaVersion
+		raw, err := jcs.Marshal(m)
 		require.NoError(t, err)
-		_, err = s.Consume(context.Background(), Delivery(s, changed))
-		requireNonRetryable(t, err)
-		require.Equal(t, before, state(t, s))
-	})
-
-	t.Run("EnvelopeDigestMismatchIsNonRetryable", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		before := state(t, s)
-		d := Delivery(s, s.Chains[0][0])
-		d.EnvelopeDigest.Value = fmt.Sprintf("%064x", 1)
-		_, err := s.Consume(context.Background(), d)
-		requireNonRetryable(t, err)
-		require.Equal(t, before, state(t, s))
-	})
-
-	t.Run("MalformedEnvelopeIsNonRetryable", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		before := state(t, s)
-		d := Delivery(s, s.Chains[0][0])
-		d.Envelope = append(bytes.TrimSuffix(d.Envelope, []byte("}")), []byte(`,"unknownField":1}`)...)
-		dg, err := digest.OfJSON(digest.JCSSHA256V1, d.Envelope)
+		dg, err := digest.OfCanonical(digest.JCSSHA256V1, raw)
 		require.NoError(t, err)
-		d.EnvelopeDigest = dg
-		_, err = s.Consume(context.Background(), d)
+		member := s.Member(e.EventType, e.EventSchemaVersion)
+		member.EventType, member.EventSchemaVersion = alias.eventType, alias.schemaVersion
+		_, err = s.Consume(context.Background(), transport.Delivery{
+			EventID: e.EventID, EventType: alias.eventType, EventSchemaVersion: alias.schemaVersion,
+			Envelope: raw, EnvelopeDigest: dg, Member: member, AttemptID: uuid.NewString(), AttemptNumber: 1,
+		})
 		requireNonRetryable(t, err)
-		require.Equal(t, before, state(t, s))
-	})
+	}
+	require.Equal(t, before, state(t, s))
+}
 
-	t.Run("CON-3/UnknownPairIsNonRetryable", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		before := state(t, s)
-		e := s.Chains[0][0]
-		// An alias of the exact pair: same family, no "@<version>" match.
-		for _, alias := range []struct{ eventType, schemaVersion string }{
-			{e.EventType + ".1", e.EventSchemaVersion + ".1"},
-			{trimVersion(e.EventType) + "@latest", "latest"},
-		} {
-			m := e.ToJSON()
-			m["eventType"], m["eventSchemaVersion"] = alias.eventType, alias.schemaVersion
-			raw, err := jcs.Marshal(m)
-			require.NoError(t, err)
-			dg, err := digest.OfCanonical(digest.JCSSHA256V1, raw)
-			require.NoError(t, err)
-			member := s.Member(e.EventType, e.EventSchemaVersion)
-			member.EventType, member.EventSchemaVersion = alias.eventType, alias.schemaVersion
-			_, err = s.Consume(context.Background(), transport.Delivery{
-				EventID: e.EventID, EventType: alias.eventType, EventSchemaVersion: alias.schemaVersion,
-				Envelope: raw, EnvelopeDigest: dg, Member: member, AttemptID: uuid.NewString(), AttemptNumber: 1,
-			})
-			requireNonRetryable(t, err)
-		}
-		require.Equal(t, before, state(t, s))
-	})
-
-	t.Run("CON-2/RetryableWritesNothing", func(t *testing.T) {
-		t.Parallel()
-		s := newSubject(t)
-		e := s.Chains[0][0]
-		before := state(t, s)
-		unblock := s.Block(t)
-		_, err := s.Consume(context.Background(), Delivery(s, e))
-		require.Error(t, err)
-		retryable, code := transport.Classify(err)
-		require.True(t, retryable, "temporary failure must be retryable, got %s: %v", code, err)
-		unblock()
-		require.Equal(t, before, state(t, s), "a retryable failure must write nothing")
-		mustAck(t, s, e)
-	})
+// retryableWritesNothing: a temporary failure is retryable and writes
+// nothing; the delivery then succeeds (CON-2).
+func retryableWritesNothing(t *testing.T, newSubject Factory) {
+	s := newSubject(t)
+	e := s.Chains[0][0]
+	before := state(t, s)
+	unblock := s.Block(t)
+	_, err := s.Consume(context.Background(), Delivery(s, e))
+	require.Error(t, err)
+	retryable, code := transport.Classify(err)
+	require.True(t, retryable, "temporary failure must be retryable, got %s: %v", code, err)
+	unblock()
+	require.Equal(t, before, state(t, s), "a retryable failure must write nothing")
+	mustAck(t, s, e)
 }
 
 // Delivery builds the delivery of e as a dispatcher hands it over: the

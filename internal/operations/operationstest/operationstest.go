@@ -16,8 +16,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -86,11 +88,9 @@ func (o Operation) Events() []*envelope.Envelope {
 	return []*envelope.Envelope{o.Run, o.Wallet, o.Finalization}
 }
 
-func quad(p map[string]any, prefix, ref string) {
-	p[prefix+"Ref"] = ref
-	p[prefix+"SchemaVersion"] = "1"
-	p[prefix+"DigestAlgorithmVersion"] = "jcs-sha256-v1"
-	p[prefix+"Digest"] = hexOf(ref)
+// quad is a sample content-address quadruple whose digest is derived from ref.
+func quad(ref string) strict.Quadruple {
+	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hexOf(ref)}
 }
 
 // Sample builds sample operation n (deterministic: same n, same events).
@@ -110,22 +110,23 @@ func Sample(n int) Operation {
 		}
 		return e
 	}
-	manifest := fmt.Sprintf("run-admission-manifest-%d", n)
-	rp := map[string]any{"runId": o.RunID, "billingAccountId": o.AccountID, "billingReservationId": o.ReservationID}
-	quad(rp, "runAdmissionManifest", manifest)
-	o.Run = base(ID(n, 6), envelope.RunCreatedV2, "2.0", envelope.AggregateRun, o.RunID, 1, "", 0, rp)
+	manifest := quad(fmt.Sprintf("run-admission-manifest-%d", n))
+	credits := envelope.SettlementEconomicIdentityV1{Kind: "credits"}
+	rp := envelope.RunCreatedV2_0Payload{RunID: o.RunID, BillingAccountID: o.AccountID, BillingReservationID: o.ReservationID}
+	rp.SetRunAdmissionManifest(manifest)
+	o.Run = base(ID(n, 6), envelope.RunCreatedV2, "2.0", envelope.AggregateRun, o.RunID, 1, "", 0, rp.Map())
 
-	wp := map[string]any{"billingReservationId": o.ReservationID, "billingAccountId": o.AccountID, "runId": o.RunID,
-		"reservationEconomicIdentity": map[string]any{"kind": "credits"}, "reservedAmount": "1500"}
-	quad(wp, "runAdmissionManifest", manifest)
-	o.Wallet = base(ID(n, 7), envelope.WalletReservedV2, "2.0", envelope.AggregateBillingReservation, o.ReservationID, 1, o.Run.EventID, time.Millisecond, wp)
+	wp := envelope.WalletReservedV2_0Payload{BillingReservationID: o.ReservationID, BillingAccountID: o.AccountID, RunID: o.RunID,
+		ReservationEconomicIdentity: credits, ReservedAmount: "1500"}
+	wp.SetRunAdmissionManifest(manifest)
+	o.Wallet = base(ID(n, 7), envelope.WalletReservedV2, "2.0", envelope.AggregateBillingReservation, o.ReservationID, 1, o.Run.EventID, time.Millisecond, wp.Map())
 
-	fp := map[string]any{"billingReservationId": o.ReservationID, "billingAccountId": o.AccountID, "runId": o.RunID,
-		"billingFinalizationFenceId": ID(n, 9), "billingFinalizationOperationId": ID(n, 10),
-		"finalizationFenceRevision": int64(2), "billingFinalizationDecision": "settle_and_release_remainder",
-		"reservationEconomicIdentity": map[string]any{"kind": "credits"}, "settledAmount": "1234.5", "releasedAmount": "265.5"}
-	quad(fp, "billingFinalizationCommitted", fmt.Sprintf("billing-finalization-committed-%d", n))
-	o.Finalization = base(ID(n, 8), envelope.BillingFinalizationCommittedV1, "1", envelope.AggregateBillingReservation, o.ReservationID, 2, o.Wallet.EventID, time.Hour, fp)
+	fp := envelope.BillingFinalizationCommittedV1Payload{BillingReservationID: o.ReservationID, BillingAccountID: o.AccountID, RunID: o.RunID,
+		BillingFinalizationFenceID: ID(n, 9), BillingFinalizationOperationID: ID(n, 10),
+		FinalizationFenceRevision: 2, BillingFinalizationDecision: "settle_and_release_remainder",
+		ReservationEconomicIdentity: credits, SettledAmount: "1234.5", ReleasedAmount: "265.5"}
+	fp.SetBillingFinalizationCommitted(quad(fmt.Sprintf("billing-finalization-committed-%d", n)))
+	o.Finalization = base(ID(n, 8), envelope.BillingFinalizationCommittedV1, "1", envelope.AggregateBillingReservation, o.ReservationID, 2, o.Wallet.EventID, time.Hour, fp.Map())
 	return o
 }
 

@@ -88,17 +88,18 @@ type finalizationFacts struct {
 	OccurredAt                               time.Time
 }
 
-func str(p map[string]any, k string) string { s, _ := p[k].(string); return s }
-
-func quad(p map[string]any, prefix string) strict.Quadruple {
-	f := strict.Fields(prefix)
-	return strict.Quadruple{Ref: str(p, f[0]), SchemaVersion: str(p, f[1]),
-		DigestAlgorithmVersion: digest.Algorithm(str(p, f[2])), Digest: str(p, f[3])}
+// mustPayload takes the typed payload of an envelope the inbox decoded
+// strictly and whose pair ApplyTx dispatched on: a failure is a programming error.
+func mustPayload[T any](p T, err error) T {
+	if err != nil {
+		panic("projector: typed payload of a decoded envelope: " + err.Error())
+	}
+	return p
 }
 
-// canonicalText renders a decoded payload object as RFC 8785 text (the
-// economic identity is stored and compared in this one form).
-func canonicalText(v any) string {
+// canonicalText renders a payload object as RFC 8785 text (the economic
+// identity is stored and compared in this one form).
+func canonicalText(v map[string]any) string {
 	b, err := jcs.Marshal(v)
 	if err != nil {
 		panic("projector: canonicalize decoded payload: " + err.Error())
@@ -107,35 +108,34 @@ func canonicalText(v any) string {
 }
 
 func runFrom(e *envelope.Envelope) runFacts {
-	p := e.Payload
+	p := mustPayload(envelope.PayloadOf[envelope.RunCreatedV2_0Payload](e))
 	return runFacts{
-		EventID: e.EventID, RunID: str(p, "runId"), AccountID: str(p, "billingAccountId"),
-		ReservationID: str(p, "billingReservationId"), Manifest: quad(p, "runAdmissionManifest"),
+		EventID: e.EventID, RunID: p.RunID, AccountID: p.BillingAccountID,
+		ReservationID: p.BillingReservationID, Manifest: p.RunAdmissionManifest(),
 		Tenant: tenantOf(e), CorrelationID: e.CorrelationID, OperationID: e.OperationID, OccurredAt: e.OccurredAt,
 	}
 }
 
 func walletFrom(e *envelope.Envelope) walletFacts {
-	p := e.Payload
+	p := mustPayload(envelope.PayloadOf[envelope.WalletReservedV2_0Payload](e))
 	return walletFacts{
-		EventID: e.EventID, RunID: str(p, "runId"), AccountID: str(p, "billingAccountId"),
-		ReservationID: str(p, "billingReservationId"), Manifest: quad(p, "runAdmissionManifest"),
+		EventID: e.EventID, RunID: p.RunID, AccountID: p.BillingAccountID,
+		ReservationID: p.BillingReservationID, Manifest: p.RunAdmissionManifest(),
 		Tenant: tenantOf(e), CorrelationID: e.CorrelationID, CausationID: e.CausationID, OperationID: e.OperationID,
-		EconomicIdentity: canonicalText(p["reservationEconomicIdentity"]), ReservedAmount: str(p, "reservedAmount"),
+		EconomicIdentity: canonicalText(p.ReservationEconomicIdentity.Map()), ReservedAmount: p.ReservedAmount,
 		OccurredAt: e.OccurredAt,
 	}
 }
 
 func finalizationFrom(e *envelope.Envelope) finalizationFacts {
-	p := e.Payload
-	rev, _ := p["finalizationFenceRevision"].(int64)
+	p := mustPayload(envelope.PayloadOf[envelope.BillingFinalizationCommittedV1Payload](e))
 	return finalizationFacts{
-		EventID: e.EventID, RunID: str(p, "runId"), AccountID: str(p, "billingAccountId"),
-		ReservationID: str(p, "billingReservationId"), FenceID: str(p, "billingFinalizationFenceId"),
-		OperationID: str(p, "billingFinalizationOperationId"), FenceRevision: rev,
-		Committed: quad(p, "billingFinalizationCommitted"), Decision: str(p, "billingFinalizationDecision"),
-		EconomicIdentity: canonicalText(p["reservationEconomicIdentity"]),
-		SettledAmount:    str(p, "settledAmount"), ReleasedAmount: str(p, "releasedAmount"),
+		EventID: e.EventID, RunID: p.RunID, AccountID: p.BillingAccountID,
+		ReservationID: p.BillingReservationID, FenceID: p.BillingFinalizationFenceID,
+		OperationID: p.BillingFinalizationOperationID, FenceRevision: p.FinalizationFenceRevision,
+		Committed: p.BillingFinalizationCommitted(), Decision: p.BillingFinalizationDecision,
+		EconomicIdentity: canonicalText(p.ReservationEconomicIdentity.Map()),
+		SettledAmount:    p.SettledAmount, ReleasedAmount: p.ReleasedAmount,
 		OccurredAt: e.OccurredAt,
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/release"
 )
 
 // withOutbox bootstraps the first release for projection version 1 and
@@ -26,7 +26,7 @@ import (
 func withOutbox(t *testing.T, b *bundle, events ...*envelope.Envelope) *deliveryset.Definition {
 	t.Helper()
 	ctx := context.Background()
-	def, err := outbox.BootstrapFirstRelease(ctx, b.pool, outbox.BootstrapParams{
+	def, err := release.Bootstrap(ctx, b.pool, release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func appendEvents(t *testing.T, pool *pgxpool.Pool, events ...*envelope.Envelope
 		for i, e := range events {
 			es[i] = *e
 		}
-		_, err := outbox.AppendTx(ctx, tx, es...)
+		_, err := release.AppendTx(ctx, tx, es...)
 		return err
 	})
 	require.NoError(t, err)

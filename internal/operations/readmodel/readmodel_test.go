@@ -21,8 +21,8 @@ import (
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
 	_ "github.com/oceanway/core/internal/operations/schema"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/release"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -38,7 +38,7 @@ type bundle struct {
 func setup(t *testing.T, maxConns int32) *bundle {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: maxConns}).Core()
-	_, err := outbox.BootstrapFirstRelease(context.Background(), pool, outbox.BootstrapParams{
+	_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)

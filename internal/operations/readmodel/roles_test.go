@@ -20,9 +20,9 @@ import (
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 // rolePool connects to dsn and runs every session as role.
@@ -50,7 +50,7 @@ func TestRolesAreSufficient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}})
-	def, err := outbox.BootstrapFirstRelease(ctx, bundle.Core(), outbox.BootstrapParams{
+	def, err := release.Bootstrap(ctx, bundle.Core(), release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)

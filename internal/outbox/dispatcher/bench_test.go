@@ -8,36 +8,17 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/release"
 )
-
-// noopConsumer acknowledges with a real, verifiable receipt built in memory
-// and writes nothing: it measures the dispatcher's own cost (claim, verify,
-// fenced ack, published_at) per delivery.
-func noopConsumer(_ context.Context, d transport.Delivery) (transport.Result, error) {
-	r, err := receipt.NewOperationsProjectionAppliedReceipt("bench-"+d.EventID, d.Member.ProjectionTarget, receipt.EventFacts{
-		EventID: d.EventID, EventType: d.EventType, EventSchemaVersion: d.EventSchemaVersion, EnvelopeDigest: d.EnvelopeDigest,
-	}, time.Now())
-	if err != nil {
-		return transport.Result{}, transport.NonRetryable("receipt_build", err)
-	}
-	ack, err := receipt.AckFor(r)
-	if err != nil {
-		return transport.Result{}, transport.NonRetryable("ack_build", err)
-	}
-	body, err := marshal(r.ToJSON())
-	if err != nil {
-		return transport.Result{}, transport.NonRetryable("receipt_encode", err)
-	}
-	return transport.Result{Ack: ack, ReceiptBody: body}, nil
-}
 
 // BenchmarkDispatch reports acknowledged deliveries per second through one
 // dispatcher with an in-process no-op consumer, per claim batch size.
@@ -53,10 +34,10 @@ func BenchmarkDispatch(b *testing.B) {
 			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []migrate.Boundary{migrate.Core}, MaxConns: 12})
 			pool := bundle.Core()
 			ctx := context.Background()
-			if _, err := outbox.BootstrapFirstRelease(ctx, pool, outbox.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
+			if _, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
 				b.Fatal(err)
 			}
-			tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: noopConsumer})
+			tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: outboxtest.Ack})
 			b.ReportAllocs()
 			b.ResetTimer()
 			var elapsed time.Duration
@@ -71,9 +52,9 @@ func BenchmarkDispatch(b *testing.B) {
 				b.StartTimer()
 				start := time.Now()
 				stop := run(d)
-				for countOpen(b, pool) > 0 {
-					time.Sleep(2 * time.Millisecond)
-				}
+				require.EventuallyWithT(b, func(c *assert.CollectT) {
+					require.Zero(c, countOpen(c, pool))
+				}, 5*time.Minute, 2*time.Millisecond, "deliveries still open")
 				elapsed += time.Since(start)
 				b.StopTimer()
 				if err := stop(); err != nil {
@@ -94,10 +75,9 @@ func appendBench(b *testing.B, pool *pgxpool.Pool, n int) {
 	}
 }
 
-func countOpen(b *testing.B, pool *pgxpool.Pool) int {
+func countOpen(t tb, pool *pgxpool.Pool) int {
+	t.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending','leased')`).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending','leased')`).Scan(&n))
 	return n
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -44,7 +45,7 @@ func newDispatcher(t *testing.T, b *bundle, tr transport.Transport, cfg dispatch
 	return d
 }
 
-func (b *bundle) countStatus(t *testing.T, status string) int {
+func (b *bundle) countStatus(t tb, status string) int {
 	t.Helper()
 	var n int
 	require.NoError(t, b.producer.QueryRow(context.Background(),
@@ -70,16 +71,18 @@ func TestRun_OBCLAIM1_ConcurrentDispatchersDeliverEverything(t *testing.T) {
 	var stops []func() error
 	m := dispatcher.NewMetrics(prometheus.NewRegistry())
 	for i := 0; i < 3; i++ {
-		d := newDispatcher(t, b, b.consumer.transport(), dispatcher.Config{
+		d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{
 			WorkerID: "w" + string(rune('a'+i)), BatchSize: 25, Concurrency: 8, PollInterval: 20 * time.Millisecond,
 		}, m)
 		stops = append(stops, run(d))
 	}
-	waitFor(t, 60*time.Second, "all acknowledged", func() bool { return b.countStatus(t, "acknowledged") == n })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, n, b.countStatus(c, "acknowledged"))
+	}, 60*time.Second, pollTick, "all acknowledged")
 	for _, stop := range stops {
 		require.NoError(t, stop())
 	}
-	total, distinct := b.consumer.effects(t)
+	total, distinct := b.consumer.Effects(t)
 	require.Equal(t, n, total)
 	require.Equal(t, n, distinct)
 	b.invariants(t)
@@ -114,7 +117,7 @@ func TestRun_OBCLAIM5_GracefulStopDrainsInFlight(t *testing.T) {
 func TestRun_NotifyWakesIdleDispatcher(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	d := newDispatcher(t, b, b.consumer.transport(), dispatcher.Config{PollInterval: time.Hour}, nil)
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: time.Hour}, nil)
 	listening := make(chan struct{})
 	var once sync.Once
 	d.SetHooks(dispatcher.Hooks{Listening: func() { once.Do(func() { close(listening) }) }})
@@ -122,7 +125,9 @@ func TestRun_NotifyWakesIdleDispatcher(t *testing.T) {
 	defer func() { require.NoError(t, stop()) }()
 	<-listening
 	id := b.appendRuns(t, 1)[0]
-	waitFor(t, 20*time.Second, "notified delivery acknowledged", func() bool { return b.delivery(t, id).Status == "acknowledged" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, "acknowledged", b.delivery(c, id).Status)
+	}, 20*time.Second, pollTick, "notified delivery acknowledged")
 }
 
 // OB-CLAIM-2 renewal: a consumer slower than the lease still gets its ack
@@ -135,14 +140,12 @@ func TestRun_OBCLAIM2_RenewalKeepsSlowConsumerLease(t *testing.T) {
 		// Stay busy until the original lease has run out in database time.
 		var original time.Time
 		_ = b.producer.QueryRow(ctx, `SELECT lease_expires_at FROM outbox.outbox_deliveries WHERE event_id=$1`, d.EventID).Scan(&original)
-		for {
+		// assert, not require: this runs on the dispatcher's goroutine.
+		assert.Eventually(t, func() bool {
 			var past bool
 			_ = b.producer.QueryRow(ctx, `SELECT clock_timestamp() > $1::timestamptz + interval '100 milliseconds'`, original).Scan(&past)
-			if past {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return past
+		}, 10*time.Second, 10*time.Millisecond, "original lease never ran out")
 		return b.consumer.Deliver(ctx, d)
 	})
 	reg := prometheus.NewRegistry()
@@ -150,7 +153,9 @@ func TestRun_OBCLAIM2_RenewalKeepsSlowConsumerLease(t *testing.T) {
 	d := newDispatcher(t, b, tr, dispatcher.Config{LeaseDuration: 300 * time.Millisecond, RenewInterval: 50 * time.Millisecond,
 		DeliveryTimeout: 10 * time.Second, PollInterval: 10 * time.Millisecond}, m)
 	stop := run(d)
-	waitFor(t, 20*time.Second, "slow delivery acknowledged", func() bool { return b.delivery(t, id).Status == "acknowledged" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, "acknowledged", b.delivery(c, id).Status)
+	}, 20*time.Second, pollTick, "slow delivery acknowledged")
 	require.NoError(t, stop())
 	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id), "no recovery happened: the lease was renewed")
 	require.Positive(t, counterTotal(t, reg, "oceanway_outbox_lease_renewed_total"))
@@ -176,7 +181,9 @@ func TestRun_OBDELIVER2_RetryThenQuarantineByConfiguredLimit(t *testing.T) {
 	d := newDispatcher(t, b, tr, dispatcher.Config{MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond,
 		PollInterval: 5 * time.Millisecond}, dispatcher.NewMetrics(reg))
 	stop := run(d)
-	waitFor(t, 20*time.Second, "both quarantined", func() bool { return b.countStatus(t, "quarantined") == 2 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 2, b.countStatus(c, "quarantined"))
+	}, 20*time.Second, pollTick, "both quarantined")
 	require.NoError(t, stop())
 	require.Equal(t, []string{"non_retryable"}, b.finishes(t, ids[0]))
 	require.Equal(t, []string{"retryable", "retryable", "retryable"}, b.finishes(t, ids[1]))
@@ -281,11 +288,13 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 	wg.Wait()
 	// Then a healthy dispatcher finishes the rest: whatever the kills left
 	// behind must converge, with nothing lost.
-	healthy := newDispatcher(t, b, b.consumer.transport(), cfg, m)
+	healthy := newDispatcher(t, b, b.consumer.Transport(), cfg, m)
 	stop := run(healthy)
-	waitFor(t, 60*time.Second, "all acknowledged after chaos", func() bool { return b.countStatus(t, "acknowledged") == n })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, n, b.countStatus(c, "acknowledged"))
+	}, 60*time.Second, pollTick, "all acknowledged after chaos")
 	require.NoError(t, stop())
-	total, distinct := b.consumer.effects(t)
+	total, distinct := b.consumer.Effects(t)
 	require.Equal(t, n, distinct, "no lost delivery")
 	require.Equal(t, n, total, "no duplicated effect")
 	var expired int
@@ -302,9 +311,11 @@ func TestRun_OBCLAIM5_StopLeavesNoGoroutines(t *testing.T) {
 	b := setup(t)
 	b.appendRuns(t, 20)
 	ignore := goleak.IgnoreCurrent()
-	d := newDispatcher(t, b, b.consumer.transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, RenewInterval: 5 * time.Millisecond}, nil)
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, RenewInterval: 5 * time.Millisecond}, nil)
 	stop := run(d)
-	waitFor(t, 20*time.Second, "all acknowledged", func() bool { return b.countStatus(t, "acknowledged") == 20 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 20, b.countStatus(c, "acknowledged"))
+	}, 20*time.Second, pollTick, "all acknowledged")
 	require.NoError(t, stop())
 	goleak.VerifyNone(t, ignore)
 }
@@ -322,7 +333,9 @@ func TestRun_OBSTORE5_LongMultibyteReasonStillQuarantines(t *testing.T) {
 	})
 	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 5 * time.Millisecond}, nil)
 	stop := run(d)
-	waitFor(t, 20*time.Second, "quarantined", func() bool { return b.delivery(t, id).Status == "quarantined" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, "quarantined", b.delivery(c, id).Status)
+	}, 20*time.Second, pollTick, "quarantined")
 	require.NoError(t, stop())
 	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))
 	var reason string
@@ -338,14 +351,16 @@ func TestRun_OBDELIVER4_RejectedAckIsQuarantinedAndLogged(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.appendRuns(t, 1)[0]
-	b.consumer.shadowVersion.Store(7)
+	b.consumer.ClaimProjectionVersion(7)
 	var logs syncBuffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
-	d, err := dispatcher.New(b.producer, b.consumer.transport(), dispatcher.Config{PollInterval: 5 * time.Millisecond},
+	d, err := dispatcher.New(b.producer, b.consumer.Transport(), dispatcher.Config{PollInterval: 5 * time.Millisecond},
 		dispatcher.NewMetrics(prometheus.NewRegistry()), log)
 	require.NoError(t, err)
 	stop := run(d)
-	waitFor(t, 20*time.Second, "quarantined", func() bool { return b.delivery(t, id).Status == "quarantined" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, "quarantined", b.delivery(c, id).Status)
+	}, 20*time.Second, pollTick, "quarantined")
 	require.NoError(t, stop())
 	require.Equal(t, "ack_projection_target_mismatch", *b.delivery(t, id).LastError)
 	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))

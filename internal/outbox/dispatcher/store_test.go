@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/receipt"
@@ -210,11 +211,11 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 	}
 	// Wait until the leases are about to run out in database time, then
 	// race every ack against a recoverer.
-	waitFor(t, 5*time.Second, "lease boundary", func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var near bool
-		_ = b.producer.QueryRow(ctx, `SELECT min(lease_expires_at) - clock_timestamp() < interval '20 milliseconds' FROM outbox.outbox_deliveries WHERE status='leased'`).Scan(&near)
-		return near
-	})
+		require.NoError(c, b.producer.QueryRow(ctx, `SELECT min(lease_expires_at) - clock_timestamp() < interval '20 milliseconds' FROM outbox.outbox_deliveries WHERE status='leased'`).Scan(&near))
+		require.True(c, near, "leases not near their end yet")
+	}, 5*time.Second, pollTick, "lease boundary")
 	var wg sync.WaitGroup
 	ackErrs := make([]error, rounds)
 	for i := range claims {
@@ -287,7 +288,7 @@ func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *test
 	require.Equal(t, first.Ack.AppliedReceipt.Receipt, second.Ack.AppliedReceipt.Receipt)
 	require.NoError(t, b.store.VerifyAndAck(ctx, again, second))
 
-	total, distinct := b.consumer.effects(t)
+	total, distinct := b.consumer.Effects(t)
 	require.Equal(t, 1, total)
 	require.Equal(t, 1, distinct)
 	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, id))
@@ -308,7 +309,7 @@ func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
 	require.NoError(t, err)
 	require.NoError(t, b.store.VerifyAndAck(ctx, c, res))
-	require.Equal(t, int64(1), b.consumer.calls.Load())
+	require.Equal(t, int64(1), b.consumer.Calls())
 	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, id))
 	b.invariants(t)
 }
@@ -366,7 +367,7 @@ func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 	ctx := context.Background()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
-	b.consumer.shadowVersion.Store(2)
+	b.consumer.ClaimProjectionVersion(2)
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
 	require.NoError(t, err)
 	err = b.store.VerifyAndAck(ctx, c, res)

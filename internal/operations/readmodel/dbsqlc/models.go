@@ -244,6 +244,15 @@ type OutboxDeliverySetVersion struct {
 	RegisteredTxid                              pgtype.Uint64
 }
 
+type OutboxDestinationBinding struct {
+	Destination                  string
+	ConsumerName                 string
+	ExpectedReceiptType          string
+	ExpectedReceiptSchemaVersion string
+	ProjectionTargetState        string
+	BoundAt                      time.Time
+}
+
 type OutboxEventFrozenMember struct {
 	EventID                                     string
 	EventType                                   string

@@ -1,4 +1,5 @@
--- Outbox storage (OB-STORE-1, OB-STORE-3, OB-STORE-4, OB-STORE-5, DS-6, DS-8).
+-- Outbox storage (OB-STORE-1, OB-STORE-3, OB-STORE-4, OB-STORE-5, DS-4, DS-6, DS-8).
+-- The outbox line is forward-only (docs/outbox-storage.md, "The outbox line").
 -- Column names follow the outbox document (存储边界) exactly; see
 -- docs/outbox-storage.md for the additions and every constraint's reason.
 
@@ -9,16 +10,25 @@ CREATE SCHEMA outbox;
 COMMENT ON SCHEMA outbox IS
   'OceanWay outbox: immutable events, frozen Delivery Set Definitions, per-destination delivery state, attempt facts and quarantine.';
 
--- The four canonical destinations and the one consumer each maps to
--- (OB-DELIVER-1). Used by CHECK constraints below.
-CREATE FUNCTION outbox.destination_consumer_ok(p_destination text, p_consumer_name text)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (p_destination, p_consumer_name) IN (
-  ('core_operations', 'operations_projector'),
-  ('metering_input_processor', 'metering_input_processor_consumer'),
-  ('billing_finalization_coordinator', 'billing_finalization_coordinator_consumer'),
-  ('billing_settlement_catch_up', 'billing_settlement_catch_up_consumer'));
+-- Destination bindings (OB-DELIVER-1, DS-4): the consumer a destination
+-- maps to (one to one), the receipt contract its members must expect and
+-- whether they freeze a projection target. The outbox engine knows no
+-- destination: bindings are data, seeded by the product's release through
+-- the controlled function outbox.bind_destination (00002) and immutable
+-- once written. Members reference their binding (foreign key below);
+-- delivery rows are checked against it on insert (OW016, 00002).
+CREATE TABLE outbox.destination_bindings (
+  destination                     text        NOT NULL PRIMARY KEY CHECK (destination ~ '^[a-z][a-z0-9_]*$'),
+  consumer_name                   text        NOT NULL CHECK (consumer_name ~ '^[a-z][a-z0-9_]*$'),
+  expected_receipt_type           text        NOT NULL CHECK (expected_receipt_type ~ '^[A-Za-z][A-Za-z0-9]*$'),
+  expected_receipt_schema_version text        NOT NULL CHECK (expected_receipt_schema_version <> ''),
+  projection_target_state         text        NOT NULL CHECK (projection_target_state IN ('not_applicable', 'required')),
+  bound_at                        timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT destination_bindings_one_consumer UNIQUE (consumer_name),
+  -- the target of the members' foreign key
+  CONSTRAINT destination_bindings_member UNIQUE (destination, consumer_name, expected_receipt_type,
+    expected_receipt_schema_version, projection_target_state)
+);
 
 -- Projection versions and the active pointer per projection (DS-8). A
 -- version must be marked ready before a cutover may point at it.
@@ -89,22 +99,17 @@ CREATE TABLE outbox.delivery_set_members (
   projection_version              bigint  CHECK (projection_version >= 1),
   registered_txid                 xid8    NOT NULL DEFAULT pg_current_xact_id(),
   PRIMARY KEY (delivery_set_version, event_type, schema_version, destination),
-  CONSTRAINT delivery_set_members_consumer CHECK (outbox.destination_consumer_ok(destination, consumer_name)),
   CONSTRAINT delivery_set_members_projection_branch CHECK (
     CASE projection_target_state
       WHEN 'required' THEN projection_name IS NOT NULL AND projection_version IS NOT NULL
       ELSE projection_name IS NULL AND projection_version IS NULL
     END),
-  -- DS-4: core_operations binds the Operations receipt and a required
-  -- projection; the other destinations bind their own receipt, no projection.
-  CONSTRAINT delivery_set_members_receipt_binding CHECK (
-    CASE destination
-      WHEN 'core_operations' THEN expected_receipt_type = 'OperationsProjectionAppliedReceipt' AND projection_target_state = 'required'
-      WHEN 'metering_input_processor' THEN expected_receipt_type = 'MeteringInputProcessorConsumerReceipt' AND projection_target_state = 'not_applicable'
-      WHEN 'billing_finalization_coordinator' THEN expected_receipt_type = 'BillingFinalizationCoordinatorConsumerReceipt' AND projection_target_state = 'not_applicable'
-      WHEN 'billing_settlement_catch_up' THEN expected_receipt_type = 'BillingSettlementCatchUpConsumerReceipt' AND projection_target_state = 'not_applicable'
-      ELSE false
-    END)
+  -- DS-4: a member binds exactly its destination's consumer, receipt
+  -- contract and projection branch.
+  CONSTRAINT delivery_set_members_binding FOREIGN KEY (destination, consumer_name, expected_receipt_type,
+    expected_receipt_schema_version, projection_target_state)
+    REFERENCES outbox.destination_bindings (destination, consumer_name, expected_receipt_type,
+      expected_receipt_schema_version, projection_target_state)
 );
 
 -- Immutable events (OB-STORE-2, OB-APPEND-1). event_envelope holds the RFC
@@ -184,7 +189,6 @@ CREATE TABLE outbox.outbox_deliveries (
   ack_event_envelope_sha256                   text,
   PRIMARY KEY (event_id, destination),
   CONSTRAINT outbox_deliveries_status CHECK (status IN ('pending', 'leased', 'acknowledged', 'quarantined')),
-  CONSTRAINT outbox_deliveries_consumer CHECK (outbox.destination_consumer_ok(destination, consumer_name)),
   CONSTRAINT outbox_deliveries_projection CHECK ((required_projection_name IS NULL) = (required_projection_version IS NULL)),
   CONSTRAINT outbox_deliveries_leased_has_lease CHECK (status <> 'leased' OR (lease_owner IS NOT NULL
     AND lease_token IS NOT NULL AND lease_expires_at IS NOT NULL AND current_attempt_id IS NOT NULL)),
@@ -211,8 +215,12 @@ CREATE TABLE outbox.outbox_deliveries (
     AND (ack_event_envelope_sha256 IS NULL OR ack_event_envelope_sha256 ~ '^[0-9a-f]{64}$'))
 );
 
--- Claim (OB-CLAIM-1): eligible rows only, in claim order.
-CREATE INDEX outbox_deliveries_claim_pending ON outbox.outbox_deliveries (available_at, created_at, event_id)
+-- Claim (OB-CLAIM-1) as an ordered index scan that stops at LIMIT: one
+-- range per destination on (destination, available_at, created_at,
+-- event_id) over pending rows only; the dispatcher walks its destinations
+-- with a LATERAL join and merges. (A destination-less index made the
+-- planner bitmap-scan and sort the whole pending backlog per claim.)
+CREATE INDEX outbox_deliveries_claim_pending ON outbox.outbox_deliveries (destination, available_at, created_at, event_id)
   WHERE status = 'pending';
 CREATE INDEX outbox_deliveries_claim_leased ON outbox.outbox_deliveries (lease_expires_at)
   WHERE status = 'leased';
@@ -268,9 +276,10 @@ CREATE TABLE outbox.outbox_quarantine (
   PRIMARY KEY (event_id, destination),
   FOREIGN KEY (event_id, destination) REFERENCES outbox.outbox_deliveries (event_id, destination)
 );
--- +goose StatementEnd
 
--- +goose Down
--- +goose StatementBegin
-DROP SCHEMA outbox CASCADE;
+-- The queue tables churn fast: analyze and vacuum them at 2 % change, not
+-- the default 10-20 %, so the claim plans see current statistics.
+ALTER TABLE outbox.outbox_deliveries SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE outbox.outbox_delivery_attempt_starts SET (autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE outbox.outbox_delivery_attempt_finishes SET (autovacuum_analyze_scale_factor = 0.02);
 -- +goose StatementEnd

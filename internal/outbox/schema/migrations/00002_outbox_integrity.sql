@@ -1,18 +1,23 @@
 -- Integrity triggers: immutability (OB-STORE-2, OB-STORE-4), the deferred
 -- delivery-set proof (OB-APPEND-2, DS-9), definition immutability (DS-6),
--- the published_at guard (OB-PUB-1) and the append NOTIFY.
+-- destination bindings (DS-4), the published_at guard (OB-PUB-1) and the
+-- append NOTIFY.
 --
--- Custom SQLSTATEs (class OW), documented in docs/outbox-storage.md:
+-- Custom SQLSTATEs (class OW), mapped to sentinels in internal/outbox/errors.go
+-- and documented in docs/outbox-storage.md:
 --   OW001 immutable column changed            OW002 delete/truncate of an append-only table
 --   OW003 update of an insert-only fact       OW004 delivery set mismatch (missing/extra/wrong row)
 --   OW005 delivery row outside its event's append transaction
 --   OW006 frozen definition not active / pair not applicable
 --   OW007 published_at reset/changed/overwritten or set before completion
---   OW008 change of a terminal delivery       OW009 record_publication: invalid ack
+--   OW008 change of a terminal delivery       OW009 record_publication: invalid ack (00003)
 --   OW010 definition incomplete or member outside registration
---   OW011 projection version not ready / cutover mismatch
+--   OW011 reserved, never raised (the cutover is checked in Go)
 --   OW012 row inserted in a non-initial state OW013 wrong isolation level for a controlled function
 --   OW014 quarantine row and delivery state disagree
+--   OW015 last mandatory ack committed without published_at (00005)
+--   OW016 delivery row names no destination binding
+--   OW017 destination or consumer already bound differently
 
 -- +goose Up
 -- +goose StatementBegin
@@ -65,6 +70,54 @@ LANGUAGE plpgsql AS $fn$
 BEGIN
   RAISE EXCEPTION 'outbox: UPDATE of %.% is forbidden (insert-only fact)', TG_TABLE_SCHEMA, TG_TABLE_NAME
     USING ERRCODE = 'OW003';
+END
+$fn$;
+
+----------------------------------------------------------------------------
+-- Destination bindings (DS-4, OB-DELIVER-1)
+
+CREATE TRIGGER destination_bindings_immutable BEFORE UPDATE ON outbox.destination_bindings
+  FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
+CREATE TRIGGER destination_bindings_no_delete BEFORE DELETE ON outbox.destination_bindings
+  FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
+CREATE TRIGGER destination_bindings_no_truncate BEFORE TRUNCATE ON outbox.destination_bindings
+  FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
+
+-- The controlled path that seeds bindings: insert-or-compare, so a release
+-- may bind on every start. Returns true when it inserted, false when the
+-- identical binding exists; raises OW017 when the destination (or the
+-- consumer) is bound differently. Owned by the definer (00004), EXECUTE
+-- granted to no role: bindings are written by the role that registers
+-- definitions, never by the producer or the dispatcher.
+CREATE FUNCTION outbox.bind_destination(
+  p_destination                     text,
+  p_consumer_name                   text,
+  p_expected_receipt_type           text,
+  p_expected_receipt_schema_version text,
+  p_projection_target_state         text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  INSERT INTO outbox.destination_bindings (destination, consumer_name, expected_receipt_type,
+    expected_receipt_schema_version, projection_target_state)
+  VALUES (p_destination, p_consumer_name, p_expected_receipt_type, p_expected_receipt_schema_version,
+    p_projection_target_state)
+  ON CONFLICT DO NOTHING;
+  IF FOUND THEN
+    RETURN true;
+  END IF;
+  PERFORM 1 FROM outbox.destination_bindings b
+   WHERE b.destination = p_destination AND b.consumer_name = p_consumer_name
+     AND b.expected_receipt_type = p_expected_receipt_type
+     AND b.expected_receipt_schema_version = p_expected_receipt_schema_version
+     AND b.projection_target_state = p_projection_target_state;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'outbox: destination % (consumer %) is already bound differently', p_destination, p_consumer_name
+      USING ERRCODE = 'OW017';
+  END IF;
+  RETURN false;
 END
 $fn$;
 
@@ -198,11 +251,26 @@ RETURN NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
                     WHERE d.event_id = p_event_id AND d.mandatory AND d.status <> 'acknowledged');
 
 -- Every column but published_at is immutable; published_at goes only
--- NULL → first completion time and never changes again.
+-- NULL → first completion time and never changes again. The immutable
+-- columns are compared directly, not as two jsonb serializations per
+-- update (the published_at CAS runs in every ack that completes an event);
+-- TestEventImmutabilityEveryColumn fails when a new column is not listed.
 CREATE FUNCTION outbox.outbox_events_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF (to_jsonb(NEW) - 'published_at') IS DISTINCT FROM (to_jsonb(OLD) - 'published_at') THEN
+  IF (NEW.event_id, NEW.event_type, NEW.schema_version, NEW.delivery_set_version,
+      NEW.delivery_set_definition_schema_version, NEW.delivery_set_definition_digest_algorithm_version,
+      NEW.delivery_set_definition_digest, NEW.aggregate_type, NEW.aggregate_id, NEW.aggregate_revision,
+      NEW.tenant_kind, NEW.tenant_id, NEW.workspace_id, NEW.project_id, NEW.correlation_id, NEW.causation_id,
+      NEW.operation_id, NEW.event_envelope, NEW.event_payload, NEW.event_envelope_digest_algorithm_version,
+      NEW.event_envelope_sha256, NEW.occurred_at, NEW.created_at, NEW.created_txid)
+     IS DISTINCT FROM
+     (OLD.event_id, OLD.event_type, OLD.schema_version, OLD.delivery_set_version,
+      OLD.delivery_set_definition_schema_version, OLD.delivery_set_definition_digest_algorithm_version,
+      OLD.delivery_set_definition_digest, OLD.aggregate_type, OLD.aggregate_id, OLD.aggregate_revision,
+      OLD.tenant_kind, OLD.tenant_id, OLD.workspace_id, OLD.project_id, OLD.correlation_id, OLD.causation_id,
+      OLD.operation_id, OLD.event_envelope, OLD.event_payload, OLD.event_envelope_digest_algorithm_version,
+      OLD.event_envelope_sha256, OLD.occurred_at, OLD.created_at, OLD.created_txid) THEN
     RAISE EXCEPTION 'outbox: event % is immutable', OLD.event_id USING ERRCODE = 'OW001';
   END IF;
   IF NEW.published_at IS DISTINCT FROM OLD.published_at THEN
@@ -228,48 +296,64 @@ CREATE TRIGGER outbox_events_no_truncate BEFORE TRUNCATE ON outbox.outbox_events
 -- The deferred delivery-set proof (OB-APPEND-2, DS-9). At commit, per
 -- event: the frozen definition is the active one and lists the pair, and the
 -- event's delivery rows equal the definition's mandatory members for the
--- pair — no missing row, no extra row, every frozen expectation equal.
+-- pair — no missing row, no extra row, every frozen expectation equal. One
+-- statement checks lock + active + applicable, one counts members,
+-- deliveries and matches.
 CREATE FUNCTION outbox.prove_delivery_set() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
-  v_members integer;
+  v_active     boolean;
+  v_applicable boolean;
+  v_members    integer;
   v_deliveries integer;
-  v_matched integer;
+  v_matched    integer;
 BEGIN
-  PERFORM 1 FROM outbox.lock_active_definition() a
-   WHERE a.delivery_set_version = NEW.delivery_set_version
-     AND a.delivery_set_definition_schema_version = NEW.delivery_set_definition_schema_version
-     AND a.delivery_set_definition_digest_algorithm_version = NEW.delivery_set_definition_digest_algorithm_version
-     AND a.delivery_set_definition_digest = NEW.delivery_set_definition_digest;
-  IF NOT FOUND THEN
+  IF current_setting('transaction_isolation') = 'read committed' THEN
+    PERFORM pg_advisory_xact_lock_shared(outbox.activation_lock_key());
+    SELECT v.status = 'active',
+           v.applicable_events @> jsonb_build_array(jsonb_build_object(
+             'eventType', NEW.event_type, 'eventSchemaVersion', NEW.schema_version))
+      INTO v_active, v_applicable
+      FROM outbox.delivery_set_versions v
+     WHERE v.delivery_set_version = NEW.delivery_set_version;
+  ELSE
+    -- share-locks the active row: a snapshot older than an activation fails with 40001
+    SELECT true,
+           v.applicable_events @> jsonb_build_array(jsonb_build_object(
+             'eventType', NEW.event_type, 'eventSchemaVersion', NEW.schema_version))
+      INTO v_active, v_applicable
+      FROM outbox.lock_active_definition() a
+      JOIN outbox.delivery_set_versions v USING (delivery_set_version)
+     WHERE a.delivery_set_version = NEW.delivery_set_version;
+  END IF;
+  -- The event's foreign key makes the whole quadruple equal to this row's.
+  IF v_active IS NOT TRUE THEN
     RAISE EXCEPTION 'outbox: event % froze delivery set definition % which is not the active definition',
       NEW.event_id, NEW.delivery_set_version USING ERRCODE = 'OW006';
   END IF;
-  PERFORM 1 FROM outbox.delivery_set_versions v
-   WHERE v.delivery_set_version = NEW.delivery_set_version
-     AND v.applicable_events @> jsonb_build_array(jsonb_build_object(
-           'eventType', NEW.event_type, 'eventSchemaVersion', NEW.schema_version));
-  IF NOT FOUND THEN
+  IF NOT v_applicable THEN
     RAISE EXCEPTION 'outbox: event % pair %/% is not applicable in definition %',
       NEW.event_id, NEW.event_type, NEW.schema_version, NEW.delivery_set_version USING ERRCODE = 'OW006';
   END IF;
 
-  SELECT count(*) INTO v_members FROM outbox.delivery_set_members m
-   WHERE m.delivery_set_version = NEW.delivery_set_version AND m.event_type = NEW.event_type
-     AND m.schema_version = NEW.schema_version AND m.mandatory;
-  SELECT count(*) INTO v_deliveries FROM outbox.outbox_deliveries d WHERE d.event_id = NEW.event_id;
-  SELECT count(*) INTO v_matched
+  SELECT (SELECT count(*) FROM outbox.delivery_set_members m
+           WHERE m.delivery_set_version = NEW.delivery_set_version AND m.event_type = NEW.event_type
+             AND m.schema_version = NEW.schema_version AND m.mandatory),
+         count(*),
+         count(*) FILTER (WHERE m.destination IS NOT NULL)
+    INTO v_members, v_deliveries, v_matched
     FROM outbox.outbox_deliveries d
-    JOIN outbox.delivery_set_members m
+    LEFT JOIN outbox.delivery_set_members m
       ON m.delivery_set_version = NEW.delivery_set_version AND m.event_type = NEW.event_type
-     AND m.schema_version = NEW.schema_version AND m.destination = d.destination
-   WHERE d.event_id = NEW.event_id AND m.mandatory AND d.mandatory
+     AND m.schema_version = NEW.schema_version AND m.destination = d.destination AND m.mandatory
+     AND d.mandatory
      AND d.delivery_set_version = m.delivery_set_version
      AND d.consumer_name = m.consumer_name
      AND d.expected_receipt_type = m.expected_receipt_type
      AND d.expected_receipt_schema_version = m.expected_receipt_schema_version
      AND d.required_projection_name IS NOT DISTINCT FROM m.projection_name
-     AND d.required_projection_version IS NOT DISTINCT FROM m.projection_version;
+     AND d.required_projection_version IS NOT DISTINCT FROM m.projection_version
+   WHERE d.event_id = NEW.event_id;
   IF v_matched <> v_members OR v_deliveries <> v_members THEN
     RAISE EXCEPTION 'outbox: event % delivery set mismatch: % mandatory members, % delivery rows, % matching',
       NEW.event_id, v_members, v_deliveries, v_matched USING ERRCODE = 'OW004';
@@ -284,13 +368,22 @@ CREATE CONSTRAINT TRIGGER outbox_events_delivery_set_proof AFTER INSERT ON outbo
 -- Deliveries (OB-STORE-3)
 
 -- A delivery row is born pending in its event's append transaction, with
--- no lease, attempt, error or ack.
+-- no lease, attempt, error or ack, and names a bound destination (DS-4).
 CREATE FUNCTION outbox.deliveries_before_insert() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  v_in_append boolean;
+  v_bound     boolean;
 BEGIN
-  PERFORM 1 FROM outbox.outbox_events e
-   WHERE e.event_id = NEW.event_id AND e.created_txid = pg_current_xact_id();
-  IF NOT FOUND THEN
+  SELECT EXISTS (SELECT 1 FROM outbox.outbox_events e
+                  WHERE e.event_id = NEW.event_id AND e.created_txid = pg_current_xact_id()),
+         EXISTS (SELECT 1 FROM outbox.destination_bindings b
+                  WHERE b.destination = NEW.destination AND b.consumer_name = NEW.consumer_name
+                    AND b.expected_receipt_type = NEW.expected_receipt_type
+                    AND b.expected_receipt_schema_version = NEW.expected_receipt_schema_version
+                    AND (b.projection_target_state = 'required') = (NEW.required_projection_name IS NOT NULL))
+    INTO v_in_append, v_bound;
+  IF NOT v_in_append THEN
     RAISE EXCEPTION 'outbox: delivery %/% can only be created in the transaction that appends its event',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW005';
   END IF;
@@ -302,6 +395,10 @@ BEGIN
           NEW.ack_event_envelope_digest_algorithm_version, NEW.ack_event_envelope_sha256) <> 0 THEN
     RAISE EXCEPTION 'outbox: delivery %/% must be created pending with no lease, attempt, error or ack',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW012';
+  END IF;
+  IF NOT v_bound THEN
+    RAISE EXCEPTION 'outbox: delivery %/% names a destination, consumer, receipt or projection branch no destination binding has',
+      NEW.event_id, NEW.destination USING ERRCODE = 'OW016';
   END IF;
   NEW.created_at := now();
   RETURN NEW;
@@ -433,9 +530,4 @@ CREATE CONSTRAINT TRIGGER outbox_deliveries_quarantine_proof AFTER UPDATE ON out
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
   WHEN (NEW.status = 'quarantined' AND OLD.status <> 'quarantined')
   EXECUTE FUNCTION outbox.prove_quarantine();
--- +goose StatementEnd
-
--- +goose Down
--- +goose StatementBegin
-SELECT 1; -- the schema is dropped by 00001's down migration
 -- +goose StatementEnd

@@ -112,7 +112,3 @@ COMMENT ON FUNCTION outbox.record_publication(uuid, text, text, uuid, uuid, text
   'OB-PUB-1: validates one acknowledged delivery against its frozen member and event, then CAS published_at NULL → now() when all mandatory deliveries are acknowledged. Returns complete | not_complete; raises OW009 when invalid.';
 -- +goose StatementEnd
 
--- +goose Down
--- +goose StatementBegin
-DROP FUNCTION outbox.record_publication(uuid, text, text, uuid, uuid, text, text, text, text, text, text, text);
--- +goose StatementEnd

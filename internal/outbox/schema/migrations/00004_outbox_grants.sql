@@ -40,7 +40,6 @@ GRANT USAGE ON SCHEMA outbox TO oceanway_producer, oceanway_dispatcher, oceanway
 -- Trigger functions run as the invoking role; the ones below only compute
 -- from the outbox tables.
 GRANT EXECUTE ON FUNCTION
-  outbox.destination_consumer_ok(text, text),
   outbox.activation_lock_key(),
   outbox.reject_delete(),
   outbox.reject_update(),
@@ -59,6 +58,7 @@ GRANT EXECUTE ON FUNCTION
 GRANT SELECT ON ALL TABLES IN SCHEMA outbox TO oceanway_outbox_definer;
 GRANT UPDATE (published_at) ON outbox.outbox_events TO oceanway_outbox_definer;
 GRANT UPDATE (status) ON outbox.delivery_set_versions TO oceanway_outbox_definer;
+GRANT INSERT ON outbox.destination_bindings TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.lock_active_definition() SECURITY DEFINER;
 ALTER FUNCTION outbox.lock_active_definition() OWNER TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.all_mandatory_acknowledged(uuid) OWNER TO oceanway_outbox_definer;
@@ -68,6 +68,7 @@ ALTER FUNCTION outbox.prove_delivery_set() OWNER TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.deliveries_before_insert() OWNER TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.quarantine_before_insert() OWNER TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.prove_quarantine() OWNER TO oceanway_outbox_definer;
+ALTER FUNCTION outbox.bind_destination(text, text, text, text, text) OWNER TO oceanway_outbox_definer;
 ALTER FUNCTION outbox.record_publication(uuid, text, text, uuid, uuid, text, text, text, text, text, text, text)
   OWNER TO oceanway_outbox_definer;
 GRANT EXECUTE ON FUNCTION
@@ -111,7 +112,3 @@ GRANT EXECUTE ON FUNCTION
   TO oceanway_dispatcher;
 -- +goose StatementEnd
 
--- +goose Down
--- +goose StatementBegin
-SELECT 1; -- grants go with the schema (00001 down); roles are cluster-wide and stay
--- +goose StatementEnd
