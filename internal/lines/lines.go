@@ -4,6 +4,7 @@
 package lines
 
 import (
+	_ "github.com/oceanway/core/internal/admin/schema"      // admin (every producer database)
 	_ "github.com/oceanway/core/internal/admission/schema"  // admission (core)
 	_ "github.com/oceanway/core/internal/operations/schema" // operations (core)
 	_ "github.com/oceanway/core/internal/outbox/schema"     // outbox (every producer database)

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
+	_ "github.com/oceanway/core/internal/admin/schema" // every boundary carries the admin lookup indexes
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/migrate"
