@@ -159,6 +159,15 @@ func (r *Reader) operationsCompleteness(ctx context.Context) *OperationsComplete
 	return out
 }
 
+// eventCompletenessRow is the row of sql/completeness_events.sql, read by column name.
+type eventCompletenessRow struct {
+	Events                     int64      `db:"events"`
+	Published                  int64      `db:"published"`
+	PublishedWithOpenMandatory int64      `db:"published_with_open_mandatory"`
+	UnpublishedAllAcknowledged int64      `db:"unpublished_all_acknowledged"`
+	OldestUnpublishedCreatedAt *time.Time `db:"oldest_unpublished_created_at"`
+}
+
 // Completeness reads the outbox side of completeness of every boundary.
 // It scans the events and deliveries of each producer database once; the
 // statement timeout bounds it.
@@ -166,28 +175,28 @@ func (r *Reader) Completeness(ctx context.Context) CompletenessResult {
 	out := CompletenessResult{Outbox: []OutboxCompleteness{}}
 	out.Boundaries = r.eachBoundary(ctx, func(ctx context.Context, tx pgx.Tx, st BoundaryStatus) error {
 		c := OutboxCompleteness{Boundary: st.Boundary, Reasons: []string{}}
-		if err := tx.QueryRow(ctx, qCompletenessEvents).Scan(&c.Events, &c.Published,
-			&c.PublishedWithOpenMandatory, &c.UnpublishedAllAcknowledged, &c.OldestUnpublishedCreatedAt); err != nil {
+		rows, err := tx.Query(ctx, qCompletenessEvents)
+		if err != nil {
 			return fmt.Errorf("read event completeness: %w", err)
 		}
-		c.OldestUnpublishedCreatedAt = utc(c.OldestUnpublishedCreatedAt)
+		ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[eventCompletenessRow])
+		if err != nil {
+			return fmt.Errorf("read event completeness: %w", err)
+		}
+		c.Events, c.Published = ev.Events, ev.Published
+		c.PublishedWithOpenMandatory, c.UnpublishedAllAcknowledged = ev.PublishedWithOpenMandatory, ev.UnpublishedAllAcknowledged
+		c.OldestUnpublishedCreatedAt = utc(ev.OldestUnpublishedCreatedAt)
 		if c.OldestUnpublishedCreatedAt != nil {
 			c.OldestUnpublishedAgeSeconds = max(0, st.AsOf.Sub(*c.OldestUnpublishedCreatedAt).Seconds())
 		}
-		rows, err := tx.Query(ctx, qCompletenessDeliveries)
+		destinations, err := queries.CompletenessDeliveries(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("read delivery completeness: %w", err)
 		}
-		c.Destinations, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DestinationCompleteness, error) {
-			var d DestinationCompleteness
-			err := row.Scan(&d.Destination, &d.Mandatory, &d.Open, &d.Quarantined, &d.Acknowledged)
-			return d, err
-		})
-		if err != nil {
-			return fmt.Errorf("read delivery completeness: %w", err)
-		}
-		if c.Destinations == nil {
-			c.Destinations = []DestinationCompleteness{}
+		c.Destinations = make([]DestinationCompleteness, 0, len(destinations))
+		for _, d := range destinations {
+			c.Destinations = append(c.Destinations, DestinationCompleteness{Destination: d.Destination,
+				Mandatory: d.Mandatory, Open: d.Open, Quarantined: d.Quarantined, Acknowledged: d.Acknowledged})
 		}
 		var open, quarantined int64
 		for _, d := range c.Destinations {

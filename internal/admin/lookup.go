@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/internal/admin/dbsqlc"
 )
 
 // reference says where a run or reservation id appears in an event: as its
@@ -191,7 +192,7 @@ func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatu
 		}
 	}
 	if kind == KindEvent || kind == KindAny {
-		rows, err := tx.Query(ctx, qEventByID, id)
+		rows, err := tx.Query(ctx, qEventById, pgx.NamedArgs{"event_id": id})
 		if err != nil {
 			return nil, false, fmt.Errorf("look up event: %w", err)
 		}
@@ -205,7 +206,9 @@ func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatu
 		if kind != ref.kind && kind != KindAny {
 			continue
 		}
-		rows, err := tx.Query(ctx, qEventsByReference, id, ref.aggregateType, ref.payloadField, r.cfg.LookupLimit+1)
+		rows, err := tx.Query(ctx, qEventsByReference, pgx.NamedArgs{
+			"id": id, "aggregate_type": ref.aggregateType, "payload_field": ref.payloadField, "row_limit": r.cfg.LookupLimit + 1,
+		})
 		if err != nil {
 			return nil, false, fmt.Errorf("look up %s: %w", ref.kind, err)
 		}
@@ -228,20 +231,57 @@ func (r *Reader) lookupBoundary(ctx context.Context, tx pgx.Tx, st BoundaryStatu
 	return events, truncated || attemptsTruncated, nil
 }
 
+// eventRow is a row of the event lookups (sql/fragment_event_columns.sql),
+// read by column name.
+type eventRow struct {
+	EventID                                     string     `db:"event_id"`
+	EventType                                   string     `db:"event_type"`
+	SchemaVersion                               string     `db:"schema_version"`
+	AggregateType                               string     `db:"aggregate_type"`
+	AggregateID                                 string     `db:"aggregate_id"`
+	AggregateRevision                           int64      `db:"aggregate_revision"`
+	TenantKind                                  string     `db:"tenant_kind"`
+	TenantID                                    string     `db:"tenant_id"`
+	WorkspaceID                                 string     `db:"workspace_id"`
+	CorrelationID                               string     `db:"correlation_id"`
+	CausationID                                 *string    `db:"causation_id"`
+	OperationID                                 *string    `db:"operation_id"`
+	DeliverySetVersion                          int64      `db:"delivery_set_version"`
+	DeliverySetDefinitionSchemaVersion          string     `db:"delivery_set_definition_schema_version"`
+	DeliverySetDefinitionDigestAlgorithmVersion string     `db:"delivery_set_definition_digest_algorithm_version"`
+	DeliverySetDefinitionDigest                 string     `db:"delivery_set_definition_digest"`
+	EventEnvelopeDigestAlgorithmVersion         string     `db:"event_envelope_digest_algorithm_version"`
+	EventEnvelopeSHA256                         string     `db:"event_envelope_sha256"`
+	EventEnvelope                               string     `db:"event_envelope"`
+	OccurredAt                                  time.Time  `db:"occurred_at"`
+	CreatedAt                                   time.Time  `db:"created_at"`
+	PublishedAt                                 *time.Time `db:"published_at"`
+}
+
 func collectEvents(rows pgx.Rows, st BoundaryStatus) ([]Event, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
-		e := Event{Boundary: st.Boundary}
-		var causation, operation *string
-		err := row.Scan(&e.EventID, &e.EventType, &e.EventSchemaVersion, &e.AggregateType, &e.AggregateID,
-			&e.AggregateRevision, &e.TenantKind, &e.TenantID, &e.WorkspaceID, &e.CorrelationID, &causation, &operation,
-			&e.DeliverySetVersion, &e.DeliverySetDefinitionSchemaVersion, &e.DeliverySetDefinitionDigestAlgorithm,
-			&e.DeliverySetDefinitionDigest, &e.EventEnvelopeDigestAlgorithmVersion, &e.EventEnvelopeSHA256,
-			&e.Envelope, &e.OccurredAt, &e.CreatedAt, &e.PublishedAt)
-		e.CausationID, e.OperationID = deref(causation), deref(operation)
-		e.OccurredAt, e.CreatedAt, e.PublishedAt = e.OccurredAt.UTC(), e.CreatedAt.UTC(), utc(e.PublishedAt)
-		e.Deliveries = []Delivery{}
-		return e, err
-	})
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[eventRow])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(found))
+	for _, r := range found {
+		out = append(out, Event{
+			Boundary: st.Boundary, EventID: r.EventID, EventType: r.EventType, EventSchemaVersion: r.SchemaVersion,
+			AggregateType: r.AggregateType, AggregateID: r.AggregateID, AggregateRevision: r.AggregateRevision,
+			TenantKind: r.TenantKind, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, CorrelationID: r.CorrelationID,
+			CausationID: deref(r.CausationID), OperationID: deref(r.OperationID),
+			DeliverySetVersion:                   r.DeliverySetVersion,
+			DeliverySetDefinitionSchemaVersion:   r.DeliverySetDefinitionSchemaVersion,
+			DeliverySetDefinitionDigestAlgorithm: r.DeliverySetDefinitionDigestAlgorithmVersion,
+			DeliverySetDefinitionDigest:          r.DeliverySetDefinitionDigest,
+			EventEnvelopeDigestAlgorithmVersion:  r.EventEnvelopeDigestAlgorithmVersion,
+			EventEnvelopeSHA256:                  r.EventEnvelopeSHA256,
+			Envelope:                             r.EventEnvelope,
+			OccurredAt:                           r.OccurredAt.UTC(), CreatedAt: r.CreatedAt.UTC(), PublishedAt: utc(r.PublishedAt),
+			Deliveries: []Delivery{},
+		})
+	}
+	return out, nil
 }
 
 // attachDeliveries reads the deliveries and attempts of events and attaches
@@ -253,7 +293,7 @@ func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event
 		ids[i] = e.EventID
 		byEvent[e.EventID] = i
 	}
-	rows, err := tx.Query(ctx, qDeliveriesOfEvents, ids)
+	rows, err := queries.DeliveriesOfEvents(ctx, tx, ids)
 	if err != nil {
 		return false, fmt.Errorf("read deliveries: %w", err)
 	}
@@ -261,44 +301,9 @@ func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event
 		eventID string
 		d       Delivery
 	}
-	deliveries, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (keyed, error) {
-		var (
-			k                                                 keyed
-			d                                                 = &k.d
-			leaseOwner, attemptID, lastErr, lastRef, projName *string
-			projVersion                                       *int64
-			ackType, ackKey, ackSV, ackAlg, ackDigest         *string
-			qReason, qCase, qAttempt                          *string
-			qAt, qAckAt                                       *time.Time
-		)
-		err := row.Scan(&k.eventID, &d.Destination, &d.ConsumerName, &d.Mandatory, &d.Status, &d.AttemptCount,
-			&d.AvailableAt, &d.CreatedAt, &leaseOwner, &d.LeaseExpiresAt, &attemptID,
-			&d.LastAttemptAt, &d.DeliveredAt, &lastErr, &lastRef,
-			&d.ExpectedReceipt, &d.ExpectedReceiptSV, &projName, &projVersion,
-			&ackType, &ackKey, &ackSV, &ackAlg, &ackDigest,
-			&qReason, &qAt, &qCase, &qAttempt, &qAckAt)
-		if err != nil {
-			return k, err
-		}
-		d.LeaseOwner, d.CurrentAttemptID, d.LastErrorCode, d.LastErrorRef = deref(leaseOwner), deref(attemptID), deref(lastErr), deref(lastRef)
-		d.AvailableAt, d.CreatedAt = d.AvailableAt.UTC(), d.CreatedAt.UTC()
-		d.LeaseExpiresAt, d.LastAttemptAt, d.DeliveredAt = utc(d.LeaseExpiresAt), utc(d.LastAttemptAt), utc(d.DeliveredAt)
-		if projName != nil && projVersion != nil {
-			d.RequiredProjection = fmt.Sprintf("%s@%d", *projName, *projVersion)
-		}
-		if ackKey != nil {
-			d.Ack = &Ack{ReceiptType: deref(ackType), ReceiptKey: *ackKey, ReceiptSchemaVersion: deref(ackSV),
-				ReceiptDigestAlgorithmVersion: deref(ackAlg), ReceiptDigest: deref(ackDigest)}
-		}
-		if qReason != nil && qAt != nil {
-			d.Quarantine = &QuarantineRecord{Reason: *qReason, QuarantinedAt: qAt.UTC(), CaseID: deref(qCase),
-				AttemptID: deref(qAttempt), AcknowledgedAt: utc(qAckAt)}
-		}
-		d.Attempts = []Attempt{}
-		return k, nil
-	})
-	if err != nil {
-		return false, fmt.Errorf("read deliveries: %w", err)
+	deliveries := make([]keyed, 0, len(rows))
+	for _, row := range rows {
+		deliveries = append(deliveries, keyed{eventID: row.EventID, d: deliveryOf(row)})
 	}
 	type deliveryKey struct{ eventID, destination string }
 	slot := map[deliveryKey][2]int{}
@@ -308,7 +313,9 @@ func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event
 		events[i].Deliveries = append(events[i].Deliveries, k.d)
 	}
 
-	rows, err = tx.Query(ctx, qAttemptsOfEvents, ids, r.cfg.AttemptLimit+1)
+	attemptRows, err := queries.AttemptsOfEvents(ctx, tx, dbsqlc.AttemptsOfEventsParams{
+		EventIds: ids, RowLimit: int32(r.cfg.AttemptLimit + 1),
+	})
 	if err != nil {
 		return false, fmt.Errorf("read attempts: %w", err)
 	}
@@ -316,21 +323,14 @@ func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event
 		key deliveryKey
 		a   Attempt
 	}
-	attempts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (keyedAttempt, error) {
-		var (
-			k                   keyedAttempt
-			a                   = &k.a
-			outcome, disp, code *string
-			ref                 *string
-		)
-		err := row.Scan(&k.key.eventID, &k.key.destination, &a.AttemptID, &a.StartedAt, &a.FinishedAt,
-			&outcome, &disp, &code, &ref)
-		a.Outcome, a.RetryDisposition, a.NormalizedErrorCode, a.SanitizedErrorRef = deref(outcome), deref(disp), deref(code), deref(ref)
-		a.StartedAt, a.FinishedAt = a.StartedAt.UTC(), utc(a.FinishedAt)
-		return k, err
-	})
-	if err != nil {
-		return false, fmt.Errorf("read attempts: %w", err)
+	attempts := make([]keyedAttempt, 0, len(attemptRows))
+	for _, row := range attemptRows {
+		attempts = append(attempts, keyedAttempt{
+			key: deliveryKey{row.EventID, row.Destination},
+			a: Attempt{AttemptID: row.AttemptID, StartedAt: row.StartedAt.UTC(), FinishedAt: utc(row.FinishedAt),
+				Outcome: deref(row.Outcome), RetryDisposition: deref(row.RetryDisposition),
+				NormalizedErrorCode: deref(row.NormalizedErrorCode), SanitizedErrorRef: deref(row.SanitizedErrorRef)},
+		})
 	}
 	truncated := len(attempts) > r.cfg.AttemptLimit
 	if truncated {
@@ -346,4 +346,31 @@ func (r *Reader) attachDeliveries(ctx context.Context, tx pgx.Tx, events []Event
 		d.Attempts = append(d.Attempts, k.a)
 	}
 	return truncated, nil
+}
+
+// deliveryOf builds a delivery (without attempts) from its row.
+func deliveryOf(row dbsqlc.DeliveriesOfEventsRow) Delivery {
+	d := Delivery{
+		Destination: row.Destination, ConsumerName: row.ConsumerName, Mandatory: row.Mandatory, Status: row.Status,
+		AttemptCount: int(row.AttemptCount), AvailableAt: row.AvailableAt.UTC(), CreatedAt: row.CreatedAt.UTC(),
+		LeaseOwner: deref(row.LeaseOwner), LeaseExpiresAt: utc(row.LeaseExpiresAt), CurrentAttemptID: deref(row.CurrentAttemptID),
+		LastAttemptAt: utc(row.LastAttemptAt), DeliveredAt: utc(row.DeliveredAt),
+		LastErrorCode: deref(row.LastErrorCode), LastErrorRef: deref(row.LastErrorRef),
+		ExpectedReceipt: row.ExpectedReceiptType, ExpectedReceiptSV: row.ExpectedReceiptSchemaVersion,
+		Attempts: []Attempt{},
+	}
+	if row.RequiredProjectionName != nil && row.RequiredProjectionVersion != nil {
+		d.RequiredProjection = fmt.Sprintf("%s@%d", *row.RequiredProjectionName, *row.RequiredProjectionVersion)
+	}
+	if row.AckReceiptKey != nil {
+		d.Ack = &Ack{ReceiptType: deref(row.AckReceiptType), ReceiptKey: *row.AckReceiptKey,
+			ReceiptSchemaVersion:          deref(row.AckReceiptSchemaVersion),
+			ReceiptDigestAlgorithmVersion: deref(row.AckReceiptDigestAlgorithmVersion), ReceiptDigest: deref(row.AckReceiptDigest)}
+	}
+	if row.QuarantineReason != nil && row.QuarantinedAt != nil {
+		d.Quarantine = &QuarantineRecord{Reason: *row.QuarantineReason, QuarantinedAt: row.QuarantinedAt.UTC(),
+			CaseID: deref(row.QuarantineCaseID), AttemptID: deref(row.QuarantineAttemptID),
+			AcknowledgedAt: utc(row.QuarantineAcknowledgedAt)}
+	}
+	return d
 }

@@ -211,23 +211,37 @@ func (r *Reader) Definitions(ctx context.Context) DefinitionsResult {
 	return out
 }
 
+// deliveryCountsRow is a row of sql/delivery_counts.sql, read by column name.
+type deliveryCountsRow struct {
+	Destination         string     `db:"destination"`
+	Pending             int64      `db:"pending"`
+	Retrying            int64      `db:"retrying"`
+	Leased              int64      `db:"leased"`
+	LeaseExpired        int64      `db:"lease_expired"`
+	Acknowledged        int64      `db:"acknowledged"`
+	Quarantined         int64      `db:"quarantined"`
+	Total               int64      `db:"total"`
+	OldestOpenCreatedAt *time.Time `db:"oldest_open_created_at"`
+}
+
 func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]DestinationCounts, error) {
 	rows, err := tx.Query(ctx, qDeliveryCounts)
 	if err != nil {
 		return nil, fmt.Errorf("count deliveries: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DestinationCounts, error) {
-		c := DestinationCounts{Boundary: st.Boundary}
-		err := row.Scan(&c.Destination, &c.Pending, &c.Retrying, &c.Leased, &c.LeaseExpired,
-			&c.Acknowledged, &c.Quarantined, &c.Total, &c.OldestPendingCreatedAt)
-		c.OldestPendingCreatedAt = utc(c.OldestPendingCreatedAt)
+	counted, err := pgx.CollectRows(rows, pgx.RowToStructByName[deliveryCountsRow])
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries: %w", err)
+	}
+	out := make([]DestinationCounts, 0, len(counted))
+	for _, r := range counted {
+		c := DestinationCounts{Boundary: st.Boundary, Destination: r.Destination, Pending: r.Pending, Retrying: r.Retrying,
+			Leased: r.Leased, LeaseExpired: r.LeaseExpired, Acknowledged: r.Acknowledged, Quarantined: r.Quarantined,
+			Total: r.Total, OldestPendingCreatedAt: utc(r.OldestOpenCreatedAt)}
 		if c.OldestPendingCreatedAt != nil {
 			c.OldestPendingAgeSeconds = max(0, st.AsOf.Sub(*c.OldestPendingCreatedAt).Seconds())
 		}
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("count deliveries: %w", err)
+		out = append(out, c)
 	}
 	// Destinations this boundary can deliver to under the active definition
 	// and has no delivery for yet: listed with zeros.
@@ -253,16 +267,7 @@ func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]Destin
 // each pair's producer boundary). For a boundary name the contracts do not
 // know, every destination of the active definition counts.
 func expectedDestinations(ctx context.Context, tx pgx.Tx, boundary string) ([]string, error) {
-	rows, err := tx.Query(ctx, qActiveRoutes)
-	if err != nil {
-		return nil, fmt.Errorf("read active routes: %w", err)
-	}
-	type routeRow struct{ eventType, schemaVersion, destination string }
-	routes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (routeRow, error) {
-		var r routeRow
-		err := row.Scan(&r.eventType, &r.schemaVersion, &r.destination)
-		return r, err
-	})
+	routes, err := queries.RouteActiveList(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read active routes: %w", err)
 	}
@@ -273,12 +278,12 @@ func expectedDestinations(ctx context.Context, tx pgx.Tx, boundary string) ([]st
 	set := map[string]bool{}
 	for _, r := range routes {
 		if known {
-			pair, err := envelope.Pair(r.eventType, r.schemaVersion)
+			pair, err := envelope.Pair(r.EventType, r.SchemaVersion)
 			if err != nil || pair.Producer != boundary {
 				continue
 			}
 		}
-		set[r.destination] = true
+		set[r.Destination] = true
 	}
 	out := make([]string, 0, len(set))
 	for d := range set {
@@ -289,26 +294,22 @@ func expectedDestinations(ctx context.Context, tx pgx.Tx, boundary string) ([]st
 }
 
 func (r *Reader) quarantines(ctx context.Context, tx pgx.Tx, st BoundaryStatus) (int64, []Quarantine, error) {
-	var total int64
-	if err := tx.QueryRow(ctx, qQuarantineTotal).Scan(&total); err != nil {
+	total, err := queries.QuarantineTotal(ctx, tx)
+	if err != nil {
 		return 0, nil, fmt.Errorf("count quarantines: %w", err)
 	}
-	rows, err := tx.Query(ctx, qQuarantineRecent, r.cfg.QuarantineLimit)
+	rows, err := queries.QuarantineRecent(ctx, tx, int32(r.cfg.QuarantineLimit))
 	if err != nil {
 		return 0, nil, fmt.Errorf("list quarantines: %w", err)
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Quarantine, error) {
-		q := Quarantine{Boundary: st.Boundary}
-		var attemptID, lastError, caseID *string
-		err := row.Scan(&q.Destination, &q.EventID, &q.EventType, &q.EventSchemaVersion, &q.Reason, &q.QuarantinedAt,
-			&attemptID, &q.AttemptCount, &lastError, &caseID, &q.AcknowledgedAt)
-		q.AttemptID, q.LastErrorCode, q.CaseID = deref(attemptID), deref(lastError), deref(caseID)
-		q.QuarantinedAt = q.QuarantinedAt.UTC()
-		q.AcknowledgedAt = utc(q.AcknowledgedAt)
-		return q, err
-	})
-	if err != nil {
-		return 0, nil, fmt.Errorf("list quarantines: %w", err)
+	items := make([]Quarantine, 0, len(rows))
+	for _, q := range rows {
+		items = append(items, Quarantine{
+			Boundary: st.Boundary, Destination: q.Destination, EventID: q.EventID, EventType: q.EventType,
+			EventSchemaVersion: q.SchemaVersion, Reason: q.Reason, QuarantinedAt: q.QuarantinedAt.UTC(),
+			AttemptID: deref(q.AttemptID), AttemptCount: int(q.AttemptCount), LastErrorCode: deref(q.LastErrorCode),
+			CaseID: deref(q.CaseID), AcknowledgedAt: utc(q.AcknowledgedAt),
+		})
 	}
 	return total, items, nil
 }
@@ -338,34 +339,28 @@ func (r *Reader) mergeQuarantines(total int64, items []Quarantine) QuarantineLis
 }
 
 func definitions(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]Definition, []ProjectionPointer, error) {
-	rows, err := tx.Query(ctx, qDefinitions)
+	defRows, err := queries.DefinitionList(ctx, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list definitions: %w", err)
 	}
-	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Definition, error) {
-		d := Definition{Boundary: st.Boundary}
-		var release *string
-		err := row.Scan(&d.Version, &d.SchemaVersion, &d.DigestAlgorithmVersion, &d.Digest, &d.Status,
-			&d.ActivatedAt, &d.RetiredAt, &d.RegisteredAt, &release, &d.ApplicableEventCount, &d.MemberCount, &d.Destinations)
-		d.SourceRelease = deref(release)
-		d.ActivatedAt, d.RetiredAt, d.RegisteredAt = utc(d.ActivatedAt), utc(d.RetiredAt), d.RegisteredAt.UTC()
-		return d, err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("list definitions: %w", err)
+	defs := make([]Definition, 0, len(defRows))
+	for _, d := range defRows {
+		defs = append(defs, Definition{
+			Boundary: st.Boundary, Version: d.DeliverySetVersion, SchemaVersion: d.DeliverySetDefinitionSchemaVersion,
+			DigestAlgorithmVersion: d.DeliverySetDefinitionDigestAlgorithmVersion, Digest: d.DeliverySetDefinitionDigest,
+			Status: d.Status, ActivatedAt: utc(d.ActivatedAt), RetiredAt: utc(d.RetiredAt), RegisteredAt: d.RegisteredAt.UTC(),
+			SourceRelease: deref(d.SourceRelease), ApplicableEventCount: int(d.ApplicableEventCount),
+			MemberCount: int(d.MemberCount), Destinations: d.Destinations,
+		})
 	}
-	rows, err = tx.Query(ctx, qProjectionPointers)
+	pointerRows, err := queries.ProjectionPointerList(ctx, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list projection pointers: %w", err)
 	}
-	pointers, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ProjectionPointer, error) {
-		p := ProjectionPointer{Boundary: st.Boundary}
-		err := row.Scan(&p.ProjectionName, &p.ProjectionVersion, &p.DeliverySetVersion, &p.SwitchedAt)
-		p.SwitchedAt = p.SwitchedAt.UTC()
-		return p, err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("list projection pointers: %w", err)
+	pointers := make([]ProjectionPointer, 0, len(pointerRows))
+	for _, p := range pointerRows {
+		pointers = append(pointers, ProjectionPointer{Boundary: st.Boundary, ProjectionName: p.ProjectionName,
+			ProjectionVersion: p.ProjectionVersion, DeliverySetVersion: p.DeliverySetVersion, SwitchedAt: p.SwitchedAt.UTC()})
 	}
 	return defs, pointers, nil
 }

@@ -5,58 +5,34 @@ import (
 	"embed"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oceanway/core/internal/admin/dbsqlc"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 )
 
+// The event lookups (one column list, fragment_event_columns.sql) and the
+// two statements with a nullable min() sqlc cannot type are loaded from
+// sql/; every other query is generated into dbsqlc from queries/.
+//
 //go:embed sql/*.sql
-var queries embed.FS
-
-// query returns an embedded statement with its fragments expanded.
-func query(name string) string {
-	s := strings.TrimSpace(readSQL(name))
-	return strings.ReplaceAll(s, "{{event_columns}}", fragment("event_columns"))
-}
-
-// fragment returns a column list without its comment header.
-func fragment(name string) string {
-	var lines []string
-	for _, l := range strings.Split(readSQL(name), "\n") {
-		if !strings.HasPrefix(l, "--") {
-			lines = append(lines, l)
-		}
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
-func readSQL(name string) string {
-	b, err := queries.ReadFile("sql/" + name + ".sql")
-	if err != nil {
-		panic("admin: missing query " + name)
-	}
-	return string(b)
-}
+var sqlFiles embed.FS
 
 var (
-	qSnapshot               = query("snapshot")
-	qDeliveryCounts         = query("delivery_counts")
-	qActiveRoutes           = query("active_routes")
-	qQuarantineRecent       = query("quarantine_recent")
-	qQuarantineTotal        = query("quarantine_total")
-	qDefinitions            = query("definitions")
-	qProjectionPointers     = query("projection_pointers")
-	qEventByID              = query("event_by_id")
-	qEventsByReference      = query("events_by_reference")
-	qDeliveriesOfEvents     = query("deliveries_of_events")
-	qAttemptsOfEvents       = query("attempts_of_events")
-	qCompletenessEvents     = query("completeness_events")
-	qCompletenessDeliveries = query("completeness_deliveries")
+	stmts   = db.MustLoadStatements("admin", sqlFiles, "sql")
+	queries = dbsqlc.New()
+)
+
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qCompletenessEvents = stmts.Get("completeness_events")
+	qDeliveryCounts     = stmts.Get("delivery_counts")
+	qEventById          = stmts.Get("event_by_id")
+	qEventsByReference  = stmts.Get("events_by_reference")
 )
 
 // Boundaries maps a boundary name (core, execution, gateway, metering) to
@@ -180,7 +156,7 @@ func (r *Reader) readOnly(ctx context.Context, pool *pgxpool.Pool, fn func(ctx c
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	return db.WithTxOptions(ctx, pool, opts, func(ctx context.Context, tx pgx.Tx) error {
 		ms := fmt.Sprintf("%dms", r.cfg.StatementTimeout.Milliseconds())
-		if _, err := tx.Exec(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)", ms); err != nil {
+		if err := queries.StatementTimeoutSet(ctx, tx, ms); err != nil {
 			return fmt.Errorf("set statement timeout: %w", err)
 		}
 		return fn(ctx, tx)
@@ -195,10 +171,11 @@ func (r *Reader) eachBoundary(ctx context.Context, fn func(ctx context.Context, 
 	for _, name := range r.names {
 		st := BoundaryStatus{Boundary: name}
 		err := r.readOnly(ctx, r.boundaries[name], func(ctx context.Context, tx pgx.Tx) error {
-			if err := tx.QueryRow(ctx, qSnapshot).Scan(&st.AsOf, &st.Database); err != nil {
+			snap, err := queries.Snapshot(ctx, tx)
+			if err != nil {
 				return fmt.Errorf("read snapshot time: %w", err)
 			}
-			st.AsOf = st.AsOf.UTC()
+			st.AsOf, st.Database = snap.AsOf.UTC(), snap.Database
 			return fn(ctx, tx, st)
 		})
 		if err != nil {

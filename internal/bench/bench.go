@@ -50,7 +50,7 @@ type Config struct {
 	// every tx size).
 	HeldXminTxSizes []int
 	// Lines are the migration lines applied to the producer database (the
-	// outbox line alone when empty; oceanway bench passes every line).
+	// outbox and admin lines when empty; oceanway bench passes every line).
 	Lines []migrate.Line
 	// Keep leaves the databases in place.
 	Keep bool

@@ -65,8 +65,11 @@ func TestRunTiny(t *testing.T) {
 	conn, err := pgx.Connect(ctx, srv.URL)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	var left int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_database WHERE starts_with(datname, $1)`, prefix+"_").Scan(&left))
+	rows, err := conn.Query(ctx, `SELECT count(*) FROM pg_catalog.pg_database WHERE starts_with(datname, @prefix)`,
+		pgx.NamedArgs{"prefix": prefix + "_"})
+	require.NoError(t, err)
+	left, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
 	require.Zero(t, left)
 
 	var out bytes.Buffer

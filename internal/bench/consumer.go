@@ -13,19 +13,17 @@ import (
 
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/internal/bench/dbsqlc"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
-var (
-	//go:embed sql/consumer_schema.sql
-	consumerSchemaSQL string
-	//go:embed sql/receipt_insert.sql
-	receiptInsertSQL string
-	//go:embed sql/receipt_lookup.sql
-	receiptLookupSQL string
-	//go:embed sql/receipt_count.sql
-	receiptCountSQL string
-)
+// consumerSchemaSQL creates the consumer's table (also the schema sqlc
+// reads for queries/).
+//
+//go:embed schema/consumer.sql
+var consumerSchemaSQL string
+
+var queries = dbsqlc.New()
 
 // receiptConsumer is the bench's core_operations consumer: a real consumer
 // with its own database. Per delivery it builds an
@@ -54,11 +52,13 @@ func (c *receiptConsumer) Deliver(ctx context.Context, d transport.Delivery) (tr
 	if err != nil {
 		return transport.Result{}, transport.NonRetryable("receipt_encode", err)
 	}
-	tag, err := c.pool.Exec(ctx, receiptInsertSQL, d.EventID, d.Member.ConsumerName, d.EnvelopeDigest.Value, string(body))
+	inserted, err := queries.ReceiptInsert(ctx, c.pool, dbsqlc.ReceiptInsertParams{
+		EventID: d.EventID, ConsumerName: d.Member.ConsumerName, EnvelopeSha256: d.EnvelopeDigest.Value, Body: string(body),
+	})
 	if err != nil {
 		return transport.Result{}, transport.Retryable("consumer_db", err)
 	}
-	if tag.RowsAffected() == 1 {
+	if inserted == 1 {
 		ack, err := receipt.AckFor(r)
 		if err != nil {
 			return transport.Result{}, transport.NonRetryable("ack_build", err)
@@ -66,18 +66,19 @@ func (c *receiptConsumer) Deliver(ctx context.Context, d transport.Delivery) (tr
 		return transport.Result{Ack: ack, ReceiptBody: body}, nil
 	}
 	// Applied before: compare and answer with the stored receipt.
-	var storedSHA, storedBody string
-	if err := c.pool.QueryRow(ctx, receiptLookupSQL, d.EventID).Scan(&storedSHA, &storedBody); err != nil {
+	stored, err := queries.ReceiptLookup(ctx, c.pool, d.EventID)
+	if err != nil {
 		return transport.Result{}, transport.Retryable("consumer_db", err)
 	}
+	storedSHA, storedBody := stored.EnvelopeSha256, stored.Body
 	if storedSHA != d.EnvelopeDigest.Value {
 		return transport.Result{}, transport.NonRetryable("digest_conflict", errDigestConflict)
 	}
-	stored, err := receipt.DecodeOperationsProjectionAppliedReceipt([]byte(storedBody))
+	decoded, err := receipt.DecodeOperationsProjectionAppliedReceipt([]byte(storedBody))
 	if err != nil {
 		return transport.Result{}, transport.NonRetryable("receipt_decode", err)
 	}
-	ack, err := receipt.AckFor(stored)
+	ack, err := receipt.AckFor(decoded)
 	if err != nil {
 		return transport.Result{}, transport.NonRetryable("ack_build", err)
 	}
@@ -85,11 +86,11 @@ func (c *receiptConsumer) Deliver(ctx context.Context, d transport.Delivery) (tr
 }
 
 func (c *receiptConsumer) count(ctx context.Context) (int, error) {
-	var n int
-	if err := c.pool.QueryRow(ctx, receiptCountSQL).Scan(&n); err != nil {
+	n, err := queries.ReceiptCount(ctx, c.pool)
+	if err != nil {
 		return 0, fmt.Errorf("count receipts: %w", err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // createConsumerSchema creates the consumer's table in its fresh database.

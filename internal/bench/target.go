@@ -2,12 +2,10 @@ package bench
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -18,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
+	adminschema "github.com/oceanway/core/internal/admin/schema"
 	"github.com/oceanway/core/internal/bench/measure"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -28,11 +27,6 @@ import (
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/release"
-)
-
-var (
-	//go:embed sql/delivered.sql
-	deliveredSQL string
 )
 
 // System is the name of our system in reports.
@@ -68,7 +62,8 @@ func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) 
 	t := &outboxTarget{producerDB: migrate.DatabaseName(prefix, boundary.Core), consumerDB: prefix + "_consumer", cfg: cfg}
 	lines := cfg.Lines
 	if len(lines) == 0 {
-		lines = []migrate.Line{outboxschema.Line()}
+		// The admin lookup indexes every producer database carries.
+		lines = []migrate.Line{outboxschema.Line(), adminschema.Line()}
 	}
 	res, err := migrate.Provision(ctx, migrate.ProvisionParams{ServerURL: serverURL, Prefix: prefix, Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines})
 	if err != nil {
@@ -203,21 +198,12 @@ func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (strin
 	if int64(receipts) != report.Deliveries {
 		return "", nil, fmt.Errorf("%w: %d consumer receipts for %d deliveries", errEndState, receipts, report.Deliveries)
 	}
-	rows, err := t.producer.Query(ctx, deliveredSQL)
+	delivered, err := queries.DeliveryAcknowledgedList(ctx, t.producer)
 	if err != nil {
 		return "", nil, fmt.Errorf("delivered_at: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var at time.Time
-		if err := rows.Scan(&id, &at); err != nil {
-			return "", nil, err
-		}
-		rec.Consumed(id, at)
-	}
-	if err := rows.Err(); err != nil {
-		return "", nil, err
+	for _, d := range delivered {
+		rec.Consumed(d.EventID, d.DeliveredAt)
 	}
 	var notes []string
 	if report.RetriedDeliveries > 0 {

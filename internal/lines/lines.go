@@ -4,6 +4,7 @@
 package lines
 
 import (
+	adminschema "github.com/oceanway/core/internal/admin/schema"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/migrate"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
@@ -11,10 +12,11 @@ import (
 )
 
 // All returns the product's migration lines in dependency order: the outbox
-// line (every producer database) first, then the core domain lines.
+// line (every producer database) first, then the lines that build on it.
 func All() []migrate.Line {
 	return []migrate.Line{
 		outboxschema.Line(),     // outbox (every producer database)
+		adminschema.Line(),      // admin lookup indexes (every producer database)
 		admissionschema.Line(),  // admission (core)
 		operationsschema.Line(), // operations (core)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope/envelopetest"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
+	adminschema "github.com/oceanway/core/internal/admin/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -36,10 +37,10 @@ import (
 // HostileReason is stored as a quarantine reason and must come back escaped.
 const HostileReason = `<script>alert("owned")</script> & <img src=x onerror=alert(1)>`
 
-// Lines are the migration lines of the worlds' databases: core boundaries
-// carry the operations line beside the outbox line.
+// Lines are the migration lines of the worlds' databases: every boundary
+// carries the admin lookup indexes, core the operations line beside them.
 func Lines() []migrate.Line {
-	return []migrate.Line{outboxschema.Line(), operationsschema.Line()}
+	return []migrate.Line{outboxschema.Line(), adminschema.Line(), operationsschema.Line()}
 }
 
 // Lease is the lease of the test claims.

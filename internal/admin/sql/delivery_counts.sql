@@ -1,15 +1,16 @@
 -- Delivery counts by status per destination, with the oldest open (pending
 -- or leased) delivery. Exact counts: one scan of outbox.outbox_deliveries
 -- per call, bounded by the statement timeout.
+-- Loaded, not sqlc: sqlc cannot type the nullable min() (it answers interface{}).
 SELECT d.destination,
-       count(*) FILTER (WHERE d.status = 'pending'),
-       count(*) FILTER (WHERE d.status = 'pending' AND d.attempt_count > 0),
-       count(*) FILTER (WHERE d.status = 'leased'),
-       count(*) FILTER (WHERE d.status = 'leased' AND d.lease_expires_at <= now()),
-       count(*) FILTER (WHERE d.status = 'acknowledged'),
-       count(*) FILTER (WHERE d.status = 'quarantined'),
-       count(*),
-       min(d.created_at) FILTER (WHERE d.status IN ('pending', 'leased'))
+       count(*) FILTER (WHERE d.status = 'pending') AS pending,
+       count(*) FILTER (WHERE d.status = 'pending' AND d.attempt_count > 0) AS retrying,
+       count(*) FILTER (WHERE d.status = 'leased') AS leased,
+       count(*) FILTER (WHERE d.status = 'leased' AND d.lease_expires_at <= now()) AS lease_expired,
+       count(*) FILTER (WHERE d.status = 'acknowledged') AS acknowledged,
+       count(*) FILTER (WHERE d.status = 'quarantined') AS quarantined,
+       count(*) AS total,
+       min(d.created_at) FILTER (WHERE d.status IN ('pending', 'leased')) AS oldest_open_created_at
   FROM outbox.outbox_deliveries d
  GROUP BY d.destination
  ORDER BY d.destination

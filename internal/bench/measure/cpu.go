@@ -162,22 +162,16 @@ func (s *cpuSampler) Mark(ctx context.Context) {
 // sample reads the CPU ticks of every backend of the databases. A backend
 // first seen after the start counts from zero (it was born in the window).
 func (s *cpuSampler) sample(ctx context.Context, initial bool) {
-	rows, err := s.admin.Query(ctx, `SELECT pid, datname FROM pg_catalog.pg_stat_activity WHERE datname = ANY($1)`, s.databases)
+	rows, err := s.admin.Query(ctx, qBackends, pgx.NamedArgs{"databases": s.databases})
 	if err != nil {
 		return
 	}
 	type row struct {
-		pid int
-		db  string
+		Pid int    `db:"pid"`
+		DB  string `db:"datname"`
 	}
-	var rs []row
-	for rows.Next() {
-		var r row
-		if rows.Scan(&r.pid, &r.db) == nil {
-			rs = append(rs, r)
-		}
-	}
-	rows.Close()
+	// A sample that cannot be read is skipped, as before: sampling is best effort.
+	rs, _ := pgx.CollectRows(rows, pgx.RowToStructByName[row])
 	skip := map[int]bool{}
 	if s.exclude != nil {
 		for _, pid := range s.exclude() {
@@ -187,18 +181,18 @@ func (s *cpuSampler) sample(ctx context.Context, initial bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range rs {
-		if skip[r.pid] {
+		if skip[r.Pid] {
 			continue
 		}
-		b, known := s.backends[r.pid]
+		b, known := s.backends[r.Pid]
 		if !known {
-			b = &backend{database: r.db, verified: isBackendOf(r.pid, r.db)}
-			s.backends[r.pid] = b
+			b = &backend{database: r.DB, verified: isBackendOf(r.Pid, r.DB)}
+			s.backends[r.Pid] = b
 		}
 		if !b.verified {
 			continue
 		}
-		ticks, ok := procTicks(r.pid)
+		ticks, ok := procTicks(r.Pid)
 		if !ok {
 			continue
 		}

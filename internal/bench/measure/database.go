@@ -99,7 +99,15 @@ func ServerInfo(ctx context.Context, serverURL, source string, cpus int) (Server
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	s := Server{Source: source, CPUs: cpus}
-	err = conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('synchronous_commit')`).Scan(&s.Version, &s.SynchronousCommit)
+	rows, err := conn.Query(ctx, qServerInfo)
+	if err != nil {
+		return s, err
+	}
+	info, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[struct {
+		Version           string `db:"server_version"`
+		SynchronousCommit string `db:"synchronous_commit"`
+	}])
+	s.Version, s.SynchronousCommit = info.Version, info.SynchronousCommit
 	return s, err
 }
 
@@ -109,9 +117,12 @@ func ServerInfo(ctx context.Context, serverURL, source string, cpus int) (Server
 func waitBackendsGone(ctx context.Context, admin *pgx.Conn, databases []string, exclude []int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		var n int
-		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_stat_activity
-			WHERE datname = ANY($1) AND NOT (pid = ANY($2)) AND backend_type = 'client backend'`, databases, exclude).Scan(&n); err != nil {
+		rows, err := admin.Query(ctx, qClientBackends, pgx.NamedArgs{"databases": databases, "exclude": exclude})
+		if err != nil {
+			return err
+		}
+		n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+		if err != nil {
 			return err
 		}
 		if n == 0 {

@@ -369,8 +369,12 @@ func vacuumQueue(ctx context.Context, dsn, table string) (int64, float64, error)
 		return 0, 0, fmt.Errorf("vacuum %s: %w", table, err)
 	}
 	took := time.Since(start).Seconds()
-	var dead int64
-	if err := conn.QueryRow(ctx, `SELECT n_dead_tup FROM pg_catalog.pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, schema, name).Scan(&dead); err != nil {
+	rows, err := conn.Query(ctx, qDeadTuples, pgx.NamedArgs{"schema": schema, "name": name})
+	if err != nil {
+		return 0, 0, fmt.Errorf("vacuum %s: dead tuples: %w", table, err)
+	}
+	dead, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
 		return 0, 0, fmt.Errorf("vacuum %s: dead tuples: %w", table, err)
 	}
 	return dead, round3(took), nil

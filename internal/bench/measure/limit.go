@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // LimitParams shape the physical-limit measurement.
@@ -29,9 +31,9 @@ type LimitParams struct {
 // work, with nothing of any queue around it:
 //
 //   - single-row INSERT commits/s: Concurrency sessions each commit
-//     INSERT INTO t (payload) VALUES ($1) in its own transaction, in a loop;
+//     INSERT INTO t (payload) VALUES (@payload) in its own transaction, in a loop;
 //   - batched INSERT rows/s: the same sessions each commit one
-//     INSERT ... SELECT unnest($1::text[]) of BatchRows rows per transaction.
+//     INSERT ... SELECT unnest(@payloads::text[]) of BatchRows rows per transaction.
 //
 // The table is (id bigserial primary key, payload text), the bare minimum
 // of a durable message row.
@@ -56,7 +58,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 		return Limit{}, err
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, `CREATE TABLE limit_rows (id bigserial PRIMARY KEY, payload text NOT NULL)`); err != nil {
+	if _, err := pool.Exec(ctx, qLimitTable); err != nil {
 		return Limit{}, err
 	}
 	payload := strings.Repeat("x", max(1, p.PayloadBytes))
@@ -106,7 +108,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 	}
 
 	env.logf("limit: single-row INSERT commits, %d sessions, %s", p.Concurrency, p.Duration)
-	commits, lat, err := loop(`INSERT INTO limit_rows (payload) VALUES ($1)`, payload)
+	commits, lat, err := loop(qLimitInsertRow, pgx.NamedArgs{"payload": payload})
 	if err != nil {
 		return out, fmt.Errorf("limit single-row: %w", err)
 	}
@@ -115,7 +117,7 @@ func MeasureLimit(ctx context.Context, env Env, p LimitParams) (Limit, error) {
 	out.SingleRowCommitP50Ms, out.SingleRowCommitP99Ms = s.P50, s.P99
 
 	env.logf("limit: batched INSERT of %d rows, %d sessions, %s", p.BatchRows, p.Concurrency, p.Duration)
-	commits, lat, err = loop(`INSERT INTO limit_rows (payload) SELECT unnest($1::text[])`, batch)
+	commits, lat, err = loop(qLimitInsertBatch, pgx.NamedArgs{"payloads": batch})
 	if err != nil {
 		return out, fmt.Errorf("limit batched: %w", err)
 	}

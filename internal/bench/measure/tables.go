@@ -15,24 +15,35 @@ func tableStats(ctx context.Context, dsn, database string) (map[string]TableWrit
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, `SELECT t.schemaname || '.' || t.relname, t.n_tup_ins, t.n_tup_upd, t.n_tup_hot_upd, t.n_tup_del, t.n_dead_tup,
-		  coalesce(t.seq_scan, 0), coalesce(t.seq_tup_read, 0), coalesce(t.idx_scan, 0), coalesce(i.idx_tup_read, 0)
-		FROM pg_catalog.pg_stat_user_tables t
-		LEFT JOIN (SELECT relid, sum(idx_tup_read)::bigint AS idx_tup_read FROM pg_catalog.pg_stat_user_indexes GROUP BY relid) i USING (relid)`)
+	rows, err := conn.Query(ctx, qTableStats)
 	if err != nil {
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}
-	defer rows.Close()
-	out := map[string]TableWrites{}
-	for rows.Next() {
-		t := TableWrites{Database: database}
-		if err := rows.Scan(&t.Table, &t.Inserted, &t.Updated, &t.HOTUpdated, &t.Deleted, &t.DeadTuples,
-			&t.SeqScans, &t.SeqTupRead, &t.IdxScans, &t.IdxTupRead); err != nil {
-			return nil, err
-		}
-		out[t.Table] = t
+	stats, err := pgx.CollectRows(rows, pgx.RowToStructByName[tableStatsRow])
+	if err != nil {
+		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}
-	return out, rows.Err()
+	out := make(map[string]TableWrites, len(stats))
+	for _, r := range stats {
+		out[r.Table] = TableWrites{Database: database, Table: r.Table, Inserted: r.Inserted, Updated: r.Updated,
+			HOTUpdated: r.HOTUpdated, Deleted: r.Deleted, DeadTuples: r.DeadTuples,
+			SeqScans: r.SeqScans, SeqTupRead: r.SeqTupRead, IdxScans: r.IdxScans, IdxTupRead: r.IdxTupRead}
+	}
+	return out, nil
+}
+
+// tableStatsRow is a row of sql/table_stats.sql, read by column name.
+type tableStatsRow struct {
+	Table      string `db:"table_name"`
+	Inserted   int64  `db:"n_tup_ins"`
+	Updated    int64  `db:"n_tup_upd"`
+	HOTUpdated int64  `db:"n_tup_hot_upd"`
+	Deleted    int64  `db:"n_tup_del"`
+	DeadTuples int64  `db:"n_dead_tup"`
+	SeqScans   int64  `db:"seq_scan"`
+	SeqTupRead int64  `db:"seq_tup_read"`
+	IdxScans   int64  `db:"idx_scan"`
+	IdxTupRead int64  `db:"idx_tup_read"`
 }
 
 // tableDelta subtracts before from after per table; DeadTuples keeps the

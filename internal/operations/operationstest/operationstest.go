@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
@@ -177,45 +178,65 @@ func (b *BillingReads) ReadBillingFinalizationCommitted(_ context.Context, req p
 const stateSQL = `
 SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
   SELECT concat_ws('|', 'receipt', event_id, event_type, event_envelope_sha256, receipt_schema_version, receipt_digest)
-    FROM operations.applied_receipts WHERE projection_name = $1 AND projection_version = $2
+    FROM operations.applied_receipts WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'aggregate', aggregate_type, aggregate_id, applied_revision, last_event_id)
-    FROM operations.projection_aggregates WHERE projection_name = $1 AND projection_version = $2
+    FROM operations.projection_aggregates WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'event', event_id, aggregate_type, aggregate_id, aggregate_revision, run_id, billing_reservation_id,
          correlation_id, causation_id, operation_id, occurred_at)
-    FROM operations.projected_events WHERE projection_name = $1 AND projection_version = $2
+    FROM operations.projected_events WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'summary', run_id, operation_id, correlation_id, tenant_kind, tenant_id, workspace_id, project_id,
          billing_account_id, billing_reservation_id, run_admission_manifest_ref, run_admission_manifest_digest, run_event_id,
          run_occurred_at, reservation_state, reservation_event_id, reservation_occurred_at, reservation_economic_identity,
          reserved_amount, finalization_event_id, finalization_occurred_at, billing_finalization_decision, settled_amount, released_amount)
-    FROM operations.operation_summaries WHERE projection_name = $1 AND projection_version = $2
+    FROM operations.operation_summaries WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'index', identifier_kind, identifier_value, run_id)
-    FROM operations.identifier_index WHERE projection_name = $1 AND projection_version = $2
+    FROM operations.identifier_index WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'pending', billing_reservation_id, run_id, wallet_event_id, finalization_event_id)
-    FROM operations.pending_unlinked_reservations WHERE projection_name = $1 AND projection_version = $2 AND status = 'pending'
+    FROM operations.pending_unlinked_reservations WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
-    FROM operations.revision_gaps WHERE projection_name = $1 AND projection_version = $2 AND resolved_at IS NULL
+    FROM operations.revision_gaps WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL
   UNION ALL
   SELECT concat_ws('|', 'unsupported', event_id, event_type)
-    FROM operations.unsupported_events WHERE projection_name = $1 AND projection_version = $2 AND resolved_at IS NULL
+    FROM operations.unsupported_events WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL
 ) t(x)`
 
 // State returns the projection state fingerprint of target t.
 func State(ctx context.Context, q db.Executor, t route.ProjectionTarget) (string, error) {
-	var s string
-	err := q.QueryRow(ctx, stateSQL, t.Name, t.Version).Scan(&s)
-	return s, err
+	rows, err := q.Query(ctx, stateSQL, targetArgs(t))
+	if err != nil {
+		return "", err
+	}
+	return pgx.CollectExactlyOneRow(rows, pgx.RowTo[string])
+}
+
+func targetArgs(t route.ProjectionTarget) pgx.NamedArgs {
+	return pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version}
 }
 
 // Count returns the number of rows of an operations table for target t.
 func Count(ctx context.Context, q db.Executor, table string, t route.ProjectionTarget) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, "SELECT count(*) FROM operations."+table+" WHERE projection_name = $1 AND projection_version = $2",
-		t.Name, t.Version).Scan(&n)
-	return n, err
+	rows, err := q.Query(ctx, "SELECT count(*) FROM operations."+table+
+		" WHERE projection_name = @projection_name AND projection_version = @projection_version", targetArgs(t))
+	if err != nil {
+		return 0, err
+	}
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	return int(n), err
+}
+
+// QueryOne runs sql with named arguments and reads its single row with fn
+// (pgx.RowToStructByName for columns read by name, pgx.RowTo for one value).
+func QueryOne[T any](ctx context.Context, q db.Executor, fn pgx.RowToFunc[T], sql string, args pgx.NamedArgs) (T, error) {
+	rows, err := q.Query(ctx, sql, args)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return pgx.CollectExactlyOneRow(rows, fn)
 }

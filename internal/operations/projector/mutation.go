@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/operations/projector/dbsqlc"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -168,8 +169,8 @@ func linkConflict(r runFacts, w walletFacts, bad []string) error {
 // lockLink takes the run and reservation advisory locks (run first).
 func lockLink(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, runID, reservationID string) error {
 	prefix := fmt.Sprintf("operations|link|%s|%d|", t.Name, t.Version)
-	var n int64
-	if err := tx.QueryRow(ctx, qLinkLock, []string{prefix + "run|" + runID, prefix + "reservation|" + reservationID}).Scan(&n); err != nil {
+	keys := []string{prefix + "run|" + runID, prefix + "reservation|" + reservationID}
+	if _, err := tx.Exec(ctx, qLinkLock, pgx.NamedArgs{"keys": keys}); err != nil {
 		return fmt.Errorf("lock run/reservation link: %w", err)
 	}
 	return nil
@@ -184,24 +185,26 @@ type summaryRow struct {
 }
 
 func summariesByLink(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, runID, reservationID string) ([]summaryRow, error) {
-	rows, err := tx.Query(ctx, qSummaryByLink, t.Name, t.Version, runID, reservationID)
+	rows, err := queries.SummaryByLink(ctx, tx, dbsqlc.SummaryByLinkParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: runID, BillingReservationID: reservationID,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read operation summary: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (summaryRow, error) {
-		var (
-			s             summaryRow
-			alg           string
-			project, opID *string
-		)
-		err := row.Scan(&s.run.RunID, &s.run.ReservationID, &s.run.AccountID,
-			&s.run.Manifest.Ref, &s.run.Manifest.SchemaVersion, &alg, &s.run.Manifest.Digest,
-			&s.run.Tenant.Kind, &s.run.Tenant.ID, &s.run.Tenant.WorkspaceID, &project, &s.run.CorrelationID, &opID,
-			&s.run.EventID, &s.state, &s.economicIdentity, &s.reservedAmount)
-		s.run.Manifest.DigestAlgorithmVersion = digest.Algorithm(alg)
-		s.run.Tenant.ProjectID, s.run.OperationID = deref(project), deref(opID)
-		return s, err
-	})
+	out := make([]summaryRow, len(rows))
+	for i, r := range rows {
+		out[i] = summaryRow{
+			run: runFacts{
+				RunID: r.RunID, ReservationID: r.BillingReservationID, AccountID: r.BillingAccountID,
+				Manifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
+					DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},
+				Tenant:        tenant{Kind: r.TenantKind, ID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: deref(r.ProjectID)},
+				CorrelationID: r.CorrelationID, OperationID: deref(r.OperationID), EventID: r.RunEventID,
+			},
+			state: r.ReservationState, economicIdentity: r.ReservationEconomicIdentity, reservedAmount: r.ReservedAmount,
+		}
+	}
+	return out, nil
 }
 
 // pendingRow is a Wallet-first reservation.
@@ -218,32 +221,29 @@ type pendingFinalization struct {
 }
 
 func pendingByLink(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, runID, reservationID string) ([]pendingRow, error) {
-	rows, err := tx.Query(ctx, qPendingByLink, t.Name, t.Version, runID, reservationID)
+	rows, err := queries.PendingByLink(ctx, tx, dbsqlc.PendingByLinkParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: runID, BillingReservationID: reservationID,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read pending reservation: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (pendingRow, error) {
-		var (
-			r                                   pendingRow
-			w                                   = &r.wallet
-			alg                                 string
-			project, causation, opID            *string
-			finEvent, finDecision, settled, rel *string
-			finAt                               *time.Time
-		)
-		err := row.Scan(&w.ReservationID, &w.RunID, &w.AccountID,
-			&w.Manifest.Ref, &w.Manifest.SchemaVersion, &alg, &w.Manifest.Digest,
-			&w.Tenant.Kind, &w.Tenant.ID, &w.Tenant.WorkspaceID, &project, &w.CorrelationID, &causation, &opID,
-			&w.EventID, &w.OccurredAt, &w.EconomicIdentity, &w.ReservedAmount,
-			&finEvent, &finAt, &finDecision, &settled, &rel)
-		w.Manifest.DigestAlgorithmVersion = digest.Algorithm(alg)
-		w.Tenant.ProjectID, w.CausationID, w.OperationID = deref(project), deref(causation), deref(opID)
-		if finEvent != nil {
-			r.finalization = &pendingFinalization{EventID: *finEvent, OccurredAt: *finAt, Decision: deref(finDecision),
-				SettledAmount: deref(settled), ReleasedAmount: deref(rel)}
+	out := make([]pendingRow, len(rows))
+	for i, r := range rows {
+		out[i].wallet = walletFacts{
+			ReservationID: r.BillingReservationID, RunID: r.RunID, AccountID: r.BillingAccountID,
+			Manifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
+				DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},
+			Tenant:        tenant{Kind: r.TenantKind, ID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: deref(r.ProjectID)},
+			CorrelationID: r.CorrelationID, CausationID: deref(r.CausationID), OperationID: deref(r.OperationID),
+			EventID: r.WalletEventID, OccurredAt: r.WalletOccurredAt,
+			EconomicIdentity: r.ReservationEconomicIdentity, ReservedAmount: r.ReservedAmount,
 		}
-		return r, err
-	})
+		if r.FinalizationEventID != nil && r.FinalizationOccurredAt != nil {
+			out[i].finalization = &pendingFinalization{EventID: *r.FinalizationEventID, OccurredAt: *r.FinalizationOccurredAt,
+				Decision: deref(r.BillingFinalizationDecision), SettledAmount: deref(r.SettledAmount), ReleasedAmount: deref(r.ReleasedAmount)}
+		}
+	}
+	return out, nil
 }
 
 func deref(s *string) string {
@@ -302,17 +302,28 @@ func applyRun(ctx context.Context, tx pgx.Tx, ev *inbox.Event, r runFacts) (muta
 			finEvent, finAt, finDecision, settled, relsd = &f.EventID, &f.OccurredAt, &f.Decision, &f.SettledAmount, &f.ReleasedAmount
 			m.index = append(m.index, indexEntry{IDEventID, f.EventID})
 		}
-		if _, err := tx.Exec(ctx, qPendingMarkLinked, t.Name, t.Version, w.ReservationID, r.EventID, ev.Now); err != nil {
+		if err := queries.PendingMarkLinked(ctx, tx, dbsqlc.PendingMarkLinkedParams{
+			ProjectionName: t.Name, ProjectionVersion: t.Version, BillingReservationID: w.ReservationID,
+			LinkedByEventID: r.EventID, Now: ev.Now,
+		}); err != nil {
 			return mutation{}, fmt.Errorf("mark reservation linked: %w", err)
 		}
 	default:
 		return mutation{}, transport.NonRetryable(CodeLinkConflict, fmt.Errorf("%w: run %s matches %d waiting reservations",
 			ErrLinkConflict, r.RunID, len(pending)))
 	}
-	_, err = tx.Exec(ctx, qSummaryInsert, t.Name, t.Version, r.RunID, nullable(r.OperationID), r.CorrelationID,
-		r.Tenant.Kind, r.Tenant.ID, r.Tenant.WorkspaceID, nullable(r.Tenant.ProjectID), r.AccountID, r.ReservationID,
-		r.Manifest.Ref, r.Manifest.SchemaVersion, string(r.Manifest.DigestAlgorithmVersion), r.Manifest.Digest,
-		r.EventID, r.OccurredAt, state, resEvent, resAt, resIdentity, resAmount, finEvent, finAt, finDecision, settled, relsd, ev.Now)
+	err = queries.SummaryInsert(ctx, tx, dbsqlc.SummaryInsertParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: r.RunID, OperationID: nullable(r.OperationID),
+		CorrelationID: r.CorrelationID, TenantKind: r.Tenant.Kind, TenantID: r.Tenant.ID, WorkspaceID: r.Tenant.WorkspaceID,
+		ProjectID: nullable(r.Tenant.ProjectID), BillingAccountID: r.AccountID, BillingReservationID: r.ReservationID,
+		RunAdmissionManifestRef: r.Manifest.Ref, RunAdmissionManifestSchemaVersion: r.Manifest.SchemaVersion,
+		RunAdmissionManifestDigestAlgorithmVersion: string(r.Manifest.DigestAlgorithmVersion),
+		RunAdmissionManifestDigest:                 r.Manifest.Digest,
+		RunEventID:                                 r.EventID, RunOccurredAt: r.OccurredAt, ReservationState: state,
+		ReservationEventID: resEvent, ReservationOccurredAt: resAt, ReservationEconomicIdentity: resIdentity,
+		ReservedAmount: resAmount, FinalizationEventID: finEvent, FinalizationOccurredAt: finAt,
+		BillingFinalizationDecision: finDecision, SettledAmount: settled, ReleasedAmount: relsd, Now: ev.Now,
+	})
 	if err != nil {
 		return mutation{}, fmt.Errorf("insert operation summary: %w", err)
 	}
@@ -341,10 +352,17 @@ func applyWallet(ctx context.Context, tx pgx.Tx, ev *inbox.Event, w walletFacts)
 			return mutation{}, transport.NonRetryable(CodeLinkConflict, fmt.Errorf("%w: run %s already has waiting reservation %s",
 				ErrLinkConflict, w.RunID, pending[0].wallet.ReservationID))
 		}
-		_, err = tx.Exec(ctx, qPendingInsert, t.Name, t.Version, w.ReservationID, w.RunID, w.AccountID,
-			w.Manifest.Ref, w.Manifest.SchemaVersion, string(w.Manifest.DigestAlgorithmVersion), w.Manifest.Digest,
-			w.Tenant.Kind, w.Tenant.ID, w.Tenant.WorkspaceID, nullable(w.Tenant.ProjectID), w.CorrelationID,
-			nullable(w.CausationID), nullable(w.OperationID), w.EventID, w.OccurredAt, w.EconomicIdentity, w.ReservedAmount, ev.Now)
+		err = queries.PendingInsert(ctx, tx, dbsqlc.PendingInsertParams{
+			ProjectionName: t.Name, ProjectionVersion: t.Version, BillingReservationID: w.ReservationID, RunID: w.RunID,
+			BillingAccountID: w.AccountID, RunAdmissionManifestRef: w.Manifest.Ref,
+			RunAdmissionManifestSchemaVersion:          w.Manifest.SchemaVersion,
+			RunAdmissionManifestDigestAlgorithmVersion: string(w.Manifest.DigestAlgorithmVersion),
+			RunAdmissionManifestDigest:                 w.Manifest.Digest,
+			TenantKind:                                 w.Tenant.Kind, TenantID: w.Tenant.ID, WorkspaceID: w.Tenant.WorkspaceID,
+			ProjectID: nullable(w.Tenant.ProjectID), CorrelationID: w.CorrelationID, CausationID: nullable(w.CausationID),
+			OperationID: nullable(w.OperationID), WalletEventID: w.EventID, WalletOccurredAt: w.OccurredAt,
+			ReservationEconomicIdentity: w.EconomicIdentity, ReservedAmount: w.ReservedAmount, Now: ev.Now,
+		})
 		if err != nil {
 			return mutation{}, fmt.Errorf("insert pending reservation: %w", err)
 		}
@@ -359,12 +377,15 @@ func applyWallet(ctx context.Context, tx pgx.Tx, ev *inbox.Event, w walletFacts)
 			return mutation{}, transport.NonRetryable(CodeLinkConflict, fmt.Errorf("%w: run %s already has reservation state %s",
 				ErrLinkConflict, s.run.RunID, s.state))
 		}
-		tag, err := tx.Exec(ctx, qSummaryLinkReservation, t.Name, t.Version, s.run.RunID, w.EventID, w.OccurredAt,
-			w.EconomicIdentity, w.ReservedAmount, ev.Now)
+		linked, err := queries.SummaryLinkReservation(ctx, tx, dbsqlc.SummaryLinkReservationParams{
+			ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: s.run.RunID,
+			ReservationEventID: &w.EventID, ReservationOccurredAt: &w.OccurredAt,
+			ReservationEconomicIdentity: &w.EconomicIdentity, ReservedAmount: &w.ReservedAmount, Now: ev.Now,
+		})
 		if err != nil {
 			return mutation{}, fmt.Errorf("link reservation: %w", err)
 		}
-		if tag.RowsAffected() != 1 {
+		if linked != 1 {
 			return mutation{}, errors.New("projector: link reservation: summary changed under its lock")
 		}
 		m.effect = EffectReservationLinked
@@ -394,8 +415,11 @@ func applyFinalization(ctx context.Context, tx pgx.Tx, ev *inbox.Event, f finali
 		if err := checkFinalization(f, s.run.RunID, s.run.ReservationID, s.run.AccountID, deref(s.economicIdentity), deref(s.reservedAmount), s.state == "reserved"); err != nil {
 			return mutation{}, err
 		}
-		if _, err := tx.Exec(ctx, qSummaryFinalize, t.Name, t.Version, s.run.RunID, f.EventID, f.OccurredAt, f.Decision,
-			f.SettledAmount, f.ReleasedAmount, ev.Now); err != nil {
+		if err := queries.SummaryFinalize(ctx, tx, dbsqlc.SummaryFinalizeParams{
+			ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: s.run.RunID,
+			FinalizationEventID: &f.EventID, FinalizationOccurredAt: &f.OccurredAt, BillingFinalizationDecision: &f.Decision,
+			SettledAmount: &f.SettledAmount, ReleasedAmount: &f.ReleasedAmount, Now: ev.Now,
+		}); err != nil {
 			return mutation{}, fmt.Errorf("finalize reservation: %w", err)
 		}
 		m.effect = EffectReservationFinalized
@@ -414,12 +438,15 @@ func applyFinalization(ctx context.Context, tx pgx.Tx, ev *inbox.Event, f finali
 	if err := checkFinalization(f, w.RunID, w.ReservationID, w.AccountID, w.EconomicIdentity, w.ReservedAmount, pending[0].finalization == nil); err != nil {
 		return mutation{}, err
 	}
-	tag, err := tx.Exec(ctx, qPendingFinalize, t.Name, t.Version, w.ReservationID, f.EventID, f.OccurredAt, f.Decision,
-		f.SettledAmount, f.ReleasedAmount)
+	finalized, err := queries.PendingFinalize(ctx, tx, dbsqlc.PendingFinalizeParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, BillingReservationID: w.ReservationID,
+		FinalizationEventID: &f.EventID, FinalizationOccurredAt: &f.OccurredAt, BillingFinalizationDecision: &f.Decision,
+		SettledAmount: &f.SettledAmount, ReleasedAmount: &f.ReleasedAmount,
+	})
 	if err != nil {
 		return mutation{}, fmt.Errorf("finalize pending reservation: %w", err)
 	}
-	if tag.RowsAffected() != 1 {
+	if finalized != 1 {
 		return mutation{}, errors.New("projector: finalize pending reservation: row changed under its lock")
 	}
 	m.effect = EffectPendingReservationFinal

@@ -82,21 +82,25 @@ func TestShadowProjectionReceiptRejectedByDispatcher(t *testing.T) {
 	var rejected *dispatcher.AckRejectedError
 	require.ErrorAs(t, err, &rejected)
 	require.Equal(t, "ack_projection_target_mismatch", rejected.ReasonCode)
-	var status string
-	var ack *string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT status, ack_receipt_key FROM outbox.outbox_deliveries WHERE event_id = $1",
-		o.Run.EventID).Scan(&status, &ack))
-	require.Equal(t, "leased", status)
-	require.Nil(t, ack)
+	type deliveryState struct {
+		Status        string     `db:"status"`
+		AckReceiptKey *string    `db:"ack_receipt_key"`
+		PublishedAt   *time.Time `db:"published_at"`
+	}
+	const stateSQL = `SELECT d.status, d.ack_receipt_key, e.published_at
+		FROM outbox.outbox_deliveries d JOIN outbox.outbox_events e USING (event_id) WHERE event_id = @event_id`
+	st, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[deliveryState], stateSQL, pgx.NamedArgs{"event_id": o.Run.EventID})
+	require.NoError(t, err)
+	require.Equal(t, "leased", st.Status)
+	require.Nil(t, st.AckReceiptKey)
 
 	active, err := shadowing.Consume(ctx, c.Delivery())
 	require.NoError(t, err)
 	require.NoError(t, store.VerifyAndAck(ctx, c, active))
-	var published *time.Time
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT d.status, e.published_at FROM outbox.outbox_deliveries d JOIN outbox.outbox_events e USING (event_id) WHERE event_id = $1",
-		o.Run.EventID).Scan(&status, &published))
-	require.Equal(t, "acknowledged", status)
-	require.NotNil(t, published)
+	st, err = operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[deliveryState], stateSQL, pgx.NamedArgs{"event_id": o.Run.EventID})
+	require.NoError(t, err)
+	require.Equal(t, "acknowledged", st.Status)
+	require.NotNil(t, st.PublishedAt)
 }
 
 // OPS-5: readOperationsProjectionAppliedReceipt answers found | not_found |

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
@@ -189,19 +190,24 @@ func TestOPS2RevisionGapThenFill(t *testing.T) {
 	require.Equal(t, readmodel.ReservationFinalized, s.Reservation.State)
 
 	// The build summary counted two waits and three applications.
-	var applied, waited int64
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT applied_count, waited_count FROM operations.projection_builds WHERE build_id = $1",
-		b.p.BuildID()).Scan(&applied, &waited))
-	require.EqualValues(t, 3, applied)
-	require.EqualValues(t, 2, waited)
+	type buildCounts struct {
+		Applied int64 `db:"applied_count"`
+		Waited  int64 `db:"waited_count"`
+	}
+	counts, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[buildCounts],
+		"SELECT applied_count, waited_count FROM operations.projection_builds WHERE build_id = @build_id",
+		pgx.NamedArgs{"build_id": b.p.BuildID()})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, counts.Applied)
+	require.EqualValues(t, 2, counts.Waited)
 }
 
 func (b *bundle) countReceipts(t *testing.T, eventID string) int {
 	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(),
-		"SELECT count(*) FROM operations.applied_receipts WHERE event_id = $1", eventID).Scan(&n))
-	return n
+	n, err := operationstest.QueryOne(context.Background(), b.pool, pgx.RowTo[int64],
+		"SELECT count(*) FROM operations.applied_receipts WHERE event_id = @event_id", pgx.NamedArgs{"event_id": eventID})
+	require.NoError(t, err)
+	return int(n)
 }
 
 // CON-1 with OPS-2: a waiting event redelivered with another envelope digest
@@ -290,9 +296,10 @@ func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 	require.Equal(t, before, b.state(t))
 	_, err = b.deliver(t, transition)
 	requireCode(t, err, true, projector.CodeUnsupportedPair)
-	var seen int
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT seen_count FROM operations.unsupported_events WHERE event_id = $1", transition.EventID).Scan(&seen))
-	require.Equal(t, 2, seen)
+	seen, err := operationstest.QueryOne(ctx, b.pool, pgx.RowTo[int32],
+		"SELECT seen_count FROM operations.unsupported_events WHERE event_id = @event_id", pgx.NamedArgs{"event_id": transition.EventID})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, seen)
 }
 
 // The projection target is the frozen member's: a delivery frozen to a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +17,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/operations/projector/dbsqlc"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -62,40 +62,26 @@ var (
 	ErrOwnerRead             = errors.New("projector: owner read")
 )
 
+// The statements sqlc cannot serve (batched or unnest-typed) are loaded
+// from sql/; everything else is generated into dbsqlc from queries/.
+//
 //go:embed sql/*.sql
-var queries embed.FS
-
-func query(name string) string {
-	b, err := queries.ReadFile("sql/" + name + ".sql")
-	if err != nil {
-		panic("projector: missing query " + name)
-	}
-	return strings.TrimSpace(string(b))
-}
+var sqlFiles embed.FS
 
 var (
-	qAggregateEnsure        = query("aggregate_ensure")
-	qAggregateLock          = query("aggregate_lock")
-	qAggregateAdvance       = query("aggregate_advance")
-	qLinkLock               = query("link_lock")
-	qGapRecord              = query("gap_record")
-	qGapResolve             = query("gap_resolve")
-	qUnsupportedRecord      = query("unsupported_record")
-	qUnsupportedResolve     = query("unsupported_resolve")
-	qProjectedEventInsert   = query("projected_event_insert")
-	qIndexInsert            = query("index_insert")
-	qSummaryByLink          = query("summary_by_link")
-	qPendingByLink          = query("pending_by_link")
-	qSummaryInsert          = query("summary_insert")
-	qSummaryLinkReservation = query("summary_link_reservation")
-	qSummaryFinalize        = query("summary_finalize")
-	qPendingInsert          = query("pending_insert")
-	qPendingMarkLinked      = query("pending_mark_linked")
-	qPendingFinalize        = query("pending_finalize")
-	qBuildRecord            = query("build_record")
-	qReceiptByKey           = query("receipt_by_key")
-	qReceiptByRef           = query("receipt_by_ref")
-	qReceiptReadScope       = query("receipt_read_scope")
+	stmts   = db.MustLoadStatements("projector", sqlFiles, "sql")
+	queries = dbsqlc.New()
+)
+
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qAggregateAdvance     = stmts.Get("aggregate_advance")
+	qAggregateEnsure      = stmts.Get("aggregate_ensure")
+	qAggregateLock        = stmts.Get("aggregate_lock")
+	qIndexInsert          = stmts.Get("index_insert")
+	qLinkLock             = stmts.Get("link_lock")
+	qProjectedEventInsert = stmts.Get("projected_event_insert")
+	qUnsupportedResolve   = stmts.Get("unsupported_resolve")
 )
 
 // Config configures a Projector.
@@ -254,7 +240,7 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, out inbox.Outcome) error {
 	t := ev.Key.Projection
 	var (
-		applied, waited    int
+		applied, waited    int64
 		eventID, eventType *string
 	)
 	if out.Waiting() {
@@ -263,8 +249,11 @@ func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, ou
 		applied = 1
 		eventID, eventType = &ev.Envelope.EventID, &ev.Envelope.EventType
 	}
-	_, err := tx.Exec(ctx, qBuildRecord, p.buildID, t.Name, t.Version, route.OperationsProjector, p.cfg.WorkerVersion,
-		p.startedAt, applied, waited, eventID, eventType, ev.Now)
+	err := queries.BuildRecord(ctx, tx, dbsqlc.BuildRecordParams{
+		BuildID: p.buildID, ProjectionName: t.Name, ProjectionVersion: t.Version,
+		ConsumerName: route.OperationsProjector, WorkerVersion: p.cfg.WorkerVersion, StartedAt: p.startedAt,
+		AppliedCount: applied, WaitedCount: waited, LastEventID: eventID, LastEventType: eventType, Now: ev.Now,
+	})
 	if err != nil {
 		return fmt.Errorf("record build summary: %w", err)
 	}
@@ -274,16 +263,22 @@ func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, ou
 // lockAggregate locks or creates the projection aggregate and returns its
 // applied revision.
 func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, aggType, aggID string, now time.Time) (int64, error) {
+	key := pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version,
+		"aggregate_type": aggType, "aggregate_id": aggID}
 	b := &pgx.Batch{}
-	b.Queue(qAggregateEnsure, t.Name, t.Version, aggType, aggID, now)
-	b.Queue(qAggregateLock, t.Name, t.Version, aggType, aggID)
+	b.Queue(qAggregateEnsure, withArgs(key, pgx.NamedArgs{"now": now}))
+	b.Queue(qAggregateLock, key)
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return 0, fmt.Errorf("create aggregate: %w", err)
 	}
-	var applied int64
-	if err := br.QueryRow().Scan(&applied); err != nil {
+	rows, err := br.Query()
+	if err != nil {
+		return 0, fmt.Errorf("lock aggregate: %w", err)
+	}
+	applied, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
 		return 0, fmt.Errorf("lock aggregate: %w", err)
 	}
 	return applied, br.Close()
@@ -292,12 +287,16 @@ func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, agg
 // recordGap records the gap and answers a recoverable wait (OPS-2).
 func (p *Projector) recordGap(ctx context.Context, tx pgx.Tx, ev *inbox.Event, applied int64) (inbox.Outcome, error) {
 	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
-	var alg, sha string
-	if err := tx.QueryRow(ctx, qGapRecord, t.Name, t.Version, env.EventID, env.EventType, env.AggregateType, env.AggregateID,
-		env.AggregateRevision, applied, string(d.Algorithm), d.Value, ev.Now).Scan(&alg, &sha); err != nil {
+	first, err := queries.GapRecord(ctx, tx, dbsqlc.GapRecordParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, WaitingEventID: env.EventID, WaitingEventType: env.EventType,
+		AggregateType: env.AggregateType, AggregateID: env.AggregateID, WaitingRevision: env.AggregateRevision,
+		AppliedRevisionAtDetection: applied, EventEnvelopeDigestAlgorithmVersion: string(d.Algorithm),
+		EventEnvelopeSha256: d.Value, Now: ev.Now,
+	})
+	if err != nil {
 		return inbox.Outcome{}, fmt.Errorf("record revision gap: %w", err)
 	}
-	if alg != string(d.Algorithm) || sha != d.Value {
+	if alg, sha := first.EventEnvelopeDigestAlgorithmVersion, first.EventEnvelopeSha256; alg != string(d.Algorithm) || sha != d.Value {
 		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEventDigestConflict,
 			fmt.Errorf("%w: event %s waited with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
 	}
@@ -309,12 +308,15 @@ func (p *Projector) recordGap(ctx context.Context, tx pgx.Tx, ev *inbox.Event, a
 // not project and answers a recoverable wait.
 func (p *Projector) recordUnsupported(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
 	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
-	var alg, sha string
-	if err := tx.QueryRow(ctx, qUnsupportedRecord, t.Name, t.Version, env.EventID, env.EventType, env.EventSchemaVersion,
-		string(d.Algorithm), d.Value, CodeUnsupportedPair, ev.Now).Scan(&alg, &sha); err != nil {
+	first, err := queries.UnsupportedRecord(ctx, tx, dbsqlc.UnsupportedRecordParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, EventID: env.EventID, EventType: env.EventType,
+		EventSchemaVersion: env.EventSchemaVersion, EventEnvelopeDigestAlgorithmVersion: string(d.Algorithm),
+		EventEnvelopeSha256: d.Value, ReasonCode: CodeUnsupportedPair, Now: ev.Now,
+	})
+	if err != nil {
 		return inbox.Outcome{}, fmt.Errorf("record unsupported event: %w", err)
 	}
-	if alg != string(d.Algorithm) || sha != d.Value {
+	if alg, sha := first.EventEnvelopeDigestAlgorithmVersion, first.EventEnvelopeSha256; alg != string(d.Algorithm) || sha != d.Value {
 		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEventDigestConflict,
 			fmt.Errorf("%w: event %s was recorded with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
 	}
@@ -325,19 +327,27 @@ func (p *Projector) recordUnsupported(ctx context.Context, tx pgx.Tx, ev *inbox.
 // the aggregate and resolves the event's gap/unsupported records.
 func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Event, m mutation) error {
 	env, t, d := ev.Envelope, ev.Key.Projection, ev.Delivery.EnvelopeDigest
+	target := pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version}
 	b := &pgx.Batch{}
-	b.Queue(qProjectedEventInsert, t.Name, t.Version, env.EventID, env.EventType, env.EventSchemaVersion,
-		env.AggregateType, env.AggregateID, env.AggregateRevision, m.runID, nullable(m.reservationID),
-		env.CorrelationID, nullable(env.CausationID), nullable(env.OperationID), env.OccurredAt, ev.Now, m.effect)
+	b.Queue(qProjectedEventInsert, withArgs(target, pgx.NamedArgs{
+		"event_id": env.EventID, "event_type": env.EventType, "event_schema_version": env.EventSchemaVersion,
+		"aggregate_type": env.AggregateType, "aggregate_id": env.AggregateID, "aggregate_revision": env.AggregateRevision,
+		"run_id": m.runID, "billing_reservation_id": nullable(m.reservationID), "correlation_id": env.CorrelationID,
+		"causation_id": nullable(env.CausationID), "operation_id": nullable(env.OperationID),
+		"occurred_at": env.OccurredAt, "applied_at": ev.Now, "projection_effect": m.effect,
+	}))
 	if len(m.index) > 0 {
 		kinds, values := make([]string, len(m.index)), make([]string, len(m.index))
 		for i, e := range m.index {
 			kinds[i], values[i] = e.kind, e.value
 		}
-		b.Queue(qIndexInsert, t.Name, t.Version, kinds, values, m.runID)
+		b.Queue(qIndexInsert, withArgs(target, pgx.NamedArgs{"kinds": kinds, "values": values, "run_id": m.runID}))
 	}
-	b.Queue(qAggregateAdvance, t.Name, t.Version, env.AggregateType, env.AggregateID, env.AggregateRevision, env.EventID, ev.Now)
-	b.Queue(qUnsupportedResolve, t.Name, t.Version, env.EventID, ev.Now)
+	b.Queue(qAggregateAdvance, withArgs(target, pgx.NamedArgs{
+		"aggregate_type": env.AggregateType, "aggregate_id": env.AggregateID,
+		"revision": env.AggregateRevision, "event_id": env.EventID, "now": ev.Now,
+	}))
+	b.Queue(qUnsupportedResolve, withArgs(target, pgx.NamedArgs{"event_id": env.EventID, "now": ev.Now}))
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -361,8 +371,10 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	if err := br.Close(); err != nil {
 		return err
 	}
-	var alg, sha string
-	err = tx.QueryRow(ctx, qGapResolve, t.Name, t.Version, env.EventID, ev.Now).Scan(&alg, &sha)
+	gap, err := queries.GapResolve(ctx, tx, dbsqlc.GapResolveParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, EventID: env.EventID, Now: ev.Now,
+	})
+	alg, sha := gap.EventEnvelopeDigestAlgorithmVersion, gap.EventEnvelopeSha256
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil
@@ -373,6 +385,17 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 			fmt.Errorf("%w: event %s waited with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
 	}
 	return nil
+}
+
+// withArgs merges named-argument sets (later sets win).
+func withArgs(sets ...pgx.NamedArgs) pgx.NamedArgs {
+	out := pgx.NamedArgs{}
+	for _, set := range sets {
+		for k, v := range set {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func nullable(s string) *string {

@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/operations/projector/dbsqlc"
 )
 
 // ReceiptReadState is the answer of readOperationsProjectionAppliedReceipt.
@@ -68,27 +69,25 @@ func ReadOperationsProjectionAppliedReceipt(ctx context.Context, q db.Executor, 
 		return ReceiptReadResult{}, err
 	}
 	t := req.Member.ProjectionTarget
-	var (
-		stored    strict.Quadruple
-		alg, body string
-	)
-	err := q.QueryRow(ctx, qReceiptByKey, t.Name, t.Version, req.EventID).Scan(&stored.Ref, &stored.SchemaVersion, &alg, &stored.Digest, &body)
+	row, err := queries.ReceiptByKey(ctx, q, dbsqlc.ReceiptByKeyParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, EventID: req.EventID,
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		var otherName, otherEvent string
-		var otherVersion int64
-		err := q.QueryRow(ctx, qReceiptByRef, req.Receipt.Ref).Scan(&otherName, &otherVersion, &otherEvent)
+		other, err := queries.ReceiptByRef(ctx, q, req.Receipt.Ref)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return ReceiptReadResult{State: ReceiptNotFound}, nil
 		case err != nil:
 			return ReceiptReadResult{}, fmt.Errorf("read receipt by ref: %w", err)
 		}
-		return conflicting(fmt.Sprintf("receipt ref belongs to event %s of %s@%d", otherEvent, otherName, otherVersion)), nil
+		return conflicting(fmt.Sprintf("receipt ref belongs to event %s of %s@%d", other.EventID, other.ProjectionName, other.ProjectionVersion)), nil
 	}
 	if err != nil {
 		return ReceiptReadResult{}, fmt.Errorf("read receipt: %w", err)
 	}
-	stored.DigestAlgorithmVersion = digest.Algorithm(alg)
+	body := row.ReceiptBody
+	stored := strict.Quadruple{Ref: row.ReceiptRef, SchemaVersion: row.ReceiptSchemaVersion,
+		DigestAlgorithmVersion: digest.Algorithm(row.ReceiptDigestAlgorithmVersion), Digest: row.ReceiptDigest}
 	if stored != req.Receipt {
 		return conflicting("another receipt answers this event and projection"), nil
 	}
@@ -139,31 +138,29 @@ func checkReadScope(ctx context.Context, q db.Executor, req ReceiptReadRequest) 
 		return fail("receipt quadruple: %v", err)
 	}
 	d := req.Definition
-	var (
-		evType, evSchema, evAlg, evSHA                 string
-		consumer, receiptType, receiptSchema, projName string
-		mandatory                                      bool
-		projVersion                                    int64
-		deliveryProjName                               *string
-		deliveryProjVersion                            *int64
-	)
-	err := q.QueryRow(ctx, qReceiptReadScope, req.EventID, d.DeliverySetVersion, d.DeliverySetDefinitionSchemaVersion,
-		string(d.DeliverySetDefinitionDigestAlgorithmVersion), d.DeliverySetDefinitionDigest).Scan(
-		&evType, &evSchema, &evAlg, &evSHA, &consumer, &receiptType, &receiptSchema, &mandatory,
-		&projName, &projVersion, &deliveryProjName, &deliveryProjVersion)
+	scope, err := queries.ReceiptReadScope(ctx, q, dbsqlc.ReceiptReadScopeParams{
+		EventID: req.EventID, DeliverySetVersion: d.DeliverySetVersion,
+		DeliverySetDefinitionSchemaVersion:          d.DeliverySetDefinitionSchemaVersion,
+		DeliverySetDefinitionDigestAlgorithmVersion: string(d.DeliverySetDefinitionDigestAlgorithmVersion),
+		DeliverySetDefinitionDigest:                 d.DeliverySetDefinitionDigest,
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fail("event %s is not frozen with definition %d or has no core_operations member", req.EventID, d.DeliverySetVersion)
 	}
 	if err != nil {
 		return fmt.Errorf("read receipt scope: %w", err)
 	}
+	// A core_operations member always names its projection (outbox CHECK).
+	projName, projVersion := deref(scope.ProjectionName), derefInt(scope.ProjectionVersion)
+	deliveryProjName, deliveryProjVersion := scope.DeliveryProjectionName, scope.DeliveryProjectionVersion
 	frozen := route.Required(projName, projVersion)
 	switch {
-	case evType != req.EventType || evSchema != req.EventSchemaVersion:
-		return fail("event pair is %s/%s", evType, evSchema)
-	case evAlg != string(req.EventEnvelopeDigest.Algorithm) || evSHA != req.EventEnvelopeDigest.Value:
+	case scope.EventType != req.EventType || scope.EventSchemaVersion != req.EventSchemaVersion:
+		return fail("event pair is %s/%s", scope.EventType, scope.EventSchemaVersion)
+	case scope.EventEnvelopeDigestAlgorithmVersion != string(req.EventEnvelopeDigest.Algorithm) || scope.EventEnvelopeSha256 != req.EventEnvelopeDigest.Value:
 		return fail("expected envelope digest is not the event's")
-	case consumer != m.ConsumerName || receiptType != m.ExpectedReceiptType || receiptSchema != m.ExpectedReceiptSchemaVersion || mandatory != m.Mandatory:
+	case scope.ConsumerName != m.ConsumerName || scope.ExpectedReceiptType != m.ExpectedReceiptType ||
+		scope.ExpectedReceiptSchemaVersion != m.ExpectedReceiptSchemaVersion || scope.Mandatory != m.Mandatory:
 		return fail("member differs from the frozen definition member")
 	case frozen != m.ProjectionTarget:
 		return fail("member projection %s@%d differs from the frozen %s@%d", m.ProjectionTarget.Name, m.ProjectionTarget.Version, projName, projVersion)
@@ -171,4 +168,11 @@ func checkReadScope(ctx context.Context, q db.Executor, req ReceiptReadRequest) 
 		return fail("delivery row projection differs from the frozen member")
 	}
 	return nil
+}
+
+func derefInt(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/operations/readmodel/dbsqlc"
 )
 
 // QueryDefinitionVersion names the Source Query and Semantic Definition of
@@ -154,24 +155,58 @@ func (in Inputs) fingerprint() (string, error) {
 	return d.String(), nil
 }
 
+// completenessRow is the row of sql/completeness_inputs.sql, read by column name.
+type completenessRow struct {
+	SourceEventsCount              int64  `db:"source_events_count"`
+	SourceEventsFingerprint        string `db:"source_events_fingerprint"`
+	MandatoryDeliveriesFingerprint string `db:"mandatory_deliveries_fingerprint"`
+	OpenDeliveries                 int64  `db:"open_deliveries"`
+	QuarantinedDeliveries          int64  `db:"quarantined_deliveries"`
+	ReceiptsCount                  int64  `db:"receipts_count"`
+	ReceiptsFingerprint            string `db:"receipts_fingerprint"`
+	MissingReceipts                int64  `db:"missing_receipts"`
+	UnresolvedGapsCount            int64  `db:"unresolved_gaps_count"`
+	UnresolvedGapsFingerprint      string `db:"unresolved_gaps_fingerprint"`
+	UnsupportedEventsCount         int64  `db:"unsupported_events_count"`
+	UnsupportedEventsFingerprint   string `db:"unsupported_events_fingerprint"`
+	PendingUnlinkedReservations    int64  `db:"pending_unlinked_reservations"`
+	ReceiptsWithoutMutation        int64  `db:"receipts_without_mutation"`
+	MutationsWithoutReceipt        int64  `db:"mutations_without_receipt"`
+	ReceiptsWithoutSource          int64  `db:"receipts_without_source"`
+	AggregateRevisionMismatch      int64  `db:"aggregate_revision_mismatch"`
+	MissedLinks                    int64  `db:"missed_links"`
+}
+
 func readInputs(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget) (Inputs, error) {
-	var in Inputs
-	s := &in.Semantic
-	err := tx.QueryRow(ctx, qCompletenessInputs, t.Name, t.Version).Scan(
-		&in.SourceEvents.Count, &in.SourceEvents.Fingerprint, &in.MandatoryDeliveries.Fingerprint,
-		&in.OpenDeliveries, &in.QuarantinedDeliveries,
-		&in.Receipts.Count, &in.Receipts.Fingerprint, &in.MissingReceipts,
-		&in.UnresolvedGaps.Count, &in.UnresolvedGaps.Fingerprint,
-		&in.UnsupportedEvents.Count, &in.UnsupportedEvents.Fingerprint,
-		&s.PendingUnlinkedReservations, &s.ReceiptsWithoutMutation, &s.MutationsWithoutReceipt,
-		&s.ReceiptsWithoutSource, &s.AggregateRevisionMismatch, &s.MissedLinks)
+	rows, err := tx.Query(ctx, qCompletenessInputs,
+		pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version})
 	if err != nil {
 		return Inputs{}, fmt.Errorf("read completeness inputs: %w", err)
 	}
-	// One core_operations mandatory delivery per source event (the source is
-	// the set of events that have one).
-	in.MandatoryDeliveries.Count = in.SourceEvents.Count
-	return in, nil
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[completenessRow])
+	if err != nil {
+		return Inputs{}, fmt.Errorf("read completeness inputs: %w", err)
+	}
+	return Inputs{
+		SourceEvents: SetFingerprint{Count: r.SourceEventsCount, Fingerprint: r.SourceEventsFingerprint},
+		// One core_operations mandatory delivery per source event (the source
+		// is the set of events that have one).
+		MandatoryDeliveries:   SetFingerprint{Count: r.SourceEventsCount, Fingerprint: r.MandatoryDeliveriesFingerprint},
+		OpenDeliveries:        r.OpenDeliveries,
+		QuarantinedDeliveries: r.QuarantinedDeliveries,
+		Receipts:              SetFingerprint{Count: r.ReceiptsCount, Fingerprint: r.ReceiptsFingerprint},
+		MissingReceipts:       r.MissingReceipts,
+		UnresolvedGaps:        SetFingerprint{Count: r.UnresolvedGapsCount, Fingerprint: r.UnresolvedGapsFingerprint},
+		UnsupportedEvents:     SetFingerprint{Count: r.UnsupportedEventsCount, Fingerprint: r.UnsupportedEventsFingerprint},
+		Semantic: Semantic{
+			PendingUnlinkedReservations: r.PendingUnlinkedReservations,
+			ReceiptsWithoutMutation:     r.ReceiptsWithoutMutation,
+			MutationsWithoutReceipt:     r.MutationsWithoutReceipt,
+			ReceiptsWithoutSource:       r.ReceiptsWithoutSource,
+			AggregateRevisionMismatch:   r.AggregateRevisionMismatch,
+			MissedLinks:                 r.MissedLinks,
+		},
+	}, nil
 }
 
 // SnapshotRef identifies a completed proof: completenessAsOf.
@@ -229,10 +264,15 @@ func (r *Reader) ProveCompleteness(ctx context.Context, p Params) (Proof, error)
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, qProofInsert, proof.SnapshotID, t.Name, t.Version, QueryDefinitionVersion,
-			proof.ProjectionCompleteness, proof.Reasons, inputsJSON, fp).Scan(&proof.EvaluatedAt, &proof.DatabaseSnapshot); err != nil {
+		stamp, err := queries.ProofInsert(ctx, tx, dbsqlc.ProofInsertParams{
+			SnapshotID: proof.SnapshotID, ProjectionName: t.Name, ProjectionVersion: t.Version,
+			QueryDefinitionVersion: QueryDefinitionVersion, ProjectionCompleteness: proof.ProjectionCompleteness,
+			Reasons: proof.Reasons, Inputs: inputsJSON, InputsFingerprint: fp,
+		})
+		if err != nil {
 			return fmt.Errorf("record completeness proof: %w", err)
 		}
+		proof.EvaluatedAt, proof.DatabaseSnapshot = stamp.EvaluatedAt, stamp.DatabaseSnapshot
 		return nil
 	})
 	if err != nil {
@@ -284,16 +324,7 @@ func (r *Reader) Completeness(ctx context.Context, p Params) (Completeness, erro
 		if err != nil {
 			return err
 		}
-		var (
-			ref        SnapshotRef
-			definition string
-			proved     string
-			reasons    []string
-			inputsJSON []byte
-			fp         string
-		)
-		err = tx.QueryRow(ctx, qProofLatest, t.Name, t.Version).Scan(&ref.SnapshotID, &definition, &ref.EvaluatedAt,
-			&ref.DatabaseSnapshot, &proved, &reasons, &inputsJSON, &fp)
+		latest, err := queries.ProofLatest(ctx, tx, dbsqlc.ProofLatestParams{ProjectionName: t.Name, ProjectionVersion: t.Version})
 		if errors.Is(err, pgx.ErrNoRows) {
 			out = unverified(t, ReasonNoCompletedSnapshot)
 			return nil
@@ -301,6 +332,9 @@ func (r *Reader) Completeness(ctx context.Context, p Params) (Completeness, erro
 		if err != nil {
 			return fmt.Errorf("read completeness proof: %w", err)
 		}
+		ref := SnapshotRef{SnapshotID: latest.SnapshotID, EvaluatedAt: latest.EvaluatedAt, DatabaseSnapshot: latest.DatabaseSnapshot}
+		definition, proved, reasons, inputsJSON, fp := latest.QueryDefinitionVersion, latest.ProjectionCompleteness,
+			latest.Reasons, latest.Inputs, latest.InputsFingerprint
 		var proofInputs Inputs
 		if definition != QueryDefinitionVersion || json.Unmarshal(inputsJSON, &proofInputs) != nil {
 			out = unverified(t, ReasonDefinitionMismatch)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -93,10 +94,15 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 	admitted := time.Since(start)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		var total, acked int
-		require.NoError(c, b.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'acknowledged') FROM outbox.outbox_deliveries`).Scan(&total, &acked))
-		require.Equal(c, 2*runs, total, "deliveries")
-		require.Equal(c, total, acked, "acknowledged deliveries")
+		type ackCounts struct {
+			Total int `db:"total"`
+			Acked int `db:"acked"`
+		}
+		n, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[ackCounts],
+			`SELECT count(*) AS total, count(*) FILTER (WHERE status = 'acknowledged') AS acked FROM outbox.outbox_deliveries`, nil)
+		require.NoError(c, err)
+		require.Equal(c, 2*runs, n.Total, "deliveries")
+		require.Equal(c, n.Total, n.Acked, "acknowledged deliveries")
 	}, 3*time.Minute, 50*time.Millisecond, "every delivery acknowledged")
 	delivered := time.Since(start)
 	stopDispatchers()
@@ -111,18 +117,27 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 	report := outboxtest.RequireDrained(t, b.pool)
 	require.EqualValues(t, 2*runs, report.Events)
 	require.EqualValues(t, 2*runs, report.Deliveries, "one core_operations delivery per event")
-	var starts, owners int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM outbox.outbox_delivery_attempt_starts),
-		(SELECT count(DISTINCT lease_owner) FROM outbox.outbox_deliveries)`).Scan(&starts, &owners))
+	type attemptCounts struct {
+		Starts int `db:"starts"`
+		Owners int `db:"owners"`
+	}
+	ac, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[attemptCounts], `SELECT
+		(SELECT count(*) FROM outbox.outbox_delivery_attempt_starts) AS starts,
+		(SELECT count(DISTINCT lease_owner) FROM outbox.outbox_deliveries) AS owners`, nil)
+	require.NoError(t, err)
+	starts, owners := ac.Starts, ac.Owners
 	require.GreaterOrEqual(t, starts, 2*runs)
 	require.GreaterOrEqual(t, owners, 2, "more than one dispatcher delivered")
 
-	var summaries, reserved int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE reservation_state = 'reserved')
-		FROM operations.operation_summaries`).Scan(&summaries, &reserved))
-	require.Equal(t, runs, summaries)
-	require.Equal(t, runs, reserved)
+	type summaryCounts struct {
+		Summaries int `db:"summaries"`
+		Reserved  int `db:"reserved"`
+	}
+	sc, err := operationstest.QueryOne(ctx, b.pool, pgx.RowToStructByName[summaryCounts], `SELECT count(*) AS summaries,
+		count(*) FILTER (WHERE reservation_state = 'reserved') AS reserved FROM operations.operation_summaries`, nil)
+	require.NoError(t, err)
+	require.Equal(t, runs, sc.Summaries)
+	require.Equal(t, runs, sc.Reserved)
 
 	proof, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
 	require.NoError(t, err)
@@ -135,8 +150,8 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 		runs, 2*runs, admitters, admitted.Round(time.Millisecond), dispatchers, delivered.Round(time.Millisecond), starts, owners)
 
 	// Spot check: an admitted operation is fully readable.
-	var runID string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT run_id::text FROM admission.runs LIMIT 1").Scan(&runID))
+	runID, err := operationstest.QueryOne(ctx, b.pool, pgx.RowTo[string], "SELECT run_id::text FROM admission.runs LIMIT 1", nil)
+	require.NoError(t, err)
 	res, err := admission.Lookup(ctx, b.pool, runID)
 	require.NoError(t, err)
 	s, err := b.rm.Operation(ctx, runID, readmodel.Params{})

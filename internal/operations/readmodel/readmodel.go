@@ -3,7 +3,7 @@
 // timeline, unresolved revision gaps, reservations waiting for their Run, and
 // the completeness proof and query (OPS-3, OPS-4). Every query reads one
 // projection target: the one given, or the projection's active pointer
-// (outbox.projection_pointers in the same core database).
+// (the outbox-owned view outbox.active_projections in the same core database).
 package readmodel
 
 import (
@@ -11,7 +11,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,47 +22,24 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/operations/readmodel/dbsqlc"
 )
 
+// The completeness inputs statement is loaded from sql/ (its result is a
+// wide row of aggregates read by name); every other query is generated into
+// dbsqlc from queries/.
+//
 //go:embed sql/*.sql
-var queries embed.FS
-
-func query(name string) string {
-	b, err := queries.ReadFile("sql/" + name + ".sql")
-	if err != nil {
-		panic("readmodel: missing query " + name)
-	}
-	s := strings.TrimSpace(string(b))
-	s = strings.ReplaceAll(s, "{{summary_columns}}", fragment("summary_columns"))
-	return strings.ReplaceAll(s, "{{pending_columns}}", fragment("pending_columns"))
-}
-
-// fragment returns a column list without its comment header.
-func fragment(name string) string {
-	b, err := queries.ReadFile("sql/" + name + ".sql")
-	if err != nil {
-		panic("readmodel: missing fragment " + name)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(l, "--") {
-			lines = append(lines, l)
-		}
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
+var sqlFiles embed.FS
 
 var (
-	qActiveProjection       = query("active_projection")
-	qOperationByRun         = query("operation_by_run")
-	qOperationsByIdentifier = query("operations_by_identifier")
-	qPendingByIdentifier    = query("pending_by_identifier")
-	qPendingList            = query("pending_list")
-	qTimeline               = query("timeline")
-	qGapsOpen               = query("gaps_open")
-	qCompletenessInputs     = query("completeness_inputs")
-	qProofInsert            = query("proof_insert")
-	qProofLatest            = query("proof_latest")
+	stmts   = db.MustLoadStatements("readmodel", sqlFiles, "sql")
+	queries = dbsqlc.New()
+)
+
+// The loaded statements, resolved once (a typo fails at package init).
+var (
+	qCompletenessInputs = stmts.Get("completeness_inputs")
 )
 
 // Errors of the read model.
@@ -113,8 +89,7 @@ func target(ctx context.Context, q db.Executor, p Params) (route.ProjectionTarge
 	if p.Projection.Required {
 		return p.Projection, nil
 	}
-	var v int64
-	err := q.QueryRow(ctx, qActiveProjection, projector.ProjectionName).Scan(&v)
+	v, err := queries.ActiveProjection(ctx, q, projector.ProjectionName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return route.ProjectionTarget{}, ErrNoActiveProjection
 	}
@@ -174,32 +149,26 @@ type FinalizationView struct {
 	ReleasedAmount string
 }
 
-func scanSummary(t route.ProjectionTarget, row interface{ Scan(...any) error }, pre ...any) (OperationSummary, error) {
-	var (
-		s                                             OperationSummary
-		opID, project, resEvent, resIdentity, resAmt  *string
-		finEvent, finDecision, settled, released, alg *string
-		resAt, finAt                                  *time.Time
-	)
-	dest := append(pre, &s.RunID, &opID, &s.CorrelationID, &s.Tenant.Kind, &s.Tenant.ID, &s.Tenant.WorkspaceID,
-		&project, &s.BillingAccountID, &s.BillingReservationID,
-		&s.RunAdmissionManifest.Ref, &s.RunAdmissionManifest.SchemaVersion, &alg, &s.RunAdmissionManifest.Digest,
-		&s.RunEventID, &s.RunOccurredAt, &s.Reservation.State, &resEvent, &resAt, &resIdentity, &resAmt,
-		&finEvent, &finAt, &finDecision, &settled, &released, &s.CreatedAt, &s.UpdatedAt)
-	if err := row.Scan(dest...); err != nil {
-		return OperationSummary{}, err
+func summaryOf(t route.ProjectionTarget, r dbsqlc.OperationsOperationSummary) OperationSummary {
+	s := OperationSummary{
+		Projection: t, RunID: r.RunID, OperationID: deref(r.OperationID), CorrelationID: r.CorrelationID,
+		Tenant:           Tenant{Kind: r.TenantKind, ID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: deref(r.ProjectID)},
+		BillingAccountID: r.BillingAccountID, BillingReservationID: r.BillingReservationID,
+		RunAdmissionManifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
+			DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},
+		RunEventID: r.RunEventID, RunOccurredAt: r.RunOccurredAt,
+		Reservation: ReservationView{
+			State: r.ReservationState, SourceDelayed: r.ReservationState == ReservationSourceDelayed,
+			EventID: deref(r.ReservationEventID), OccurredAt: r.ReservationOccurredAt,
+			EconomicIdentity: deref(r.ReservationEconomicIdentity), ReservedAmount: deref(r.ReservedAmount),
+		},
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
-	s.Projection = t
-	s.OperationID, s.Tenant.ProjectID = deref(opID), deref(project)
-	s.RunAdmissionManifest.DigestAlgorithmVersion = digest.Algorithm(deref(alg))
-	s.Reservation.SourceDelayed = s.Reservation.State == ReservationSourceDelayed
-	s.Reservation.EventID, s.Reservation.OccurredAt = deref(resEvent), resAt
-	s.Reservation.EconomicIdentity, s.Reservation.ReservedAmount = deref(resIdentity), deref(resAmt)
-	if finEvent != nil && finAt != nil {
-		s.Reservation.Finalization = &FinalizationView{EventID: *finEvent, OccurredAt: *finAt, Decision: deref(finDecision),
-			SettledAmount: deref(settled), ReleasedAmount: deref(released)}
+	if r.FinalizationEventID != nil && r.FinalizationOccurredAt != nil {
+		s.Reservation.Finalization = &FinalizationView{EventID: *r.FinalizationEventID, OccurredAt: *r.FinalizationOccurredAt,
+			Decision: deref(r.BillingFinalizationDecision), SettledAmount: deref(r.SettledAmount), ReleasedAmount: deref(r.ReleasedAmount)}
 	}
-	return s, nil
+	return s
 }
 
 func deref(s *string) string {
@@ -227,11 +196,13 @@ func (r *Reader) Operation(ctx context.Context, runID string, p Params) (Operati
 	if err != nil {
 		return OperationSummary{}, err
 	}
-	s, err := scanSummary(t, r.pool.QueryRow(ctx, qOperationByRun, t.Name, t.Version, id))
+	row, err := queries.OperationByRun(ctx, r.pool, dbsqlc.OperationByRunParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: id,
+	})
 	if err != nil {
 		return OperationSummary{}, db.NotFound(err)
 	}
-	return s, nil
+	return summaryOf(t, row.OperationsOperationSummary), nil
 }
 
 // Match is one operation an identifier names and the kinds it matched
@@ -263,26 +234,23 @@ func (r *Reader) Lookup(ctx context.Context, identifier string, p Params) (Looku
 		return LookupResult{}, err
 	}
 	res := LookupResult{Identifier: id, Projection: t}
-	rows, err := r.pool.Query(ctx, qOperationsByIdentifier, t.Name, t.Version, id)
-	if err != nil {
-		return LookupResult{}, fmt.Errorf("look up identifier: %w", err)
-	}
-	res.Matches, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Match, error) {
-		var m Match
-		s, err := scanSummary(t, row, &m.Kinds)
-		m.Operation = s
-		return m, err
+	matches, err := queries.OperationsByIdentifier(ctx, r.pool, dbsqlc.OperationsByIdentifierParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, Identifier: id,
 	})
 	if err != nil {
 		return LookupResult{}, fmt.Errorf("look up identifier: %w", err)
 	}
-	rows, err = r.pool.Query(ctx, qPendingByIdentifier, t.Name, t.Version, id)
+	for _, m := range matches {
+		res.Matches = append(res.Matches, Match{Kinds: m.Kinds, Operation: summaryOf(t, m.OperationsOperationSummary)})
+	}
+	pending, err := queries.PendingByIdentifier(ctx, r.pool, dbsqlc.PendingByIdentifierParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, Identifier: id,
+	})
 	if err != nil {
 		return LookupResult{}, fmt.Errorf("look up pending reservations: %w", err)
 	}
-	res.PendingUnlinked, err = pgx.CollectRows(rows, scanPending)
-	if err != nil {
-		return LookupResult{}, fmt.Errorf("look up pending reservations: %w", err)
+	for _, p := range pending {
+		res.PendingUnlinked = append(res.PendingUnlinked, pendingOf(p.OperationsPendingUnlinkedReservation))
 	}
 	return res, nil
 }
@@ -315,20 +283,20 @@ func (r *Reader) Timeline(ctx context.Context, runID string, p Params) ([]Timeli
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.pool.Query(ctx, qTimeline, t.Name, t.Version, id)
+	rows, err := queries.Timeline(ctx, r.pool, dbsqlc.TimelineParams{ProjectionName: t.Name, ProjectionVersion: t.Version, RunID: id})
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (TimelineEntry, error) {
-		var (
-			e                    TimelineEntry
-			causation, operation *string
-		)
-		err := row.Scan(&e.EventID, &e.EventType, &e.EventSchemaVersion, &e.AggregateType, &e.AggregateID, &e.AggregateRevision,
-			&e.CorrelationID, &causation, &operation, &e.OccurredAt, &e.AppliedAt, &e.Effect)
-		e.CausationID, e.OperationID = deref(causation), deref(operation)
-		return e, err
-	})
+	out := make([]TimelineEntry, 0, len(rows))
+	for _, e := range rows {
+		out = append(out, TimelineEntry{
+			EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+			AggregateType: e.AggregateType, AggregateID: e.AggregateID, AggregateRevision: e.AggregateRevision,
+			CorrelationID: e.CorrelationID, CausationID: deref(e.CausationID), OperationID: deref(e.OperationID),
+			OccurredAt: e.OccurredAt, AppliedAt: e.AppliedAt, Effect: e.ProjectionEffect,
+		})
+	}
+	return out, nil
 }
 
 // PendingReservation is a Wallet-first reservation waiting for its Run.
@@ -350,20 +318,18 @@ type PendingReservation struct {
 	ReceivedAt           time.Time
 }
 
-func scanPending(row pgx.CollectableRow) (PendingReservation, error) {
-	var (
-		p                                          PendingReservation
-		alg                                        string
-		project, causation, operation, finEvent, d *string
-	)
-	err := row.Scan(&p.BillingReservationID, &p.RunID, &p.BillingAccountID,
-		&p.RunAdmissionManifest.Ref, &p.RunAdmissionManifest.SchemaVersion, &alg, &p.RunAdmissionManifest.Digest,
-		&p.Tenant.Kind, &p.Tenant.ID, &p.Tenant.WorkspaceID, &project, &p.CorrelationID, &causation, &operation,
-		&p.WalletEventID, &p.WalletOccurredAt, &p.EconomicIdentity, &p.ReservedAmount, &finEvent, &d, &p.ReceivedAt)
-	p.RunAdmissionManifest.DigestAlgorithmVersion = digest.Algorithm(alg)
-	p.Tenant.ProjectID, p.CausationID, p.OperationID = deref(project), deref(causation), deref(operation)
-	p.FinalizationEventID, p.FinalizationDecision = deref(finEvent), deref(d)
-	return p, err
+func pendingOf(r dbsqlc.OperationsPendingUnlinkedReservation) PendingReservation {
+	return PendingReservation{
+		BillingReservationID: r.BillingReservationID, RunID: r.RunID, BillingAccountID: r.BillingAccountID,
+		RunAdmissionManifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
+			DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},
+		Tenant:        Tenant{Kind: r.TenantKind, ID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: deref(r.ProjectID)},
+		CorrelationID: r.CorrelationID, CausationID: deref(r.CausationID), OperationID: deref(r.OperationID),
+		WalletEventID: r.WalletEventID, WalletOccurredAt: r.WalletOccurredAt,
+		EconomicIdentity: r.ReservationEconomicIdentity, ReservedAmount: r.ReservedAmount,
+		FinalizationEventID: deref(r.FinalizationEventID), FinalizationDecision: deref(r.BillingFinalizationDecision),
+		ReceivedAt: r.ReceivedAt,
+	}
 }
 
 // PendingUnlinkedReservations lists reservations waiting for their Run (OPS-3).
@@ -372,11 +338,17 @@ func (r *Reader) PendingUnlinkedReservations(ctx context.Context, p Params) ([]P
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.pool.Query(ctx, qPendingList, t.Name, t.Version, p.limit())
+	rows, err := queries.PendingList(ctx, r.pool, dbsqlc.PendingListParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RowLimit: int32(p.limit()),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pending reservations: %w", err)
 	}
-	return pgx.CollectRows(rows, scanPending)
+	out := make([]PendingReservation, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, pendingOf(r.OperationsPendingUnlinkedReservation))
+	}
+	return out, nil
 }
 
 // Gap is one unresolved revision gap (OPS-2).
@@ -403,15 +375,21 @@ func (r *Reader) PendingGaps(ctx context.Context, p Params) ([]Gap, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.pool.Query(ctx, qGapsOpen, t.Name, t.Version, p.limit())
+	rows, err := queries.GapsOpen(ctx, r.pool, dbsqlc.GapsOpenParams{
+		ProjectionName: t.Name, ProjectionVersion: t.Version, RowLimit: int32(p.limit()),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pending gaps: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Gap, error) {
-		var g Gap
-		err := row.Scan(&g.WaitingEventID, &g.WaitingEventType, &g.AggregateType, &g.AggregateID, &g.WaitingRevision,
-			&g.AppliedRevisionAtDetection, &g.AppliedRevision, &g.DetectedAt, &g.LastSeenAt, &g.SeenCount)
-		g.MissingRevisionsArrived = g.AppliedRevision+1 >= g.WaitingRevision
-		return g, err
-	})
+	out := make([]Gap, 0, len(rows))
+	for _, g := range rows {
+		out = append(out, Gap{
+			WaitingEventID: g.WaitingEventID, WaitingEventType: g.WaitingEventType,
+			AggregateType: g.AggregateType, AggregateID: g.AggregateID, WaitingRevision: g.WaitingRevision,
+			AppliedRevisionAtDetection: g.AppliedRevisionAtDetection, AppliedRevision: g.AppliedRevision,
+			MissingRevisionsArrived: g.AppliedRevision+1 >= g.WaitingRevision,
+			DetectedAt:              g.DetectedAt, LastSeenAt: g.LastSeenAt, SeenCount: int(g.SeenCount),
+		})
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -222,9 +223,9 @@ func TestOPS4ProofReasons(t *testing.T) {
 		require.NoError(t, err)
 		_, err = b.pool.Exec(ctx, `INSERT INTO operations.completeness_proofs (snapshot_id, projection_name, projection_version,
 			query_definition_version, evaluated_at, database_snapshot, projection_completeness, reasons, inputs, inputs_fingerprint)
-			SELECT $1, projection_name, projection_version, 'operations-completeness@0', evaluated_at + interval '1 second',
+			SELECT @snapshot_id::uuid, projection_name, projection_version, 'operations-completeness@0', evaluated_at + interval '1 second',
 			       database_snapshot, projection_completeness, reasons, inputs, inputs_fingerprint
-			  FROM operations.completeness_proofs`, uuid.NewString())
+			  FROM operations.completeness_proofs`, pgx.NamedArgs{"snapshot_id": uuid.NewString()})
 		require.NoError(t, err)
 		c := b.completeness(t)
 		require.Equal(t, readmodel.Unverified, c.VerificationState)

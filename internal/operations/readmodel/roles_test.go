@@ -103,4 +103,10 @@ func TestRolesAreSufficient(t *testing.T) {
 	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 	_, err = opsPool.Exec(ctx, "DELETE FROM operations.applied_receipts")
 	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
+	// Operations reads outbox state only through the outbox-owned read
+	// views (outbox migration 00090), never the outbox tables.
+	for _, table := range []string{"outbox_events", "outbox_deliveries", "delivery_set_members", "projection_pointers"} {
+		_, err = opsPool.Exec(ctx, "SELECT 1 FROM outbox."+table+" LIMIT 1")
+		require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err), table)
+	}
 }

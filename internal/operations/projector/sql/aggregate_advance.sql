@@ -1,9 +1,9 @@
 -- name: AggregateAdvance
 -- Advances the aggregate by exactly one revision (compare-and-set on the
--- revision read under the lock).
--- $1 projection name, $2 projection version, $3 aggregate type, $4 aggregate id,
--- $5 new revision, $6 event id, $7 now.
+-- revision read under the lock). Loaded, not sqlc: it is queued in the
+-- recordApplied batch with the other mutation statements.
 UPDATE operations.projection_aggregates
-   SET applied_revision = $5, last_event_id = $6, updated_at = $7
- WHERE projection_name = $1 AND projection_version = $2 AND aggregate_type = $3 AND aggregate_id = $4
-   AND applied_revision = $5 - 1
+   SET applied_revision = @revision, last_event_id = @event_id, updated_at = @now
+ WHERE projection_name = @projection_name AND projection_version = @projection_version
+   AND aggregate_type = @aggregate_type AND aggregate_id = @aggregate_id
+   AND applied_revision = @revision - 1

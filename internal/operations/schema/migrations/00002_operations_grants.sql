@@ -3,9 +3,10 @@
 --   oceanway_operations  the projector (inbox transactions), the directed
 --                        receipt read, the read-model queries and the
 --                        completeness verifier: read/write its own schema,
---                        read the core outbox tables the completeness proof
---                        and the directed read compare with (the same fact
---                        boundary, DESIGN.md §2), nothing else.
+--                        read the outbox-owned read views the completeness
+--                        proof and the directed read compare with (the same
+--                        fact boundary, DESIGN.md §2; outbox migration 00090),
+--                        never the outbox tables, nothing else.
 --
 -- Receipts, projected events and proofs are insert-only (trigger OP001);
 -- the grants do not give UPDATE or DELETE on them either.
@@ -38,9 +39,8 @@ GRANT SELECT, INSERT, UPDATE ON operations.projection_aggregates, operations.ope
 GRANT SELECT, INSERT ON operations.identifier_index TO oceanway_operations;
 
 GRANT USAGE ON SCHEMA outbox TO oceanway_operations;
-GRANT SELECT ON outbox.outbox_events, outbox.outbox_deliveries, outbox.outbox_quarantine,
-  outbox.delivery_set_versions, outbox.delivery_set_members,
-  outbox.projection_versions, outbox.projection_pointers TO oceanway_operations;
+GRANT SELECT ON outbox.delivery_facts, outbox.event_frozen_members, outbox.active_projections
+  TO oceanway_operations;
 -- +goose StatementEnd
 
 -- +goose Down

@@ -1,2 +1,0 @@
--- How many quarantine rows exist (the recent list is bounded).
-SELECT count(*) FROM outbox.outbox_quarantine

@@ -1,0 +1,3 @@
+-- name: ReceiptCount :one
+-- How many receipts the consumer stored (one per delivery at the end).
+SELECT count(*) FROM bench.receipts;
