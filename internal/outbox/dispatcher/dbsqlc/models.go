@@ -10,6 +10,29 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type OutboxActiveProjection struct {
+	ProjectionName     string
+	ProjectionVersion  int64
+	DeliverySetVersion int64
+	SwitchedAt         time.Time
+}
+
+type OutboxDeliveryFact struct {
+	EventID                             string
+	Destination                         string
+	ConsumerName                        string
+	Mandatory                           bool
+	Status                              string
+	RequiredProjectionName              *string
+	RequiredProjectionVersion           *int64
+	AckReceiptKey                       *string
+	AckReceiptDigest                    *string
+	EventType                           string
+	EventSchemaVersion                  string
+	EventEnvelopeDigestAlgorithmVersion string
+	EventEnvelopeSha256                 string
+}
+
 type OutboxDeliverySetMember struct {
 	DeliverySetVersion           int64
 	EventType                    string
@@ -49,6 +72,27 @@ type OutboxDestinationBinding struct {
 	ExpectedReceiptSchemaVersion string
 	ProjectionTargetState        string
 	BoundAt                      time.Time
+}
+
+type OutboxEventFrozenMember struct {
+	EventID                                     string
+	EventType                                   string
+	EventSchemaVersion                          string
+	EventEnvelopeDigestAlgorithmVersion         string
+	EventEnvelopeSha256                         string
+	DeliverySetVersion                          int64
+	DeliverySetDefinitionSchemaVersion          string
+	DeliverySetDefinitionDigestAlgorithmVersion string
+	DeliverySetDefinitionDigest                 string
+	Destination                                 string
+	ConsumerName                                string
+	ExpectedReceiptType                         string
+	ExpectedReceiptSchemaVersion                string
+	Mandatory                                   bool
+	ProjectionName                              *string
+	ProjectionVersion                           *int64
+	DeliveryProjectionName                      *string
+	DeliveryProjectionVersion                   *int64
 }
 
 type OutboxOutboxDelivery struct {
