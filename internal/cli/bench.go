@@ -83,7 +83,7 @@ dropped at the end unless --keep.`,
 }
 
 // runBench runs the benchmark on the server it finds and prints the report.
-func runBench(ctx context.Context, streams *IO, o benchOptions) error {
+func runBench(ctx context.Context, streams *IO, o benchOptions) (err error) {
 	cfg := o.cfg
 	logf := func(format string, args ...any) {
 		if !o.quiet {
@@ -108,7 +108,11 @@ func runBench(ctx context.Context, streams *IO, o benchOptions) error {
 		if err != nil {
 			return fmt.Errorf("bench: cpu profile: %w", err)
 		}
-		defer f.Close()
+		defer func() { // the profile is written to f: a failed close loses it
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("bench: cpu profile: %w", cerr)
+			}
+		}()
 		cfg.CPUProfile = f
 	}
 	report, err := bench.Run(ctx, cfg)

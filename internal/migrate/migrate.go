@@ -286,7 +286,7 @@ func Up(ctx context.Context, dsn string, b boundary.Boundary, lines []Line, opts
 	}
 
 	sqlDB := stdlib.OpenDB(*cfg)
-	defer sqlDB.Close()
+	defer func() { _ = sqlDB.Close() }() // releases pooled connections; the migrations' outcome is already known
 	sqlDB.SetMaxOpenConns(2)
 	var out []Applied
 	for _, l := range ls {

@@ -155,7 +155,7 @@ func TestEnsureRolesConcurrently(t *testing.T) {
 				errs <- err
 				return
 			}
-			defer conn.Close(ctx)
+			defer func() { _ = conn.Close(ctx) }() // Terminate only: the server ends the session either way
 			errs <- migrate.EnsureRoles(ctx, conn, []string{role, schema.RoleProducer})
 		}()
 	}

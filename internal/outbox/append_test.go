@@ -31,7 +31,7 @@ func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	ev := sample(envelope.BillingFinalizationResolutionAppliedV1) // two mandatory members
+	ev := freshSample(envelope.BillingFinalizationResolutionAppliedV1) // two mandatory members
 
 	var res outbox.AppendResult
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
@@ -104,7 +104,7 @@ func TestAppendAllFirstReleasePairs(t *testing.T) {
 	b := setup(t)
 	var evs []envelope.Envelope
 	for eventType := range deliveryset.FirstReleaseRoutes {
-		evs = append(evs, sample(eventType))
+		evs = append(evs, freshSample(eventType))
 	}
 	res := appendTx(t, b.pool, evs...)
 	require.Len(t, res.Events, 13)
@@ -129,12 +129,12 @@ func TestAppendSeveralEventsAllocatesIDsFirst(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t)
 	ids := outbox.NewEventIDs(2)
-	fin := sample(envelope.BillingFinalizationCommittedV1)
+	fin := freshSample(envelope.BillingFinalizationCommittedV1)
 	fin.EventID = ids[0]
-	tr := sample(envelope.BillingSettlementTransitionCommittedV1)
+	tr := freshSample(envelope.BillingSettlementTransitionCommittedV1)
 	tr.EventID = ids[1]
 	tr.CausationID = ids[0]
-	third := sample(envelope.BillingLateExposureCaseRequestedV1)
+	third := freshSample(envelope.BillingLateExposureCaseRequestedV1)
 	third.EventID = ""
 	third.CausationID = ids[1]
 
@@ -172,7 +172,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 		{"run.*", "2.0"},
 		{"run.created@2.0", "2"}, // schema version differs from the suffix
 	} {
-		ev := sample(envelope.RunCreatedV2)
+		ev := freshSample(envelope.RunCreatedV2)
 		ev.EventType, ev.EventSchemaVersion = alias.eventType, alias.schemaVersion
 		err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 			// A domain write that must not survive the failed append.
@@ -192,7 +192,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 	require.Zero(t, n)
 
 	// A payload that breaks its pair's contract is rejected the same way.
-	bad := sample(envelope.RunCreatedV2)
+	bad := freshSample(envelope.RunCreatedV2)
 	bad.AggregateRevision = 7
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, bad)
@@ -245,7 +245,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		t.Parallel()
 		pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 		_, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrNoActiveDefinition)
 	})
@@ -255,7 +255,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		b := setup(t)
 		registerActivate(t, b, withoutPair(t, 2, envelope.GatewayAvailabilityCurrentChangedV1))
 		_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrPairNotInDefinition)
 		require.ErrorIs(t, err, deliveryset.ErrPairNotApplicable)
@@ -263,7 +263,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		require.EqualValues(t, 2, pe.Definition.DeliverySetVersion)
 		// Other pairs still append against the new definition.
-		res := appendTx(t, b.pool, sample(envelope.RunCreatedV2))
+		res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2))
 		require.EqualValues(t, 2, res.Definition.DeliverySetVersion)
 	})
 
@@ -283,7 +283,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		require.NoError(t, d.Seal())
 		registerActivate(t, b, d)
 		_, err = db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.BillingFinalizationResolutionAppliedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.BillingFinalizationResolutionAppliedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrMemberMissing)
 		var me *outbox.MemberMissingError
@@ -297,7 +297,7 @@ func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	ev := sample(envelope.RunCreatedV2)
+	ev := freshSample(envelope.RunCreatedV2)
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, ev, ev)
 	})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -51,9 +51,9 @@ func bindDestinations(t testing.TB, pool *pgxpool.Pool) {
 	require.NoError(t, err)
 }
 
-// sample returns a valid envelope of the pair with a fresh event id.
-func sample(eventType string) envelope.Envelope {
-	e := envelopetest.Envelope(eventType, 0)
+// freshSample returns a valid envelope of the pair with a fresh event id.
+func freshSample(eventType string) envelope.Envelope {
+	e := sample.Envelope(eventType, 0)
 	e.EventID = outbox.NewEventID()
 	return e
 }

@@ -51,7 +51,7 @@ func TestRecordPublicationThreeOutcomes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
 
 	invalid := map[string]func(*outbox.PublicationParams){
 		"consumer of another destination": func(p *outbox.PublicationParams) { p.ConsumerName = route.OperationsProjector },
@@ -105,7 +105,7 @@ func TestPublishedAtGuards(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_events SET published_at = now()"), outbox.CodePublishedAtGuard)
 
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.PublicationResult, error) {
@@ -133,11 +133,11 @@ func TestRecordPublicationConcurrentSiblingAcks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
 
 	txA, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
-	defer txA.Rollback(ctx)
+	defer func() { _ = txA.Rollback(ctx) }() // no-op after Commit; on a failed step the test has already failed
 	a := ack{EventID: ev.EventID, Destination: route.CoreOperations, Attempt: claim(t, ctx, txA, ev.EventID, route.CoreOperations),
 		ReceiptRef: "ra", ReceiptDigest: strings.Repeat("a", 64), EnvelopeSHA: ev.EnvelopeDigest.Value}
 	a.write(t, ctx, txA)

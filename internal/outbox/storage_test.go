@@ -150,7 +150,7 @@ func TestEventImmutability(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, set := range []string{
 		`event_payload = '{"changed":true}'`,
@@ -191,7 +191,7 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	// A pair with two mandatory members: acknowledging one of them by hand
 	// (without outbox.record_publication) may commit, because the event is
 	// not complete yet (OB-PUB-1's commit-time proof, OW015, does not apply).
-	id := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, status := range []string{"retryable", "delivered", "dead_letter", "PENDING", ""} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = '"+status+"'"+where)
@@ -227,7 +227,7 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	var a attempt
 	require.NoError(t, db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		setRole(t, ctx, tx, schema.RoleDispatcher)
@@ -262,7 +262,7 @@ func TestQuarantineIsExplicit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	res := appendTx(t, b.pool, sample(envelope.RunCreatedV2), sample(envelope.WalletReservedV2))
+	res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2), freshSample(envelope.WalletReservedV2))
 	one, two := res.Events[0], res.Events[1]
 	quarantine := func(tx pgx.Tx, e outbox.AppendedEvent, sha string, withRow bool) error {
 		a := claim(t, ctx, tx, e.EventID, route.CoreOperations)
@@ -317,7 +317,7 @@ func TestRoleGrants(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	as := func(role string, stmt string, args ...any) error {
 		return db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 			setRole(t, ctx, tx, role)
@@ -365,7 +365,7 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	_, err = conn.Exec(ctx, "LISTEN outbox_deliveries")
 	require.NoError(t, err)
 
-	appendTx(t, b.pool, sample(envelope.RunCreatedV2), sample(envelope.WalletReservedV2), sample(envelope.BillingFinalizationResolutionAppliedV1))
+	appendTx(t, b.pool, freshSample(envelope.RunCreatedV2), freshSample(envelope.WalletReservedV2), freshSample(envelope.BillingFinalizationResolutionAppliedV1))
 	got := map[string]int{}
 	for i := 0; i < 2; i++ {
 		n, err := conn.Conn().WaitForNotification(ctx)
@@ -376,11 +376,11 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	require.Equal(t, map[string]int{"core_operations": 1, "billing_finalization_coordinator": 1}, got)
 	// Nothing else is pending: a rolled-back append notifies nobody.
 	_ = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := release.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
+		_, err := release.AppendTx(ctx, tx, freshSample(envelope.MeteringSettlementInputCurrentChangedV1))
 		require.NoError(t, err)
 		return fmt.Errorf("roll back")
 	})
-	appendTx(t, b.pool, sample(envelope.ExecutionAttemptEligibilityFinalizedV1))
+	appendTx(t, b.pool, freshSample(envelope.ExecutionAttemptEligibilityFinalizedV1))
 	n, err := conn.Conn().WaitForNotification(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "metering_input_processor", n.Payload)
@@ -394,7 +394,7 @@ func TestEventImmutabilityEveryColumn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = 'outbox' AND table_name = 'outbox_events' AND column_name <> 'published_at'`)
 	require.NoError(t, err)

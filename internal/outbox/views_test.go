@@ -59,7 +59,7 @@ func TestReadViewDeliveryFacts(t *testing.T) {
 		"event_envelope_sha256 text",
 	}, viewColumns(t, b.pool, "delivery_facts"))
 
-	ev := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 	require.NotEmpty(t, ev.Deliveries)
 	m := ev.Deliveries[0]
 	type deliveryFact struct {
@@ -113,7 +113,7 @@ func TestReadViewEventFrozenMembers(t *testing.T) {
 		"delivery_projection_version bigint",
 	}, viewColumns(t, b.pool, "event_frozen_members"))
 
-	res := appendTx(t, b.pool, sample(envelope.RunCreatedV2))
+	res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2))
 	ev := res.Events[0]
 	require.NotEmpty(t, ev.Deliveries)
 	m := ev.Deliveries[0]

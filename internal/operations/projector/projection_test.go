@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/operations/operationstest"
@@ -112,7 +112,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 	t.Parallel()
 	for name, edit := range map[string]func(*envelope.Envelope){
 		"account":  func(e *envelope.Envelope) { e.Payload["billingAccountId"] = operationstest.ID(99, 2) },
-		"manifest": func(e *envelope.Envelope) { e.Payload["runAdmissionManifestDigest"] = envelopetest.Hex("other") },
+		"manifest": func(e *envelope.Envelope) { e.Payload["runAdmissionManifestDigest"] = sample.Hex("other") },
 		"tenant":   func(e *envelope.Envelope) { e.WorkspaceID = operationstest.ID(99, 902) },
 		"causation": func(e *envelope.Envelope) {
 			e.CausationID = operationstest.ID(99, 6)
@@ -283,13 +283,13 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 	t.Parallel()
 	b, ctx := setup(t), context.Background()
-	transition := envelopetest.Built(envelope.BillingSettlementTransitionCommittedV1, 1)
+	transition := sample.Built(envelope.BillingSettlementTransitionCommittedV1, 1)
 	_, err := b.deliver(t, transition)
 	requireCode(t, err, true, projector.CodeUnsupportedPair)
 	require.Equal(t, 1, b.count(t, "unsupported_events"))
 	require.Zero(t, b.countReceipts(t, transition.EventID))
 
-	closure := envelopetest.Built(envelope.ExecutionRunFinalizationClosedV1, 2)
+	closure := sample.Built(envelope.ExecutionRunFinalizationClosedV1, 2)
 	before := b.state(t)
 	_, err = b.deliver(t, closure)
 	requireCode(t, err, false, projector.CodePairNotRouted)

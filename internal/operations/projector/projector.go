@@ -269,7 +269,7 @@ func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, agg
 	b.Queue(qAggregateEnsure, withArgs(key, pgx.NamedArgs{"now": now}))
 	b.Queue(qAggregateLock, key)
 	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+	defer func() { _ = br.Close() }() // error paths return the first error; the success path checks Close
 	if _, err := br.Exec(); err != nil {
 		return 0, fmt.Errorf("create aggregate: %w", err)
 	}
@@ -349,7 +349,7 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	}))
 	b.Queue(qUnsupportedResolve, withArgs(target, pgx.NamedArgs{"event_id": env.EventID, "now": ev.Now}))
 	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+	defer func() { _ = br.Close() }() // error paths return the first error; the success path checks Close
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("insert projected event: %w", err)
 	}

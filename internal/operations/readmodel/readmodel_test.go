@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
@@ -190,7 +190,7 @@ func TestOPS4ProofReasons(t *testing.T) {
 		require.Error(t, err)
 		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(o.Wallet)) // wallet without its Run
 		require.NoError(t, err)
-		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(envelopetest.Built(envelope.BillingSettlementTransitionCommittedV1, 1)))
+		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingSettlementTransitionCommittedV1, 1)))
 		require.Error(t, err) // not projected by this release
 		proof, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
 		require.NoError(t, err)

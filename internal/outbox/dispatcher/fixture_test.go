@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -54,7 +54,7 @@ func (b *bundle) appendRuns(t testing.TB, n int) []string {
 	events := make([]envelope.Envelope, n)
 	ids := make([]string, n)
 	for i := range events {
-		events[i] = envelopetest.Envelope("run.created@2.0", 0)
+		events[i] = sample.Envelope("run.created@2.0", 0)
 		events[i].EventID = outbox.NewEventID()
 		events[i].AggregateID = uuid.NewString()
 		events[i].Payload["runId"] = events[i].AggregateID

@@ -247,8 +247,8 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 		row := b.delivery(t, id)
 		fin := b.finishes(t, id)
 		require.Len(t, fin, 1)
-		switch {
-		case ackErrs[i] == nil:
+		switch ackErrs[i] {
+		case nil:
 			require.Equal(t, "acknowledged", row.Status)
 			require.Equal(t, []string{"acknowledged"}, fin)
 		default:

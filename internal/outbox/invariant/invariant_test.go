@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -52,7 +52,7 @@ func TestReport_ScopesAndViolations(t *testing.T) {
 
 	require.NoError(t, evaluate(t, pool).Err(invariant.Drained), "an empty outbox is drained")
 
-	e := envelopetest.Envelope("run.created@2.0", 0)
+	e := sample.Envelope("run.created@2.0", 0)
 	e.EventID = outbox.NewEventID()
 	_, err = db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, e)
