@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/outbox"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -74,7 +75,7 @@ func TestWithTx(t *testing.T) {
 		return err
 	})
 	require.ErrorContains(t, err, "commit")
-	require.Equal(t, "OW010", db.SQLState(err))
+	require.Equal(t, outbox.CodeDefinitionIncomplete, db.SQLState(err))
 
 	v, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
 		var n int

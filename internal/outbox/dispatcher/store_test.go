@@ -15,6 +15,7 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
@@ -454,7 +455,7 @@ func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	corrupt.EnvelopeDigest.Value = strings.Repeat("0", 64)
 	errs = b.store.AckBatch(ctx, []dispatcher.VerifiedAck{verify(corrupt), verify(claims[3])})
 	require.Error(t, errs[0])
-	require.Equal(t, "OW009", db.SQLState(errs[0]))
+	require.Equal(t, outbox.CodePublicationInvalid, db.SQLState(errs[0]))
 	require.NoError(t, errs[1])
 
 	require.Equal(t, "acknowledged", b.delivery(t, claims[0].EventID).Status)
@@ -585,7 +586,7 @@ func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
 			c.EventID, c.AttemptID, q.Ref, q.SchemaVersion, q.Digest, c.EnvelopeDigest.Value)
 		return err
 	})
-	require.Equal(t, "OW015", db.SQLState(err))
+	require.Equal(t, outbox.CodePublicationMissing, db.SQLState(err))
 	require.Equal(t, "leased", b.delivery(t, c.EventID).Status, "the whole transaction rolled back")
 
 	require.NoError(t, b.store.VerifyAndAck(ctx, c, res))
