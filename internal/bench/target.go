@@ -39,7 +39,7 @@ const projectionName = "operations"
 // member, core_operations, so one event is one delivery.
 const eventType = "run.created@2.0"
 
-// outboxTarget is one run's producer database (outbox line applied, first
+// outboxTarget is one run's producer database (Config.Lines applied, first
 // release definition active), the consumer's database and K dispatchers.
 type outboxTarget struct {
 	producerDB, consumerDB   string

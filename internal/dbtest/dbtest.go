@@ -46,6 +46,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
 
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
@@ -228,12 +229,20 @@ func Server(t testing.TB) *pgserver.Server {
 	return h.srv
 }
 
-// Main runs the tests of a package and then stops a throwaway cluster the
-// harness started (optional: without it the cluster dies with the process
-// and a later run removes its directory). Use as func TestMain(m *testing.M) { dbtest.Main(m) }.
-func Main(m *testing.M) {
+// Main runs the tests of a package, stops a throwaway cluster the harness
+// started, and then fails the run when a goroutine outlived the tests
+// (goleak): a pool, listener or dispatcher a test forgot to stop. Every test
+// package under internal/ uses it: func TestMain(m *testing.M) { dbtest.Main(m) }.
+// opts are targeted goleak ignores, each with a reason at the call site.
+func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	Close()
+	if code == 0 {
+		if err := goleak.Find(opts...); err != nil {
+			fmt.Fprintf(os.Stderr, "dbtest: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
