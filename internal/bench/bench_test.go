@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func TestRunTiny(t *testing.T) {
 	t.Parallel()
 	srv := dbtest.Server(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	const events = 50
 	prefix := dbtest.NewPrefix(t)
@@ -83,7 +83,7 @@ func TestRunTiny(t *testing.T) {
 func TestMeasureLimit(t *testing.T) {
 	t.Parallel()
 	srv := dbtest.Server(t)
-	l, err := measure.MeasureLimit(context.Background(), measure.Env{ServerURL: srv.URL}, measure.LimitParams{
+	l, err := measure.MeasureLimit(t.Context(), measure.Env{ServerURL: srv.URL}, measure.LimitParams{
 		Database: dbtest.NewPrefix(t) + "_limit", Concurrency: 2, Duration: 200 * time.Millisecond, PayloadBytes: 64, BatchRows: 10,
 	})
 	require.NoError(t, err)

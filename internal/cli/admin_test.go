@@ -29,7 +29,7 @@ func startAdmin(t *testing.T, w *admintest.World, args ...string) (string, func(
 	var stderr strings.Builder
 	root := cli.NewRoot(&cli.IO{In: strings.NewReader(""), Out: pw, Err: &stderr})
 	root.SetArgs(append([]string{"admin", "--listen", "127.0.0.1:0", "--database-url", srv.URL, "--db-prefix", w.Bundle.Prefix}, args...))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		err := root.ExecuteContext(ctx)

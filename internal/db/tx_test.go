@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func count(t *testing.T, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
-	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM outbox.projection_versions").Scan(&n))
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM outbox.projection_versions").Scan(&n))
 	return n
 }
 
@@ -32,7 +32,7 @@ func insert(ctx context.Context, tx pgx.Tx, version int) error {
 
 func TestWithTx(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 
 	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return insert(ctx, tx, 1) }))

@@ -29,7 +29,7 @@ import (
 // suffice.
 func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ev := freshSample(envelope.BillingFinalizationResolutionAppliedV1) // two mandatory members
 
@@ -100,7 +100,7 @@ func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 // exactly its mandatory members: 13 events, 14 delivery rows.
 func TestAppendAllFirstReleasePairs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	var evs []envelope.Envelope
 	for eventType := range deliveryset.FirstReleaseRoutes {
@@ -126,7 +126,7 @@ func TestAppendAllFirstReleasePairs(t *testing.T) {
 // digest and its own delivery rows; an event without an id gets one.
 func TestAppendSeveralEventsAllocatesIDsFirst(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ids := outbox.NewEventIDs(2)
 	fin := freshSample(envelope.BillingFinalizationCommittedV1)
@@ -163,7 +163,7 @@ func TestAppendSeveralEventsAllocatesIDsFirst(t *testing.T) {
 // caller's domain transaction rolls back with it.
 func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	for _, alias := range []struct{ eventType, schemaVersion string }{
 		{"run.created", "2.0"}, // no version suffix
@@ -205,7 +205,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 // activates it.
 func registerActivate(t *testing.T, b *testBundle, def *deliveryset.Definition) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := outbox.Register(ctx, b.pool, def, outbox.RegisterOpts{SourceRelease: "test"})
 	require.NoError(t, err)
 	_, err = outbox.Activate(ctx, b.pool, def.Version)
@@ -239,7 +239,7 @@ func withoutPair(t *testing.T, v int64, eventType string) *deliveryset.Definitio
 // the domain transaction fails before anything is written.
 func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("no active definition", func(t *testing.T) {
 		t.Parallel()
@@ -295,7 +295,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 // Duplicate event ids are rejected in one append and across appends.
 func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ev := freshSample(envelope.RunCreatedV2)
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
@@ -314,7 +314,7 @@ func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 // An append with no events is a no-op.
 func TestAppendNothing(t *testing.T) {
 	t.Parallel()
-	res, err := release.AppendTx(context.Background(), nil)
+	res, err := release.AppendTx(t.Context(), nil)
 	require.NoError(t, err)
 	require.Empty(t, res.Events)
 	require.False(t, errors.Is(err, outbox.ErrNoActiveDefinition))

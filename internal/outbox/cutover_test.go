@@ -17,7 +17,7 @@ import (
 
 func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion int64, status string) {
 	t.Helper()
-	rows, _ := b.pool.Query(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
+	rows, _ := b.pool.Query(t.Context(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
 		FROM outbox.outbox_events e JOIN outbox.outbox_deliveries d USING (event_id)
 		WHERE e.event_id = @event_id AND d.destination = 'core_operations'`, pgx.NamedArgs{"event_id": eventID})
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
@@ -35,7 +35,7 @@ func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion
 // their own.
 func TestProjectionCutover(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	old := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 
@@ -96,7 +96,7 @@ func TestProjectionCutover(t *testing.T) {
 // fails with a serialization error instead of freezing a retired definition.
 func TestCutoverSerializesWithAppends(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	def2, err := deliveryset.Build(2, projection, 2)
 	require.NoError(t, err)

@@ -34,7 +34,7 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}}).Core()
-	def, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
+	def, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 		ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func setup(t testing.TB) *testBundle {
 // database (what release.Bootstrap does before it registers).
 func bindDestinations(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
+	_, err := db.WithTxV(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
 		return outbox.BindDestinationsTx(ctx, tx, release.Bindings()...)
 	})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func freshSample(eventType string) envelope.Envelope {
 
 func appendTx(t *testing.T, pool *pgxpool.Pool, events ...envelope.Envelope) outbox.AppendResult {
 	t.Helper()
-	res, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
+	res, err := db.WithTxV(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, events...)
 	})
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ import (
 // document lists, names exactly as written there.
 func TestSchemaHasSpecTablesAndColumns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	want := map[string]string{
 		"outbox_events": `event_id event_type schema_version delivery_set_version delivery_set_definition_schema_version
@@ -95,7 +95,7 @@ func rawDelivery(eventID, dest, consumer, receipt string, projectionVersion stri
 // missing, extra or mismatching delivery row.
 func TestDeferredDeliverySetProof(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ops := func(id, version string) string {
 		return rawDelivery(id, "core_operations", route.OperationsProjector, route.OperationsProjectionAppliedReceipt, version)
@@ -148,7 +148,7 @@ func TestDeferredDeliverySetProof(t *testing.T) {
 // no UPDATE on events at all (column grants).
 func TestEventImmutability(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
@@ -186,7 +186,7 @@ func TestEventImmutability(t *testing.T) {
 // quarantined are terminal; frozen delivery columns never change.
 func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	// A pair with two mandatory members: acknowledging one of them by hand
 	// (without outbox.record_publication) may commit, because the event is
@@ -225,7 +225,7 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 // OB-STORE-4: an attempt is one immutable start and at most one finish.
 func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	var a attempt
@@ -260,7 +260,7 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 // exists without the other, and the row is never deleted.
 func TestQuarantineIsExplicit(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2), freshSample(envelope.WalletReservedV2))
 	one, two := res.Events[0], res.Events[1]
@@ -315,7 +315,7 @@ func TestQuarantineIsExplicit(t *testing.T) {
 // appends.
 func TestRoleGrants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	as := func(role string, stmt string, args ...any) error {
@@ -357,7 +357,7 @@ func TestRoleGrants(t *testing.T) {
 // destination per transaction, delivered at commit.
 func TestAppendNotifiesDestinations(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	conn, err := b.pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -392,7 +392,7 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 // trigger's comparison fails here.
 func TestEventImmutabilityEveryColumn(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns

@@ -1,7 +1,6 @@
 package projector_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,7 +25,7 @@ var p1 = readmodel.Params{Projection: v1}
 // linked by the Run event after the causal and equality checks.
 func TestOPS3WalletFirstThenRun(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(1)
 
@@ -81,7 +80,7 @@ func TestOPS3WalletFirstThenRun(t *testing.T) {
 // reservation as source_delayed with no made-up fields; the wallet links it.
 func TestOPS3RunFirstShowsSourceDelayed(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(2)
 	b.ack(t, o.Run)
@@ -148,7 +147,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 // gap is resolved.
 func TestOPS2RevisionGapThenFill(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(4)
 	b.ack(t, o.Run)
@@ -204,7 +203,7 @@ func TestOPS2RevisionGapThenFill(t *testing.T) {
 
 func (b *bundle) countReceipts(t *testing.T, eventID string) int {
 	t.Helper()
-	n, err := operationstest.QueryOne(context.Background(), b.pool, pgx.RowTo[int64],
+	n, err := operationstest.QueryOne(t.Context(), b.pool, pgx.RowTo[int64],
 		"SELECT count(*) FROM operations.applied_receipts WHERE event_id = @event_id", pgx.NamedArgs{"event_id": eventID})
 	require.NoError(t, err)
 	return int(n)
@@ -269,7 +268,7 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 	// No owner read wired at all: retryable, nothing written.
 	unwired, err := projector.New(b.pool, projector.Config{})
 	require.NoError(t, err)
-	_, err = unwired.Consume(context.Background(), operationstest.DeliveryV1(o.Finalization))
+	_, err = unwired.Consume(t.Context(), operationstest.DeliveryV1(o.Finalization))
 	requireCode(t, err, true, projector.CodeOwnerReadUnavailable)
 	require.Equal(t, before, b.state(t))
 
@@ -282,7 +281,7 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 // core_operations at all are non_retryable.
 func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	transition := sample.Built(envelope.BillingSettlementTransitionCommittedV1, 1)
 	_, err := b.deliver(t, transition)
 	requireCode(t, err, true, projector.CodeUnsupportedPair)
@@ -307,7 +306,7 @@ func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 // projector that builds a shadow version keeps one receipt per version.
 func TestProjectionTargetComesFromFrozenMember(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	o := operationstest.Sample(8)
 	_, err := b.p.Consume(ctx, operationstest.Delivery(o.Run, operationstest.Member(o.Run.EventType, o.Run.EventSchemaVersion, 2)))
 	requireCode(t, err, true, projector.CodeProjectionUnsupported)
@@ -334,7 +333,7 @@ func TestProjectionTargetComesFromFrozenMember(t *testing.T) {
 // ends linked, none stays pending.
 func TestOPS3ConcurrentRunAndWalletAlwaysLink(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	const n = 40
 	var wg sync.WaitGroup

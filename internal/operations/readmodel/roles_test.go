@@ -37,7 +37,7 @@ func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
 		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
 		return err
 	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
@@ -49,7 +49,7 @@ func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
 // oceanway_operations; the operations role cannot write the outbox.
 func TestRolesAreSufficient(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All()})
 	def, err := release.Bootstrap(ctx, bundle.Core(), release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",

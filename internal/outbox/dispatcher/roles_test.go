@@ -25,7 +25,7 @@ func dispatcherRolePool(t *testing.T, dsn string) *pgxpool.Pool {
 		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{outboxschema.RoleDispatcher}.Sanitize())
 		return err
 	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
@@ -38,7 +38,7 @@ func dispatcherRolePool(t *testing.T, dsn string) *pgxpool.Pool {
 func TestRoles_OBSTORE6_DispatcherRoleRunsEveryStatement(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ids := b.appendRuns(t, 5)
 	pool := dispatcherRolePool(t, b.producerDSN)
 	store := dispatcher.NewStore(pool, 5*time.Second)

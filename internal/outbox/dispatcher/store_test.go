@@ -42,7 +42,7 @@ func TestClaim_OBCLAIM1_LeasesBatchInOrderAndStartsAttempts(t *testing.T) {
 		require.Equal(t, projectionName, c.Member.ProjectionTarget.Name)
 		require.NotEmpty(t, c.Envelope)
 		var owner, token, attempt string
-		require.NoError(t, b.producer.QueryRow(context.Background(), `
+		require.NoError(t, b.producer.QueryRow(t.Context(), `
 			SELECT d.lease_owner, d.lease_token::text, s.attempt_id::text FROM outbox.outbox_deliveries d
 			JOIN outbox.outbox_delivery_attempt_starts s ON s.attempt_id = d.current_attempt_id
 			WHERE d.event_id = $1 AND d.status = 'leased' AND s.lease_token = d.lease_token`, c.EventID).Scan(&owner, &token, &attempt))
@@ -83,7 +83,7 @@ func TestClaim_OBCLAIM1_ConcurrentClaimersNeverShareADelivery(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				claims, err := b.store.Claim(context.Background(), dispatcher.ClaimParams{Owner: "w", Limit: 7, Lease: lease})
+				claims, err := b.store.Claim(t.Context(), dispatcher.ClaimParams{Owner: "w", Limit: 7, Lease: lease})
 				if err != nil {
 					t.Error(err)
 					return
@@ -113,9 +113,9 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 	b := setup(t)
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w1", 1, lease)[0]
-	res, err := b.consumer.Deliver(context.Background(), c.Delivery())
+	res, err := b.consumer.Deliver(t.Context(), c.Delivery())
 	require.NoError(t, err)
-	require.NoError(t, b.store.VerifyAndAck(context.Background(), c, res))
+	require.NoError(t, b.store.VerifyAndAck(t.Context(), c, res))
 
 	row := b.delivery(t, id)
 	require.Equal(t, "acknowledged", row.Status)
@@ -125,7 +125,7 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
 
 	// OB-DELIVER-7 duplicate ack: the same fence cannot ack twice.
-	require.ErrorIs(t, b.store.VerifyAndAck(context.Background(), c, res), dispatcher.ErrLeaseLost)
+	require.ErrorIs(t, b.store.VerifyAndAck(t.Context(), c, res), dispatcher.ErrLeaseLost)
 	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
 	b.invariants(t)
 }
@@ -135,7 +135,7 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 func TestFencing_OBCLAIM2_StaleWorkerCannotChangeTheDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	stale := b.claim(t, "old", 1, lease)[0]
 	staleRes, err := b.consumer.Deliver(ctx, stale.Delivery())
@@ -173,7 +173,7 @@ func TestFencing_OBCLAIM2_StaleWorkerCannotChangeTheDelivery(t *testing.T) {
 func TestRecovery_OBCLAIM3_OnlyExpiredUnfinishedAttempts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	b.claim(t, "w1", 1, lease)
 	got, err := b.store.RecoverExpired(ctx, nil, 10)
@@ -199,7 +199,7 @@ func TestRecovery_OBCLAIM3_OnlyExpiredUnfinishedAttempts(t *testing.T) {
 func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const rounds = 40
 	ids := b.appendRuns(t, rounds)
 	claims := b.claim(t, "old", rounds, 200*time.Millisecond)
@@ -272,7 +272,7 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "dies", 1, lease)[0]
 	first, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -300,7 +300,7 @@ func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *test
 func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	b.claim(t, "dies", 1, lease)
 	b.expireLease(t, id)
@@ -320,7 +320,7 @@ func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
 func TestRetry_OBDELIVER2_BackToPendingWithBackoff(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	require.NoError(t, b.store.Retry(ctx, c.Fence, time.Hour, "owner_unavailable"))
@@ -344,7 +344,7 @@ func TestRetry_OBDELIVER2_BackToPendingWithBackoff(t *testing.T) {
 func TestQuarantine_OBSTORE5_ExplicitRowWithDigest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	require.NoError(t, b.store.Quarantine(ctx, c.Fence, "unknown_pair", "consumer does not know the pair", false))
@@ -365,7 +365,7 @@ func TestQuarantine_OBSTORE5_ExplicitRowWithDigest(t *testing.T) {
 func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	b.consumer.ClaimProjectionVersion(2)
@@ -387,7 +387,7 @@ func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, time.Second)[0]
 	require.NoError(t, b.store.Renew(ctx, c.Fence, time.Hour))
@@ -414,11 +414,11 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	panicking := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
 		route.CoreOperations: func(context.Context, transport.Delivery) (transport.Result, error) { panic("boom") },
 	})
-	_, err := panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
+	_, err := panicking.Deliver(t.Context(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
 	r, code = transport.RetryableAndCode(err)
 	require.True(t, r, "a panicking consumer is retryable")
 	require.Equal(t, "consumer_panic", code)
-	_, err = panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
+	_, err = panicking.Deliver(t.Context(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
 	require.ErrorIs(t, err, transport.ErrNoConsumer)
 }
 
@@ -430,7 +430,7 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.appendRuns(t, 4)
 	claims := b.claim(t, "w", 4, lease)
 	require.Len(t, claims, 4)
@@ -472,7 +472,7 @@ func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 func TestRecovery_OBDELIVER7_AckInFlightBeatsRecovery(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "holder", 1, 300*time.Millisecond)[0]
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -504,7 +504,7 @@ func TestRecovery_OBDELIVER7_AckInFlightBeatsRecovery(t *testing.T) {
 func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "holder", 1, time.Hour)[0]
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -533,7 +533,7 @@ func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
 func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := 0; i < 10; i++ {
 		b.appendRuns(t, 100)
 	}
@@ -564,7 +564,7 @@ func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ids := b.appendRuns(t, 2)
 	claims := b.claim(t, "w", 2, lease)
 	require.Len(t, claims, 2)

@@ -34,7 +34,7 @@ func broken(r invariant.Report, scope invariant.Scope) []string {
 
 func evaluate(t *testing.T, pool db.Executor) invariant.Report {
 	t.Helper()
-	r, err := invariant.Evaluate(context.Background(), pool)
+	r, err := invariant.Evaluate(t.Context(), pool)
 	require.NoError(t, err)
 	return r
 }
@@ -44,7 +44,7 @@ func evaluate(t *testing.T, pool db.Executor) invariant.Report {
 // is caught by the quiescent checks.
 func TestReport_ScopesAndViolations(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	pool := b.Core()
 	_, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1})
