@@ -3,7 +3,6 @@ package deliveryset_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +13,14 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/goldentest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
+var update = goldentest.Update
 
 // Golden projection target of the first release vectors.
 const (
@@ -28,15 +28,7 @@ const (
 	goldenProjectionVersion = 1
 )
 
-func indentJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(encodable(v)))
-	return buf.Bytes()
-}
+func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, encodable(v)) }
 
 // encodable turns jcs.Number leaves into json.Number so encoding/json
 // writes them as numbers.
@@ -60,17 +52,7 @@ func encodable(v any) any {
 	return v
 }
 
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden (run go test -update)")
-	require.Equal(t, string(want), string(got), path)
-}
+func checkGolden(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 
 func firstRelease(t *testing.T) *deliveryset.Definition {
 	t.Helper()

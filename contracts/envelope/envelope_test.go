@@ -3,7 +3,6 @@ package envelope_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,35 +14,18 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/sample"
+	"github.com/oceanway/core/contracts/goldentest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
+var update = goldentest.Update
 
-func indentJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(v))
-	return buf.Bytes()
-}
+func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, v) }
 
 // checkGolden byte-compares got with the file, or rewrites it with -update.
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden (run go test -update)")
-	require.Equal(t, string(want), string(got), path)
-}
+func checkGolden(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 
 // CT-1, CT-4, DS-7: one golden envelope per exact pair (raw JSON, canonical
 // bytes, digest); the raw golden decodes, re-canonicalizes to the canonical

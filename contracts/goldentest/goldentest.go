@@ -1,0 +1,52 @@
+// Package goldentest holds the golden-file helpers the contracts tests share:
+// the -update flag, the indented JSON every golden and negative artefact is
+// written in, and the byte comparison. Test helper: only _test.go files
+// import it. It is standard library only, like every package under contracts/.
+package goldentest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Update rewrites the goldens instead of comparing them: go test -update.
+var Update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
+
+// Indent returns v as two-space indented JSON with a trailing newline, HTML
+// characters unescaped: the form of every golden file.
+func Indent(t testing.TB, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatalf("goldentest: encode: %v", err)
+	}
+	return buf.Bytes()
+}
+
+// Check byte-compares got with the file at path, or rewrites the file with -update.
+func Check(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden %s (run go test -update): %v", path, err)
+	}
+	if string(want) != string(got) {
+		t.Fatalf("%s is stale: run go test -update and review the diff\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
