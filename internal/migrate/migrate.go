@@ -60,6 +60,17 @@ type Line struct {
 	Roles []string
 }
 
+// MustSub returns directory dir of an embedded tree, the form a schema
+// package hands its migrations over in (FS: migrate.MustSub(files,
+// "migrations")). A missing directory is a build mistake, so it panics.
+func MustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
 // VersionTable is the goose version table of the line.
 func (l Line) VersionTable() string { return "goose_db_version_" + l.Name }
 
