@@ -62,17 +62,8 @@ func startAdmin(t *testing.T, w *admintest.World, args ...string) (string, func(
 
 func httpDo(t *testing.T, method, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	require.NoError(t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }() // the body was read; a close error changes no assertion
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
+	status, _, body := admintest.Do(t, method, url, token)
+	return status, body
 }
 
 func TestAdminCommandServesTheReadOnlyPage(t *testing.T) {

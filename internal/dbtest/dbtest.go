@@ -218,6 +218,30 @@ func NewPrefix(t testing.TB) string {
 	return prefix
 }
 
+// RolePool opens a small pool on dsn whose sessions run as role (SET ROLE
+// after connect), closed when the test ends: the least-privilege tests run
+// production statements through it. The search path is pg_catalog only, so
+// an unqualified table name fails there instead of passing by accident.
+func RolePool(t testing.TB, dsn, role string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	cfg.MaxConns = 4
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // Server returns the server the harness uses (found or started once per
 // test binary).
 func Server(t testing.TB) *pgserver.Server {
