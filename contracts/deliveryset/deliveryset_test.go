@@ -405,16 +405,8 @@ func TestNegativeArtefacts(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "negative", "manifest.json"), indentJSON(t, manifest))
 
-	for _, n := range manifest {
-		n := n
-		t.Run(n.Requirement+"/"+n.Name, func(t *testing.T) {
-			t.Parallel()
-			body, err := os.ReadFile(filepath.Join("testdata", "negative", n.Name+".json"))
-			require.NoError(t, err)
-			want, ok := Reasons[n.Reason]
-			require.True(t, ok, n.Reason)
-			_, err = deliveryset.Decode(body)
-			require.ErrorIs(t, err, want)
-		})
-	}
+	goldentest.CheckNegatives(t, filepath.Join("testdata", "negative"), Reasons, func(b []byte) error {
+		_, err := deliveryset.Decode(b)
+		return err
+	})
 }

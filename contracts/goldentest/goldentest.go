@@ -7,6 +7,7 @@ package goldentest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -48,5 +49,43 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 	if string(want) != string(got) {
 		t.Fatalf("%s is stale: run go test -update and review the diff\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// negative is the part of a manifest.json entry CheckNegatives reads.
+type negative struct {
+	Name        string `json:"name"`
+	Requirement string `json:"requirement"`
+	Reason      string `json:"reason"`
+}
+
+// CheckNegatives reads dir/manifest.json and runs one parallel subtest per
+// artefact, named after its requirement: decoding dir/<name>.json must fail
+// with the error reasons maps the artefact's reason to.
+func CheckNegatives(t *testing.T, dir string, reasons map[string]error, decode func([]byte) error) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest []negative
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		t.Fatalf("%s/manifest.json: %v", dir, err)
+	}
+	for _, n := range manifest {
+		t.Run(n.Requirement+"/"+n.Name, func(t *testing.T) {
+			t.Parallel()
+			body, err := os.ReadFile(filepath.Join(dir, n.Name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := reasons[n.Reason]
+			if !ok {
+				t.Fatalf("unknown reason %q", n.Reason)
+			}
+			if err := decode(body); !errors.Is(err, want) {
+				t.Fatalf("decode %s: got %v, want %v", n.Name, err, want)
+			}
+		})
 	}
 }
