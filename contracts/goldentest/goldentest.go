@@ -89,3 +89,16 @@ func CheckNegatives(t *testing.T, dir string, reasons map[string]error, decode f
 		})
 	}
 }
+
+// AddSeeds adds every file matching the glob patterns (goldens, negative
+// artefacts) to the fuzz corpus.
+func AddSeeds(f *testing.F, patterns ...string) {
+	for _, p := range patterns {
+		paths, _ := filepath.Glob(p) // the patterns are literals of the test
+		for _, path := range paths {
+			if b, err := os.ReadFile(path); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+}
