@@ -19,8 +19,8 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 	summaryPath := filepath.Join(t.TempDir(), "summary.json")
-	r := run(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
-	require.Equal(t, 0, r.code, r.stdout+r.err)
+	r := runMain(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "verdict                                   PASSED")
 
 	raw, err := os.ReadFile(summaryPath)
@@ -38,7 +38,7 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.EqualValues(t, 60, s.Acknowledged)
 	require.NotEmpty(t, s.Invariants)
 
-	again := run(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
+	again := runMain(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
 	require.NotEqual(t, 0, again.code)
-	require.Contains(t, again.err, "already holds 60 events")
+	require.Contains(t, again.stderr, "already holds 60 events")
 }
