@@ -2,7 +2,6 @@ package deliveryset_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,29 +27,7 @@ const (
 	goldenProjectionVersion = 1
 )
 
-func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, encodable(v)) }
-
-// encodable turns jcs.Number leaves into json.Number so encoding/json
-// writes them as numbers.
-func encodable(v any) any {
-	switch x := v.(type) {
-	case jcs.Number:
-		return json.Number(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = encodable(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = encodable(val)
-		}
-		return out
-	}
-	return v
-}
+func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, goldentest.Encodable(v)) }
 
 func checkGolden(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 

@@ -2,7 +2,6 @@ package envelope_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,20 +312,6 @@ func negativeCases() []negativeCase {
 	}
 }
 
-func encodable(v any) any {
-	switch x := v.(type) {
-	case jcs.Number:
-		return json.Number(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = encodable(val)
-		}
-		return out
-	}
-	return v
-}
-
 // CT-2, CT-4, DS-7, OB-APPEND-4: every envelope rejection rule has a negative
 // artefact rejected with its named reason.
 func TestNegativeArtefacts(t *testing.T) {
@@ -344,7 +329,7 @@ func TestNegativeArtefacts(t *testing.T) {
 			v, err := jcs.Parse(canonical)
 			require.NoError(t, err)
 			c.mutate(v.(doc))
-			body = indentJSON(t, encodable(v))
+			body = indentJSON(t, goldentest.Encodable(v))
 		}
 		checkGolden(t, filepath.Join("testdata", "negative", c.Name+".json"), body)
 		manifest = append(manifest, c.Negative)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/oceanway/core/contracts/jcs"
 )
 
 // Update rewrites the goldens instead of comparing them: go test -update.
@@ -29,6 +31,28 @@ func Indent(t testing.TB, v any) []byte {
 		t.Fatalf("goldentest: encode: %v", err)
 	}
 	return buf.Bytes()
+}
+
+// Encodable turns the jcs.Number leaves of a parsed document (jcs.Parse)
+// into json.Number, so encoding/json writes them as numbers.
+func Encodable(v any) any {
+	switch x := v.(type) {
+	case jcs.Number:
+		return json.Number(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = Encodable(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = Encodable(val)
+		}
+		return out
+	}
+	return v
 }
 
 // Check byte-compares got with the file at path, or rewrites the file with -update.
