@@ -19,8 +19,6 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 )
 
-var update = goldentest.Update
-
 // Golden projection target of the first release vectors.
 const (
 	goldenProjectionName    = "operations_read_model"

@@ -19,8 +19,6 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 )
 
-var update = goldentest.Update
-
 func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, v) }
 
 // checkGolden byte-compares got with the file, or rewrites it with -update.
