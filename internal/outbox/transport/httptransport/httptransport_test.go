@@ -28,7 +28,7 @@ import (
 )
 
 // delivery is a core_operations delivery of a real run.created@2.0 envelope.
-func delivery(t *testing.T, n int) transport.Delivery {
+func delivery(t testing.TB, n int) transport.Delivery {
 	t.Helper()
 	e := envelopetest.Built(envelope.RunCreatedV2, n)
 	body, err := e.Canonical()
@@ -58,7 +58,7 @@ type bundle struct {
 	endpoint string
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	b := &bundle{reg: prometheus.NewRegistry()}
 	priv, pub, err := workload.Generate()
