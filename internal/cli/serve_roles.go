@@ -41,7 +41,7 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator, billing_settlement_catch_up (env OCEANWAY_CONSUME)")
 	fl.StringSliceVar(&f.consumerURLs, "consumer-url", envList("OCEANWAY_CONSUMER_URLS", ","),
 		"deliver to a consumer endpoint in another process: destination=http(s)://host:port (env OCEANWAY_CONSUMER_URLS)")
-	fl.StringVar(&f.consumerListen, "consumer-listen", envOr("OCEANWAY_CONSUMER_LISTEN", "127.0.0.1:8089"),
+	fl.StringVar(&f.consumerListen, "consumer-listen", envOr("OCEANWAY_CONSUMER_LISTEN", "127.0.0.1:8090"),
 		"listen address of the consumer endpoints (env OCEANWAY_CONSUMER_LISTEN)")
 	fl.StringVar(&f.tlsCert, "tls-cert", os.Getenv("OCEANWAY_TLS_CERT"), "certificate (PEM file) of the consumer endpoints; with --tls-key they serve HTTPS (env OCEANWAY_TLS_CERT)")
 	fl.StringVar(&f.tlsKey, "tls-key", os.Getenv("OCEANWAY_TLS_KEY"), "private key (PEM file) of --tls-cert (env OCEANWAY_TLS_KEY)")

@@ -1,8 +1,9 @@
 // Package server wires the long-running machinery of one OceanWay process:
 // a connection pool per fact boundary, the consumers reachable through the
-// in-process transport, and K dispatchers per producer database, each
-// claiming only the destinations that have a consumer wired here. `oceanway
-// serve` and `oceanway demo` both run on it.
+// in-process transport or, for consumers in other processes, a remote
+// transport (the HTTP transport), and K dispatchers per producer database,
+// each claiming only the destinations it can reach. `oceanway serve` (every
+// role, or the roles its flags select) and `oceanway demo` both run on it.
 package server
 
 import (
