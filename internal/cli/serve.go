@@ -88,7 +88,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	if o.migrateUp {
 		migrateWith = o.lines
 	}
-	dsns, err := o.conn.resolve(ctx, migrateWith, logf)
+	dsns, err := o.conn.resolveSome(ctx, plan.databases(), migrateWith, logf)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 	if err != nil {
 		return nil, "", err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	scheme := "http"
 	if p.roles.tlsCert != "" {
 		scheme = "https"

@@ -88,6 +88,22 @@ type rolePlan struct {
 	remote   map[route.Destination]string
 }
 
+// databases are the boundary databases the plan's roles use, in the fixed
+// order: only these are resolved, migrated and opened.
+func (p rolePlan) databases() []boundary.Boundary {
+	var out []boundary.Boundary
+	for _, b := range boundary.All {
+		used := slices.Contains(p.dispatch, b)
+		for _, d := range p.consume {
+			used = used || consumerBoundary[d] == b
+		}
+		if used {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // plan validates the role flags.
 func (f *roleFlags) plan() (rolePlan, error) {
 	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 {

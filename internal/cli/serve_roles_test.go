@@ -3,6 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -39,6 +46,11 @@ func TestServeRolePlan(t *testing.T) {
 	require.Equal(t, []boundary.Boundary{boundary.Core, boundary.Metering}, p.dispatch)
 	require.Equal(t, map[route.Destination]string{route.CoreOperations: "https://ops:8089"}, p.remote)
 	require.Empty(t, p.consume)
+	require.Equal(t, []boundary.Boundary{boundary.Core, boundary.Metering}, p.databases())
+	ops, err := (&roleFlags{consume: []string{"core_operations"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, ops.databases(), "a consumer-only process touches only its own database")
+	require.Equal(t, boundary.All, legacy.databases())
 
 	for _, d := range []string{"metering_input_processor", "billing_finalization_coordinator", "billing_settlement_catch_up"} {
 		_, err := (&roleFlags{consume: []string{d}}).plan()
@@ -101,9 +113,10 @@ func startServe(t *testing.T, args ...string) *syncBuffer {
 }
 
 // The separate-process layout: one `serve --consume core_operations` (the
-// Operations projector behind an HTTP endpoint) and one `serve --dispatch
-// core --consumer-url ...` (the core dispatchers, signing workload tokens);
-// an admission's events cross over HTTP and are acknowledged.
+// Operations projector behind an HTTPS endpoint with a provided certificate)
+// and one `serve --dispatch core --consumer-url ...` (the core dispatchers,
+// signing workload tokens, trusting the certificate's CA); an admission's
+// events cross over HTTPS and are acknowledged.
 func TestServeRolesAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	srv := dbtest.Server(t)
@@ -126,7 +139,9 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 	require.Equal(t, 1, Main(append([]string{"serve", "--consume", "billing_settlement_catch_up"}, conn...), strings.NewReader(""), &out, &errOut))
 	require.Contains(t, errOut.String(), "consumer not built yet")
 
+	certFile, keyFile := selfSignedCert(t, dir)
 	consumer := startServe(t, append([]string{"--consume", "core_operations", "--consumer-listen", consumerAddr,
+		"--tls-cert", certFile, "--tls-key", keyFile,
 		"--trust-workload", "dispatcher.core=" + filepath.Join(dir, "dispatcher.pub")}, conn...)...)
 	require.Eventually(t, func() bool { return strings.Contains(consumer.String(), "consumer endpoints") }, 60*time.Second, 20*time.Millisecond)
 
@@ -137,7 +152,7 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 
 	startServe(t, append([]string{"--dispatch", "core", "--migrate=false", "--poll", "50ms",
-		"--consumer-url", "core_operations=http://" + consumerAddr,
+		"--consumer-url", "core_operations=https://" + consumerAddr, "--tls-ca", certFile,
 		"--workload", "dispatcher.core", "--workload-key", filepath.Join(dir, "dispatcher.pem")}, conn...)...)
 
 	res, err := admission.New(core).Admit(t.Context(), admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
@@ -152,4 +167,26 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 		require.Equal(c, 2, acked)
 		require.Equal(c, 2, receipts)
 	}, 60*time.Second, 20*time.Millisecond)
+}
+
+// selfSignedCert writes a self-signed certificate for 127.0.0.1 and its key
+// (PEM files) into dir: "provided certificates" for the TLS test.
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "oceanway test consumer"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "consumer.crt"), filepath.Join(dir, "consumer.key")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	return certFile, keyFile
 }

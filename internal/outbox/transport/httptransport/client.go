@@ -41,8 +41,10 @@ type ClientConfig struct {
 	// TLS is used for https endpoints (RootCAs: the CA of the provided
 	// certificates). Default: the system roots.
 	TLS *tls.Config
-	// Timeout bounds one call on top of the caller's context (default 30s);
-	// DialTimeout bounds connecting (default 5s).
+	// Timeout, when set, bounds one call on top of the caller's context
+	// (the dispatcher bounds every call by its DeliveryTimeout, which may be
+	// long for consumers that renew their lease); DialTimeout bounds
+	// connecting (default 5s).
 	Timeout     time.Duration
 	DialTimeout time.Duration
 	// MaxConnsPerHost bounds the connections to one endpoint and is the
@@ -64,9 +66,6 @@ var _ transport.Transport = (*Client)(nil)
 func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.Signer == nil {
 		return nil, errors.New("httptransport: the client needs a workload signer")
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 5 * time.Second

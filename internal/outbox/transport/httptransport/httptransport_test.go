@@ -237,3 +237,34 @@ func TestDownOrSlowEndpointIsRetryable(t *testing.T) {
 	_, err = httptransport.NewClient(httptransport.ClientConfig{Endpoints: map[route.Destination]string{"nowhere": "http://x"}, Signer: b.signer})
 	require.Error(t, err)
 }
+
+// OBS-1/OBS-2: the transport counts requests, latency and failures by class
+// with low-cardinality labels only; no label carries an event or attempt id.
+func TestMetricsCarryNoIDs_OBS2(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := delivery(t, 5)
+	_, err := b.client.Deliver(t.Context(), d)
+	require.NoError(t, err)
+	b.consume.Store(transport.ConsumerFunc(func(context.Context, transport.Delivery) (transport.Result, error) {
+		return transport.Result{}, transport.Retryable("lock_timeout", errors.New("event "+d.EventID+" locked"))
+	}))
+	_, err = b.client.Deliver(t.Context(), d)
+	require.Error(t, err)
+	require.Equal(t, http.StatusUnauthorized, b.post(t, ""))
+	n, err := testutil.GatherAndCount(b.reg)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	families, err := b.reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				require.NotContains(t, l.GetValue(), d.EventID, f.GetName())
+				require.NotContains(t, l.GetValue(), d.AttemptID, f.GetName())
+				require.Contains(t, []string{"destination", "result", "class", "code", "outcome", "reason"}, l.GetName())
+			}
+		}
+	}
+	require.InDelta(t, 1, testutil.ToFloat64(b.metrics.Failures.WithLabelValues("core_operations", "retryable", "lock_timeout")), 0)
+}
