@@ -205,7 +205,8 @@ func TestHTTPResponseLossConverges_OBDELIVER6(t *testing.T) {
 	t.Parallel()
 	nb := newNetBundle(t)
 	upstream, _ := endpoint(t, "127.0.0.1:0", nb.handler(t, nil))
-	proxy := &dropProxy{upstream: "http://" + upstream, client: &http.Client{}}
+	proxy := &dropProxy{upstream: "http://" + upstream, client: &http.Client{Transport: &http.Transport{}}}
+	t.Cleanup(proxy.client.CloseIdleConnections)
 	addr, _ := endpoint(t, "127.0.0.1:0", proxy)
 	nb.runtime(t, addr)
 	ids := nb.admit(t, 4)
@@ -277,6 +278,7 @@ func TestHTTPRefusedTokenTouchesNoDatabase(t *testing.T) {
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
+		req.Close = true // no idle connection outlives the test
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		_ = resp.Body.Close()

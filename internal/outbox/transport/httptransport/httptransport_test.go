@@ -102,6 +102,7 @@ func (b *bundle) post(t *testing.T, auth string) int {
 	if auth != "" {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}
+	req.Close = true // no idle connection outlives the test
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
