@@ -215,7 +215,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if rt != nil {
 		served = rt.Served()
 	}
-	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), dispatching %v to %v\n", ln.Addr(), p.plan.dispatch, served)
+	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v (dispatchers of %v)\n", ln.Addr(), served, p.plan.dispatch)
 
 	var runErr error
 	if rt != nil {

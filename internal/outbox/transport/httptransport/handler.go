@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -176,9 +175,6 @@ func responseOf(res transport.Result, err error) wireResponse {
 		out = OutcomeWait
 	case retryable:
 		out = OutcomeRetryable
-	}
-	if errors.Is(err, context.Canceled) {
-		code = "canceled"
 	}
 	return wireResponse{Outcome: out, Code: code, Message: truncate(err.Error(), 512)}
 }
