@@ -157,6 +157,9 @@ func (f *roleFlags) plan() (rolePlan, error) {
 	if len(p.dispatch) == 0 && len(p.consume) == 0 {
 		return rolePlan{}, errors.New("no role: give --dispatch and/or --consume")
 	}
+	if len(p.dispatch) > 0 && len(p.consume) == 0 && len(p.remote) == 0 {
+		return rolePlan{}, errors.New("--dispatch has nothing to deliver to: add --consumer-url destination=URL (or --consume)")
+	}
 	return p, nil
 }
 

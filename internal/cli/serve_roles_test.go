@@ -60,6 +60,7 @@ func TestServeRolePlan(t *testing.T) {
 	for _, bad := range []roleFlags{
 		{consume: []string{"operations"}},                    // not an exact destination literal
 		{dispatch: []string{"billing"}},                      // not a boundary
+		{dispatch: []string{"core"}},                         // no consumer to deliver to
 		{consumerURLs: []string{"core_operations=http://x"}}, // remote without a dispatcher
 		{dispatch: []string{"core"}, consumerURLs: []string{"core_operations"}},
 		{dispatch: []string{"core"}, consume: []string{"core_operations"}, consumerURLs: []string{"core_operations=http://x"}},
