@@ -92,6 +92,9 @@ its lease and makes the consumer fail transiently.`,
 // prints the summary and fails when an invariant does.
 func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
+	if o.transport != demo.TransportInProcess && o.transport != demo.TransportHTTP {
+		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
+	}
 
 	serverURL, keep, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
 	if err != nil {
@@ -115,17 +118,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	reg := prometheus.NewRegistry()
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
 	var network *demo.Network
-	switch o.transport {
-	case demo.TransportInProcess:
-	case demo.TransportHTTP:
+	if o.transport == demo.TransportHTTP {
 		if network, err = demo.StartNetwork(consumers, reg); err != nil {
 			return err
 		}
 		defer func() { _ = network.Close() }()
 		rcfg.Remote, rcfg.RemoteDestinations = network.Client, network.Client.Destinations()
 		consumers = nil // every consumer is reached over HTTP
-	default:
-		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
 	}
 	rt, err := server.New(pools, consumers, rcfg, reg, log)
 	if err != nil {
