@@ -40,6 +40,7 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission/dbsqlc"
@@ -239,16 +240,16 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 	}
 
 	// 2. RunAdmissionManifest@1.
-	m := &RunAdmissionManifest{
+	m := &execution.RunAdmissionManifest{
 		Manifest:             strict.Quadruple{Ref: "ram-" + newID()},
 		AdmissionOperationID: req.AdmissionOperationID, RequestDigest: reqDigest, RunID: runID,
-		TenantKind: req.TenantKind, TenantID: req.TenantID, WorkspaceID: req.WorkspaceID, ProjectID: req.ProjectID,
+		Tenant:           execution.Tenant{Kind: req.TenantKind, TenantID: req.TenantID, WorkspaceID: req.WorkspaceID, ProjectID: req.ProjectID},
 		BillingAccountID: req.BillingAccountID, BillingReservationID: reservationID,
 		ReservedCredits: req.ReservedCredits, AdmittedAt: now,
 	}
-	body, err := seal(manifestSelf, &m.Manifest, m.ToJSON)
+	body, err := execution.Seal(m)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("seal run admission manifest: %w", err)
 	}
 	mq := m.Manifest
 	if err := queries.ManifestInsert(ctx, tx, dbsqlc.ManifestInsertParams{

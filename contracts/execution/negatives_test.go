@@ -1,0 +1,86 @@
+package execution_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/strict"
+)
+
+type negative struct {
+	kind, name, requirement string
+	base                    int // index into goldens
+	mutate                  func(m map[string]any)
+	want                    error
+}
+
+func negatives() []negative {
+	return []negative{
+		{execution.KindRunAdmissionManifest, "unknown_field", "CT-2", 0, func(m map[string]any) { m["latest"] = true }, strict.ErrUnknownField},
+		{execution.KindRunAdmissionManifest, "bare_digest", "CT-3", 0, func(m map[string]any) { delete(m, "runAdmissionManifestDigestAlgorithmVersion") }, digest.ErrMissingAlgorithm},
+		{execution.KindRunAdmissionManifest, "digest_does_not_recompute", "CT-3", 0, func(m map[string]any) { m["reservedAmount"] = "1501" }, digest.ErrMismatch},
+		{execution.KindRunAdmissionManifest, "float_amount", "CT-2", 0, func(m map[string]any) { m["reservedAmount"] = "15.5" }, strict.ErrInvalidValue},
+		{execution.KindRunAdmissionManifest, "unknown_schema_version", "CT-2", 0, func(m map[string]any) { m["runAdmissionManifestSchemaVersion"] = "2" }, strict.ErrUnknownSchemaVersion},
+		{execution.KindRunExecutionToken, "other_audience", "EX-1", 2, func(m map[string]any) { m["workloadAudience"] = "billing_finalization" }, strict.ErrUnexpectedLiteral},
+		{execution.KindRunExecutionToken, "bare_manifest_ref", "EX-1", 2, func(m map[string]any) {
+			delete(m, "runAdmissionManifestSchemaVersion")
+			delete(m, "runAdmissionManifestDigestAlgorithmVersion")
+			delete(m, "runAdmissionManifestDigest")
+		}, strict.ErrMissingField},
+		{execution.KindRunExecutionToken, "digest_does_not_recompute", "CT-3", 2, func(m map[string]any) { m["runId"] = "0195f4a8-0000-7000-8000-0000000000ff" }, digest.ErrMismatch},
+		{execution.KindAttemptExecutionManifest, "missing_gateway_deployment", "CT-2", 4, func(m map[string]any) { delete(m, "gatewayDeploymentId") }, strict.ErrMissingField},
+		{execution.KindAttemptExecutionManifest, "zero_routing_revision", "CT-2", 4, func(m map[string]any) { m["routingPolicyRevision"] = 0 }, strict.ErrOutOfRange},
+		{execution.KindAttemptExecutionManifest, "changed_route_same_digest", "CT-3", 4, func(m map[string]any) { m["modelDeploymentId"] = "model-deploy/other" }, digest.ErrMismatch},
+	}
+}
+
+type manifestEntry struct {
+	Kind        string `json:"kind"`
+	File        string `json:"file"`
+	Requirement string `json:"requirement"`
+	Expected    string `json:"expected"`
+}
+
+// CT-2/CT-3: every negative artefact is rejected with its named reason.
+func TestNegatives_CT2(t *testing.T) {
+	t.Parallel()
+	gs := goldens(t)
+	var entries []manifestEntry
+	for _, n := range negatives() {
+		m := gs[n.base].obj.ToJSON()
+		require.Equal(t, n.kind, gs[n.base].kind)
+		n.mutate(m)
+		doc := indent(t, m)
+		file := filepath.Join(n.kind, n.name+".json")
+		checkFile(t, filepath.Join("testdata", "negative", file), doc)
+		raw, err := os.ReadFile(filepath.Join("testdata", "negative", file))
+		require.NoError(t, err)
+		err = contract(t, n.kind).Validate(raw)
+		require.ErrorIs(t, err, n.want, file)
+		entries = append(entries, manifestEntry{Kind: n.kind, File: file, Requirement: n.requirement, Expected: n.want.Error()})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].File < entries[j].File })
+	b, err := json.MarshalIndent(entries, "", "  ")
+	require.NoError(t, err)
+	checkFile(t, filepath.Join("testdata", "negative", "manifest.json"), append(b, '\n'))
+}
+
+// Seal refuses an object that does not satisfy its description.
+func TestSealRefusesInvalid(t *testing.T) {
+	t.Parallel()
+	m := manifestFixture("")
+	m.RunID = "not-a-uuid"
+	_, err := execution.Seal(m)
+	require.ErrorIs(t, err, execution.ErrInvalidObject)
+	require.ErrorIs(t, err, strict.ErrInvalidUUID)
+	_, err = jcs.Marshal(m.ToJSON())
+	require.NoError(t, err)
+}
