@@ -90,13 +90,15 @@ func TestEX1ReadRunAdmissionManifest(t *testing.T) {
 
 	// invalid requests are refused, not answered.
 	invalid := map[string]func(r *admission.RunAdmissionManifestRead){
-		"bare ref":         func(r *admission.RunAdmissionManifestRead) { r.Manifest = strict.Quadruple{Ref: r.Manifest.Ref} },
-		"no algorithm":     func(r *admission.RunAdmissionManifestRead) { r.Manifest.DigestAlgorithmVersion = "" },
-		"unknown version":  func(r *admission.RunAdmissionManifestRead) { r.ContractVersion = "readRunAdmissionManifest@2" },
-		"other audience":   func(r *admission.RunAdmissionManifestRead) { r.Audience = "admin_console" },
-		"no tenant":        func(r *admission.RunAdmissionManifestRead) { r.Tenant = execution.Tenant{} },
-		"run not a uuid":   func(r *admission.RunAdmissionManifestRead) { r.RunID = "latest" },
-		"unknown algorith": func(r *admission.RunAdmissionManifestRead) { r.Manifest.DigestAlgorithmVersion = digest.Algorithm("sha1") },
+		"bare ref":        func(r *admission.RunAdmissionManifestRead) { r.Manifest = strict.Quadruple{Ref: r.Manifest.Ref} },
+		"no algorithm":    func(r *admission.RunAdmissionManifestRead) { r.Manifest.DigestAlgorithmVersion = "" },
+		"unknown version": func(r *admission.RunAdmissionManifestRead) { r.ContractVersion = "readRunAdmissionManifest@2" },
+		"other audience":  func(r *admission.RunAdmissionManifestRead) { r.Audience = "admin_console" },
+		"no tenant":       func(r *admission.RunAdmissionManifestRead) { r.Tenant = execution.Tenant{} },
+		"run not a uuid":  func(r *admission.RunAdmissionManifestRead) { r.RunID = "latest" },
+		"unknown algorith": func(r *admission.RunAdmissionManifestRead) {
+			r.Manifest.DigestAlgorithmVersion = digest.Algorithm("sha1")
+		},
 	}
 	for name, mutate := range invalid {
 		r := manifestRead(reqA, resA)

@@ -40,7 +40,9 @@ type Result[T any] struct {
 }
 
 // FoundWith is a found answer.
-func FoundWith[T any](v T, body []byte) Result[T] { return Result[T]{Answer: Found, Value: v, Body: body} }
+func FoundWith[T any](v T, body []byte) Result[T] {
+	return Result[T]{Answer: Found, Value: v, Body: body}
+}
 
 // Missing is a not_found answer.
 func Missing[T any]() Result[T] { return Result[T]{Answer: NotFound} }

@@ -7,8 +7,8 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/inbox"
-	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread"
 )
 
 // OwnerAnswer is the shared answer of a directed, versioned owner read
