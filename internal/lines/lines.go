@@ -6,6 +6,7 @@ package lines
 import (
 	adminschema "github.com/oceanway/core/internal/admin/schema"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	executionschema "github.com/oceanway/core/internal/execution/schema"
 	"github.com/oceanway/core/internal/migrate"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
@@ -19,5 +20,6 @@ func All() []migrate.Line {
 		adminschema.Line(),      // admin lookup indexes (every producer database)
 		admissionschema.Line(),  // admission (core)
 		operationsschema.Line(), // operations (core)
+		executionschema.Line(),  // execution (execution)
 	}
 }
