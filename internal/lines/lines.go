@@ -19,7 +19,7 @@ func All() []migrate.Line {
 		outboxschema.Line(),     // outbox (every producer database)
 		adminschema.Line(),      // admin lookup indexes (every producer database)
 		admissionschema.Line(),  // admission (core)
-		operationsschema.Line(), // operations (core)
 		executionschema.Line(),  // execution (execution)
+		operationsschema.Line(), // operations (core)
 	}
 }
