@@ -1,7 +1,11 @@
 // Package execution holds the admission and execution identity objects of
 // ADR-031 ("准入与执行身份必须内容寻址"): Core's RunAdmissionManifest@1 (moved
 // here from internal/admission so Execution can recompute it),
-// RunExecutionToken@1 and AttemptExecutionManifest@1. Each is described once
+// RunExecutionToken@1 and AttemptExecutionManifest@1; and the Execution
+// owner's eligibility and closure facts (EX-2, EX-3, GW-1):
+// ExecutionEligibilityFact@1, AttemptNotDispatchedFact@1,
+// RunAttemptSetManifest@1, RunExecutionFinalizationFact@1 and
+// RunExecutionFinalizationConflictFact@1. Each is described once
 // (package schema): the description decodes documents strictly, renders the
 // generated JSON Schema and TypeScript (contracts/schemagen) and is listed in
 // contracts/kinds for `oceanway contracts validate --kind`.
@@ -32,7 +36,25 @@ const (
 	KindRunAdmissionManifest     = "RunAdmissionManifest@1"
 	KindRunExecutionToken        = "RunExecutionToken@1"
 	KindAttemptExecutionManifest = "AttemptExecutionManifest@1"
+
+	KindExecutionEligibilityFact             = "ExecutionEligibilityFact@1"
+	KindAttemptNotDispatchedFact             = "AttemptNotDispatchedFact@1"
+	KindRunAttemptSetManifest                = "RunAttemptSetManifest@1"
+	KindRunExecutionFinalizationFact         = "RunExecutionFinalizationFact@1"
+	KindRunExecutionFinalizationConflictFact = "RunExecutionFinalizationConflictFact@1"
 )
+
+// kindsInOrder lists the kinds of this package in their fixed order.
+var kindsInOrder = []string{
+	KindRunAdmissionManifest, KindRunExecutionToken, KindAttemptExecutionManifest,
+	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
+	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
+}
+
+// ErrAttemptSetRule marks an attempt set whose count differs from its
+// attempts or whose attempts are not strictly sorted by (runStepId,
+// executionAttemptId).
+var ErrAttemptSetRule = errors.New("execution: attempt set is not counted or sorted")
 
 // ErrInvalidObject marks a Go-built object that does not satisfy its
 // description (Seal refuses it).
@@ -52,13 +74,21 @@ type Sealed interface {
 type spec struct {
 	def  *schema.Def
 	self strict.SelfAddressed
+	// rules checks refinement rules a shape cannot express (nil: none).
+	rules func(m map[string]any) error
 }
 
 func specOf(kind string) (spec, bool) {
 	s, ok := map[string]spec{
-		KindRunAdmissionManifest:     {RunAdmissionManifestDef, manifestSelf},
-		KindRunExecutionToken:        {RunExecutionTokenDef, tokenSelf},
-		KindAttemptExecutionManifest: {AttemptExecutionManifestDef, attemptManifestSelf},
+		KindRunAdmissionManifest:     {RunAdmissionManifestDef, manifestSelf, nil},
+		KindRunExecutionToken:        {RunExecutionTokenDef, tokenSelf, nil},
+		KindAttemptExecutionManifest: {AttemptExecutionManifestDef, attemptManifestSelf, nil},
+
+		KindExecutionEligibilityFact:             {ExecutionEligibilityFactDef, eligibilitySelf, nil},
+		KindAttemptNotDispatchedFact:             {AttemptNotDispatchedFactDef, notDispatchedSelf, nil},
+		KindRunAttemptSetManifest:                {RunAttemptSetManifestDef, attemptSetSelf, attemptSetRules},
+		KindRunExecutionFinalizationFact:         {RunExecutionFinalizationFactDef, finalizationSelf, attemptSetRules},
+		KindRunExecutionFinalizationConflictFact: {RunExecutionFinalizationConflictFactDef, conflictSelf, nil},
 	}[kind]
 	return s, ok
 }
@@ -101,6 +131,11 @@ func decodeMap(kind string, doc []byte) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", kind, err)
 	}
+	if s.rules != nil {
+		if err := s.rules(m); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", kind, err)
+		}
+	}
 	if err := s.self.Verify(m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", kind, err)
 	}
@@ -131,7 +166,7 @@ type Contract struct {
 // Contracts lists the kinds of this package in a fixed order.
 func Contracts() []Contract {
 	var out []Contract
-	for _, kind := range []string{KindRunAdmissionManifest, KindRunExecutionToken, KindAttemptExecutionManifest} {
+	for _, kind := range kindsInOrder {
 		s, _ := specOf(kind)
 		out = append(out, Contract{
 			Name: kind,
@@ -169,4 +204,35 @@ func i64(m map[string]any, k string) int64 { n, _ := m[k].(int64); return n }
 func quad(m map[string]any, prefix string) strict.Quadruple {
 	f := strict.Fields(prefix)
 	return strict.Quadruple{Ref: str(m, f[0]), SchemaVersion: str(m, f[1]), DigestAlgorithmVersion: digest.Algorithm(str(m, f[2])), Digest: str(m, f[3])}
+}
+
+// attemptSetRules: attemptCount equals the number of attempts, sorted
+// strictly by (runStepId, executionAttemptId).
+func attemptSetRules(m map[string]any) error {
+	items, _ := m["attempts"].([]any)
+	if i64(m, "attemptCount") != int64(len(items)) {
+		return fmt.Errorf("%w: attemptCount %d, %d attempts", ErrAttemptSetRule, i64(m, "attemptCount"), len(items))
+	}
+	for i := 1; i < len(items); i++ {
+		a, _ := items[i-1].(map[string]any)
+		b, _ := items[i].(map[string]any)
+		if compareKey(str(a, "runStepId"), str(a, "executionAttemptId"), str(b, "runStepId"), str(b, "executionAttemptId")) >= 0 {
+			return fmt.Errorf("%w: attempts[%d] is not after attempts[%d]", ErrAttemptSetRule, i, i-1)
+		}
+	}
+	return nil
+}
+
+func compareKey(stepA, attemptA, stepB, attemptB string) int {
+	switch {
+	case stepA < stepB:
+		return -1
+	case stepA > stepB:
+		return 1
+	case attemptA < attemptB:
+		return -1
+	case attemptA > attemptB:
+		return 1
+	}
+	return 0
 }

@@ -64,13 +64,69 @@ func goldens(t *testing.T) []golden {
 			CreatedAt: at.Add(2 * time.Second),
 		})
 	}
+	a1 := attempt("0195f4a8-0000-7000-8000-000000000050", "0195f4a8-0000-7000-8000-000000000060", "gw-eu-1", 3)
+	a2 := attempt("0195f4a8-0000-7000-8000-000000000050", "0195f4a8-0000-7000-8000-000000000061", "gw-us-2", 4)
+	notDispatched := sealed(t, &execution.AttemptNotDispatchedFact{
+		Fact: strict.Quadruple{Ref: "and-1"}, RunID: a2.RunID, RunStepID: a2.RunStepID, ExecutionAttemptID: a2.ExecutionAttemptID,
+		AttemptManifest: a2.Manifest, GatewayDeploymentID: a2.GatewayDeploymentID,
+		Rejection: strict.Quadruple{Ref: "gpr-1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+			Digest: "1111111111111111111111111111111111111111111111111111111111111111"},
+		RejectionReasonCode: "no_capacity", RecordedAt: at.Add(3 * time.Second),
+	})
+	notDispatched2 := sealed(t, &execution.AttemptNotDispatchedFact{
+		Fact: strict.Quadruple{Ref: "and-2"}, RunID: a1.RunID, RunStepID: a1.RunStepID, ExecutionAttemptID: a1.ExecutionAttemptID,
+		AttemptManifest: a1.Manifest, GatewayDeploymentID: a1.GatewayDeploymentID,
+		Rejection: strict.Quadruple{Ref: "gpr-2", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+			Digest: "2222222222222222222222222222222222222222222222222222222222222222"},
+		RejectionReasonCode: "model_not_routable", RecordedAt: at.Add(3 * time.Second),
+	})
+	eligibility := func(a *execution.AttemptExecutionManifest, nd *execution.AttemptNotDispatchedFact) *execution.ExecutionEligibilityFact {
+		f := &execution.ExecutionEligibilityFact{
+			Fact: strict.Quadruple{Ref: "eef-" + a.ExecutionAttemptID}, BillingAccountID: m1.BillingAccountID, BillingReservationID: m1.BillingReservationID,
+			RunID: a.RunID, RunStepID: a.RunStepID, ExecutionAttemptID: a.ExecutionAttemptID, RunAdmissionManifest: m1.Manifest,
+			AttemptManifest: a.Manifest, Disposition: execution.DispositionDispatched, FinalizedAt: at.Add(4 * time.Second),
+		}
+		if nd != nil {
+			f.Disposition, f.NotDispatched = execution.DispositionNotDispatched, nd.Fact
+		}
+		return sealed(t, f)
+	}
+	e1, e2 := eligibility(a1, nil), eligibility(a2, notDispatched)
+	closure := execution.RunClosure{Tenant: m1.Tenant, BillingAccountID: m1.BillingAccountID, BillingReservationID: m1.BillingReservationID,
+		RunID: m1.RunID, RunAdmissionManifest: m1.Manifest}
+	items := []execution.AttemptSetItem{
+		{RunStepID: a1.RunStepID, ExecutionAttemptID: a1.ExecutionAttemptID, AttemptManifest: a1.Manifest, EligibilityFact: e1.Fact, DispatchDisposition: e1.Disposition},
+		{RunStepID: a2.RunStepID, ExecutionAttemptID: a2.ExecutionAttemptID, AttemptManifest: a2.Manifest, EligibilityFact: e2.Fact, DispatchDisposition: e2.Disposition},
+	}
+	set := sealed(t, &execution.RunAttemptSetManifest{Manifest: strict.Quadruple{Ref: "ras-1"}, RunClosure: closure, Attempts: items, ClosedAt: at.Add(5 * time.Second)})
+	emptySet := sealed(t, &execution.RunAttemptSetManifest{Manifest: strict.Quadruple{Ref: "ras-0"}, RunClosure: closure, Attempts: []execution.AttemptSetItem{}, ClosedAt: at.Add(5 * time.Second)})
+	token := tok(m1, "ret-1")
+	fin := func(ref string, s *execution.RunAttemptSetManifest) *execution.RunExecutionFinalizationFact {
+		return sealed(t, &execution.RunExecutionFinalizationFact{Fact: strict.Quadruple{Ref: ref}, RunClosure: closure, Token: token.Token,
+			ClosureOperationID: "0195f4a8-0000-7000-8000-000000000070", StateVersion: 2, AttemptSet: s.Manifest, Attempts: s.Attempts, ClosedAt: s.ClosedAt})
+	}
+	f1, f0 := fin("ref-1", set), fin("ref-0", emptySet)
+	conflict := func(ref, stored, reason string) *execution.RunExecutionFinalizationConflictFact {
+		return sealed(t, &execution.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID, Requested: f1.Fact,
+			StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
+	}
 	return []golden{
+		{execution.KindExecutionEligibilityFact, "dispatched", e1},
+		{execution.KindExecutionEligibilityFact, "not_dispatched", e2},
+		{execution.KindAttemptNotDispatchedFact, "no_capacity", notDispatched},
+		{execution.KindAttemptNotDispatchedFact, "model_not_routable", notDispatched2},
+		{execution.KindRunAttemptSetManifest, "two_attempts", set},
+		{execution.KindRunAttemptSetManifest, "empty", emptySet},
+		{execution.KindRunExecutionFinalizationFact, "two_attempts", f1},
+		{execution.KindRunExecutionFinalizationFact, "empty", f0},
+		{execution.KindRunExecutionFinalizationConflictFact, "digest_differs", conflict("rfc-1", "ref-1", "finalization_digest_differs")},
+		{execution.KindRunExecutionFinalizationConflictFact, "stored_does_not_recompute", conflict("rfc-2", "", "stored_finalization_invalid")},
 		{execution.KindRunAdmissionManifest, "with_project", m1},
 		{execution.KindRunAdmissionManifest, "without_project", m2},
 		{execution.KindRunExecutionToken, "with_project", tok(m1, "ret-1")},
 		{execution.KindRunExecutionToken, "without_project", tok(m2, "ret-2")},
-		{execution.KindAttemptExecutionManifest, "first_attempt", attempt("0195f4a8-0000-7000-8000-000000000050", "0195f4a8-0000-7000-8000-000000000060", "gw-eu-1", 3)},
-		{execution.KindAttemptExecutionManifest, "rerouted_attempt", attempt("0195f4a8-0000-7000-8000-000000000050", "0195f4a8-0000-7000-8000-000000000061", "gw-us-2", 4)},
+		{execution.KindAttemptExecutionManifest, "first_attempt", a1},
+		{execution.KindAttemptExecutionManifest, "rerouted_attempt", a2},
 	}
 }
 
@@ -148,6 +204,16 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeRunExecutionToken(body)
 		case execution.KindAttemptExecutionManifest:
 			back, err = execution.DecodeAttemptExecutionManifest(body)
+		case execution.KindExecutionEligibilityFact:
+			back, err = execution.DecodeExecutionEligibilityFact(body)
+		case execution.KindAttemptNotDispatchedFact:
+			back, err = execution.DecodeAttemptNotDispatchedFact(body)
+		case execution.KindRunAttemptSetManifest:
+			back, err = execution.DecodeRunAttemptSetManifest(body)
+		case execution.KindRunExecutionFinalizationFact:
+			back, err = execution.DecodeRunExecutionFinalizationFact(body)
+		case execution.KindRunExecutionFinalizationConflictFact:
+			back, err = execution.DecodeRunExecutionFinalizationConflictFact(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)

@@ -110,7 +110,7 @@ func Files() (map[string][]byte, error) {
 		}
 		executionDefs = append(executionDefs, c.Def)
 	}
-	out[ExecutionTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/execution")+"\nRunAdmissionManifest@1, RunExecutionToken@1 and AttemptExecutionManifest@1 (schema version 1).", executionDefs...)
+	out[ExecutionTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/execution")+"\nThe admission and execution identity, eligibility and closure objects (schema version 1).", executionDefs...)
 	out[ReceiptsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/receipt")+"\nActiveConsumerAck@1 and the receipts and facts it binds (schema version 1).", receiptDefs...)
 	out[EnvelopeTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/envelope")+"\nCanonicalEventEnvelope@1 and the payloads of the exact event pairs.", envelope.Def())
 	out[DeliverySetTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/deliveryset")+"\nDeliverySetDefinition (deliverySetDefinitionSchemaVersion 1).", deliveryset.Def)
