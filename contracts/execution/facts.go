@@ -302,7 +302,9 @@ type RunExecutionFinalizationConflictFact struct {
 	DetectedAt time.Time
 }
 
-func (*RunExecutionFinalizationConflictFact) Kind() string { return KindRunExecutionFinalizationConflictFact }
+func (*RunExecutionFinalizationConflictFact) Kind() string {
+	return KindRunExecutionFinalizationConflictFact
+}
 func (f *RunExecutionFinalizationConflictFact) Quad() *strict.Quadruple {
 	return &f.Fact
 }
