@@ -90,13 +90,20 @@ type Hooks struct {
 
 // Service is the Execution owner over the execution database.
 type Service struct {
-	pool  db.Beginner
-	core  ManifestReads
-	hooks Hooks
+	pool    Pool
+	core    ManifestReads
+	gateway GatewayReads
+	hooks   Hooks
+}
+
+// Pool is the execution database (a *pgxpool.Pool).
+type Pool interface {
+	db.Beginner
+	db.Executor
 }
 
 // New builds the Execution owner.
-func New(pool db.Beginner, core ManifestReads) *Service { return &Service{pool: pool, core: core} }
+func New(pool Pool, core ManifestReads) *Service { return &Service{pool: pool, core: core} }
 
 // SetHooks installs test hooks.
 func (s *Service) SetHooks(h Hooks) { s.hooks = h }
@@ -131,8 +138,8 @@ func runStateOf(r dbsqlc.ExecutionRunExecutionState) RunState {
 		project = *r.ProjectID
 	}
 	return RunState{
-		RunID:  r.RunID,
-		Tenant: contract.Tenant{Kind: r.TenantKind, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: project},
+		RunID:            r.RunID,
+		Tenant:           contract.Tenant{Kind: r.TenantKind, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, ProjectID: project},
 		BillingAccountID: r.BillingAccountID, BillingReservationID: r.BillingReservationID,
 		Manifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
 			DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},

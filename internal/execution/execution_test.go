@@ -36,7 +36,7 @@ func setup(t *testing.T) *env {
 	b := dbtest.New(t, dbtest.Opts{
 		Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution},
 		Lines:      []migrate.Line{outboxschema.Line(), admissionschema.Line(), executionschema.Line()},
-		MaxConns:   40,
+		MaxConns:   6,
 	})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {
 		_, err := release.Bootstrap(t.Context(), p, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
@@ -198,7 +198,8 @@ func TestEX2RunStateTransitionsGuardedByDatabase(t *testing.T) {
 	}
 	require.ErrorContains(t, exec("UPDATE execution.run_execution_states SET billing_account_id = $1 WHERE run_id = $2", uuid.NewString(), st.RunID), "EX002")
 	require.ErrorContains(t, exec("UPDATE execution.run_execution_states SET state_version = 2 WHERE run_id = $1", st.RunID), "EX002")
-	require.NoError(t, exec("UPDATE execution.run_execution_states SET state = 'attempts_closed', state_version = 2, closed_at = now() WHERE run_id = $1", st.RunID))
+	_, err := e.svc.CloseRun(ctx, st.RunID)
+	require.NoError(t, err)
 	require.ErrorContains(t, exec("UPDATE execution.run_execution_states SET state = 'accepting_attempts', state_version = 3, closed_at = NULL WHERE run_id = $1", st.RunID), "EX002")
 	require.ErrorContains(t, exec("DELETE FROM execution.run_execution_states WHERE run_id = $1", st.RunID), "EX001")
 	require.ErrorContains(t, exec(fmt.Sprintf(`INSERT INTO execution.attempts (execution_attempt_id, run_id, run_step_id,
@@ -206,7 +207,6 @@ func TestEX2RunStateTransitionsGuardedByDatabase(t *testing.T) {
 		attempt_execution_manifest_digest, manifest_body, model_deployment_id, gateway_deployment_id, routing_policy_revision, created_at)
 		VALUES ('%s', '%s', '%s', 'aem-x', '1', 'jcs-sha256-v1', repeat('a', 64), '{}', 'm', 'g', 1, now())`,
 		uuid.NewString(), st.RunID, uuid.NewString())), "EX003")
-	_, err := e.svc.CreateAttempt(ctx, attemptReq(st.RunID, uuid.NewString()))
+	_, err = e.svc.CreateAttempt(ctx, attemptReq(st.RunID, uuid.NewString()))
 	require.ErrorIs(t, err, execution.ErrRunClosed)
 }
-

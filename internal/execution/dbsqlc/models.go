@@ -23,6 +23,42 @@ type ExecutionAttempt struct {
 	CreatedAt                                      time.Time
 }
 
+type ExecutionAttemptNotDispatchedFact struct {
+	ExecutionAttemptID                             string
+	AttemptNotDispatchedFactRef                    string
+	AttemptNotDispatchedFactSchemaVersion          string
+	AttemptNotDispatchedFactDigestAlgorithmVersion string
+	AttemptNotDispatchedFactDigest                 string
+	GatewayPreBindingRejectionFactRef              string
+	FactBody                                       string
+	RecordedAt                                     time.Time
+}
+
+type ExecutionAttemptSetManifest struct {
+	RunID                                    string
+	AttemptSetManifestRef                    string
+	AttemptSetManifestSchemaVersion          string
+	AttemptSetManifestDigestAlgorithmVersion string
+	AttemptSetManifestDigest                 string
+	AttemptCount                             int64
+	ManifestBody                             string
+	ClosedAt                                 time.Time
+}
+
+type ExecutionEligibilityFact struct {
+	ExecutionAttemptID                             string
+	RunID                                          string
+	ExecutionEligibilityFactRef                    string
+	ExecutionEligibilityFactSchemaVersion          string
+	ExecutionEligibilityFactDigestAlgorithmVersion string
+	ExecutionEligibilityFactDigest                 string
+	DispatchDisposition                            string
+	NotDispatchedExecutionAttemptID                *string
+	FactBody                                       string
+	EventID                                        string
+	FinalizedAt                                    time.Time
+}
+
 type ExecutionRunExecutionState struct {
 	RunID                                      string
 	TenantKind                                 string
@@ -44,4 +80,18 @@ type ExecutionRunExecutionState struct {
 	StateVersion                               int64
 	OpenedAt                                   time.Time
 	ClosedAt                                   *time.Time
+}
+
+type ExecutionRunFinalization struct {
+	RunID                                          string
+	RunExecutionFinalizationRef                    string
+	RunExecutionFinalizationSchemaVersion          string
+	RunExecutionFinalizationDigestAlgorithmVersion string
+	RunExecutionFinalizationDigest                 string
+	RunExecutionFinalizationStateVersion           int64
+	ClosureOperationID                             string
+	AttemptCount                                   int64
+	FactBody                                       string
+	EventID                                        string
+	ClosedAt                                       time.Time
 }
