@@ -49,6 +49,8 @@ var kindsInOrder = []string{
 	KindRunAdmissionManifest, KindRunExecutionToken, KindAttemptExecutionManifest,
 	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
+	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
+	KindProviderEvidence, KindAvailabilitySnapshot,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -89,6 +91,12 @@ func specOf(kind string) (spec, bool) {
 		KindRunAttemptSetManifest:                {RunAttemptSetManifestDef, attemptSetSelf, attemptSetRules},
 		KindRunExecutionFinalizationFact:         {RunExecutionFinalizationFactDef, finalizationSelf, attemptSetRules},
 		KindRunExecutionFinalizationConflictFact: {RunExecutionFinalizationConflictFactDef, conflictSelf, nil},
+
+		KindGatewayRouteSnapshot:           {GatewayRouteSnapshotDef, routeSelf, nil},
+		KindAttemptRouteBinding:            {AttemptRouteBindingDef, bindingSelf, nil},
+		KindGatewayPreBindingRejectionFact: {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
+		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
+		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
 	}[kind]
 	return s, ok
 }

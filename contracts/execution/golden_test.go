@@ -110,7 +110,50 @@ func goldens(t *testing.T) []golden {
 		return sealed(t, &execution.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID, Requested: f1.Fact,
 			StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
 	}
+	key := func(a *execution.AttemptExecutionManifest) execution.SlotKey {
+		return execution.SlotKey{ExecutionAttemptID: a.ExecutionAttemptID, GatewayDeploymentID: a.GatewayDeploymentID, AttemptManifest: a.Manifest}
+	}
+	route := execution.Route{ChannelID: "channel/eu-primary", SupplyID: "supply/sim-1", CredentialVersion: 7, ProviderModel: "sim/text-large", AdapterID: "adapter/simulated"}
+	rs := sealed(t, &execution.GatewayRouteSnapshot{Snapshot: strict.Quadruple{Ref: "grs-1"}, SlotKey: key(a1), RoutingPolicyRevision: 3, Route: route, CapturedAt: at.Add(3 * time.Second)})
+	rs2 := sealed(t, &execution.GatewayRouteSnapshot{Snapshot: strict.Quadruple{Ref: "grs-2"}, SlotKey: key(a2), RoutingPolicyRevision: 4,
+		Route: execution.Route{ChannelID: "channel/us-backup", SupplyID: "supply/sim-2", CredentialVersion: 1, ProviderModel: "sim/video", AdapterID: "adapter/simulated"}, CapturedAt: at.Add(3 * time.Second)})
+	bind := sealed(t, &execution.AttemptRouteBinding{Binding: strict.Quadruple{Ref: "arb-1"}, SlotKey: key(a1), RouteSnapshot: rs.Snapshot, Route: rs.Route, BoundAt: at.Add(3 * time.Second)})
+	bind2 := sealed(t, &execution.AttemptRouteBinding{Binding: strict.Quadruple{Ref: "arb-2"}, SlotKey: key(a2), RouteSnapshot: rs2.Snapshot, Route: rs2.Route, BoundAt: at.Add(3 * time.Second)})
+	rej := func(ref, reason string) *execution.GatewayPreBindingRejectionFact {
+		return sealed(t, &execution.GatewayPreBindingRejectionFact{Fact: strict.Quadruple{Ref: ref}, SlotKey: key(a2), ReasonCode: reason, RejectedAt: at.Add(3 * time.Second)})
+	}
+	evidence := func(ref, kind, dim, qty string) *execution.ProviderEvidence {
+		return sealed(t, &execution.ProviderEvidence{Evidence: strict.Quadruple{Ref: ref}, ExecutionAttemptID: a1.ExecutionAttemptID,
+			GatewayDeploymentID: a1.GatewayDeploymentID, Binding: bind.Binding, EvidenceKind: kind, DimensionKey: dim, Quantity: qty,
+			ProviderReportID: "sim-report-" + ref, ObservedAt: at.Add(4 * time.Second)})
+	}
+	usage := evidence("gpe-1", execution.EvidenceProviderUsage, "text.input_tokens", "1200")
+	cost := evidence("gpe-2", execution.EvidenceProviderCost, "cost.usd", "0.0042")
+	snap := func(ref string, version int64, state string, pred *execution.AvailabilitySnapshot, ev *execution.ProviderEvidence) *execution.AvailabilitySnapshot {
+		x := &execution.AvailabilitySnapshot{Snapshot: strict.Quadruple{Ref: ref}, SlotKey: key(a1), Binding: bind.Binding, RouteSnapshot: rs.Snapshot,
+			EvidenceKind: execution.EvidenceProviderUsage, DimensionKey: "text.input_tokens", State: state, ReasonCode: "provider_" + state,
+			StateVersion: version, RecordedAt: at.Add(5 * time.Second)}
+		if pred != nil {
+			x.Predecessor, x.PredecessorStateVersion = pred.Snapshot, pred.StateVersion
+		}
+		if ev != nil {
+			x.Evidence = ev.Evidence
+		}
+		return sealed(t, x)
+	}
+	s1 := snap("gas-1", 1, execution.AvailabilityPending, nil, nil)
+	s2 := snap("gas-2", 2, execution.AvailabilityAvailable, s1, usage)
 	return []golden{
+		{execution.KindGatewayRouteSnapshot, "text", rs},
+		{execution.KindGatewayRouteSnapshot, "video", rs2},
+		{execution.KindAttemptRouteBinding, "text", bind},
+		{execution.KindAttemptRouteBinding, "video", bind2},
+		{execution.KindGatewayPreBindingRejectionFact, "no_capacity", rej("gpr-1", "no_capacity")},
+		{execution.KindGatewayPreBindingRejectionFact, "policy_denied", rej("gpr-2", "policy_denied")},
+		{execution.KindProviderEvidence, "usage_tokens", usage},
+		{execution.KindProviderEvidence, "cost", cost},
+		{execution.KindAvailabilitySnapshot, "pending_v1", s1},
+		{execution.KindAvailabilitySnapshot, "available_v2", s2},
 		{execution.KindExecutionEligibilityFact, "dispatched", e1},
 		{execution.KindExecutionEligibilityFact, "not_dispatched", e2},
 		{execution.KindAttemptNotDispatchedFact, "no_capacity", notDispatched},
@@ -214,6 +257,16 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeRunExecutionFinalizationFact(body)
 		case execution.KindRunExecutionFinalizationConflictFact:
 			back, err = execution.DecodeRunExecutionFinalizationConflictFact(body)
+		case execution.KindGatewayRouteSnapshot:
+			back, err = execution.DecodeGatewayRouteSnapshot(body)
+		case execution.KindAttemptRouteBinding:
+			back, err = execution.DecodeAttemptRouteBinding(body)
+		case execution.KindGatewayPreBindingRejectionFact:
+			back, err = execution.DecodeGatewayPreBindingRejectionFact(body)
+		case execution.KindProviderEvidence:
+			back, err = execution.DecodeProviderEvidence(body)
+		case execution.KindAvailabilitySnapshot:
+			back, err = execution.DecodeAvailabilitySnapshot(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)

@@ -69,6 +69,19 @@ func negatives() []negative {
 		{execution.KindAttemptNotDispatchedFact, "bare_rejection_ref", "GW-1", "no_capacity", func(m map[string]any) {
 			delete(m, "gatewayPreBindingRejectionFactDigest")
 		}, strict.ErrMissingField},
+		{execution.KindAvailabilitySnapshot, "v1_with_predecessor", "GW-2", "pending_v1", func(m map[string]any) {
+			m["predecessor"] = map[string]any{"state": "present", "predecessorAvailabilityRef": "gas-0", "predecessorAvailabilitySchemaVersion": "1",
+				"predecessorAvailabilityDigestAlgorithmVersion": "jcs-sha256-v1", "predecessorAvailabilityDigest": "3333333333333333333333333333333333333333333333333333333333333333",
+				"predecessorStateVersion": int64(1)}
+		}, execution.ErrAvailabilityRule},
+		{execution.KindAvailabilitySnapshot, "version_gap", "GW-2", "available_v2", func(m map[string]any) { m["stateVersion"] = int64(3) }, execution.ErrAvailabilityRule},
+		{execution.KindAvailabilitySnapshot, "available_without_evidence", "GW-2", "available_v2", func(m map[string]any) {
+			m["availableEvidence"] = map[string]any{"state": "none"}
+		}, execution.ErrAvailabilityRule},
+		{execution.KindAvailabilitySnapshot, "unknown_state", "GW-2", "pending_v1", func(m map[string]any) { m["availabilityState"] = "maybe" }, strict.ErrUnknownEnum},
+		{execution.KindProviderEvidence, "float_quantity", "GW-2", "usage_tokens", func(m map[string]any) { m["quantity"] = "1.20e3" }, strict.ErrInvalidValue},
+		{execution.KindAttemptRouteBinding, "route_changed", "GW-1", "text", func(m map[string]any) { m["supplyId"] = "supply/other" }, digest.ErrMismatch},
+		{execution.KindGatewayPreBindingRejectionFact, "carries_binding", "GW-1", "no_capacity", func(m map[string]any) { m["attemptRouteBindingRef"] = "arb-1" }, strict.ErrUnknownField},
 		{execution.KindRunExecutionFinalizationConflictFact, "no_reason", "EX-2", "digest_differs", func(m map[string]any) { delete(m, "reasonCode") }, strict.ErrMissingField},
 	}
 }

@@ -223,6 +223,138 @@ export type RunExecutionFinalizationConflictFactV1 = {
   readonly detectedAt: string;
 };
 
+/** GatewayRouteSnapshot@1: the route the Gateway chose for one attempt, frozen at binding. */
+export type GatewayRouteSnapshotV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly gatewayRouteSnapshotRef: string;
+  readonly gatewayRouteSnapshotSchemaVersion: "1";
+  readonly gatewayRouteSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly gatewayRouteSnapshotDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the attempt's AttemptExecutionManifest@1 (with attempt and deployment: the dispatch slot key) */
+  readonly attemptExecutionManifestRef: string;
+  readonly attemptExecutionManifestSchemaVersion: "1";
+  readonly attemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptExecutionManifestDigest: string;
+  /** equals the attempt manifest's */
+  readonly routingPolicyRevision: number;
+  readonly channelId: string;
+  readonly supplyId: string;
+  readonly credentialVersion: number;
+  readonly providerModel: string;
+  readonly adapterId: string;
+  /** excluded from the digest candidate */
+  readonly capturedAt: string;
+};
+
+/** AttemptRouteBinding@1: the unique binding of an attempt to one route; channel, supply, credential version, provider model and adapter never change within an attempt. */
+export type AttemptRouteBindingV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly attemptRouteBindingRef: string;
+  readonly attemptRouteBindingSchemaVersion: "1";
+  readonly attemptRouteBindingDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptRouteBindingDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the attempt's AttemptExecutionManifest@1 (with attempt and deployment: the dispatch slot key) */
+  readonly attemptExecutionManifestRef: string;
+  readonly attemptExecutionManifestSchemaVersion: "1";
+  readonly attemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptExecutionManifestDigest: string;
+  /** the route snapshot written with the binding */
+  readonly gatewayRouteSnapshotRef: string;
+  readonly gatewayRouteSnapshotSchemaVersion: "1";
+  readonly gatewayRouteSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly gatewayRouteSnapshotDigest: string;
+  readonly channelId: string;
+  readonly supplyId: string;
+  readonly credentialVersion: number;
+  readonly providerModel: string;
+  readonly adapterId: string;
+  /** excluded from the digest candidate */
+  readonly boundAt: string;
+};
+
+/** GatewayPreBindingRejectionFact@1: a deterministic Gateway rejection before any provider side effect; no binding, route or usage exists for the slot. */
+export type GatewayPreBindingRejectionFactV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly gatewayPreBindingRejectionFactRef: string;
+  readonly gatewayPreBindingRejectionFactSchemaVersion: "1";
+  readonly gatewayPreBindingRejectionFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly gatewayPreBindingRejectionFactDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the attempt's AttemptExecutionManifest@1 (with attempt and deployment: the dispatch slot key) */
+  readonly attemptExecutionManifestRef: string;
+  readonly attemptExecutionManifestSchemaVersion: "1";
+  readonly attemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptExecutionManifestDigest: string;
+  readonly rejectionReasonCode: string;
+  /** excluded from the digest candidate */
+  readonly rejectedAt: string;
+};
+
+/** GatewayProviderEvidence@1: immutable usage or cost evidence a provider reported for a bound attempt; a correction is a new evidence object. */
+export type GatewayProviderEvidenceV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly providerEvidenceRef: string;
+  readonly providerEvidenceSchemaVersion: "1";
+  readonly providerEvidenceDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly providerEvidenceDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the binding the evidence belongs to */
+  readonly attemptRouteBindingRef: string;
+  readonly attemptRouteBindingSchemaVersion: "1";
+  readonly attemptRouteBindingDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptRouteBindingDigest: string;
+  readonly providerEvidenceKind: "provider_usage" | "provider_cost";
+  /** e.g. text.input_tokens, media.video_seconds, cost.usd_micros */
+  readonly evidenceDimensionKey: string;
+  /** canonical decimal text, never a float */
+  readonly quantity: string;
+  /** the provider's report identifier */
+  readonly providerReportId: string;
+  /** excluded from the digest candidate */
+  readonly observedAt: string;
+};
+
+/** GatewayEvidenceAvailabilitySnapshot@1: one state of an attempt-bound availability Current chain (attempt, deployment, evidence kind, dimension), dense from state version 1. */
+export type GatewayEvidenceAvailabilitySnapshotV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly currentAvailabilityRef: string;
+  readonly currentAvailabilitySchemaVersion: "1";
+  readonly currentAvailabilityDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly currentAvailabilityDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the attempt's AttemptExecutionManifest@1 (with attempt and deployment: the dispatch slot key) */
+  readonly attemptExecutionManifestRef: string;
+  readonly attemptExecutionManifestSchemaVersion: "1";
+  readonly attemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptExecutionManifestDigest: string;
+  readonly attemptRouteBindingRef: string;
+  readonly attemptRouteBindingSchemaVersion: "1";
+  readonly attemptRouteBindingDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptRouteBindingDigest: string;
+  readonly gatewayRouteSnapshotRef: string;
+  readonly gatewayRouteSnapshotSchemaVersion: "1";
+  readonly gatewayRouteSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly gatewayRouteSnapshotDigest: string;
+  readonly providerEvidenceKind: "provider_usage" | "provider_cost";
+  readonly evidenceDimensionKey: string;
+  readonly availabilityState: "available" | "pending" | "not_reported" | "unavailable" | "conflicting";
+  readonly stateReasonCode: string;
+  /** dense from 1 per chain */
+  readonly stateVersion: number;
+  readonly predecessor: GatewayAvailabilityPredecessorV1;
+  /** present exactly when availabilityState is available */
+  readonly availableEvidence: GatewaySnapshotEvidenceV1;
+  /** excluded from the digest candidate */
+  readonly recordedAt: string;
+};
+
 /** dispatched (the provider side effect may have happened) or not_dispatched (proved by AttemptNotDispatchedFact@1). */
 export type ExecutionDispatchDispositionV1 =
   | {
@@ -235,6 +367,33 @@ export type ExecutionDispatchDispositionV1 =
     readonly attemptNotDispatchedFactSchemaVersion: "1";
     readonly attemptNotDispatchedFactDigestAlgorithmVersion: "jcs-sha256-v1";
     readonly attemptNotDispatchedFactDigest: string;
+  };
+
+/** The previous snapshot of the chain, or none for state version 1. */
+export type GatewayAvailabilityPredecessorV1 =
+  | {
+    readonly state: "none";
+  }
+  | {
+    readonly state: "present";
+    readonly predecessorAvailabilityRef: string;
+    readonly predecessorAvailabilitySchemaVersion: "1";
+    readonly predecessorAvailabilityDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly predecessorAvailabilityDigest: string;
+    readonly predecessorStateVersion: number;
+  };
+
+/** The provider evidence the snapshot references, or none. */
+export type GatewaySnapshotEvidenceV1 =
+  | {
+    readonly state: "none";
+  }
+  | {
+    readonly state: "present";
+    readonly providerEvidenceRef: string;
+    readonly providerEvidenceSchemaVersion: "1";
+    readonly providerEvidenceDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly providerEvidenceDigest: string;
   };
 
 /** SettlementEconomicIdentity@1 {kind=credits}: the reservation is in integer credits. */
