@@ -22,8 +22,8 @@ import (
 	"github.com/oceanway/core/internal/gateway"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/ownerread"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/release"
 )
 
