@@ -44,6 +44,7 @@ import (
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission/dbsqlc"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/release"
@@ -342,7 +343,7 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 	if err := checkManifest(ctx, tx, runID, runEvent, walletEvent); err != nil {
 		return Result{}, err
 	}
-	if _, err := release.AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
+	if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
 		return Result{}, fmt.Errorf("append admission events: %w", err)
 	}
 	if err := s.step(ctx, tx, "append"); err != nil {

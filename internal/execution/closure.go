@@ -12,6 +12,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution/dbsqlc"
 	"github.com/oceanway/core/internal/outbox"
@@ -172,4 +173,4 @@ func quadOf(ref, schemaVersion, alg, value string) strict.Quadruple {
 func digestAlg(s string) digest.Algorithm { return digest.Algorithm(s) }
 
 // releaseAppend appends under the release policy in the caller's transaction.
-var releaseAppend = release.AppendTx
+var releaseAppend = release.ForProducer(boundary.Execution).AppendTx

@@ -12,6 +12,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution/dbsqlc"
 	"github.com/oceanway/core/internal/gateway"
@@ -202,7 +203,7 @@ func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.Attempt
 	p.SetExecutionEligibilityFact(q)
 	ev := runEnvelope(run, eventID, envelope.ExecutionAttemptEligibilityFinalizedV1, envelope.AggregateExecutionAttempt, m.ExecutionAttemptID,
 		envelope.DeriveID(derivationEligibilityOperation, map[string]any{"executionAttemptId": m.ExecutionAttemptID}), now, p.Map())
-	if _, err := release.AppendTx(ctx, tx, ev); err != nil {
+	if _, err := release.ForProducer(boundary.Execution).AppendTx(ctx, tx, ev); err != nil {
 		return Eligibility{}, fmt.Errorf("append eligibility event: %w", err)
 	}
 	if err := s.step(ctx, tx, "append"); err != nil {

@@ -35,6 +35,7 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/gateway/dbsqlc"
 	"github.com/oceanway/core/internal/outbox"
@@ -498,7 +499,7 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 		CorrelationID: slot.RunID, OperationID: envelope.DeriveID("gateway_availability_advance@1", map[string]any{"chainId": chainID, "stateVersion": snap.StateVersion}),
 		OccurredAt: now, Payload: p.Map(),
 	}
-	if _, err := release.AppendTx(ctx, tx, env); err != nil {
+	if _, err := release.ForProducer(boundary.Gateway).AppendTx(ctx, tx, env); err != nil {
 		return Advance{}, fmt.Errorf("append availability event: %w", err)
 	}
 	if err := s.step(ctx, tx, "append"); err != nil {
