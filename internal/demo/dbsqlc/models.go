@@ -10,6 +10,183 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ExecutionAttempt struct {
+	ExecutionAttemptID                             string
+	RunID                                          string
+	RunStepID                                      string
+	AttemptExecutionManifestRef                    string
+	AttemptExecutionManifestSchemaVersion          string
+	AttemptExecutionManifestDigestAlgorithmVersion string
+	AttemptExecutionManifestDigest                 string
+	ManifestBody                                   string
+	ModelDeploymentID                              string
+	GatewayDeploymentID                            string
+	RoutingPolicyRevision                          int64
+	CreatedAt                                      time.Time
+}
+
+type ExecutionAttemptNotDispatchedFact struct {
+	ExecutionAttemptID                             string
+	AttemptNotDispatchedFactRef                    string
+	AttemptNotDispatchedFactSchemaVersion          string
+	AttemptNotDispatchedFactDigestAlgorithmVersion string
+	AttemptNotDispatchedFactDigest                 string
+	GatewayPreBindingRejectionFactRef              string
+	FactBody                                       string
+	RecordedAt                                     time.Time
+}
+
+type ExecutionAttemptSetManifest struct {
+	RunID                                    string
+	AttemptSetManifestRef                    string
+	AttemptSetManifestSchemaVersion          string
+	AttemptSetManifestDigestAlgorithmVersion string
+	AttemptSetManifestDigest                 string
+	AttemptCount                             int64
+	ManifestBody                             string
+	ClosedAt                                 time.Time
+}
+
+type ExecutionEligibilityFact struct {
+	ExecutionAttemptID                             string
+	RunID                                          string
+	ExecutionEligibilityFactRef                    string
+	ExecutionEligibilityFactSchemaVersion          string
+	ExecutionEligibilityFactDigestAlgorithmVersion string
+	ExecutionEligibilityFactDigest                 string
+	DispatchDisposition                            string
+	NotDispatchedExecutionAttemptID                *string
+	FactBody                                       string
+	EventID                                        string
+	FinalizedAt                                    time.Time
+}
+
+type ExecutionRunExecutionState struct {
+	RunID                                      string
+	TenantKind                                 string
+	TenantID                                   string
+	WorkspaceID                                string
+	ProjectID                                  *string
+	BillingAccountID                           string
+	BillingReservationID                       string
+	RunAdmissionManifestRef                    string
+	RunAdmissionManifestSchemaVersion          string
+	RunAdmissionManifestDigestAlgorithmVersion string
+	RunAdmissionManifestDigest                 string
+	RunExecutionTokenRef                       string
+	RunExecutionTokenSchemaVersion             string
+	RunExecutionTokenDigestAlgorithmVersion    string
+	RunExecutionTokenDigest                    string
+	RunExecutionTokenBody                      string
+	State                                      string
+	StateVersion                               int64
+	OpenedAt                                   time.Time
+	ClosedAt                                   *time.Time
+}
+
+type ExecutionRunFinalization struct {
+	RunID                                          string
+	RunExecutionFinalizationRef                    string
+	RunExecutionFinalizationSchemaVersion          string
+	RunExecutionFinalizationDigestAlgorithmVersion string
+	RunExecutionFinalizationDigest                 string
+	RunExecutionFinalizationStateVersion           int64
+	ClosureOperationID                             string
+	AttemptCount                                   int64
+	FactBody                                       string
+	EventID                                        string
+	ClosedAt                                       time.Time
+}
+
+type GatewayAttemptRouteBinding struct {
+	AttemptRouteBindingRef                    string
+	AttemptRouteBindingSchemaVersion          string
+	AttemptRouteBindingDigestAlgorithmVersion string
+	AttemptRouteBindingDigest                 string
+	ExecutionAttemptID                        string
+	GatewayRouteSnapshotRef                   string
+	BindingBody                               string
+	BoundAt                                   time.Time
+}
+
+type GatewayAvailabilityCurrent struct {
+	ChainID                string
+	ExecutionAttemptID     string
+	GatewayDeploymentID    string
+	ProviderEvidenceKind   string
+	EvidenceDimensionKey   string
+	CurrentAvailabilityRef string
+	CurrentStateVersion    int64
+}
+
+type GatewayAvailabilitySnapshot struct {
+	CurrentAvailabilityRef                    string
+	CurrentAvailabilitySchemaVersion          string
+	CurrentAvailabilityDigestAlgorithmVersion string
+	CurrentAvailabilityDigest                 string
+	ChainID                                   string
+	ExecutionAttemptID                        string
+	StateVersion                              int64
+	AvailabilityState                         string
+	ProviderEvidenceRef                       *string
+	SnapshotBody                              string
+	EventID                                   string
+	RecordedAt                                time.Time
+}
+
+type GatewayDispatchSlot struct {
+	ExecutionAttemptID                             string
+	GatewayDeploymentID                            string
+	AttemptExecutionManifestRef                    string
+	AttemptExecutionManifestSchemaVersion          string
+	AttemptExecutionManifestDigestAlgorithmVersion string
+	AttemptExecutionManifestDigest                 string
+	RunID                                          string
+	RunStepID                                      string
+	TenantKind                                     string
+	TenantID                                       string
+	WorkspaceID                                    string
+	ProjectID                                      *string
+	ManifestBody                                   string
+	State                                          string
+	ReplyBody                                      *string
+	ReservedAt                                     time.Time
+	TerminalAt                                     *time.Time
+}
+
+type GatewayPreBindingRejection struct {
+	GatewayPreBindingRejectionFactRef                    string
+	GatewayPreBindingRejectionFactSchemaVersion          string
+	GatewayPreBindingRejectionFactDigestAlgorithmVersion string
+	GatewayPreBindingRejectionFactDigest                 string
+	ExecutionAttemptID                                   string
+	RejectionReasonCode                                  string
+	FactBody                                             string
+	RejectedAt                                           time.Time
+}
+
+type GatewayProviderEvidence struct {
+	ProviderEvidenceRef                    string
+	ProviderEvidenceSchemaVersion          string
+	ProviderEvidenceDigestAlgorithmVersion string
+	ProviderEvidenceDigest                 string
+	ExecutionAttemptID                     string
+	ProviderEvidenceKind                   string
+	EvidenceDimensionKey                   string
+	EvidenceBody                           string
+	ObservedAt                             time.Time
+}
+
+type GatewayRouteSnapshot struct {
+	GatewayRouteSnapshotRef                    string
+	GatewayRouteSnapshotSchemaVersion          string
+	GatewayRouteSnapshotDigestAlgorithmVersion string
+	GatewayRouteSnapshotDigest                 string
+	ExecutionAttemptID                         string
+	SnapshotBody                               string
+	CapturedAt                                 time.Time
+}
+
 type OperationsAppliedReceipt struct {
 	ConsumerName                        string
 	ProjectionName                      string
@@ -196,6 +373,11 @@ type OutboxActiveProjection struct {
 	SwitchedAt         time.Time
 }
 
+type OutboxDatabaseProducer struct {
+	Singleton bool
+	Producer  string
+}
+
 type OutboxDeliveryFact struct {
 	EventID                             string
 	Destination                         string
@@ -361,6 +543,12 @@ type OutboxOutboxQuarantine struct {
 	AcknowledgedAt                      *time.Time
 	CaseID                              *string
 	AttemptID                           *string
+}
+
+type OutboxPairProducer struct {
+	EventType     string
+	SchemaVersion string
+	Producer      string
 }
 
 type OutboxProjectionPointer struct {
