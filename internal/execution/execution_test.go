@@ -1,11 +1,14 @@
 package execution_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -209,4 +212,24 @@ func TestEX2RunStateTransitionsGuardedByDatabase(t *testing.T) {
 		uuid.NewString(), st.RunID, uuid.NewString())), "EX003")
 	_, err = e.svc.CreateAttempt(ctx, attemptReq(st.RunID, uuid.NewString()))
 	require.ErrorIs(t, err, execution.ErrRunClosed)
+}
+
+// EX-2: a failure after the write of OpenRun or CreateAttempt leaves no row.
+func TestEX2OpenAndCreateRollBackOnFailure(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := t.Context()
+	injected := errors.New("injected")
+	e.svc.SetHooks(execution.Hooks{AfterStep: func(context.Context, pgx.Tx, string) error { return injected }})
+	_, body := e.admit(t)
+	_, err := e.svc.OpenRun(ctx, body)
+	require.ErrorIs(t, err, injected)
+	require.Zero(t, e.count(t, "execution.run_execution_states"))
+	e.svc.SetHooks(execution.Hooks{})
+	st, err := e.svc.OpenRun(ctx, body)
+	require.NoError(t, err)
+	e.svc.SetHooks(execution.Hooks{AfterStep: func(context.Context, pgx.Tx, string) error { return injected }})
+	_, err = e.svc.CreateAttempt(ctx, attemptReq(st.RunID, uuid.NewString()))
+	require.ErrorIs(t, err, injected)
+	require.Zero(t, e.count(t, "execution.attempts"))
 }
