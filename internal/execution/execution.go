@@ -213,6 +213,10 @@ func (s *Service) OpenRun(ctx context.Context, tokenBody []byte) (RunState, erro
 			return RunState{}, err
 		}
 		row, err := queries.RunStateByID(ctx, tx, tok.RunID)
+		if n == 0 && errors.Is(db.NotFound(err), db.ErrNotFound) {
+			// Another run holds the token, manifest or reservation.
+			return RunState{}, fmt.Errorf("open run %s: %w", tok.RunID, ErrTokenConflict)
+		}
 		if err != nil {
 			return RunState{}, fmt.Errorf("open run %s: read back: %w", tok.RunID, err)
 		}
@@ -311,8 +315,12 @@ func (s *Service) CreateAttempt(ctx context.Context, req AttemptRequest) (Attemp
 			}
 			return Attempt{}, fmt.Errorf("create attempt %s: %w", req.ExecutionAttemptID, err)
 		}
-		if n == 0 {
-			return Attempt{}, fmt.Errorf("create attempt %s: %w: created concurrently", req.ExecutionAttemptID, ErrAttemptConflict)
+		if n == 0 { // created concurrently (or its manifest ref is taken): compare
+			existing, err := queries.AttemptByID(ctx, tx, req.ExecutionAttemptID)
+			if err != nil {
+				return Attempt{}, fmt.Errorf("create attempt %s: %w: %w", req.ExecutionAttemptID, ErrAttemptConflict, db.NotFound(err))
+			}
+			return replayAttempt(existing, m)
 		}
 		if err := s.step(ctx, tx, "attempt"); err != nil {
 			return Attempt{}, err

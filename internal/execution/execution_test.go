@@ -233,3 +233,50 @@ func TestEX2OpenAndCreateRollBackOnFailure(t *testing.T) {
 	require.ErrorIs(t, err, injected)
 	require.Zero(t, e.count(t, "execution.attempts"))
 }
+
+// EX-2: concurrent OpenRun with one token and concurrent CreateAttempt with
+// one request converge on one row and the same answer.
+func TestEX2ConcurrentOpenAndCreateConverge(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := t.Context()
+	_, body := e.admit(t)
+	const n = 6
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		go func() {
+			<-start
+			_, err := e.svc.OpenRun(ctx, body)
+			errs <- err
+		}()
+	}
+	close(start)
+	for i := 0; i < n; i++ {
+		require.NoError(t, <-errs)
+	}
+	tok, err := contract.DecodeRunExecutionToken(body)
+	require.NoError(t, err)
+	req := attemptReq(tok.RunID, uuid.NewString())
+	bodies := make(chan []byte, n)
+	start = make(chan struct{})
+	for i := 0; i < n; i++ {
+		go func() {
+			<-start
+			a, err := e.svc.CreateAttempt(ctx, req)
+			errs <- err
+			bodies <- a.Body
+		}()
+	}
+	close(start)
+	var first []byte
+	for i := 0; i < n; i++ {
+		require.NoError(t, <-errs)
+		b := <-bodies
+		if first == nil {
+			first = b
+		}
+		require.Equal(t, string(first), string(b))
+	}
+	require.Equal(t, 1, e.count(t, "execution.attempts"))
+}

@@ -43,7 +43,7 @@ VALUES ($1, $2, $3, $4,
     $5, $6,
     $7, $8, $9, $10,
     $11, $12)
-ON CONFLICT (execution_attempt_id) DO NOTHING
+ON CONFLICT DO NOTHING
 `
 
 type AttemptInsertParams struct {
@@ -160,7 +160,7 @@ VALUES ($1, $2, $3, $4, $5, $6,
     $10, $11, $12,
     $13, $14, $15,
     $16, 'accepting_attempts', 1, now())
-ON CONFLICT (run_id) DO NOTHING
+ON CONFLICT DO NOTHING
 `
 
 type RunStateInsertParams struct {

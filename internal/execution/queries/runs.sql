@@ -10,7 +10,7 @@ VALUES (@run_id, @tenant_kind, @tenant_id, @workspace_id, sqlc.narg(project_id),
     @run_admission_manifest_digest_algorithm_version, @run_admission_manifest_digest, @run_execution_token_ref,
     @run_execution_token_schema_version, @run_execution_token_digest_algorithm_version, @run_execution_token_digest,
     @run_execution_token_body, 'accepting_attempts', 1, now())
-ON CONFLICT (run_id) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 -- name: RunStateByID :one
 SELECT * FROM execution.run_execution_states WHERE run_id = @run_id;
@@ -30,7 +30,7 @@ VALUES (@execution_attempt_id, @run_id, @run_step_id, @attempt_execution_manifes
     @attempt_execution_manifest_schema_version, @attempt_execution_manifest_digest_algorithm_version,
     @attempt_execution_manifest_digest, @manifest_body, @model_deployment_id, @gateway_deployment_id,
     @routing_policy_revision, @created_at)
-ON CONFLICT (execution_attempt_id) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 -- name: AttemptByID :one
 SELECT * FROM execution.attempts WHERE execution_attempt_id = @execution_attempt_id;

@@ -341,7 +341,7 @@ VALUES ($1, $2, $3,
     $4, $5,
     $6, $7, $8, $9, $10, $11,
     $12, $13, 'reserved', $14)
-ON CONFLICT (execution_attempt_id) DO NOTHING
+ON CONFLICT DO NOTHING
 `
 
 type SlotReserveParams struct {
@@ -362,6 +362,8 @@ type SlotReserveParams struct {
 }
 
 // Reserves the slot; 0 rows when it exists (the caller locks and replays).
+// No conflict target: the primary key and the full slot key are both unique,
+// and a concurrent reservation may hit either.
 func (q *Queries) SlotReserve(ctx context.Context, db DBTX, arg SlotReserveParams) (int64, error) {
 	result, err := db.Exec(ctx, slotReserve,
 		arg.ExecutionAttemptID,

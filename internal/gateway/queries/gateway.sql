@@ -1,5 +1,7 @@
 -- name: SlotReserve :execrows
 -- Reserves the slot; 0 rows when it exists (the caller locks and replays).
+-- No conflict target: the primary key and the full slot key are both unique,
+-- and a concurrent reservation may hit either.
 INSERT INTO gateway.dispatch_slots (execution_attempt_id, gateway_deployment_id, attempt_execution_manifest_ref,
     attempt_execution_manifest_schema_version, attempt_execution_manifest_digest_algorithm_version,
     attempt_execution_manifest_digest, run_id, run_step_id, tenant_kind, tenant_id, workspace_id, project_id,
@@ -8,7 +10,7 @@ VALUES (@execution_attempt_id, @gateway_deployment_id, @attempt_execution_manife
     @attempt_execution_manifest_schema_version, @attempt_execution_manifest_digest_algorithm_version,
     @attempt_execution_manifest_digest, @run_id, @run_step_id, @tenant_kind, @tenant_id, @workspace_id,
     sqlc.narg(project_id), @manifest_body, 'reserved', @reserved_at)
-ON CONFLICT (execution_attempt_id) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 -- name: SlotForUpdate :one
 SELECT * FROM gateway.dispatch_slots WHERE execution_attempt_id = @execution_attempt_id FOR UPDATE;
