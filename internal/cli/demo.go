@@ -11,14 +11,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
@@ -137,9 +134,10 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
 		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
-	summary, err := demo.Run(ctx, rt, pools, demoAdmit(pools[boundary.Core]), demo.Config{
+	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
+	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network,
+		Network: network, Scenario: scenario,
 	})
 	if err != nil {
 		return err
@@ -169,8 +167,7 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		return nil, err
 	}
 	say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", o.prefix, len(res.Applied))
-	// Every boundary gets the first full release; only core appends
-	// and is served in this demo, so only its pool stays open.
+	// Every boundary gets the first full release.
 	if err := bootstrapBoundaries(ctx, res.DSNs, say); err != nil {
 		return nil, err
 	}
@@ -178,6 +175,20 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+o.workers+8))
 	if err != nil {
 		return nil, err
+	}
+	// The other boundaries: the Execution and Gateway owners write there on
+	// the admission sessions; their dispatchers find nothing they serve.
+	others := map[boundary.Boundary]string{}
+	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+		others[b] = res.DSNs[b]
+	}
+	rest, err := openPools(ctx, others, int32(2*o.disp.dispatchers+o.workers+4))
+	if err != nil {
+		pools.Close()
+		return nil, err
+	}
+	for b, p := range rest {
+		pools[b] = p
 	}
 	// The summary proves invariants over the whole database, so the
 	// demo needs its own empty one.
@@ -191,20 +202,6 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		return nil, fmt.Errorf("demo: %s already holds %d events from an earlier run; choose another --db-prefix", migrate.DatabaseName(o.prefix, boundary.Core), existing)
 	}
 	return pools, nil
-}
-
-// demoAdmit admits run i of the demo: one tenant, workspace and billing
-// account, a reservation of 100 to 999 credits.
-func demoAdmit(core *pgxpool.Pool) demo.AdmitFunc {
-	svc := admission.New(core)
-	tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	return func(ctx context.Context, i int) error {
-		_, err := svc.Admit(ctx, admission.Request{
-			AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
-			WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
-		})
-		return err
-	}
 }
 
 // demoServer picks the server and the database prefix. keep reports whether

@@ -6,6 +6,12 @@
 // acknowledged twice, at most one finish per start, published_at exact, one
 // projector receipt per event, the read model complete and verified_current).
 //
+// With a Scenario (oceanway demo always sets one), each admission also
+// drives the Execution and Gateway owners on their own databases (see
+// Scenario), and the summary reports and proves all four boundary outboxes:
+// the deliveries to the consumers that do not exist yet (Metering, Billing)
+// stay pending, are never claimed, and the summary says so plainly.
+//
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
 // and the consumer fails transiently; the invariants must still hold.
@@ -46,6 +52,10 @@ type Config struct {
 	// dispatchers use (--transport http); with Chaos it also drops one
 	// consumer answer in 20 after the consumer committed.
 	Network *Network
+	// Scenario, when set, is the owners' scenario behind the admissions
+	// (its mix is reported, and the Execution and Gateway end states are
+	// proved on their databases).
+	Scenario *Scenario
 }
 
 func (c Config) withDefaults() Config {
@@ -129,6 +139,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Network != nil {
 		s.Transport = TransportHTTP
 		s.DroppedResponses = cfg.Network.Dropped()
+	}
+	if cfg.Scenario != nil {
+		m := cfg.Scenario.Mix()
+		s.Scenario = &m
+	}
+	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, rt.Served(), cfg, s); err != nil {
+		return nil, err
 	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
