@@ -76,8 +76,15 @@ func rawEvent(eventID string, dsv int64) string {
 		correlation_id, event_envelope, event_payload, event_envelope_digest_algorithm_version, event_envelope_sha256, occurred_at)
 		SELECT '%s', 'run.created@2.0', '2.0', v.delivery_set_version, v.delivery_set_definition_schema_version,
 		  v.delivery_set_definition_digest_algorithm_version, v.delivery_set_definition_digest,
-		  'run', 'r', 1, 'organization', 't', 'w', 'c', '{"payload":{}}', '{}', 'jcs-sha256-v1', repeat('a', 64), now()
-		FROM outbox.delivery_set_versions v WHERE v.delivery_set_version = %d`, eventID, dsv)
+		  'run', 'r', 1, 'organization', 't', 'w', 'c', '%s', '{}', 'jcs-sha256-v1', repeat('a', 64), '2026-01-01T00:00:00Z'
+		FROM outbox.delivery_set_versions v WHERE v.delivery_set_version = %d`, eventID, rawEnvelope(eventID), dsv)
+}
+
+// rawEnvelope is an envelope that agrees with rawEvent's columns (OW018).
+func rawEnvelope(eventID string) string {
+	return fmt.Sprintf(`{"aggregateId":"r","aggregateRevision":1,"aggregateType":"run","correlationId":"c","eventId":"%s",`+
+		`"eventSchemaVersion":"2.0","eventType":"run.created@2.0","occurredAt":"2026-01-01T00:00:00Z","payload":{},`+
+		`"tenantId":"t","tenantKind":"organization","workspaceId":"w"}`, eventID)
 }
 
 func rawDelivery(eventID, dest, consumer, receipt string, projectionVersion string) string {
@@ -201,18 +208,21 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET expected_receipt_type = 'X'"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET required_projection_version = 2"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_deliveries"+where), outbox.CodeAppendOnly)
-	// leased needs the whole lease
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), pgerrcode.CheckViolation)
+	// leased needs a fresh lease and attempt (the transition guard, OW019,
+	// fires before the table check that needs the whole lease)
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), outbox.CodeUnprovenTransition)
 
-	// acknowledged needs the full ack and is then terminal
+	// acknowledged needs a lease and the full ack and is then terminal
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'acknowledged'"+where)
 		return err
 	})
-	requireCode(t, err, pgerrcode.CheckViolation)
+	requireCode(t, err, outbox.CodeUnprovenTransition)
+	var sha string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT event_envelope_sha256 FROM outbox.outbox_events"+where).Scan(&sha))
 	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		a := claim(t, ctx, tx, id, route.CoreOperations)
-		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: strings.Repeat("e", 64)}.write(t, ctx, tx)
+		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: sha}.write(t, ctx, tx)
 		return nil
 	})
 	require.NoError(t, err)
