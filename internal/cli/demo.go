@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -181,9 +182,12 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 func demoAdmit(core *pgxpool.Pool) demo.AdmitFunc {
 	svc := admission.New(core)
 	tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	// The operation id of run i is fixed for the whole demo, so a retried
+	// admission (after a transient error) is the same admission.
+	opIDs := uuid.New()
 	return func(ctx context.Context, i int) error {
 		_, err := svc.Admit(ctx, admission.Request{
-			AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
+			AdmissionOperationID: uuid.NewSHA1(opIDs, []byte(strconv.Itoa(i))).String(), TenantKind: "organization", TenantID: tenant,
 			WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
 		})
 		return err

@@ -23,6 +23,7 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/server"
@@ -63,9 +64,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// chaosStats counts what the chaos mode did.
+// chaosStats counts what the chaos mode did, and the admissions retried
+// after a transient database error.
 type chaosStats struct {
-	kills, pauses, injected atomic.Int64
+	kills, pauses, injected, restarts, admitRetries atomic.Int64
 }
 
 // Run executes the scenario on the runtime's core database and returns the
@@ -96,7 +98,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	progressDone := make(chan struct{})
 	go func() { defer close(progressDone); progress.loop(progressCtx) }()
 
-	admitErr := admitAll(ctx, admit, cfg)
+	admitErr := admitAll(ctx, admit, cfg, &stats)
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
@@ -117,6 +119,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		return nil, err
 	}
 	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
+	s.DatabaseRestarts, s.AdmissionRetries = stats.restarts.Load(), stats.admitRetries.Load()
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
 	}
@@ -127,7 +130,12 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 }
 
 // admitAll runs cfg.Runs admissions on cfg.AdmitWorkers concurrent sessions.
-func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
+// An admission that fails with a transient connection error (the database
+// restarting, a connection closed under it) is retried with the same index:
+// AdmitFunc derives the admission operation id from it, and admission is
+// idempotent by operation id, so a commit whose outcome was lost is
+// answered from the stored request instead of being admitted twice.
+func admitAll(ctx context.Context, admit AdmitFunc, cfg Config, stats *chaosStats) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.AdmitWorkers)
@@ -140,7 +148,7 @@ func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
 				if i >= cfg.Runs || ctx.Err() != nil {
 					return
 				}
-				if err := admit(ctx, i); err != nil {
+				if err := admitRetrying(ctx, admit, i, stats); err != nil {
 					errs <- fmt.Errorf("admission %d: %w", i, err)
 					return
 				}
@@ -150,6 +158,25 @@ func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// admitRetrying runs admission i, retrying transient errors with a short
+// doubling pause (50 ms to 2 s) until ctx ends.
+func admitRetrying(ctx context.Context, admit AdmitFunc, i int, stats *chaosStats) error {
+	pause := 50 * time.Millisecond
+	for {
+		err := admit(ctx, i)
+		if !db.Transient(err) {
+			return err
+		}
+		stats.admitRetries.Add(1)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last transient error: %w)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
 }
 
 // runChaos runs the runtime's dispatchers under chaos until ctx ends:
@@ -235,10 +262,11 @@ func waitQuiescent(ctx context.Context, core queryer) error {
 	defer t.Stop()
 	for {
 		var open int
-		if err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open); err != nil {
+		err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open)
+		switch {
+		case err != nil && !db.Transient(err):
 			return fmt.Errorf("waiting for delivery: %w", err)
-		}
-		if open == 0 {
+		case err == nil && open == 0:
 			return nil
 		}
 		select {

@@ -53,6 +53,8 @@ type Summary struct {
 	Kills                  int64    `json:"kills"`
 	Pauses                 int64    `json:"pauses"`
 	InjectedFailures       int64    `json:"injectedFailures"`
+	DatabaseRestarts       int64    `json:"databaseRestarts"`
+	AdmissionRetries       int64    `json:"admissionRetries"`
 	VerificationState      string   `json:"verificationState"`
 	SnapshotCurrency       string   `json:"snapshotCurrency"`
 	ProjectionCompleteness string   `json:"projectionCompleteness"`
@@ -182,10 +184,12 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row("retries", s.Retries)
 	row("lease expiries (recovered)", s.LeaseExpiries)
 	row("late outcomes dropped (lease lost)", s.LeaseLost)
+	row("admissions retried (transient errors)", s.AdmissionRetries)
 	if s.Chaos {
 		row("chaos: dispatcher kills", s.Kills)
 		row("chaos: pauses past lease", s.Pauses)
 		row("chaos: injected consumer failures", s.InjectedFailures)
+		row("chaos: database restarts", s.DatabaseRestarts)
 	}
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
