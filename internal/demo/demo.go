@@ -43,6 +43,11 @@ type Config struct {
 	// Progress receives the live view; Bar switches to a redrawn progress bar.
 	Progress io.Writer
 	Bar      bool
+	// RestartDatabase, when set and Chaos is on, restarts the database
+	// server once, immediately (as pg_ctl -m immediate), a third of the way
+	// through the admissions; everything must carry on. Only for a
+	// throwaway cluster the demo started itself.
+	RestartDatabase func(context.Context) error
 }
 
 func (c Config) withDefaults() Config {
@@ -98,7 +103,17 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	progressDone := make(chan struct{})
 	go func() { defer close(progressDone); progress.loop(progressCtx) }()
 
+	restartCtx, stopRestart := context.WithCancel(ctx)
+	restartDone := make(chan struct{})
+	go func() {
+		defer close(restartDone)
+		if cfg.Chaos && cfg.RestartDatabase != nil {
+			restartOnce(restartCtx, core, cfg, &stats)
+		}
+	}()
 	admitErr := admitAll(ctx, admit, cfg, &stats)
+	stopRestart()
+	<-restartDone
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
@@ -177,6 +192,30 @@ func admitRetrying(ctx context.Context, admit AdmitFunc, i int, stats *chaosStat
 		}
 		pause = min(2*pause, 2*time.Second)
 	}
+}
+
+// restartOnce restarts the database once a third of the runs are admitted
+// (not at all when the admissions end first).
+func restartOnce(ctx context.Context, core queryer, cfg Config, stats *chaosStats) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		var events int
+		if err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&events); err == nil && events >= 2*cfg.Runs/3 {
+			break // two events per admission: a third of the runs
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	if err := cfg.RestartDatabase(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(cfg.Progress, "demo: chaos: database restart failed: %v\n", err)
+		return
+	}
+	stats.restarts.Add(1)
+	fmt.Fprintln(cfg.Progress, "demo: chaos: database restarted (immediate shutdown, crash recovery)")
 }
 
 // runChaos runs the runtime's dispatchers under chaos until ctx ends:
