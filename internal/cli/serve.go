@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
@@ -56,8 +58,8 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
-	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", os.Getenv("OCEANWAY_LEAST_PRIVILEGE") == "1",
-		"run dispatchers as oceanway_dispatcher and consumers as oceanway_operations (SET ROLE; the connecting user must be a member) (env OCEANWAY_LEAST_PRIVILEGE=1)")
+	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
+		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations) by SET ROLE; the connecting user must be a member of both (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
 	return cmd
 }
 
@@ -77,6 +79,9 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	dispatcherRole, consumerRole := "", ""
 	if o.asRoles {
 		dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
+		if err := requireRoles(ctx, dsns, dispatcherRole, consumerRole); err != nil {
+			return err
+		}
 	}
 	pools, err := openRolePools(ctx, dsns, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
 	if err != nil {
@@ -93,17 +98,29 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		return err
 	}
 	defer consumerPools.Close()
+	// The admin page and readiness read every schema: with least privilege
+	// they get small pools of their own as the connecting user (the
+	// dispatcher role may not read the read views of other owners).
+	var readPools server.Pools
+	if o.asRoles {
+		if readPools, err = openRolePools(ctx, dsns, 4, ""); err != nil {
+			return err
+		}
+		defer readPools.Close()
+	}
 	if o.adminToken == "" {
 		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 	}
 	return serve(ctx, serveParams{
-		pools: pools, consumerPools: consumerPools, dispatcher: o.disp, listen: o.listen, adminToken: o.adminToken, log: log, out: streams.Out,
+		pools: pools, consumerPools: consumerPools, readPools: readPools, dispatcher: o.disp, listen: o.listen,
+		adminToken: o.adminToken, log: log, out: streams.Out,
 	})
 }
 
 type serveParams struct {
 	pools         server.Pools // dispatchers, metrics, readiness, admin
 	consumerPools server.Pools // in-process consumers (and their read model)
+	readPools     server.Pools // readiness and the read-only admin page; nil: pools
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
@@ -138,7 +155,11 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	admin, err := adminHandler(p.pools, p.adminToken)
+	readPools := p.readPools
+	if readPools == nil {
+		readPools = p.pools
+	}
+	admin, err := adminHandler(readPools, p.adminToken)
 	if err != nil {
 		return err
 	}
@@ -146,7 +167,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: p.pools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: readPools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v\n", ln.Addr(), rt.Served())
@@ -159,4 +180,43 @@ func serve(ctx context.Context, p serveParams) error {
 		return err
 	}
 	return runErr
+}
+
+// ErrRolesNotGranted: serve runs with least privilege (the default) and the
+// connecting user cannot take the component roles.
+var ErrRolesNotGranted = errors.New("serve: the connecting user cannot take the least-privilege roles")
+
+// requireRoles checks, on every boundary database, that the connecting user
+// may SET ROLE to each role, and otherwise says exactly what to grant.
+func requireRoles(ctx context.Context, dsns map[boundary.Boundary]string, roles ...string) error {
+	for _, b := range boundary.All {
+		dsn, ok := dsns[b]
+		if !ok {
+			continue
+		}
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return fmt.Errorf("connect %s: %w", b, err)
+		}
+		var user string
+		var missing []string
+		err = conn.QueryRow(ctx, `SELECT current_user::text,
+			COALESCE(array_agg(r) FILTER (WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r)
+			                                 OR NOT pg_has_role(current_user, r, 'MEMBER')), '{}')
+			FROM unnest($1::text[]) AS r`, roles).Scan(&user, &missing)
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("check roles on %s: %w", b, err)
+		}
+		if len(missing) > 0 {
+			quoted := make([]string, len(missing))
+			for i, r := range missing {
+				quoted[i] = pgx.Identifier{r}.Sanitize()
+			}
+			return fmt.Errorf("%w: user %s on the %s database is not a member of %s; run `GRANT %s TO %s;` as a superuser "+
+				"(the roles are created by `oceanway migrate`), or start serve with --least-privilege=false",
+				ErrRolesNotGranted, user, b, strings.Join(missing, ", "), strings.Join(quoted, ", "), pgx.Identifier{user}.Sanitize())
+		}
+	}
+	return nil
 }
