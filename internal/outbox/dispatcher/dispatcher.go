@@ -402,7 +402,7 @@ func permanentRecordError(err error) bool {
 }
 
 // outboxCodeClass is the SQLSTATE class of the outbox's own errors
-// (outbox.CodeImmutable and the others, OW001..OW015), raised by its
+// (outbox.CodeImmutable and the others, OW001..OW019), raised by its
 // triggers and functions.
 const outboxCodeClass = "OW"
 
