@@ -2,8 +2,8 @@
 -- machine, the publication function and the event columns (OB-STORE-2,
 -- OB-STORE-6, OB-PUB-1; issue 18). The dispatcher's own statements are
 -- unchanged: triggers prove each transition instead of SECURITY DEFINER
--- transition functions (docs/outbox-storage.md, "Which guard lives where",
--- gives the measurement and the reasons).
+-- transition functions (docs/outbox-storage.md, "Delivery transitions",
+-- says why; the cost is measured in the issue-18 closing note).
 --
 -- New SQLSTATEs (class OW, internal/outbox/errors.go):
 --   OW018 an event column contradicts the event's own stored envelope
@@ -13,8 +13,8 @@
 -- trigger outbox_deliveries_transition), outbox.deliveries_prove_transition
 -- (deferred constraint trigger outbox_deliveries_transition_proof),
 -- outbox.outbox_events_check_envelope (BEFORE INSERT trigger
--- outbox_events_envelope), outbox.unproven_acknowledged_delivery; replaced:
--- outbox.record_publication (same signature and grants).
+-- outbox_events_envelope); replaced: outbox.record_publication (same
+-- signature, owner and grants).
 
 -- +goose Up
 -- +goose StatementBegin
@@ -212,27 +212,7 @@ CREATE TRIGGER outbox_events_envelope BEFORE INSERT ON outbox.outbox_events
 ----------------------------------------------------------------------------
 -- OB-PUB-1: a sibling counts as done only with its proof: an acknowledged
 -- finish of its current attempt and a frozen ack equal to the member and
--- the event. Returns the first mandatory acknowledged delivery of the event
--- that lacks it (NULL when every acknowledged one is proven).
-CREATE FUNCTION outbox.unproven_acknowledged_delivery(p_event_id uuid) RETURNS text
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-RETURN (SELECT d.destination
-          FROM outbox.outbox_deliveries d
-          JOIN outbox.outbox_events e ON e.event_id = d.event_id
-         WHERE d.event_id = p_event_id AND d.mandatory AND d.status = 'acknowledged'
-           AND NOT (d.ack_consumer_name = d.consumer_name
-                    AND d.ack_receipt_type = d.expected_receipt_type
-                    AND d.ack_receipt_schema_version = d.expected_receipt_schema_version
-                    AND d.ack_event_envelope_digest_algorithm_version = e.event_envelope_digest_algorithm_version
-                    AND d.ack_event_envelope_sha256 = e.event_envelope_sha256
-                    AND EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
-                                  JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
-                                 WHERE s.attempt_id = d.current_attempt_id AND s.event_id = d.event_id
-                                   AND s.destination = d.destination AND s.lease_token = d.lease_token
-                                   AND f.outcome = 'acknowledged'))
-         ORDER BY d.destination
-         LIMIT 1);
-
+-- the event (checked inline below, before 'complete').
 -- record_publication (00003) with the sibling proof: unchanged contract and
 -- signature; the caller passes the ack's own event id and receipt
 -- coordinates (dispatcher/ack_batcher.go), which are compared with the
@@ -327,7 +307,24 @@ BEGIN
   IF NOT outbox.all_mandatory_acknowledged(p_event_id) THEN
     RETURN 'not_complete';
   END IF;
-  v_unproven := outbox.unproven_acknowledged_delivery(p_event_id);
+  -- The sibling proof: the first mandatory acknowledged delivery without an
+  -- acknowledged finish of its current attempt or a frozen ack equal to its
+  -- member and the event (inline SQL, so PL/pgSQL caches its plan).
+  SELECT d2.destination INTO v_unproven
+    FROM outbox.outbox_deliveries d2
+   WHERE d2.event_id = p_event_id AND d2.mandatory AND d2.status = 'acknowledged'
+     AND NOT (d2.ack_consumer_name = d2.consumer_name
+              AND d2.ack_receipt_type = d2.expected_receipt_type
+              AND d2.ack_receipt_schema_version = d2.expected_receipt_schema_version
+              AND d2.ack_event_envelope_digest_algorithm_version = e.event_envelope_digest_algorithm_version
+              AND d2.ack_event_envelope_sha256 = e.event_envelope_sha256
+              AND EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
+                            JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
+                           WHERE s.attempt_id = d2.current_attempt_id AND s.event_id = d2.event_id
+                             AND s.destination = d2.destination AND s.lease_token = d2.lease_token
+                             AND f.outcome = 'acknowledged'))
+   ORDER BY d2.destination
+   LIMIT 1;
   IF v_unproven IS NOT NULL THEN
     RAISE EXCEPTION 'outbox.record_publication: event % delivery to % is acknowledged without an acknowledged finish or a frozen ack equal to its member and event',
       p_event_id, v_unproven USING ERRCODE = 'OW009';
@@ -340,12 +337,9 @@ $fn$;
 REVOKE ALL ON FUNCTION
   outbox.deliveries_check_transition(),
   outbox.deliveries_prove_transition(),
-  outbox.outbox_events_check_envelope(),
-  outbox.unproven_acknowledged_delivery(uuid)
+  outbox.outbox_events_check_envelope()
   FROM PUBLIC;
-ALTER FUNCTION outbox.unproven_acknowledged_delivery(uuid) OWNER TO oceanway_outbox_definer;
 GRANT EXECUTE ON FUNCTION outbox.deliveries_check_transition(), outbox.deliveries_prove_transition()
   TO oceanway_dispatcher, oceanway_outbox_definer;
 GRANT EXECUTE ON FUNCTION outbox.outbox_events_check_envelope() TO oceanway_producer, oceanway_outbox_definer;
-GRANT EXECUTE ON FUNCTION outbox.unproven_acknowledged_delivery(uuid) TO oceanway_outbox_definer;
 -- +goose StatementEnd
