@@ -48,6 +48,10 @@ type Config struct {
 	// through the admissions; everything must carry on. Only for a
 	// throwaway cluster the demo started itself.
 	RestartDatabase func(context.Context) error
+	// Network, when set, is the loopback HTTP transport the runtime's
+	// dispatchers use (--transport http); with Chaos it also drops one
+	// consumer answer in 20 after the consumer committed.
+	Network *Network
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +91,10 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	defer cancel()
 
 	var stats chaosStats
+	if cfg.Chaos && cfg.Network != nil {
+		cfg.Network.DropResponses(20)
+		defer cfg.Network.DropResponses(0)
+	}
 	dispatchCtx, stopDispatch := context.WithCancel(ctx)
 	dispatchDone := make(chan error, 1)
 	go func() {
@@ -135,6 +143,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	}
 	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
 	s.DatabaseRestarts, s.AdmissionRetries = stats.restarts.Load(), stats.admitRetries.Load()
+	s.Transport = TransportInProcess
+	if cfg.Network != nil {
+		s.Transport = TransportHTTP
+		s.DroppedResponses = cfg.Network.Dropped()
+	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
 	}
