@@ -227,16 +227,15 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET expected_receipt_type = 'X'"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET required_projection_version = 2"+where), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_deliveries"+where), outbox.CodeAppendOnly)
-	// leased needs a fresh lease and attempt (the transition guard, OW019,
-	// fires before the table check that needs the whole lease)
-	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), outbox.CodeUnprovenTransition)
+	// leased needs the whole lease
+	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = 'leased'"+where), pgerrcode.CheckViolation)
 
-	// acknowledged needs a lease and the full ack and is then terminal
+	// acknowledged needs the full ack and is then terminal
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE outbox.outbox_deliveries SET status = 'acknowledged'"+where)
 		return err
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition)
+	requireCode(t, err, pgerrcode.CheckViolation)
 	var sha string
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT event_envelope_sha256 FROM outbox.outbox_events"+where).Scan(&sha))
 	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {

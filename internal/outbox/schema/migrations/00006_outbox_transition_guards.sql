@@ -9,163 +9,155 @@
 --   OW018 an event column contradicts the event's own stored envelope
 --   OW019 a delivery state change that is not a proven transition
 --
--- Objects: functions outbox.deliveries_check_transition (BEFORE UPDATE
--- trigger outbox_deliveries_transition), outbox.deliveries_prove_transition
--- (deferred constraint trigger outbox_deliveries_transition_proof),
--- outbox.outbox_events_check_envelope (BEFORE INSERT trigger
--- outbox_events_envelope); replaced: outbox.record_publication (same
--- signature, owner and grants).
+-- Objects: function outbox.deliveries_prove_transitions (statement-level
+-- AFTER UPDATE trigger outbox_deliveries_transition, transition tables),
+-- function outbox.outbox_events_check_envelope (BEFORE INSERT trigger
+-- outbox_events_envelope); replaced (same signature, owner and grants):
+-- outbox.prove_publication (00005: also proves the ack envelope digest) and
+-- outbox.record_publication (00003: the sibling proof).
 
 -- +goose Up
 -- +goose StatementBegin
 
 ----------------------------------------------------------------------------
--- Delivery transitions, part 1: the shape of the change, checked on the row
--- before it is written (immediate, so the lease is judged at the time of the
--- statement that moves it). statement_timestamp() is never later than the
--- clock_timestamp() the dispatcher's fences read, so a write whose fence
--- held always passes here.
+-- Delivery transitions (OB-STORE-6). One statement-level trigger with
+-- transition tables proves every row a statement changed, set-based, at the
+-- end of that statement (the dispatcher writes each transition and its fact
+-- in one statement). statement_timestamp() is never later than the
+-- clock_timestamp() the dispatcher's fences read, so a write whose fence held
+-- always passes.
 --
---   pending → leased        fresh attempt id and token, attempt_count + 1,
---                           a lease in the future
+--   pending → pending       no lease or attempt column changes
+--   pending → leased        fresh attempt id and token, attempt_count + 1, a
+--                           lease in the future, and the attempt start of
+--                           exactly that attempt id and token for this
+--                           delivery, inserted by this transaction
 --   leased  → leased        same owner, token and attempt; the old lease
---                           still valid (renewal) or the lease only shortened
---   leased  → acknowledged  same token and attempt, lease still valid, ack
---                           consumer/receipt type/schema = the frozen
---                           member's (also table checks)
---   leased  → pending       lease released, same attempt (retry, recovery)
---   leased  → quarantined   same attempt
---   pending → pending       attempt and lease columns unchanged
--- Everything else (e.g. pending → acknowledged) is refused. Terminal states
--- and frozen columns stay with outbox.deliveries_before_update (00002).
-CREATE FUNCTION outbox.deliveries_check_transition() RETURNS trigger
+--                           still valid (renewal) or only shortened
+--   leased  → acknowledged  same lease and attempt, the lease still valid,
+--                           ack consumer/receipt type/schema = the frozen
+--                           member's, an acknowledged finish of that attempt
+--                           whose start carries the lease token (the ack
+--                           envelope digest: outbox.prove_publication below,
+--                           at COMMIT)
+--   leased  → pending       lease released, same attempt, a retry_scheduled
+--                           or reclaimable finish of it (retry, recovery)
+--   leased  → quarantined   same attempt, a quarantined finish of it (the
+--                           quarantine row: outbox.prove_quarantine, OW014)
+-- Nothing else leaves pending. Terminal states and frozen columns stay with
+-- outbox.deliveries_before_update (00002, OW008/OW001), the closed status set
+-- and the lease/ack completeness with the table checks.
+CREATE FUNCTION outbox.deliveries_prove_transitions() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_reason text;
+  v record;
 BEGIN
-  IF OLD.status IN ('acknowledged', 'quarantined')
-     OR NEW.status NOT IN ('pending', 'leased', 'acknowledged', 'quarantined') THEN
-    -- terminal: outbox.deliveries_before_update (OW008) decides; an unknown
-    -- status: the table check outbox_deliveries_status refuses it
-    RETURN NEW;
-  END IF;
-  v_reason := CASE
-    WHEN OLD.status = 'pending' AND NEW.status = 'pending' THEN
-      CASE WHEN (NEW.lease_owner, NEW.lease_token, NEW.lease_expires_at, NEW.current_attempt_id, NEW.attempt_count,
-                 NEW.last_attempt_at)
-                IS DISTINCT FROM
-                (OLD.lease_owner, OLD.lease_token, OLD.lease_expires_at, OLD.current_attempt_id, OLD.attempt_count,
-                 OLD.last_attempt_at)
-        THEN 'a pending delivery changes no lease or attempt column' END
-    WHEN OLD.status = 'pending' AND NEW.status = 'leased' THEN
-      CASE
-        WHEN NEW.current_attempt_id IS NOT DISTINCT FROM OLD.current_attempt_id
-          OR NEW.lease_token IS NOT DISTINCT FROM OLD.lease_token
-          THEN 'a claim takes a fresh attempt id and lease token'
-        WHEN NEW.attempt_count <> OLD.attempt_count + 1
-          THEN 'a claim counts exactly one more attempt'
-        WHEN NEW.lease_expires_at <= statement_timestamp()
-          THEN 'a claim takes a lease that ends in the future'
-      END
-    WHEN OLD.status = 'pending'
-      THEN format('%s only from leased', NEW.status)
-    -- OLD.status = 'leased' from here on
-    WHEN (NEW.current_attempt_id, NEW.attempt_count) IS DISTINCT FROM (OLD.current_attempt_id, OLD.attempt_count)
-      THEN 'the current attempt of a leased delivery changes only by a claim'
-    WHEN NEW.status = 'leased' THEN
-      CASE
-        WHEN (NEW.lease_owner, NEW.lease_token) IS DISTINCT FROM (OLD.lease_owner, OLD.lease_token)
-          THEN 'a renewal keeps the lease owner and token'
-        WHEN NEW.lease_expires_at > OLD.lease_expires_at AND OLD.lease_expires_at <= statement_timestamp()
-          THEN 'an expired lease cannot be renewed'
-      END
-    WHEN NEW.status = 'acknowledged' THEN
-      CASE
-        WHEN (NEW.lease_owner, NEW.lease_token, NEW.lease_expires_at)
-             IS DISTINCT FROM (OLD.lease_owner, OLD.lease_token, OLD.lease_expires_at)
-          THEN 'an ack keeps the lease it was fenced by'
-        WHEN OLD.lease_expires_at <= statement_timestamp()
-          THEN 'an ack needs a lease that has not expired'
-        WHEN (NEW.ack_consumer_name, NEW.ack_receipt_type, NEW.ack_receipt_schema_version)
-             IS DISTINCT FROM (NEW.consumer_name, NEW.expected_receipt_type, NEW.expected_receipt_schema_version)
-          THEN 'the ack consumer, receipt type or schema version is not the frozen member''s'
-      END
-    WHEN NEW.status = 'pending' THEN
-      CASE WHEN num_nonnulls(NEW.lease_owner, NEW.lease_token, NEW.lease_expires_at) <> 0
-        THEN 'a delivery returns to pending without its lease' END
-    WHEN NEW.status = 'quarantined'
-      THEN NULL
-  END;
-  IF v_reason IS NOT NULL THEN
-    RAISE EXCEPTION 'outbox: delivery %/% % → %: %', OLD.event_id, OLD.destination, OLD.status, NEW.status, v_reason
-      USING ERRCODE = 'OW019';
-  END IF;
-  RETURN NEW;
-END
-$fn$;
-CREATE TRIGGER outbox_deliveries_transition BEFORE UPDATE ON outbox.outbox_deliveries
-  FOR EACH ROW EXECUTE FUNCTION outbox.deliveries_check_transition();
-
-----------------------------------------------------------------------------
--- Delivery transitions, part 2: the facts each transition stands on,
--- proven at COMMIT (the dispatcher writes the fact in the same statement or
--- transaction, in either order):
---   → leased        the attempt start of exactly NEW.current_attempt_id and
---                   NEW.lease_token for this delivery, inserted by this
---                   transaction
---   → acknowledged  an acknowledged finish of the current attempt, whose
---                   start carries the lease token the ack was fenced by, and
---                   an ack envelope digest equal to the event's stored one
---                   (checked here, not on the row, so that the dispatcher's
---                   outbox.record_publication in the same transaction reports
---                   a wrong digest first, as OW009)
---   leased → pending a retry_scheduled or reclaimable finish of that attempt
---   → quarantined   a quarantined finish of that attempt (the quarantine
---                   row itself: outbox.prove_quarantine, 00002)
-CREATE FUNCTION outbox.deliveries_prove_transition() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_proven boolean;
-BEGIN
-  IF NEW.status = 'leased' THEN
-    SELECT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
-                    WHERE s.attempt_id = NEW.current_attempt_id AND s.event_id = NEW.event_id
-                      AND s.destination = NEW.destination AND s.lease_token = NEW.lease_token
-                      AND s.xmin = pg_current_xact_id()::xid)
-      INTO v_proven;
-  ELSE
-    SELECT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
-                     JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
-                    WHERE s.attempt_id = OLD.current_attempt_id AND s.event_id = NEW.event_id
-                      AND s.destination = NEW.destination AND s.lease_token = OLD.lease_token
-                      AND CASE NEW.status
-                            WHEN 'acknowledged' THEN f.outcome = 'acknowledged'
-                              AND EXISTS (SELECT 1 FROM outbox.outbox_events e
-                                           WHERE e.event_id = NEW.event_id
-                                             AND e.event_envelope_digest_algorithm_version = NEW.ack_event_envelope_digest_algorithm_version
-                                             AND e.event_envelope_sha256 = NEW.ack_event_envelope_sha256)
-                            WHEN 'pending' THEN f.retry_disposition IN ('retry_scheduled', 'reclaimable')
-                            WHEN 'quarantined' THEN f.retry_disposition = 'quarantined'
-                          END)
-      INTO v_proven;
-  END IF;
-  IF NOT v_proven THEN
-    RAISE EXCEPTION 'outbox: delivery %/% became % without %', NEW.event_id, NEW.destination, NEW.status,
-      CASE NEW.status
-        WHEN 'leased' THEN 'the attempt start of that attempt id and lease token in the same transaction'
-        WHEN 'acknowledged' THEN 'an acknowledged finish of the attempt its lease fenced and the event''s envelope digest'
-        ELSE 'a finish of the leased attempt'
-      END
+  SELECT x.event_id, x.destination, x.old_status, x.new_status, x.reason INTO v
+    FROM (
+      SELECT n.event_id, n.destination, o.status AS old_status, n.status AS new_status,
+        CASE
+          WHEN o.status = 'pending' AND n.status = 'pending' THEN
+            CASE WHEN (n.lease_owner, n.lease_token, n.lease_expires_at, n.current_attempt_id, n.attempt_count, n.last_attempt_at)
+                      IS DISTINCT FROM
+                      (o.lease_owner, o.lease_token, o.lease_expires_at, o.current_attempt_id, o.attempt_count, o.last_attempt_at)
+              THEN 'a pending delivery changes no lease or attempt column' END
+          WHEN o.status = 'pending' AND n.status = 'leased' THEN
+            CASE
+              WHEN n.current_attempt_id IS NOT DISTINCT FROM o.current_attempt_id
+                OR n.lease_token IS NOT DISTINCT FROM o.lease_token
+                THEN 'a claim takes a fresh attempt id and lease token'
+              WHEN n.attempt_count <> o.attempt_count + 1 THEN 'a claim counts exactly one more attempt'
+              WHEN n.lease_expires_at <= statement_timestamp() THEN 'a claim takes a lease that ends in the future'
+              WHEN s.attempt_id IS NULL OR s.event_id <> n.event_id OR s.destination <> n.destination
+                OR s.lease_token <> n.lease_token OR NOT (s.xmin = pg_current_xact_id()::xid)
+                THEN 'a lease needs the attempt start of exactly that attempt id and lease token, in the same transaction'
+            END
+          WHEN o.status = 'pending' THEN n.status || ' only from leased'
+          WHEN o.status <> 'leased' OR n.status = o.status AND n IS NOT DISTINCT FROM o THEN NULL -- terminal, unchanged
+          WHEN (n.current_attempt_id, n.attempt_count) IS DISTINCT FROM (o.current_attempt_id, o.attempt_count)
+            THEN 'the current attempt of a leased delivery changes only by a claim'
+          WHEN n.status = 'leased' THEN
+            CASE
+              WHEN (n.lease_owner, n.lease_token) IS DISTINCT FROM (o.lease_owner, o.lease_token)
+                THEN 'a renewal keeps the lease owner and token'
+              WHEN n.lease_expires_at > o.lease_expires_at AND o.lease_expires_at <= statement_timestamp()
+                THEN 'an expired lease cannot be renewed'
+            END
+          WHEN n.status = 'acknowledged' THEN
+            CASE
+              WHEN (n.lease_owner, n.lease_token, n.lease_expires_at) IS DISTINCT FROM (o.lease_owner, o.lease_token, o.lease_expires_at)
+                THEN 'an ack keeps the lease it was fenced by'
+              WHEN o.lease_expires_at <= statement_timestamp() THEN 'an ack needs a lease that has not expired'
+              WHEN (n.ack_consumer_name, n.ack_receipt_type, n.ack_receipt_schema_version)
+                   IS DISTINCT FROM (n.consumer_name, n.expected_receipt_type, n.expected_receipt_schema_version)
+                THEN 'the ack consumer, receipt type or schema version is not the frozen member''s'
+              WHEN s.attempt_id IS NULL OR s.event_id <> n.event_id OR s.destination <> n.destination
+                OR s.lease_token <> o.lease_token OR f.outcome IS DISTINCT FROM 'acknowledged'
+                THEN 'an ack needs an acknowledged finish of the attempt its lease fenced'
+            END
+          WHEN n.status = 'pending' THEN
+            CASE
+              WHEN num_nonnulls(n.lease_owner, n.lease_token, n.lease_expires_at) <> 0
+                THEN 'a delivery returns to pending without its lease'
+              WHEN s.attempt_id IS NULL OR s.event_id <> n.event_id OR s.destination <> n.destination
+                OR s.lease_token <> o.lease_token OR f.retry_disposition IS NULL
+                OR f.retry_disposition NOT IN ('retry_scheduled', 'reclaimable')
+                THEN 'pending after a lease needs a retry_scheduled or reclaimable finish of that attempt'
+            END
+          WHEN n.status = 'quarantined' THEN
+            CASE
+              WHEN s.attempt_id IS NULL OR s.event_id <> n.event_id OR s.destination <> n.destination
+                OR s.lease_token <> o.lease_token OR f.retry_disposition IS DISTINCT FROM 'quarantined'
+                THEN 'a quarantine needs a quarantined finish of the leased attempt'
+            END
+        END AS reason
+        FROM old_rows o
+        JOIN new_rows n ON n.event_id = o.event_id AND n.destination = o.destination
+        LEFT JOIN outbox.outbox_delivery_attempt_starts s
+          ON s.attempt_id = CASE WHEN o.status = 'pending' THEN n.current_attempt_id ELSE o.current_attempt_id END
+        LEFT JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
+    ) x
+   WHERE x.reason IS NOT NULL
+   LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'outbox: delivery %/% % → %: %', v.event_id, v.destination, v.old_status, v.new_status, v.reason
       USING ERRCODE = 'OW019';
   END IF;
   RETURN NULL;
 END
 $fn$;
-CREATE CONSTRAINT TRIGGER outbox_deliveries_transition_proof AFTER UPDATE ON outbox.outbox_deliveries
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN (NEW.status IS DISTINCT FROM OLD.status
-        AND NOT (OLD.status = 'pending' AND NEW.status = 'pending'))
-  EXECUTE FUNCTION outbox.deliveries_prove_transition();
+CREATE TRIGGER outbox_deliveries_transition AFTER UPDATE ON outbox.outbox_deliveries
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION outbox.deliveries_prove_transitions();
+
+-- The commit-time publication proof (00005) also proves the ack envelope
+-- digest of every delivery that became acknowledged: it equals the event's
+-- stored digest (OW019). Checked at COMMIT, after the dispatcher's own
+-- outbox.record_publication, which reports a wrong digest first (OW009).
+CREATE OR REPLACE FUNCTION outbox.prove_publication() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_unpublished boolean;
+  v_digest_ok   boolean;
+BEGIN
+  SELECT e.published_at IS NULL,
+         e.event_envelope_digest_algorithm_version = NEW.ack_event_envelope_digest_algorithm_version
+           AND e.event_envelope_sha256 = NEW.ack_event_envelope_sha256
+    INTO v_unpublished, v_digest_ok
+    FROM outbox.outbox_events e WHERE e.event_id = NEW.event_id;
+  IF v_digest_ok IS NOT TRUE THEN
+    RAISE EXCEPTION 'outbox: delivery %/% became acknowledged with an envelope digest that is not the event''s stored one',
+      NEW.event_id, NEW.destination USING ERRCODE = 'OW019';
+  END IF;
+  IF v_unpublished
+     AND NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
+                      WHERE d.event_id = NEW.event_id AND d.mandatory AND d.status <> 'acknowledged') THEN
+    RAISE EXCEPTION 'outbox: every mandatory delivery of event % is acknowledged but published_at was not recorded', NEW.event_id
+      USING ERRCODE = 'OW015';
+  END IF;
+  RETURN NULL;
+END
+$fn$;
 
 ----------------------------------------------------------------------------
 -- Events cannot contradict their envelope (OB-STORE-2). Every column
@@ -335,11 +327,9 @@ END
 $fn$;
 
 REVOKE ALL ON FUNCTION
-  outbox.deliveries_check_transition(),
-  outbox.deliveries_prove_transition(),
+  outbox.deliveries_prove_transitions(),
   outbox.outbox_events_check_envelope()
   FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION outbox.deliveries_check_transition(), outbox.deliveries_prove_transition()
-  TO oceanway_dispatcher, oceanway_outbox_definer;
+GRANT EXECUTE ON FUNCTION outbox.deliveries_prove_transitions() TO oceanway_dispatcher, oceanway_outbox_definer;
 GRANT EXECUTE ON FUNCTION outbox.outbox_events_check_envelope() TO oceanway_producer, oceanway_outbox_definer;
 -- +goose StatementEnd
