@@ -64,7 +64,7 @@ func (b forgedBundle) published(t *testing.T) bool {
 
 // OB-STORE-6 (issue 18, forged write 1): as oceanway_dispatcher, a pending
 // delivery set to leased with a new token and attempt id and no attempt
-// start row cannot commit (OW019); nor can a lease whose start was written by
+// start row is refused (OW019); so is a lease whose start was written by
 // another transaction. The dispatcher's own claim (lease + start in one
 // transaction) commits.
 func TestForgedLeaseWithoutAttemptStart_OBSTORE6(t *testing.T) {
@@ -145,7 +145,7 @@ func TestForgedAckWithoutLeaseOrFinish_OBSTORE6(t *testing.T) {
 	err := b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		return forgedAck(ctx, tx, b.event.EventID, forged, wrong)
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition) // no lease: refused on the row
+	requireCode(t, err, outbox.CodeUnprovenTransition) // no lease, no attempt, no finish
 	require.Equal(t, "pending", b.status(t, forged))
 
 	var held attempt
@@ -156,7 +156,7 @@ func TestForgedAckWithoutLeaseOrFinish_OBSTORE6(t *testing.T) {
 	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		return forgedAck(ctx, tx, b.event.EventID, forged, b.event.EnvelopeDigest.Value)
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition) // valid lease, no finish: at COMMIT
+	requireCode(t, err, outbox.CodeUnprovenTransition) // valid lease, no finish
 	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
 			VALUES ($1, 'acknowledged', 'none')`, held.ID); err != nil {
@@ -164,7 +164,7 @@ func TestForgedAckWithoutLeaseOrFinish_OBSTORE6(t *testing.T) {
 		}
 		return forgedAck(ctx, tx, b.event.EventID, forged, wrong)
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition) // finish, but not the event's digest
+	requireCode(t, err, outbox.CodeUnprovenTransition) // finish, but not the event's digest: at COMMIT
 	require.Equal(t, "leased", b.status(t, forged))
 
 	// The sibling's correct ack: the event is not complete, so not published.
