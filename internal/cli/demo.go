@@ -93,11 +93,16 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
 	}
 
-	serverURL, keep, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
+	serverURL, keep, restart, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	if o.chaos && restart != nil {
+		if err := durableCommits(ctx, serverURL); err != nil {
+			return err
+		}
+	}
 	pools, err := demoDatabases(ctx, serverURL, o, say)
 	if err != nil {
 		return err
@@ -134,10 +139,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
 		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
+	if o.chaos && restart == nil {
+		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
+	}
 	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
 	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network, Scenario: scenario,
+		Network: network, Scenario: scenario, RestartDatabase: restart,
 	})
 	if err != nil {
 		return err
@@ -206,17 +214,21 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 
 // demoServer picks the server and the database prefix. keep reports whether
 // the databases stay after the run; cleanup drops them (and stops a
-// throwaway cluster) otherwise.
-func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (serverURL string, keep bool, cleanup func(), err error) {
+// throwaway cluster) otherwise. restart is non-nil only for a throwaway
+// cluster this demo started (the chaos mode restarts it once).
+func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (serverURL string, keep bool, restart func(context.Context) error, cleanup func(), err error) {
 	if databaseURL != "" {
 		if *prefix == "" {
 			*prefix = "oceanway_demo"
 		}
-		return databaseURL, true, func() {}, nil
+		return databaseURL, true, nil, func() {}, nil
 	}
 	srv, err := pgserver.Find(ctx, pgserver.Opts{Logf: func(f string, a ...any) { say("demo: "+f, a...) }})
 	if err != nil {
-		return "", false, nil, err
+		return "", false, nil, nil, err
+	}
+	if srv.Source == pgserver.SourceEmbedded {
+		restart = srv.RestartImmediate
 	}
 	if *prefix == "" {
 		b := make([]byte, 4)
@@ -225,7 +237,7 @@ func demoServer(ctx context.Context, databaseURL string, prefix *string, say fun
 	}
 	say("demo: PostgreSQL from %s; throwaway databases %s_*", srv.Source, *prefix)
 	p := *prefix
-	return srv.URL, false, func() {
+	return srv.URL, false, restart, func() {
 		dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := dropBoundaryDatabases(dropCtx, srv.URL, p); err != nil {
@@ -259,6 +271,24 @@ func bootstrapBoundaries(ctx context.Context, dsns map[boundary.Boundary]string,
 }
 
 // dropBoundaryDatabases drops <prefix>_<boundary> for every boundary.
+// durableCommits turns synchronous commit back on for the demo's sessions on
+// its throwaway cluster (started with synchronous_commit=off for speed):
+// with the chaos mode's immediate restart, an asynchronously committed
+// admission could be acknowledged and then lost, which is a property of that
+// setting, not of the outbox. A role setting outranks the server's command
+// line and applies to every session opened from now on.
+func durableCommits(ctx context.Context, serverURL string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return fmt.Errorf("demo: durable commits: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "ALTER ROLE CURRENT_USER SET synchronous_commit = on"); err != nil {
+		return fmt.Errorf("demo: durable commits: %w", err)
+	}
+	return nil
+}
+
 func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error {
 	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {

@@ -55,6 +55,8 @@ type Summary struct {
 	Kills                  int64   `json:"kills"`
 	Pauses                 int64   `json:"pauses"`
 	InjectedFailures       int64   `json:"injectedFailures"`
+	DatabaseRestarts       int64   `json:"databaseRestarts"`
+	AdmissionRetries       int64   `json:"admissionRetries"`
 	VerificationState      string  `json:"verificationState"`
 	SnapshotCurrency       string  `json:"snapshotCurrency"`
 	ProjectionCompleteness string  `json:"projectionCompleteness"`
@@ -193,10 +195,12 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row("retries", s.Retries)
 	row("lease expiries (recovered)", s.LeaseExpiries)
 	row("late outcomes dropped (lease lost)", s.LeaseLost)
+	row("admissions retried (transient errors)", s.AdmissionRetries)
 	if s.Chaos {
 		row("chaos: dispatcher kills", s.Kills)
 		row("chaos: pauses past lease", s.Pauses)
 		row("chaos: injected consumer failures", s.InjectedFailures)
+		row("chaos: database restarts", s.DatabaseRestarts)
 		if s.Transport == TransportHTTP {
 			row("chaos: answers dropped after commit", s.DroppedResponses)
 		}
