@@ -10,8 +10,8 @@ import (
 )
 
 const deliveryAckBatch = `-- name: DeliveryAckBatch :many
-WITH input AS (
-  SELECT destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version, receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256 FROM ROWS FROM (unnest($1::text[]), unnest($2::uuid[]),
+WITH input AS MATERIALIZED (
+  SELECT destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version, receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256, 'leased'::text AS leased FROM ROWS FROM (unnest($1::text[]), unnest($2::uuid[]),
     unnest($3::uuid[]), unnest($4::uuid[]), unnest($5::text[]),
     unnest($6::text[]), unnest($7::text[]),
     unnest($8::text[]), unnest($9::text[]),
@@ -30,7 +30,7 @@ WITH input AS (
       last_error_code = NULL, last_error_ref = NULL
   FROM input i
   WHERE d.destination = i.destination AND d.event_id = i.event_id AND d.current_attempt_id = i.attempt_id
-    AND d.lease_token = i.lease_token AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
+    AND d.lease_token = i.lease_token AND d.status = i.leased AND d.lease_expires_at > clock_timestamp()
   RETURNING d.current_attempt_id
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)
@@ -60,6 +60,12 @@ type DeliveryAckBatchParams struct {
 // only). The arguments are parallel arrays, one element per ack; ROWS FROM
 // (unnest(a), unnest(b), ...) is what the multi-argument unnest(a, b, ...)
 // expands to, spelled out because sqlc knows only the one-argument form.
+// The status the fence requires comes from the input (i.leased), not a
+// literal: with `d.status = 'leased'` spelled out the planner may walk the
+// partial index outbox_deliveries_claim_leased (every entry an ended lease
+// left behind until vacuum) and join-filter it, instead of one primary-key
+// probe per ack (issue 17; TestAck_OBPUB1_PublicationPlansUsePrimaryKeys).
+// MATERIALIZED keeps the planner from folding i.leased back into a literal.
 func (q *Queries) DeliveryAckBatch(ctx context.Context, db DBTX, arg DeliveryAckBatchParams) ([]string, error) {
 	rows, err := db.Query(ctx, deliveryAckBatch,
 		arg.Destinations,

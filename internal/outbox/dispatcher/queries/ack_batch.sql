@@ -6,8 +6,14 @@
 -- only). The arguments are parallel arrays, one element per ack; ROWS FROM
 -- (unnest(a), unnest(b), ...) is what the multi-argument unnest(a, b, ...)
 -- expands to, spelled out because sqlc knows only the one-argument form.
-WITH input AS (
-  SELECT * FROM ROWS FROM (unnest(sqlc.arg(destinations)::text[]), unnest(sqlc.arg(event_ids)::uuid[]),
+-- The status the fence requires comes from the input (i.leased), not a
+-- literal: with `d.status = 'leased'` spelled out the planner may walk the
+-- partial index outbox_deliveries_claim_leased (every entry an ended lease
+-- left behind until vacuum) and join-filter it, instead of one primary-key
+-- probe per ack (issue 17; TestAck_OBPUB1_PublicationPlansUsePrimaryKeys).
+-- MATERIALIZED keeps the planner from folding i.leased back into a literal.
+WITH input AS MATERIALIZED (
+  SELECT *, 'leased'::text AS leased FROM ROWS FROM (unnest(sqlc.arg(destinations)::text[]), unnest(sqlc.arg(event_ids)::uuid[]),
     unnest(sqlc.arg(attempt_ids)::uuid[]), unnest(sqlc.arg(lease_tokens)::uuid[]), unnest(sqlc.arg(consumer_names)::text[]),
     unnest(sqlc.arg(receipt_types)::text[]), unnest(sqlc.arg(receipt_refs)::text[]),
     unnest(sqlc.arg(receipt_schema_versions)::text[]), unnest(sqlc.arg(receipt_digest_algorithm_versions)::text[]),
@@ -26,7 +32,7 @@ WITH input AS (
       last_error_code = NULL, last_error_ref = NULL
   FROM input i
   WHERE d.destination = i.destination AND d.event_id = i.event_id AND d.current_attempt_id = i.attempt_id
-    AND d.lease_token = i.lease_token AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
+    AND d.lease_token = i.lease_token AND d.status = i.leased AND d.lease_expires_at > clock_timestamp()
   RETURNING d.current_attempt_id
 )
 INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)
