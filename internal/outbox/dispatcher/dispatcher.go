@@ -31,10 +31,10 @@ type Dispatcher struct {
 	log       *slog.Logger
 	hooks     Hooks
 
-	wake         chan struct{}
-	acks         chan ackRequest
-	running      atomic.Bool
-	recovery     recoveryState // touched by the Run goroutine only
+	wake     chan struct{}
+	acks     chan ackRequest
+	running  atomic.Bool
+	recovery recoveryState // touched by the Run goroutine only
 }
 
 // recoveryState bounds the recovery scans of one dispatcher (see recover).
