@@ -66,6 +66,11 @@ func (c *captured) QueryRow(_ context.Context, sql string, args ...any) pgx.Row 
 	return errRow{}
 }
 
+// SendBatch is never used to capture a statement.
+func (c *captured) SendBatch(context.Context, *pgx.Batch) pgx.BatchResults {
+	panic("dispatcher: captured executor cannot run a batch")
+}
+
 type errRow struct{}
 
 func (errRow) Scan(...any) error { return errCaptured }
@@ -299,6 +304,32 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// RenewQueued extends the leases of many held attempts in one round trip,
+// each under its own fence; the answer holds, per fence, nil or
+// ErrLeaseLost (or the error that stopped the batch).
+func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Duration) []error {
+	out := make([]error, len(fences))
+	if len(fences) == 0 {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	params := make([]dbsqlc.DeliveryRenewQueuedParams, len(fences))
+	for i, f := range fences {
+		params[i] = dbsqlc.DeliveryRenewQueuedParams{
+			LeaseMs: lease.Milliseconds(), Destination: string(f.Destination), EventID: f.EventID,
+			AttemptID: f.AttemptID, LeaseToken: f.LeaseToken,
+		}
+	}
+	queries.DeliveryRenewQueued(ctx, s.pool, params).QueryRow(func(i int, _ *string, err error) {
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = ErrLeaseLost
+		}
+		out[i] = err
+	})
+	return out
 }
 
 // Retry finishes the attempt as retryable and schedules the delivery again.

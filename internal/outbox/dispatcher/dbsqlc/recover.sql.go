@@ -14,7 +14,7 @@ const deliveryRecoverExpired = `-- name: DeliveryRecoverExpired :many
 WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
   FROM outbox.outbox_deliveries d
-  WHERE d.status = 'leased' AND d.lease_expires_at <= now()
+  WHERE d.status = 'leased' AND d.lease_owner IS NOT NULL AND d.lease_expires_at <= now()
     AND d.lease_expires_at > COALESCE($1::timestamptz, '-infinity'::timestamptz)
     AND d.destination = ANY($2::text[])
   ORDER BY d.lease_expires_at
@@ -60,7 +60,8 @@ type DeliveryRecoverExpiredRow struct {
 // primary key forbids a second finish regardless.
 // now() (stable), not clock_timestamp() (volatile), so the expiry bound is an
 // index condition on outbox_deliveries_claim_leased instead of a filter over
-// every leased row.
+// every leased row. lease_owner IS NOT NULL (true of every leased row) is the
+// index's predicate (00007), which no fenced write states.
 // since (NULL = no lower bound) bounds the scan from below: the index keeps an
 // entry for every lease that ever ended (acknowledged, retried, quarantined)
 // until vacuum removes it, keyed by its old expiry, so an unbounded scan walks

@@ -54,3 +54,17 @@ BEGIN
 END
 $patch$;
 -- +goose StatementEnd
+
+-- Lease-expiry recovery's index, unusable by the fenced writes (issue 17).
+-- The fenced UPDATEs (ack, renew, retry, quarantine) say `status = 'leased'`,
+-- which implied the old predicate, so the planner could (and with a cached
+-- generic plan made while the table was small, did) walk this index, every
+-- entry an ended lease left behind until vacuum, and filter it, instead of
+-- probing the primary key. With `lease_owner IS NOT NULL` in the predicate
+-- (true of every leased row: outbox_deliveries_leased_has_lease) only a
+-- statement that says so, the recovery scan, can use it.
+-- +goose StatementBegin
+DROP INDEX outbox.outbox_deliveries_claim_leased;
+CREATE INDEX outbox_deliveries_claim_leased ON outbox.outbox_deliveries (lease_expires_at)
+  WHERE status = 'leased' AND lease_owner IS NOT NULL;
+-- +goose StatementEnd
