@@ -44,9 +44,6 @@ type Config struct {
 	// 30s). A short lease makes the acknowledged history older than the
 	// lease within one run, which is what a long-running system sees.
 	Lease time.Duration
-	// Rate, when positive, limits the producers to this many appended
-	// events per second in total (latency at a given load, not at peak).
-	Rate float64
 	// Mode: concurrent (default) or burndown.
 	Mode measure.Mode
 	// HeldXmin, when positive, adds a held-xmin run after each tx size's
