@@ -40,6 +40,10 @@ type Config struct {
 	Batch        int
 	Concurrency  int
 	PollInterval time.Duration
+	// Lease is the dispatchers' lease duration (default the dispatcher's,
+	// 30s). A short lease makes the acknowledged history older than the
+	// lease within one run, which is what a long-running system sees.
+	Lease time.Duration
 	// Mode: concurrent (default) or burndown.
 	Mode measure.Mode
 	// HeldXmin, when positive, adds a held-xmin run after each tx size's

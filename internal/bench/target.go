@@ -135,11 +135,12 @@ func (t *outboxTarget) Start(ctx context.Context) error {
 	t.stop = cancel
 	for i := range t.cfg.Dispatchers {
 		d, err := dispatcher.New(t.producer, tr, dispatcher.Config{
-			WorkerID:     fmt.Sprintf("bench-%d", i),
-			BatchSize:    t.cfg.Batch,
-			Concurrency:  t.cfg.Concurrency,
-			PollInterval: t.cfg.PollInterval,
-			Version:      "bench",
+			WorkerID:      fmt.Sprintf("bench-%d", i),
+			BatchSize:     t.cfg.Batch,
+			Concurrency:   t.cfg.Concurrency,
+			PollInterval:  t.cfg.PollInterval,
+			LeaseDuration: t.cfg.Lease,
+			Version:       "bench",
 		}, t.metrics, t.cfg.log())
 		if err != nil {
 			cancel()

@@ -32,7 +32,7 @@ type forgedBundle struct {
 func setupForged(t *testing.T) forgedBundle {
 	t.Helper()
 	b := setup(t)
-	e := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
+	e := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
 	require.Len(t, e.Deliveries, 2, "the pair has two mandatory deliveries")
 	return forgedBundle{testBundle: b, event: e}
 }

@@ -64,7 +64,7 @@ func TestSchemaHasSpecTablesAndColumns(t *testing.T) {
 	sort.Strings(defs)
 	joined := strings.Join(defs, "\n")
 	require.Contains(t, joined, "(destination, available_at, created_at, event_id) WHERE (status = 'pending'::text)")
-	require.Contains(t, joined, "(lease_expires_at) WHERE (status = 'leased'::text)")
+	require.Contains(t, joined, "(lease_expires_at) WHERE ((status = 'leased'::text) AND (lease_owner IS NOT NULL))")
 }
 
 // rawEvent inserts an event row by hand, skipping AppendTx, frozen to the

@@ -50,27 +50,41 @@ func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error)
 var errFencedAck = errors.New("fenced ack")
 
 // recordAcksTx records verified acks inside tx (READ COMMITTED): one fenced
-// statement for all transitions and success finishes, each ack guarded by
-// its own fence, then the controlled published_at function for every ack
-// that passed (its not_complete answer is a normal result). out receives,
-// per ack, nil or ErrLeaseLost; an error fails the whole transaction.
+// statement per ack for the transition and the success finish, all sent in
+// one round trip (a primary-key probe each, guarded by its own fence), then
+// the controlled published_at function for every ack that passed (its
+// not_complete answer is a normal result). out receives, per ack, nil or
+// ErrLeaseLost; an error fails the whole transaction.
 func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []error) error {
-	passed, err := queries.DeliveryAckBatch(ctx, tx, dbsqlc.DeliveryAckBatchParams(ackColumns(acks)))
-	if err != nil {
-		return fmt.Errorf("%w: %w", errFencedAck, err)
-	}
-	fenceHeld := make(map[string]bool, len(passed))
-	for _, attempt := range passed {
-		fenceHeld[attempt] = true
-	}
-	var kept []VerifiedAck
-	for i, a := range acks {
-		if fenceHeld[a.claimed.AttemptID] {
-			kept = append(kept, a)
-			out[i] = nil
-		} else {
-			out[i] = ErrLeaseLost
+	order := ackOrder(acks)
+	params := make([]dbsqlc.DeliveryAckParams, len(order))
+	for k, i := range order {
+		a := acks[i]
+		q := a.ack.AppliedReceipt.Receipt
+		params[k] = dbsqlc.DeliveryAckParams{
+			ConsumerName: a.ack.ConsumerName, ReceiptType: a.claimed.Member.ExpectedReceiptType, ReceiptRef: q.Ref,
+			ReceiptSchemaVersion: q.SchemaVersion, ReceiptDigestAlgorithmVersion: string(q.DigestAlgorithmVersion),
+			ReceiptDigest: q.Digest, EnvelopeDigestAlgorithmVersion: string(a.ack.EventEnvelopeDigest.Algorithm),
+			EnvelopeSha256: a.ack.EventEnvelopeDigest.Value, Destination: string(a.claimed.Destination),
+			EventID: a.claimed.EventID, AttemptID: a.claimed.AttemptID, LeaseToken: a.claimed.LeaseToken,
 		}
+	}
+	var failed error
+	var kept []VerifiedAck
+	queries.DeliveryAck(ctx, tx, params).QueryRow(func(k int, _ string, err error) {
+		i := order[k]
+		switch {
+		case err == nil:
+			out[i] = nil
+			kept = append(kept, acks[i])
+		case errors.Is(err, pgx.ErrNoRows):
+			out[i] = ErrLeaseLost
+		case failed == nil:
+			failed = err
+		}
+	})
+	if failed != nil {
+		return fmt.Errorf("%w: %w", errFencedAck, failed)
 	}
 	if len(kept) == 0 {
 		return nil
@@ -81,24 +95,35 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 	return nil
 }
 
-// ackColumns lays acks out as the parallel arrays of ack_batch.sql and
-// record_publication_batch.sql, in (event_id, destination) order so
-// concurrent batches lock deliveries in one order. The fence (attempt id,
-// lease token) is the claim's; everything the ack says — event id,
-// destination, consumer, receipt type and quadruple, envelope digest — is
-// the ack's own, so outbox.record_publication compares what the consumer
-// answered (not the member's values, which would always match) with the
-// frozen member, the event and the recorded ack (OB-PUB-1).
-func ackColumns(acks []VerifiedAck) dbsqlc.DeliveryAckBatchParams {
-	sorted := slices.Clone(acks)
-	slices.SortFunc(sorted, func(a, b VerifiedAck) int {
-		if c := strings.Compare(a.claimed.EventID, b.claimed.EventID); c != 0 {
+// ackOrder returns the indexes of acks in (event_id, destination) order, the
+// order every batch locks deliveries and events in.
+func ackOrder(acks []VerifiedAck) []int {
+	order := make([]int, len(acks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		a, b := acks[x].claimed, acks[y].claimed
+		if c := strings.Compare(a.EventID, b.EventID); c != 0 {
 			return c
 		}
-		return strings.Compare(string(a.claimed.Destination), string(b.claimed.Destination))
+		return strings.Compare(string(a.Destination), string(b.Destination))
 	})
-	var c dbsqlc.DeliveryAckBatchParams
-	for _, a := range sorted {
+	return order
+}
+
+// ackColumns lays acks out as the parallel arrays of
+// record_publication_batch.sql, in (event_id, destination) order so
+// concurrent batches lock events in one order. The fence (attempt id, lease
+// token) is the claim's; everything the ack says — event id, destination,
+// consumer, receipt type and quadruple, envelope digest — is the ack's own,
+// so outbox.record_publication compares what the consumer answered (not the
+// member's values, which would always match) with the frozen member, the
+// event and the recorded ack (OB-PUB-1).
+func ackColumns(acks []VerifiedAck) dbsqlc.PublicationRecordBatchParams {
+	var c dbsqlc.PublicationRecordBatchParams
+	for _, i := range ackOrder(acks) {
+		a := acks[i]
 		q := a.ack.AppliedReceipt.Receipt
 		c.Destinations = append(c.Destinations, string(a.ack.Destination))
 		c.EventIds = append(c.EventIds, a.ack.EventID)

@@ -56,6 +56,11 @@ type Config struct {
 	// RecoverInterval is how often the dispatcher runs lease-expiry
 	// recovery. Default min(LeaseDuration/4, PollInterval), at least 10ms.
 	RecoverInterval time.Duration
+	// FullRecoverInterval is how often a recovery scan ignores the floor of
+	// the previous scans and walks every expired lease (rare cases, such as
+	// a writer that rolled back while a scan skipped its locked row). Default
+	// LeaseDuration: such a lease is recovered at most this late.
+	FullRecoverInterval time.Duration
 	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
 	PollInterval time.Duration
 	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
@@ -121,6 +126,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RecoverInterval == 0 {
 		c.RecoverInterval = max(min(c.LeaseDuration/4, c.PollInterval), 10*time.Millisecond)
+	}
+	if c.FullRecoverInterval == 0 {
+		c.FullRecoverInterval = c.LeaseDuration
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 30 * time.Second

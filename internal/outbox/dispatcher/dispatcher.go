@@ -31,10 +31,17 @@ type Dispatcher struct {
 	log       *slog.Logger
 	hooks     Hooks
 
-	wake         chan struct{}
-	acks         chan ackRequest
-	running      atomic.Bool
-	lastRecovery time.Time // touched by the Run goroutine only
+	wake     chan struct{}
+	acks     chan ackRequest
+	running  atomic.Bool
+	recovery recoveryState // touched by the Run goroutine only
+}
+
+// recoveryState bounds the recovery scans of one dispatcher (see recover).
+type recoveryState struct {
+	last     time.Time  // last scan (local clock, for RecoverInterval)
+	lastFull time.Time  // last complete unbounded scan (local clock)
+	floor    *time.Time // leases that expired at or before floor (database time) were recovered
 }
 
 // ErrAlreadyRunning is returned by a second Run of one dispatcher.
@@ -99,9 +106,20 @@ func (d *Dispatcher) Wake() {
 }
 
 // Run claims and delivers until ctx is cancelled, then stops claiming and
-// drains in-flight deliveries for at most DrainTimeout. Deliveries whose
-// outcome could not be recorded stay leased until their lease expires and
+// drains the claimed deliveries (in flight and queued) for at most
+// DrainTimeout. Deliveries whose outcome could not be recorded, and queued
+// ones not started by then, stay leased until their lease expires and
 // recovery makes them claimable again: nothing stays leased forever.
+//
+// Claims are full batches (issue 17): a claim of up to BatchSize rows goes
+// into a local queue that Concurrency consumer slots drain, and the next
+// claim is made when no more than Concurrency deliveries are outstanding
+// (queued or in flight), so each claim statement's fixed cost is shared by a
+// whole batch instead of the few slots that happen to be free. A queued
+// delivery is covered by its lease: a slot renews it (fenced) before
+// starting it when it waited longer than RenewInterval, and drops it when
+// the lease may already be over (recovery returns it to pending). With
+// renewal disabled nothing is queued: claims are as large as the free slots.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -119,25 +137,59 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	ackerDone := make(chan struct{})
 	go func() { defer close(ackerDone); d.acker() }()
-	// The acker stops after the last in-flight delivery has handed over its ack.
+	// The acker stops after the last slot has handed over its ack.
 	defer func() { close(d.acks); <-ackerDone }()
 
-	slots := make(chan struct{}, d.cfg.Concurrency)
-	var inflight sync.WaitGroup
+	queueCap := d.cfg.Concurrency
+	if d.cfg.RenewInterval > 0 {
+		queueCap += d.cfg.BatchSize
+	}
+	queue := make(chan *queued, queueCap)
+	waiting := &waitingSet{items: make(map[string]*queued)}
+	renewerCtx, stopRenewer := context.WithCancel(context.WithoutCancel(ctx))
+	renewerDone := make(chan struct{})
+	go func() { defer close(renewerDone); d.renewQueued(renewerCtx, waiting) }()
+	defer func() { stopRenewer(); <-renewerDone }()
+	var outstanding atomic.Int64 // queued + in flight
+	var slots sync.WaitGroup
+	for range d.cfg.Concurrency {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			for q := range queue {
+				renewed, lost := waiting.take(q)
+				if deliverCtx.Err() == nil {
+					d.start(deliverCtx, q.c, renewed, lost)
+				}
+				outstanding.Add(-1)
+				d.Wake()
+			}
+		}()
+	}
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 
 	for {
 		select {
 		case <-ctx.Done():
-			return d.drain(&inflight, cancelDeliveries)
+			close(queue)
+			return d.drain(&slots, cancelDeliveries)
 		default:
 		}
-		free := d.cfg.Concurrency - len(slots)
+		out := int(outstanding.Load())
+		want := 0
+		if out <= d.cfg.Concurrency {
+			want = min(d.cfg.BatchSize, queueCap-out)
+		}
 		claimed := 0
-		if free > 0 {
-			n, err := d.round(ctx, deliverCtx, min(free, d.cfg.BatchSize), slots, &inflight)
-			claimed = n
+		if want > 0 {
+			claims, err := d.round(ctx, want)
+			claimed = len(claims)
+			for _, q := range claims {
+				outstanding.Add(1)
+				waiting.add(q)
+				queue <- q // never blocks: outstanding stays within queueCap
+			}
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("claim round failed", "error", err)
 				d.metrics.Healthy.WithLabelValues().Set(0)
@@ -145,7 +197,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.metrics.Healthy.WithLabelValues().Set(1)
 			}
 		}
-		if claimed > 0 && claimed == min(free, d.cfg.BatchSize) {
+		if claimed > 0 && claimed == want {
 			continue // more work is likely waiting
 		}
 		poll.Reset(d.cfg.PollInterval)
@@ -157,9 +209,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-func (d *Dispatcher) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) error {
+func (d *Dispatcher) drain(slots *sync.WaitGroup, cancel context.CancelFunc) error {
 	done := make(chan struct{})
-	go func() { inflight.Wait(); close(done) }()
+	go func() { slots.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
@@ -170,35 +222,179 @@ func (d *Dispatcher) drain(inflight *sync.WaitGroup, cancel context.CancelFunc) 
 	}
 }
 
-// round recovers expired leases (at most every RecoverInterval), claims up
-// to n deliveries and starts them.
-func (d *Dispatcher) round(ctx, deliverCtx context.Context, n int, slots chan struct{}, inflight *sync.WaitGroup) (int, error) {
-	if time.Since(d.lastRecovery) >= d.cfg.RecoverInterval {
-		recovered, err := d.store.RecoverExpired(ctx, d.cfg.Destinations, d.cfg.BatchSize)
-		if err != nil {
-			return 0, fmt.Errorf("recover expired leases: %w", err)
-		}
-		d.lastRecovery = time.Now()
-		for dest, count := range recovered {
-			d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
+// queued is a claimed delivery waiting for a consumer slot. renewed is the
+// local time its lease was last set (taken before the claim or renewal
+// statement, so the lease in database time ends no earlier than
+// renewed+LeaseDuration); lost marks a renewal whose fence failed. Both are
+// guarded by the waitingSet's mutex.
+type queued struct {
+	c       Claimed
+	renewed time.Time
+	lost    bool
+}
+
+// waitingSet holds the queued deliveries not yet started, for the renewer.
+type waitingSet struct {
+	mu    sync.Mutex
+	items map[string]*queued // by attempt id
+}
+
+func (w *waitingSet) add(q *queued) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.items[q.c.AttemptID] = q
+}
+
+// take removes q (a slot starts it) and returns its lease state.
+func (w *waitingSet) take(q *queued) (renewed time.Time, lost bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.items, q.c.AttemptID)
+	return q.renewed, q.lost
+}
+
+// due returns the waiting deliveries whose lease was set at least age ago.
+func (w *waitingSet) due(age time.Duration) []*queued {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []*queued
+	for _, q := range w.items {
+		if time.Since(q.renewed) >= age {
+			out = append(out, q)
 		}
 	}
+	return out
+}
+
+// renewQueued renews, every RenewInterval/2, the leases of queued
+// deliveries that waited RenewInterval since their lease was set, in one
+// round trip per tick, each under its own fence (OB-CLAIM-2): a delivery
+// waiting behind slow ones keeps its lease like one in flight.
+func (d *Dispatcher) renewQueued(ctx context.Context, waiting *waitingSet) {
+	if d.cfg.RenewInterval <= 0 {
+		return
+	}
+	t := time.NewTicker(d.cfg.RenewInterval / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		due := waiting.due(d.cfg.RenewInterval)
+		if len(due) == 0 {
+			continue
+		}
+		fences := make([]Fence, len(due))
+		for i, q := range due {
+			fences[i] = q.c.Fence
+		}
+		at := time.Now()
+		errs := d.store.RenewQueued(ctx, fences, d.cfg.LeaseDuration)
+		waiting.mu.Lock()
+		for i, q := range due {
+			switch {
+			case errs[i] == nil:
+				q.renewed = at
+				d.metrics.LeaseRenewed.WithLabelValues(string(q.c.Member.Destination)).Inc()
+			case errors.Is(errs[i], ErrLeaseLost):
+				q.lost = true
+			}
+		}
+		waiting.mu.Unlock()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, ErrLeaseLost) && ctx.Err() == nil {
+				d.log.Warn("renewing queued leases failed", "destination", string(due[i].c.Member.Destination), "error", err)
+				break
+			}
+		}
+	}
+}
+
+// round recovers expired leases (at most every RecoverInterval) and claims
+// up to n deliveries.
+func (d *Dispatcher) round(ctx context.Context, n int) ([]*queued, error) {
+	if time.Since(d.recovery.last) >= d.cfg.RecoverInterval {
+		if err := d.recover(ctx); err != nil {
+			return nil, err
+		}
+	}
+	at := time.Now()
 	claims, err := d.store.Claim(ctx, ClaimParams{
 		Owner: d.cfg.WorkerID, Destinations: d.cfg.Destinations, Limit: n, Lease: d.cfg.LeaseDuration,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("claim deliveries: %w", err)
+		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
-	for _, c := range claims {
+	out := make([]*queued, len(claims))
+	for i, c := range claims {
 		d.metrics.Claimed.WithLabelValues(string(c.Member.Destination)).Inc()
-		slots <- struct{}{}
-		inflight.Add(1)
-		go func(c Claimed) {
-			defer func() { <-slots; inflight.Done(); d.Wake() }()
-			d.process(deliverCtx, c)
-		}(c)
+		out[i] = &queued{c: c, renewed: at}
 	}
-	return len(claims), nil
+	return out, nil
+}
+
+// start delivers a queued claim in a consumer slot. A claim whose renewal
+// failed its fence, or whose lease may be over, is not started and stays
+// leased until recovery returns it to pending; one whose lease was set more
+// than RenewInterval ago is renewed (fenced) first.
+func (d *Dispatcher) start(ctx context.Context, c Claimed, renewed time.Time, lost bool) {
+	if lost || time.Since(renewed) >= d.cfg.LeaseDuration {
+		d.leaseLost(c, "queued")
+		return
+	}
+	if d.cfg.RenewInterval > 0 && time.Since(renewed) >= d.cfg.RenewInterval {
+		err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			d.leaseLost(c, "queued")
+			return
+		case err != nil:
+			d.log.Warn("renewing a queued lease failed; left to recovery", "destination", string(c.Member.Destination), "error", err)
+			return
+		}
+		d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
+	}
+	d.process(ctx, c)
+}
+
+// recover runs one lease-expiry recovery scan (OB-CLAIM-3). The index it
+// walks keeps an entry for every lease that ended (acknowledged, retried,
+// quarantined) until vacuum removes it, keyed by the lease's old expiry; an
+// unbounded scan therefore reads the whole recent acknowledged history. So
+// the scan starts at the floor of the last complete scan: a lease that
+// expires later is either still leased (found by a later scan) or was
+// written by a claim or renewal after that scan (its expiry is later than
+// the floor). The exceptions are a writer whose transaction had the row
+// locked during the scan and then rolled back, and clock steps; an
+// unbounded scan every FullRecoverInterval catches them, so no expired
+// lease waits longer than that beyond its expiry. A scan that stopped at the
+// limit does not move the floor.
+func (d *Dispatcher) recover(ctx context.Context) error {
+	full := d.recovery.floor == nil || time.Since(d.recovery.lastFull) >= d.cfg.FullRecoverInterval
+	var since *time.Time
+	if !full {
+		since = d.recovery.floor
+	}
+	r, err := d.store.RecoverExpiredSince(ctx, d.cfg.Destinations, d.cfg.BatchSize, since)
+	if err != nil {
+		return fmt.Errorf("recover expired leases: %w", err)
+	}
+	d.recovery.last = time.Now()
+	for dest, count := range r.Recovered {
+		d.metrics.LeaseExpired.WithLabelValues(string(dest)).Add(float64(count))
+	}
+	if r.Total < d.cfg.BatchSize {
+		floor := r.ScannedAt.Add(-d.cfg.RecoverInterval)
+		if full || d.recovery.floor == nil || floor.After(*d.recovery.floor) {
+			d.recovery.floor = &floor
+		}
+		if full {
+			d.recovery.lastFull = d.recovery.last
+		}
+	}
+	return nil
 }
 
 // process delivers one claimed attempt and records its outcome.

@@ -457,7 +457,7 @@ func TestRun_OBDELIVER2_UnsupportedWaitsBackOffToMax(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	d := newDispatcher(t, b, tr, dispatcher.Config{MaxAttempts: 1, BackoffBase: 30 * time.Second, BackoffMax: time.Minute,
 		BackoffJitter: 0.01, WaitBackoffMax: 100 * time.Millisecond, PollInterval: 5 * time.Millisecond}, dispatcher.NewMetrics(reg))
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, []string{"retryable"}, b.finishes(t, ids[0]))
 		require.Equal(c, []string{"retryable"}, b.finishes(t, ids[2]))
@@ -466,11 +466,104 @@ func TestRun_OBDELIVER2_UnsupportedWaitsBackOffToMax(t *testing.T) {
 	require.NoError(t, stop())
 	for _, id := range []string{ids[0], ids[2]} {
 		var wait float64
-		require.NoError(t, b.producer.QueryRow(context.Background(), `SELECT EXTRACT(EPOCH FROM available_at - now())
+		require.NoError(t, b.producer.QueryRow(t.Context(), `SELECT EXTRACT(EPOCH FROM available_at - now())
 			FROM outbox.outbox_deliveries WHERE event_id = $1 AND status = 'pending'`, id).Scan(&wait))
 		require.Greater(t, wait, 20.0, "an unsupported wait backs off like a retry")
 	}
 	require.Equal(t, float64(2), counterTotal(t, reg, "oceanway_outbox_unsupported_waits_total"))
 	require.Zero(t, b.countStatus(t, "quarantined"), "waits are never quarantined by MaxAttempts")
 	b.invariants(t)
+}
+
+// OB-CLAIM-1 (issue 17: batches that are batches): a dispatcher claims a
+// full batch into its local queue even when only a few consumer slots are
+// free, runs at most Concurrency deliveries at once, and claims again only
+// when the queue has drained; every queued delivery is then delivered and
+// acknowledged exactly once.
+func TestRun_OBCLAIM1_ClaimsFullBatchesIntoLocalQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n, batch, slots = 30, 10, 2
+	b.appendRuns(t, n)
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		now := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if now <= p || peak.CompareAndSwap(p, now) {
+				break
+			}
+		}
+		<-release
+		return b.consumer.Deliver(ctx, d)
+	})
+	d := newDispatcher(t, b, tr, dispatcher.Config{BatchSize: batch, Concurrency: slots, PollInterval: 10 * time.Millisecond}, nil)
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, int32(slots), inFlight.Load())
+	}, 20*time.Second, pollTick, "both slots busy")
+	require.Equal(t, batch, b.countStatus(t, "leased"), "one full batch claimed although only %d slots exist", slots)
+	close(release)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, n, b.countStatus(c, "acknowledged"))
+	}, 60*time.Second, pollTick, "all acknowledged")
+	require.NoError(t, stop())
+	require.LessOrEqual(t, peak.Load(), int32(slots), "never more deliveries in flight than slots")
+	total, distinct := b.consumer.Effects(t)
+	require.Equal(t, n, total)
+	require.Equal(t, n, distinct)
+	b.invariants(t)
+}
+
+// OB-CLAIM-2 (issue 17): a queued delivery that waited longer than
+// RenewInterval behind a slow one has its lease renewed under its fence
+// before it starts, so it is delivered and acknowledged on its first
+// attempt instead of expiring in the queue.
+func TestRun_OBCLAIM2_QueuedLeaseRenewedBeforeStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := b.appendRuns(t, 2)
+	var first atomic.Bool
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		if first.CompareAndSwap(false, true) {
+			// Hold the only slot until the queued claim's original lease is
+			// over in database time (this delivery's own lease is renewed).
+			other := ids[0]
+			if d.EventID == ids[0] {
+				other = ids[1]
+			}
+			b.waitOriginalLeaseOver(t, other)
+		}
+		return b.consumer.Deliver(ctx, d)
+	})
+	m := dispatcher.NewMetrics(prometheus.NewRegistry())
+	d := newDispatcher(t, b, tr, dispatcher.Config{
+		BatchSize: 2, Concurrency: 1, LeaseDuration: 600 * time.Millisecond, RenewInterval: 150 * time.Millisecond,
+		PollInterval: 10 * time.Millisecond,
+	}, m)
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
+	}, 30*time.Second, pollTick, "both acknowledged")
+	require.NoError(t, stop())
+	for _, id := range ids {
+		require.Equal(t, 1, b.delivery(t, id).AttemptCount, "delivered on the first attempt")
+		require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	}
+	b.invariants(t)
+}
+
+// waitOriginalLeaseOver waits until the delivery's first attempt started
+// more than its lease ago in database time.
+func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var over bool
+		require.NoError(c, b.producer.QueryRow(t.Context(), `
+			SELECT clock_timestamp() > min(s.started_at) + interval '700 milliseconds'
+			FROM outbox.outbox_delivery_attempt_starts s WHERE s.event_id = $1`, eventID).Scan(&over))
+		require.True(c, over)
+	}, 10*time.Second, pollTick, "original lease over")
 }

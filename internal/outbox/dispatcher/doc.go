@@ -20,6 +20,15 @@
 // transaction (channel NotifyChannel, unless DisableListen), after
 // PollInterval otherwise, and at once again while claims come back full.
 //
+// Claims are full batches: a claim of up to BatchSize goes into a local
+// queue that Concurrency consumer slots drain, and the next claim is made
+// when no more than Concurrency deliveries are outstanding (queued or in
+// flight). Queued deliveries keep their leases: every RenewInterval/2 the
+// dispatcher renews, in one round trip and under each row's own fence, the
+// queued leases set RenewInterval ago or more; a slot does not start a
+// delivery whose renewal failed its fence or whose lease may be over (it
+// stays leased until recovery). With renewal disabled nothing is queued.
+//
 // # Fencing
 //
 // Every later write — ack, retry, quarantine, lease renewal — is guarded by
@@ -43,7 +52,7 @@
 //
 // # Lease expiry recovery
 //
-// Recovery (Store.RecoverExpired, queries/recover.sql, run by every
+// Recovery (Store.RecoverExpiredSince, queries/recover.sql, run by every
 // dispatcher before a claim round, at most every RecoverInterval) takes the leased deliveries whose lease has expired, with
 // FOR UPDATE SKIP LOCKED, appends outcome=lease_expired_unknown to their
 // current attempt and returns them to pending, in one statement; the next
@@ -51,6 +60,10 @@
 // is in flight keeps its row locked, so recovery skips it; a late holder
 // arriving after recovery finds the row no longer leased (or, racing,
 // re-checks its fence against the updated row) and matches nothing.
+// Each scan starts at the floor of the dispatcher's last complete scan, so
+// it does not walk the index entries every ended lease leaves behind until
+// vacuum; an unbounded scan runs every FullRecoverInterval (default: the
+// lease) for the rare lease a rolled-back writer had locked during a scan.
 //
 // # Crash windows
 //
@@ -64,10 +77,11 @@
 //
 // An ack is accepted only after contracts' receipt.VerifyAck has checked the
 // ActiveConsumerAck@1 and the receipt body against the frozen member and the
-// event (OB-DELIVER-4). The ack transaction (READ COMMITTED) runs one
-// statement that, for every ack of the batch under its own fence, appends
-// the success finish, sets the delivery acknowledged and freezes the receipt
-// type and quadruple; then it calls outbox.record_publication for each ack
+// event (OB-DELIVER-4). The ack transaction (READ COMMITTED) sends, in one
+// round trip, one fenced statement per ack of the batch (a primary-key
+// probe) that appends the success finish, sets the delivery acknowledged and
+// freezes the receipt type and quadruple; then one statement calls
+// outbox.record_publication for each ack
 // that passed, whose not_complete answer is normal (OB-DELIVER-5). Verified
 // acks are collected into batches of up to AckBatchSize; a single ack
 // (Store.AckOne, AckBatchSize 1) is a batch of one, so the fence lives in

@@ -66,6 +66,11 @@ func (c *captured) QueryRow(_ context.Context, sql string, args ...any) pgx.Row 
 	return errRow{}
 }
 
+// SendBatch is never used to capture a statement.
+func (c *captured) SendBatch(context.Context, *pgx.Batch) pgx.BatchResults {
+	panic("dispatcher: captured executor cannot run a batch")
+}
+
 type errRow struct{}
 
 func (errRow) Scan(...any) error { return errCaptured }
@@ -209,25 +214,64 @@ func deref[T any](p *T) T {
 
 // RecoverExpired finishes expired, unfinished attempts as
 // lease_expired_unknown and returns their deliveries to pending
-// (OB-CLAIM-3); it reports how many per destination.
+// (OB-CLAIM-3); it reports how many per destination. It scans every expired
+// lease (no lower bound); the dispatcher's loop uses RecoverExpiredSince.
 func (s *Store) RecoverExpired(ctx context.Context, dests []route.Destination, limit int) (map[route.Destination]int, error) {
+	r, err := s.RecoverExpiredSince(ctx, dests, limit, nil)
+	return r.Recovered, err
+}
+
+// Recovery is the answer of one recovery scan.
+type Recovery struct {
+	// Recovered counts the recovered attempts per destination.
+	Recovered map[route.Destination]int
+	// Total is the sum of Recovered (equal to the limit: the scan stopped early).
+	Total int
+	// ScannedAt is the database time the scan's expiry bound was taken at.
+	ScannedAt time.Time
+}
+
+// RecoverExpiredSince is RecoverExpired for the leases that expired after
+// since (nil: all of them). The lower bound keeps the scan from walking the
+// index entries every ended lease leaves behind until vacuum.
+func (s *Store) RecoverExpiredSince(ctx context.Context, dests []route.Destination, limit int, since *time.Time) (Recovery, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return RecoverExpiredTx(ctx, s.pool, dests, limit)
+	return recoverExpired(ctx, s.pool, dests, limit, since)
 }
 
 // RecoverExpiredTx is RecoverExpired on a caller's executor (a transaction
 // in tests that stop recovery at an exact point).
 func RecoverExpiredTx(ctx context.Context, q db.Executor, dests []route.Destination, limit int) (map[route.Destination]int, error) {
-	rows, err := queries.DeliveryRecoverExpired(ctx, q, dbsqlc.DeliveryRecoverExpiredParams{
-		Destinations: destinationArgs(dests), BatchLimit: int32(limit),
-	})
+	r, err := recoverExpired(ctx, q, dests, limit, nil)
+	return r.Recovered, err
+}
+
+// RecoverStatement returns the recovery statement and its arguments exactly
+// as the dispatcher sends them (for EXPLAIN in plan tests and tools).
+func RecoverStatement(dests []route.Destination, limit int, since *time.Time) (sql string, args []any) {
+	var c captured
+	_, _ = queries.DeliveryRecoverExpired(context.Background(), &c, recoverArgs(dests, limit, since))
+	return c.sql, c.args
+}
+
+func recoverArgs(dests []route.Destination, limit int, since *time.Time) dbsqlc.DeliveryRecoverExpiredParams {
+	return dbsqlc.DeliveryRecoverExpiredParams{Since: since, Destinations: destinationArgs(dests), BatchLimit: int32(limit)}
+}
+
+func recoverExpired(ctx context.Context, q db.Executor, dests []route.Destination, limit int, since *time.Time) (Recovery, error) {
+	rows, err := queries.DeliveryRecoverExpired(ctx, q, recoverArgs(dests, limit, since))
 	if err != nil {
-		return nil, err
+		return Recovery{}, err
 	}
-	out := make(map[route.Destination]int, len(rows))
+	out := Recovery{Recovered: make(map[route.Destination]int, len(rows))}
 	for _, r := range rows {
-		out[route.Destination(r.Destination)] = int(r.Recovered)
+		out.ScannedAt = r.ScannedAt
+		if r.Destination == "" {
+			continue
+		}
+		out.Recovered[route.Destination(r.Destination)] = int(r.Recovered)
+		out.Total += int(r.Recovered)
 	}
 	return out, nil
 }
@@ -260,6 +304,32 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// RenewQueued extends the leases of many held attempts in one round trip,
+// each under its own fence; the answer holds, per fence, nil or
+// ErrLeaseLost (or the error that stopped the batch).
+func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Duration) []error {
+	out := make([]error, len(fences))
+	if len(fences) == 0 {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	params := make([]dbsqlc.DeliveryRenewQueuedParams, len(fences))
+	for i, f := range fences {
+		params[i] = dbsqlc.DeliveryRenewQueuedParams{
+			LeaseMs: lease.Milliseconds(), Destination: string(f.Destination), EventID: f.EventID,
+			AttemptID: f.AttemptID, LeaseToken: f.LeaseToken,
+		}
+	}
+	queries.DeliveryRenewQueued(ctx, s.pool, params).QueryRow(func(i int, _ *string, err error) {
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = ErrLeaseLost
+		}
+		out[i] = err
+	})
+	return out
 }
 
 // Retry finishes the attempt as retryable and schedules the delivery again.

@@ -7,15 +7,18 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 )
 
 const deliveryRecoverExpired = `-- name: DeliveryRecoverExpired :many
 WITH expired AS (
   SELECT d.event_id, d.destination, d.current_attempt_id
   FROM outbox.outbox_deliveries d
-  WHERE d.status = 'leased' AND d.lease_expires_at <= now() AND d.destination = ANY($1::text[])
+  WHERE d.status = 'leased' AND d.lease_owner IS NOT NULL AND d.lease_expires_at <= now()
+    AND d.lease_expires_at > COALESCE($1::timestamptz, '-infinity'::timestamptz)
+    AND d.destination = ANY($2::text[])
   ORDER BY d.lease_expires_at
-  LIMIT $2
+  LIMIT $3
   FOR UPDATE SKIP LOCKED
 ), released AS (
   UPDATE outbox.outbox_deliveries d
@@ -28,17 +31,22 @@ WITH expired AS (
   INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition, normalized_error_code)
   SELECT current_attempt_id, now(), 'lease_expired_unknown', 'reclaimable', 'lease_expired' FROM released
   RETURNING attempt_id
+), counted AS (
+  SELECT r.destination, count(*) AS recovered FROM finished f JOIN released r ON r.current_attempt_id = f.attempt_id
+  GROUP BY r.destination
 )
-SELECT r.destination, count(*) AS recovered FROM finished f JOIN released r ON r.current_attempt_id = f.attempt_id
-GROUP BY r.destination
+SELECT now()::timestamptz AS scanned_at, COALESCE(c.destination, '')::text AS destination, COALESCE(c.recovered, 0)::bigint AS recovered
+FROM (SELECT 1) AS one LEFT JOIN counted c ON true
 `
 
 type DeliveryRecoverExpiredParams struct {
+	Since        *time.Time
 	Destinations []string
 	BatchLimit   int32
 }
 
 type DeliveryRecoverExpiredRow struct {
+	ScannedAt   time.Time
 	Destination string
 	Recovered   int64
 }
@@ -52,9 +60,17 @@ type DeliveryRecoverExpiredRow struct {
 // primary key forbids a second finish regardless.
 // now() (stable), not clock_timestamp() (volatile), so the expiry bound is an
 // index condition on outbox_deliveries_claim_leased instead of a filter over
-// every leased row.
+// every leased row. lease_owner IS NOT NULL (true of every leased row) is the
+// index's predicate (00007), which no fenced write states.
+// since (NULL = no lower bound) bounds the scan from below: the index keeps an
+// entry for every lease that ever ended (acknowledged, retried, quarantined)
+// until vacuum removes it, keyed by its old expiry, so an unbounded scan walks
+// the whole acknowledged history since the last vacuum. The dispatcher passes
+// the time of its last complete scan (minus a margin) and runs an unbounded
+// scan only periodically (Dispatcher.recover). The answer always has one row:
+// scanned_at is this scan's now(); destination is ” when nothing expired.
 func (q *Queries) DeliveryRecoverExpired(ctx context.Context, db DBTX, arg DeliveryRecoverExpiredParams) ([]DeliveryRecoverExpiredRow, error) {
-	rows, err := db.Query(ctx, deliveryRecoverExpired, arg.Destinations, arg.BatchLimit)
+	rows, err := db.Query(ctx, deliveryRecoverExpired, arg.Since, arg.Destinations, arg.BatchLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +78,7 @@ func (q *Queries) DeliveryRecoverExpired(ctx context.Context, db DBTX, arg Deliv
 	var items []DeliveryRecoverExpiredRow
 	for rows.Next() {
 		var i DeliveryRecoverExpiredRow
-		if err := rows.Scan(&i.Destination, &i.Recovered); err != nil {
+		if err := rows.Scan(&i.ScannedAt, &i.Destination, &i.Recovered); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

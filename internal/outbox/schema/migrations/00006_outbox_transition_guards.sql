@@ -305,23 +305,33 @@ BEGIN
   SELECT d2.destination INTO v_unproven
     FROM outbox.outbox_deliveries d2
    WHERE d2.event_id = p_event_id AND d2.mandatory AND d2.status = 'acknowledged'
-     AND NOT (d2.ack_consumer_name = d2.consumer_name
+     -- IS NOT TRUE: a missing finish or start (a NULL sub-select) is unproven.
+     AND (d2.ack_consumer_name = d2.consumer_name
               AND d2.ack_receipt_type = d2.expected_receipt_type
               AND d2.ack_receipt_schema_version = d2.expected_receipt_schema_version
               AND d2.ack_event_envelope_digest_algorithm_version = e.event_envelope_digest_algorithm_version
               AND d2.ack_event_envelope_sha256 = e.event_envelope_sha256
-              AND EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
-                            JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
-                           WHERE s.attempt_id = d2.current_attempt_id AND s.event_id = d2.event_id
-                             AND s.destination = d2.destination AND s.lease_token = d2.lease_token
-                             AND f.outcome = 'acknowledged'))
+              -- Scalar sub-selects, probed by primary key per sibling: an
+              -- EXISTS here may be planned as a hashed sub-plan over every
+              -- acknowledged finish, which grows with history (issue 17).
+              AND (SELECT f.outcome FROM outbox.outbox_delivery_attempt_finishes f
+                    WHERE f.attempt_id = d2.current_attempt_id) = 'acknowledged'
+              AND (SELECT s.event_id = d2.event_id AND s.destination = d2.destination AND s.lease_token = d2.lease_token
+                     FROM outbox.outbox_delivery_attempt_starts s
+                    WHERE s.attempt_id = d2.current_attempt_id)) IS NOT TRUE
    ORDER BY d2.destination
    LIMIT 1;
   IF v_unproven IS NOT NULL THEN
     RAISE EXCEPTION 'outbox.record_publication: event % delivery to % is acknowledged without an acknowledged finish or a frozen ack equal to its member and event',
       p_event_id, v_unproven USING ERRCODE = 'OW009';
   END IF;
-  UPDATE outbox.outbox_events SET published_at = now() WHERE event_id = p_event_id AND published_at IS NULL;
+  -- The event row is read and locked into e above, so test published_at on
+  -- it and update by primary key: `AND published_at IS NULL` in the WHERE
+  -- lets the planner pick the partial index of every unpublished event
+  -- (issue 17: it read the whole backlog per acknowledgement).
+  IF e.published_at IS NULL THEN
+    UPDATE outbox.outbox_events SET published_at = now() WHERE event_id = p_event_id;
+  END IF;
   RETURN 'complete';
 END
 $fn$;

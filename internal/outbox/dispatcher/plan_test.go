@@ -1,0 +1,182 @@
+package dispatcher_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+)
+
+// ackAll delivers every claim to the consumer and records the verified acks
+// in one batch.
+func (b *bundle) ackAll(t *testing.T, claims []dispatcher.Claimed) {
+	t.Helper()
+	ctx := t.Context()
+	acks := make([]dispatcher.VerifiedAck, len(claims))
+	for i, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		acks[i], err = dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+	}
+	for i, err := range b.store.AckBatch(ctx, acks) {
+		require.NoError(t, err, "ack %d", i)
+	}
+}
+
+// indexTuplesReturned runs sql inside tx and returns how many index
+// entries of index it read (this transaction's own counter).
+func indexTuplesReturned(t *testing.T, tx pgx.Tx, index, sql string, args ...any) int64 {
+	t.Helper()
+	ctx := t.Context()
+	read := func() int64 {
+		var n int64
+		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned($1::regclass)`, index).Scan(&n))
+		return n
+	}
+	before := read()
+	rows, err := tx.Query(ctx, sql, args...)
+	require.NoError(t, err)
+	rows.Close()
+	require.NoError(t, rows.Err())
+	return read() - before
+}
+
+// OB-CLAIM-3 (issue 17: flat cost per delivery): every lease that ended
+// leaves an entry in outbox_deliveries_claim_leased, keyed by its old expiry,
+// until vacuum. The dispatcher's recovery scan is bounded below by the floor
+// of its last complete scan, so it reads only the leases that expired since
+// (here: the one still leased), not the acknowledged history; the plan has
+// both bounds as index conditions. The unbounded scan (run periodically)
+// does read the history: the bound is what keeps the per-round cost flat.
+func TestRecovery_OBCLAIM3_BoundedScanSkipsEndedLeases(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	const history = 200
+	b.appendRuns(t, history)
+	acked := b.claim(t, "w", history, 3*time.Second)
+	require.Len(t, acked, history)
+	b.ackAll(t, acked)
+	b.waitLeaseExpired(t, acked[history-1].EventID) // the ended leases' keys are now in the past
+
+	var floor time.Time
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT now()`).Scan(&floor))
+	live := b.appendRuns(t, 1)[0]
+	require.Len(t, b.claim(t, "w", 1, time.Hour), 1)
+	_, err := b.producer.Exec(ctx, `UPDATE outbox.outbox_deliveries SET lease_expires_at = clock_timestamp() WHERE event_id = $1`, live)
+	require.NoError(t, err)
+	b.waitLeaseExpired(t, live)
+
+	const index = "outbox.outbox_deliveries_claim_leased"
+	sql, args := dispatcher.RecoverStatement(nil, 100, &floor)
+	rows, err := b.producer.Query(ctx, `EXPLAIN (FORMAT TEXT) `+sql, args...)
+	require.NoError(t, err)
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	text := strings.Join(plan, "\n")
+	require.Contains(t, text, "Index Scan using outbox_deliveries_claim_leased", text)
+	require.Regexp(t, `Index Cond: \(\(lease_expires_at <= now\(\)\) AND \(lease_expires_at > `, text)
+
+	err = db.WithTx(ctx, b.producer, func(ctx context.Context, tx pgx.Tx) error {
+		read := indexTuplesReturned(t, tx, index, sql, args...)
+		require.LessOrEqual(t, read, int64(1), "the bounded scan reads the expired lease, not the %d ended ones", history)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, "pending", b.delivery(t, live).Status, "the bounded scan recovered the expired lease")
+
+	unbounded, uargs := dispatcher.RecoverStatement(nil, 100, nil)
+	err = db.WithTx(ctx, b.producer, func(ctx context.Context, tx pgx.Tx) error {
+		read := indexTuplesReturned(t, tx, index, unbounded, uargs...)
+		require.Greater(t, read, int64(1), "without the bound the scan walks the ended leases' entries")
+		return nil
+	})
+	require.NoError(t, err)
+	b.invariants(t)
+}
+
+// OB-PUB-1 (issue 17: flat cost per delivery): every statement an ack runs,
+// including those inside outbox.record_publication and the deferred
+// publication proof at COMMIT, finds the event by its primary key; none
+// reads the partial index of all unpublished events (which grows with the
+// backlog). The plans are taken with auto_explain on nested statements,
+// under statistics that say almost every event is published (the state in
+// which the planner preferred the partial index).
+func TestAck_OBPUB1_PublicationPlansUsePrimaryKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	b.appendRuns(t, 300)
+	b.ackAll(t, b.claim(t, "w", 300, time.Hour))
+	_, err := b.producer.Exec(ctx, `ANALYZE outbox.outbox_events; ANALYZE outbox.outbox_deliveries`)
+	require.NoError(t, err)
+	b.appendRuns(t, 50)
+	claims := b.claim(t, "w", 10, time.Hour)
+	require.Len(t, claims, 10)
+
+	var mu sync.Mutex
+	var plans []string
+	cfg, err := pgx.ParseConfig(b.producerDSN)
+	require.NoError(t, err)
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, conn.Close(context.WithoutCancel(ctx))) }()
+	_, err = conn.Exec(ctx, `LOAD 'auto_explain'`)
+	require.NoError(t, err, "auto_explain ships with the PostgreSQL server; the test role must be allowed to LOAD it")
+	for _, set := range []string{
+		`SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_nested_statements = on`,
+		`SET auto_explain.log_level = notice`, `SET auto_explain.log_triggers = on`,
+		// The dispatcher's pooled connections run prepared statements on
+		// generic plans after a few executions: check those.
+		`SET plan_cache_mode = force_generic_plan`,
+	} {
+		_, err = conn.Exec(ctx, set)
+		require.NoError(t, err)
+	}
+	for _, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		v, err := dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+		require.NoError(t, err)
+		require.NoError(t, dispatcher.AckTx(ctx, tx, v))
+		require.NoError(t, tx.Commit(ctx))
+	}
+	_, err = conn.Exec(ctx, `LOAD 'auto_explain'; SET auto_explain.log_min_duration = -1`)
+	require.NoError(t, err)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var ackBatch, cas int
+	for _, p := range plans {
+		require.NotContains(t, p, "outbox_events_unpublished", "a per-ack lookup reads the unpublished backlog:\n%s", p)
+		require.NotContains(t, p, "Seq Scan on outbox_", p)
+		if strings.Contains(p, "name: DeliveryAck ") {
+			ackBatch++
+			require.Contains(t, p, "Index Scan using outbox_deliveries_pkey", "the fenced ack probes the primary key:\n%s", p)
+			require.NotContains(t, p, "outbox_deliveries_claim_leased", "the fenced ack walks the leased index:\n%s", p)
+		}
+		if strings.Contains(p, "SET published_at = now()") {
+			cas++
+			require.Contains(t, p, "Index Scan using outbox_events_pkey", p)
+		}
+	}
+	require.Equal(t, len(claims), ackBatch, "every fenced ack was explained")
+	require.Positive(t, cas, "the published_at CAS ran and was explained")
+	b.invariants(t)
+}
