@@ -333,6 +333,9 @@ type Print struct {
 // rebuilt version equals the version it was rebuilt from (see
 // sql/fingerprint.sql for what is included).
 func Fingerprint(ctx context.Context, q db.Executor, name string, v int64) (Print, error) {
+	if name == "" {
+		name = projector.ProjectionName
+	}
 	rows, err := q.Query(ctx, qFingerprint, pgx.NamedArgs{"projection_name": name, "projection_version": v})
 	if err != nil {
 		return Print{}, fmt.Errorf("fingerprint %s@%d: %w", name, v, err)

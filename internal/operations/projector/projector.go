@@ -94,6 +94,12 @@ type Config struct {
 	// Default {1}. A delivery frozen to another projection is retryable
 	// (CodeProjectionUnsupported) and nothing is written.
 	Versions []int64
+	// AllVersions builds every version a delivery's frozen member names
+	// (Versions is then ignored): a member can only freeze a version the
+	// outbox registry holds ready and a definition references (DS-8), so
+	// the registry is the configuration. serve sets it, so deliveries frozen
+	// to the old and to the new version both converge around a cutover.
+	AllVersions bool
 	// BillingReads is the Billing owner read the finalization pair needs;
 	// nil answers owner_read_unavailable (retryable).
 	BillingReads BillingReads
@@ -164,7 +170,7 @@ func (p *Projector) Receipts() *inbox.Table { return p.receipts }
 // target is part of the key; a target this binary cannot build is retryable.
 func (p *Projector) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 	t := ev.Delivery.Member.ProjectionTarget
-	if !t.Required || t.Name != ProjectionName || !slices.Contains(p.cfg.Versions, t.Version) {
+	if !t.Required || t.Name != ProjectionName || (!p.cfg.AllVersions && !slices.Contains(p.cfg.Versions, t.Version)) {
 		return inbox.Key{}, transport.Retryable(CodeProjectionUnsupported, fmt.Errorf("%w: %s@%d (builds %s@%v)", ErrProjectionUnsupported, t.Name, t.Version, ProjectionName, p.cfg.Versions))
 	}
 	return inbox.Key{ConsumerName: route.OperationsProjector, EventID: ev.Envelope.EventID, Projection: t}, nil
