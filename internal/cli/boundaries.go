@@ -40,10 +40,16 @@ func (f *boundaryFlags) register(cmd *cobra.Command) {
 // not exist yet are created and the lines are applied; without, nothing is
 // created or migrated.
 func (f *boundaryFlags) resolve(ctx context.Context, lines []migrate.Line, logf func(string, ...any)) (map[boundary.Boundary]string, error) {
+	return f.resolveSome(ctx, boundary.All, lines, logf)
+}
+
+// resolveSome is resolve for the boundaries in only (a process that runs
+// some roles touches only their databases).
+func (f *boundaryFlags) resolveSome(ctx context.Context, only []boundary.Boundary, lines []migrate.Line, logf func(string, ...any)) (map[boundary.Boundary]string, error) {
 	provision := len(lines) > 0
 	out := map[boundary.Boundary]string{}
 	var derived []boundary.Boundary
-	for _, b := range boundary.All {
+	for _, b := range only {
 		dsn := *f.dsns[b]
 		if dsn == "" {
 			dsn = os.Getenv(boundaryDSNEnv(b))

@@ -46,6 +46,7 @@ type demoOptions struct {
 	jsonPath    string
 	timeout     time.Duration
 	plain       bool
+	transport   string
 	lines       []migrate.Line
 }
 
@@ -82,6 +83,8 @@ its lease and makes the consumer fail transiently.`,
 	cmd.Flags().StringVar(&o.jsonPath, "json", "", "write the summary as JSON to this file")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&o.plain, "plain", false, "plain progress lines even on a terminal")
+	cmd.Flags().StringVar(&o.transport, "transport", demo.TransportInProcess,
+		"inprocess, or http: every consumer behind a real loopback HTTP listener reached with workload tokens (with --chaos, answers are also dropped after the consumer committed)")
 	return cmd
 }
 
@@ -89,6 +92,9 @@ its lease and makes the consumer fail transiently.`,
 // prints the summary and fails when an invariant does.
 func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
+	if o.transport != demo.TransportInProcess && o.transport != demo.TransportHTTP {
+		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
+	}
 
 	serverURL, keep, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
 	if err != nil {
@@ -109,8 +115,18 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	rt, err := server.New(pools, consumers,
-		server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}, prometheus.NewRegistry(), log)
+	reg := prometheus.NewRegistry()
+	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
+	var network *demo.Network
+	if o.transport == demo.TransportHTTP {
+		if network, err = demo.StartNetwork(consumers, reg); err != nil {
+			return err
+		}
+		defer func() { _ = network.Close() }()
+		rcfg.Remote, rcfg.RemoteDestinations = network.Client, network.Client.Destinations()
+		consumers = nil // every consumer is reached over HTTP
+	}
+	rt, err := server.New(pools, consumers, rcfg, reg, log)
 	if err != nil {
 		return err
 	}
@@ -119,10 +135,11 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if bar {
 		mode = "bar"
 	}
-	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), chaos=%v, progress=%s",
-		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.chaos, mode)
+	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
+		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
 	summary, err := demo.Run(ctx, rt, pools, demoAdmit(pools[boundary.Core]), demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
+		Network: network,
 	})
 	if err != nil {
 		return err

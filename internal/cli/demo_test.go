@@ -42,3 +42,31 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.NotEqual(t, 0, again.code)
 	require.Contains(t, again.err, "already holds 60 events")
 }
+
+// `oceanway demo --transport http` (issue 21): the same demo with every
+// consumer behind a loopback HTTP endpoint passes every invariant; an unknown
+// transport is refused.
+func TestDemoCommandOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	r := run(t, nil, "demo", "--transport", "http", "--runs", "20", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.err)
+	require.Contains(t, r.stdout, "transport=http")
+	raw, err := os.ReadFile(summaryPath)
+	require.NoError(t, err)
+	var s struct {
+		Passed       bool   `json:"passed"`
+		Transport    string `json:"transport"`
+		Acknowledged int64  `json:"acknowledged"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	require.True(t, s.Passed)
+	require.Equal(t, "http", s.Transport)
+	require.EqualValues(t, 40, s.Acknowledged)
+
+	bad := run(t, nil, "demo", "--transport", "nats", "--runs", "1", "--plain", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t))
+	require.NotEqual(t, 0, bad.code)
+	require.Contains(t, bad.err, `--transport "nats"`)
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +24,9 @@ import (
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/outbox/transport/httptransport"
 	"github.com/oceanway/core/internal/server"
+	"github.com/oceanway/core/internal/workload"
 )
 
 // serveOptions are the flags of `oceanway serve`.
@@ -34,6 +37,7 @@ type serveOptions struct {
 	adminToken string // default $OCEANWAY_ADMIN_TOKEN
 	migrateUp  bool
 	asRoles    bool
+	roles      roleFlags
 	lines      []migrate.Line // applied with --migrate
 }
 
@@ -41,11 +45,20 @@ func newServeCmd(streams *IO) *cobra.Command {
 	o := serveOptions{lines: lines.All()}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the dispatchers and in-process consumers of every boundary, /metrics, /healthz, /readyz and the read-only admin page",
+		Short: "Run dispatcher and consumer roles, /metrics, /healthz, /readyz and the read-only admin page",
 		Long: `serve runs, for every boundary database, K dispatchers that deliver to the consumers
 wired in this process (today: the Operations projector for core_operations), plus an HTTP
 listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin page under
-/admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.`,
+/admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.
+
+Role flags split this across processes and machines (docs/deploy.md):
+  --dispatch core,...         run only these producer databases' dispatchers
+  --consume core_operations   serve this consumer as an HTTP endpoint on --consumer-listen,
+                              accepting workload tokens of --trust-workload keys
+  --consumer-url D=URL        deliver destination D to a consumer endpoint elsewhere,
+                              signing each call with --workload-key
+Consumers not built yet (metering_input_processor, billing_finalization_coordinator,
+billing_settlement_catch_up) are refused. Without role flags everything runs here, in process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), streams, o)
@@ -53,6 +66,7 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 	}
 	o.conn.register(cmd)
 	o.disp.register(cmd)
+	o.roles.register(cmd)
 	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
@@ -62,15 +76,19 @@ listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin p
 }
 
 // runServe resolves (and with --migrate provisions) the boundary databases,
-// opens the dispatcher and consumer pools and serves until ctx ends.
+// opens the pools of the roles this process runs and serves until ctx ends.
 func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
 	logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+	plan, err := o.roles.plan()
+	if err != nil {
+		return err
+	}
 	var migrateWith []migrate.Line
 	if o.migrateUp {
 		migrateWith = o.lines
 	}
-	dsns, err := o.conn.resolve(ctx, migrateWith, logf)
+	dsns, err := o.conn.resolveSome(ctx, plan.databases(), migrateWith, logf)
 	if err != nil {
 		return err
 	}
@@ -78,15 +96,25 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	if o.asRoles {
 		dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
 	}
-	pools, err := openRolePools(ctx, dsns, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
+	// Each role gets its own pools: the dispatchers' producer databases and
+	// the consumers' own databases, each with its own database role.
+	dispatchDSNs := map[boundary.Boundary]string{}
+	for _, b := range plan.dispatch {
+		if dsn, ok := dsns[b]; ok {
+			dispatchDSNs[b] = dsn
+		}
+	}
+	pools, err := openRolePools(ctx, dispatchDSNs, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
 	if err != nil {
 		return err
 	}
 	defer pools.Close()
-	// The only in-process consumer today is the Operations projector in core.
 	consumerDSNs := map[boundary.Boundary]string{}
-	if dsn, ok := dsns[boundary.Core]; ok {
-		consumerDSNs[boundary.Core] = dsn
+	for _, d := range plan.consume {
+		b := consumerBoundary[d]
+		if dsn, ok := dsns[b]; ok {
+			consumerDSNs[b] = dsn
+		}
 	}
 	consumerPools, err := openRolePools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRole)
 	if err != nil {
@@ -98,20 +126,23 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	}
 	return serve(ctx, serveParams{
 		pools: pools, consumerPools: consumerPools, dispatcher: o.disp, listen: o.listen, adminToken: o.adminToken, log: log, out: streams.Out,
+		plan: plan, roles: o.roles,
 	})
 }
 
 type serveParams struct {
 	pools         server.Pools // dispatchers, metrics, readiness, admin
-	consumerPools server.Pools // in-process consumers (and their read model)
+	consumerPools server.Pools // consumers (and their read model)
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
 	log           *slog.Logger
 	out           interface{ Write([]byte) (int, error) }
+	plan          rolePlan
+	roles         roleFlags
 }
 
-// consumersFor wires the in-process consumers of the boundaries present.
+// consumersFor wires the consumers of the boundaries present.
 func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
@@ -133,32 +164,134 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	if core, ok := p.consumerPools[boundary.Core]; ok {
+	if core, ok := p.consumerPools[boundary.Core]; ok && slices.Contains(p.plan.consume, route.CoreOperations) {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
 	}
-	rt, err := server.New(p.pools, consumers, server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}, reg, p.log)
-	if err != nil {
-		return err
+	netMetrics := httptransport.NewMetrics(reg)
+	var rt *server.Runtime
+	if len(p.plan.dispatch) > 0 {
+		cfg := server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}
+		if len(p.plan.remote) > 0 {
+			client, err := newConsumerClient(p.roles, p.plan, netMetrics)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			cfg.Remote, cfg.RemoteDestinations = client, client.Destinations()
+		}
+		if rt, err = server.New(p.pools, consumers, cfg, reg, p.log); err != nil {
+			return err
+		}
 	}
-	admin, err := adminHandler(p.pools, p.adminToken)
-	if err != nil {
-		return err
+	// Readiness covers every database this process uses.
+	ready := server.Pools{}
+	for _, set := range []server.Pools{p.pools, p.consumerPools} {
+		for b, pool := range set {
+			ready[b] = pool
+		}
+	}
+	var admin http.Handler
+	if len(p.pools) > 0 {
+		if admin, err = adminHandler(p.pools, p.adminToken); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", p.listen)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: p.pools, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
-	httpErr := make(chan error, 1)
+	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: ready, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
+	httpErr := make(chan error, 2)
 	go func() { httpErr <- srv.Serve(ln) }()
-	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v\n", ln.Addr(), rt.Served())
+	servers := []*http.Server{srv}
+	if !p.plan.legacy && len(p.plan.consume) > 0 {
+		csrv, addr, err := startConsumerEndpoints(p, consumers, netMetrics, httpErr)
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		servers = append(servers, csrv)
+		fmt.Fprintf(p.out, "oceanway serve: consumer endpoints %s%s for %v\n", addr, httptransport.PathPrefix, p.plan.consume)
+	}
+	served := []route.Destination{}
+	if rt != nil {
+		served = rt.Served()
+	}
+	fmt.Fprintf(p.out, "oceanway serve: http://%s (metrics /metrics, admin /admin/), serving %v (dispatchers of %v)\n", ln.Addr(), served, p.plan.dispatch)
 
-	runErr := rt.Run(ctx) // returns after SIGINT/SIGTERM and the drain
+	var runErr error
+	if rt != nil {
+		runErr = rt.Run(ctx) // returns after SIGINT/SIGTERM and the drain
+	} else {
+		<-ctx.Done()
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	if err := <-httpErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for _, s := range servers {
+		_ = s.Shutdown(shutdownCtx)
+	}
+	for range servers {
+		if err := <-httpErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	return runErr
+}
+
+// newConsumerClient is the HTTP transport to the remote consumer endpoints.
+func newConsumerClient(roles roleFlags, plan rolePlan, m *httptransport.Metrics) (*httptransport.Client, error) {
+	signer, err := roles.signer()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := roles.clientTLS()
+	if err != nil {
+		return nil, err
+	}
+	return httptransport.NewClient(httptransport.ClientConfig{Endpoints: plan.remote, Signer: signer, TLS: tlsCfg, Metrics: m})
+}
+
+// startConsumerEndpoints serves the consumer endpoints of the plan on
+// --consumer-listen (HTTPS with --tls-cert/--tls-key).
+func startConsumerEndpoints(p serveParams, consumers map[route.Destination]transport.ConsumerFunc, m *httptransport.Metrics, errs chan<- error) (*http.Server, string, error) {
+	trusted, err := p.roles.trusted()
+	if err != nil {
+		return nil, "", err
+	}
+	endpoints := map[route.Destination]httptransport.Endpoint{}
+	for _, d := range p.plan.consume {
+		aud, err := httptransport.Audience(d)
+		if err != nil {
+			return nil, "", err
+		}
+		v, err := workload.NewVerifier(workload.VerifierConfig{Audience: aud, Trusted: trusted})
+		if err != nil {
+			return nil, "", err
+		}
+		c, ok := consumers[d]
+		if !ok {
+			return nil, "", fmt.Errorf("--consume %s: no database for its consumer", d)
+		}
+		endpoints[d] = httptransport.Endpoint{Consume: c, Verifier: v}
+	}
+	h, err := httptransport.NewHandler(httptransport.HandlerConfig{Endpoints: endpoints, Metrics: m, Log: p.log})
+	if err != nil {
+		return nil, "", err
+	}
+	if (p.roles.tlsCert == "") != (p.roles.tlsKey == "") {
+		return nil, "", errors.New("--tls-cert and --tls-key go together")
+	}
+	ln, err := net.Listen("tcp", p.roles.consumerListen)
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	scheme := "http"
+	if p.roles.tlsCert != "" {
+		scheme = "https"
+		go func() { errs <- srv.ServeTLS(ln, p.roles.tlsCert, p.roles.tlsKey) }()
+	} else {
+		go func() { errs <- srv.Serve(ln) }()
+	}
+	return srv, scheme + "://" + ln.Addr().String(), nil
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// Progress receives the live view; Bar switches to a redrawn progress bar.
 	Progress io.Writer
 	Bar      bool
+	// Network, when set, is the loopback HTTP transport the runtime's
+	// dispatchers use (--transport http); with Chaos it also drops one
+	// consumer answer in 20 after the consumer committed.
+	Network *Network
 }
 
 func (c Config) withDefaults() Config {
@@ -80,6 +84,10 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	defer cancel()
 
 	var stats chaosStats
+	if cfg.Chaos && cfg.Network != nil {
+		cfg.Network.DropResponses(20)
+		defer cfg.Network.DropResponses(0)
+	}
 	dispatchCtx, stopDispatch := context.WithCancel(ctx)
 	dispatchDone := make(chan error, 1)
 	go func() {
@@ -117,6 +125,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		return nil, err
 	}
 	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
+	s.Transport = TransportInProcess
+	if cfg.Network != nil {
+		s.Transport = TransportHTTP
+		s.DroppedResponses = cfg.Network.Dropped()
+	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
 	}

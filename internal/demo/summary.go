@@ -49,6 +49,8 @@ type Summary struct {
 	Retries                int64    `json:"retries"`
 	LeaseExpiries          int64    `json:"leaseExpiries"`
 	LeaseLost              int64    `json:"leaseLost"`
+	Transport              string   `json:"transport"`
+	DroppedResponses       int64    `json:"droppedResponses,omitempty"`
 	Chaos                  bool     `json:"chaos"`
 	Kills                  int64    `json:"kills"`
 	Pauses                 int64    `json:"pauses"`
@@ -169,6 +171,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row := func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
 	fmt.Fprintln(tw, "OceanWay demo summary")
 	row("admissions", s.Runs)
+	row("transport", s.Transport)
 	row("events appended", s.Events)
 	row("deliveries", s.Deliveries)
 	row("acknowledged", s.Acknowledged)
@@ -186,6 +189,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 		row("chaos: dispatcher kills", s.Kills)
 		row("chaos: pauses past lease", s.Pauses)
 		row("chaos: injected consumer failures", s.InjectedFailures)
+		if s.Transport == TransportHTTP {
+			row("chaos: answers dropped after commit", s.DroppedResponses)
+		}
 	}
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {

@@ -1,8 +1,9 @@
 // Package server wires the long-running machinery of one OceanWay process:
 // a connection pool per fact boundary, the consumers reachable through the
-// in-process transport, and K dispatchers per producer database, each
-// claiming only the destinations that have a consumer wired here. `oceanway
-// serve` and `oceanway demo` both run on it.
+// in-process transport or, for consumers in other processes, a remote
+// transport (the HTTP transport), and K dispatchers per producer database,
+// each claiming only the destinations it can reach. `oceanway serve` (every
+// role, or the roles its flags select) and `oceanway demo` both run on it.
 package server
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -51,6 +53,11 @@ type Config struct {
 	// DispatchersPerBoundary is K, the dispatcher instances per producer
 	// database. Default 1.
 	DispatchersPerBoundary int
+	// Remote delivers to the destinations in RemoteDestinations (consumers
+	// in other processes, e.g. the HTTP transport). A destination with an
+	// in-process consumer is delivered in process.
+	Remote             transport.Transport
+	RemoteDestinations []route.Destination
 }
 
 // Runtime runs dispatchers over every boundary's outbox.
@@ -80,9 +87,12 @@ func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cf
 	if err := dc.Validate(); err != nil {
 		return nil, err
 	}
+	if (cfg.Remote == nil) != (len(cfg.RemoteDestinations) == 0) {
+		return nil, errors.New("server: a remote transport needs its destinations and the other way round")
+	}
 	r := &Runtime{
 		cfg: cfg, pools: pools, consumers: consumers,
-		transport: transport.NewInProcess(consumers),
+		transport: newRouter(consumers, cfg.Remote, cfg.RemoteDestinations),
 		metrics:   dispatcher.NewMetrics(reg),
 		log:       log,
 	}
@@ -92,21 +102,51 @@ func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cf
 	return r, nil
 }
 
-// Served lists the destinations with a consumer in this process.
+// Served lists the destinations this runtime's dispatchers deliver to: those
+// with a consumer in this process and those reached through the remote
+// transport.
 func (r *Runtime) Served() []route.Destination {
 	var out []route.Destination
 	for _, d := range route.Destinations {
-		if _, ok := r.consumers[d]; ok {
+		if _, ok := r.consumers[d]; ok || slices.Contains(r.cfg.RemoteDestinations, d) {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
+// router sends a delivery to the in-process consumer of its destination when
+// there is one, else to the remote transport.
+type router struct {
+	local  *transport.InProcess
+	has    map[route.Destination]bool
+	remote transport.Transport
+}
+
+func newRouter(consumers map[route.Destination]transport.ConsumerFunc, remote transport.Transport, remoteDests []route.Destination) transport.Transport {
+	local := transport.NewInProcess(consumers)
+	if remote == nil {
+		return local
+	}
+	has := map[route.Destination]bool{}
+	for d := range consumers {
+		has[d] = true
+	}
+	return &router{local: local, has: has, remote: remote}
+}
+
+func (t *router) Deliver(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	if t.has[d.Member.Destination] {
+		return t.local.Deliver(ctx, d)
+	}
+	return t.remote.Deliver(ctx, d)
+}
+
 // Metrics returns the dispatcher metrics shared by every instance.
 func (r *Runtime) Metrics() *dispatcher.Metrics { return r.metrics }
 
-// Transport returns the in-process transport.
+// Transport returns the runtime's transport (in-process, routed to the
+// remote transport for remote destinations).
 func (r *Runtime) Transport() transport.Transport { return r.transport }
 
 // NewDispatcher builds instance i of boundary b's dispatchers, optionally

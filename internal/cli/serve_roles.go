@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// roleFlags select what one `oceanway serve` process runs (issue 21). With
+// none of --dispatch, --consume, --consumer-url the process runs everything
+// in one place, as before: every boundary's dispatchers and every built
+// consumer in process.
+type roleFlags struct {
+	dispatch       []string // producer boundaries whose dispatchers run here
+	consume        []string // destinations whose consumer endpoint runs here
+	consumerURLs   []string // destination=URL of remote consumer endpoints
+	consumerListen string
+	tlsCert        string
+	tlsKey         string
+	tlsCA          string
+	workloadName   string
+	workloadKey    string
+	trust          []string // workload=key (PEM path or text)
+}
+
+func (f *roleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.dispatch, "dispatch", envList("OCEANWAY_DISPATCH", ","),
+		"run the dispatchers of these producer databases: core, execution, gateway, metering or all (env OCEANWAY_DISPATCH)")
+	fl.StringSliceVar(&f.consume, "consume", envList("OCEANWAY_CONSUME", ","),
+		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator, billing_settlement_catch_up (env OCEANWAY_CONSUME)")
+	fl.StringSliceVar(&f.consumerURLs, "consumer-url", envList("OCEANWAY_CONSUMER_URLS", ","),
+		"deliver to a consumer endpoint in another process: destination=http(s)://host:port (env OCEANWAY_CONSUMER_URLS)")
+	fl.StringVar(&f.consumerListen, "consumer-listen", envOr("OCEANWAY_CONSUMER_LISTEN", "127.0.0.1:8090"),
+		"listen address of the consumer endpoints (env OCEANWAY_CONSUMER_LISTEN)")
+	fl.StringVar(&f.tlsCert, "tls-cert", os.Getenv("OCEANWAY_TLS_CERT"), "certificate (PEM file) of the consumer endpoints; with --tls-key they serve HTTPS (env OCEANWAY_TLS_CERT)")
+	fl.StringVar(&f.tlsKey, "tls-key", os.Getenv("OCEANWAY_TLS_KEY"), "private key (PEM file) of --tls-cert (env OCEANWAY_TLS_KEY)")
+	fl.StringVar(&f.tlsCA, "tls-ca", os.Getenv("OCEANWAY_TLS_CA"), "CA certificates (PEM file) trusted for https consumer URLs (default: system roots) (env OCEANWAY_TLS_CA)")
+	fl.StringVar(&f.workloadName, "workload", envOr("OCEANWAY_WORKLOAD", "oceanway-dispatcher"), "workload name this process signs its calls as (env OCEANWAY_WORKLOAD)")
+	fl.StringVar(&f.workloadKey, "workload-key", "", "Ed25519 private key (PKCS #8 PEM file) signing this process's calls (default $OCEANWAY_WORKLOAD_KEY: a path or the PEM text)")
+	fl.StringSliceVar(&f.trust, "trust-workload", envList("OCEANWAY_TRUSTED_WORKLOADS", ";"),
+		"workload=public-key.pem accepted by the consumer endpoints; repeatable (env OCEANWAY_TRUSTED_WORKLOADS, ';'-separated)")
+}
+
+func envList(name, sep string) []string {
+	v := os.Getenv(name)
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, sep) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// builtConsumers are the destinations whose consumer exists in this build.
+var builtConsumers = []route.Destination{route.CoreOperations}
+
+// consumerBoundary is the database each consumer works in (DESIGN.md §2).
+var consumerBoundary = map[route.Destination]boundary.Boundary{
+	route.CoreOperations:                 boundary.Core,
+	route.MeteringInputProcessor:         boundary.Metering,
+	route.BillingFinalizationCoordinator: boundary.Core,
+	route.BillingSettlementCatchUp:       boundary.Core,
+}
+
+// ErrConsumerNotBuilt refuses a consumer role this build does not have.
+var ErrConsumerNotBuilt = errors.New("consumer not built yet")
+
+// rolePlan is the validated selection.
+type rolePlan struct {
+	legacy   bool                // no role flag: everything in process
+	dispatch []boundary.Boundary // dispatcher roles
+	consume  []route.Destination // consumer endpoints served here (also in-process for local dispatchers)
+	remote   map[route.Destination]string
+}
+
+// databases are the boundary databases the plan's roles use, in the fixed
+// order: only these are resolved, migrated and opened.
+func (p rolePlan) databases() []boundary.Boundary {
+	var out []boundary.Boundary
+	for _, b := range boundary.All {
+		used := slices.Contains(p.dispatch, b)
+		for _, d := range p.consume {
+			used = used || consumerBoundary[d] == b
+		}
+		if used {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// plan validates the role flags.
+func (f *roleFlags) plan() (rolePlan, error) {
+	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 {
+		return rolePlan{legacy: true, dispatch: slices.Clone(boundary.All), consume: slices.Clone(builtConsumers)}, nil
+	}
+	p := rolePlan{remote: map[route.Destination]string{}}
+	for _, s := range f.dispatch {
+		if s == "all" {
+			p.dispatch = slices.Clone(boundary.All)
+			continue
+		}
+		b, err := boundary.Parse(s)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--dispatch: %w", err)
+		}
+		if !slices.Contains(p.dispatch, b) {
+			p.dispatch = append(p.dispatch, b)
+		}
+	}
+	for _, s := range f.consume {
+		d, err := route.ParseDestination(s)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--consume: %w", err)
+		}
+		if !slices.Contains(builtConsumers, d) {
+			b, _ := route.BindingOf(d)
+			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves only core_operations, the Operations projector)",
+				d, ErrConsumerNotBuilt, b.ConsumerName)
+		}
+		if !slices.Contains(p.consume, d) {
+			p.consume = append(p.consume, d)
+		}
+	}
+	for _, s := range f.consumerURLs {
+		name, u, ok := strings.Cut(s, "=")
+		if !ok {
+			return rolePlan{}, fmt.Errorf("--consumer-url %q: want destination=URL", s)
+		}
+		d, err := route.ParseDestination(name)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--consumer-url: %w", err)
+		}
+		if slices.Contains(p.consume, d) {
+			return rolePlan{}, fmt.Errorf("--consumer-url %s: this process serves that consumer itself (--consume)", d)
+		}
+		p.remote[d] = u
+	}
+	if len(p.remote) > 0 && len(p.dispatch) == 0 {
+		return rolePlan{}, errors.New("--consumer-url needs a dispatcher role (--dispatch)")
+	}
+	if len(p.dispatch) == 0 && len(p.consume) == 0 {
+		return rolePlan{}, errors.New("no role: give --dispatch and/or --consume")
+	}
+	if len(p.dispatch) > 0 && len(p.consume) == 0 && len(p.remote) == 0 {
+		return rolePlan{}, errors.New("--dispatch has nothing to deliver to: add --consumer-url destination=URL (or --consume)")
+	}
+	return p, nil
+}
+
+// signer loads this process's workload key.
+func (f *roleFlags) signer() (*workload.Signer, error) {
+	spec := f.workloadKey
+	if spec == "" {
+		spec = os.Getenv("OCEANWAY_WORKLOAD_KEY")
+	}
+	if spec == "" {
+		return nil, errors.New("--consumer-url needs a workload key: --workload-key or OCEANWAY_WORKLOAD_KEY")
+	}
+	key, err := workload.LoadPrivateKey(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--workload-key: %w", err)
+	}
+	return workload.NewSigner(workload.SignerConfig{Workload: f.workloadName, Key: key})
+}
+
+// trusted loads the workload keys the consumer endpoints accept.
+func (f *roleFlags) trusted() ([]workload.Trusted, error) {
+	if len(f.trust) == 0 {
+		return nil, errors.New("--consume needs the keys of the dispatchers it accepts: --trust-workload name=public-key.pem")
+	}
+	var out []workload.Trusted
+	for _, s := range f.trust {
+		name, spec, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--trust-workload %q: want workload=public-key", s)
+		}
+		key, err := workload.LoadPublicKey(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--trust-workload %s: %w", name, err)
+		}
+		out = append(out, workload.Trusted{Workload: name, Key: key})
+	}
+	return out, nil
+}
+
+// clientTLS is the TLS configuration for https consumer URLs.
+func (f *roleFlags) clientTLS() (*tls.Config, error) {
+	if f.tlsCA == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(f.tlsCA)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-ca %s: no certificate", f.tlsCA)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}

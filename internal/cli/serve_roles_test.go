@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/release"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// Role flags (issue 21): no flag is everything in one process; the four
+// consumers are named, and the three not built yet are refused clearly.
+func TestServeRolePlan(t *testing.T) {
+	t.Parallel()
+	legacy, err := (&roleFlags{}).plan()
+	require.NoError(t, err)
+	require.True(t, legacy.legacy)
+	require.Equal(t, boundary.All, legacy.dispatch)
+	require.Equal(t, []route.Destination{route.CoreOperations}, legacy.consume)
+
+	p, err := (&roleFlags{dispatch: []string{"core", "metering"}, consumerURLs: []string{"core_operations=https://ops:8089"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Core, boundary.Metering}, p.dispatch)
+	require.Equal(t, map[route.Destination]string{route.CoreOperations: "https://ops:8089"}, p.remote)
+	require.Empty(t, p.consume)
+	require.Equal(t, []boundary.Boundary{boundary.Core, boundary.Metering}, p.databases())
+	ops, err := (&roleFlags{consume: []string{"core_operations"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, ops.databases(), "a consumer-only process touches only its own database")
+	require.Equal(t, boundary.All, legacy.databases())
+
+	for _, d := range []string{"metering_input_processor", "billing_finalization_coordinator", "billing_settlement_catch_up"} {
+		_, err := (&roleFlags{consume: []string{d}}).plan()
+		require.ErrorIs(t, err, ErrConsumerNotBuilt, d)
+		require.Contains(t, err.Error(), "does not exist in this build")
+	}
+	for _, bad := range []roleFlags{
+		{consume: []string{"operations"}},                    // not an exact destination literal
+		{dispatch: []string{"billing"}},                      // not a boundary
+		{dispatch: []string{"core"}},                         // no consumer to deliver to
+		{consumerURLs: []string{"core_operations=http://x"}}, // remote without a dispatcher
+		{dispatch: []string{"core"}, consumerURLs: []string{"core_operations"}},
+		{dispatch: []string{"core"}, consume: []string{"core_operations"}, consumerURLs: []string{"core_operations=http://x"}},
+	} {
+		_, err := bad.plan()
+		require.Error(t, err, "%+v", bad)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a running command and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// startServe runs `oceanway serve args...` until the test ends.
+func startServe(t *testing.T, args ...string) *syncBuffer {
+	t.Helper()
+	out := &syncBuffer{}
+	ctx, stop := context.WithCancel(context.Background())
+	root := NewRoot(&IO{In: strings.NewReader(""), Out: out, Err: out})
+	root.SetArgs(append([]string{"serve"}, args...))
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done, "serve %v: %s", args, out.String())
+	})
+	return out
+}
+
+// The separate-process layout: one `serve --consume core_operations` (the
+// Operations projector behind an HTTPS endpoint with a provided certificate)
+// and one `serve --dispatch core --consumer-url ...` (the core dispatchers,
+// signing workload tokens, trusting the certificate's CA); an admission's
+// events cross over HTTPS and are acknowledged.
+func TestServeRolesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	dir := t.TempDir()
+	priv, pub, err := workload.Generate()
+	require.NoError(t, err)
+	privPEM, err := workload.EncodePrivateKey(priv)
+	require.NoError(t, err)
+	pubPEM, err := workload.EncodePublicKey(pub)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dispatcher.pem"), privPEM, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dispatcher.pub"), pubPEM, 0o600))
+	consumerAddr := freeAddr(t)
+	conn := []string{"--database-url", srv.URL, "--db-prefix", prefix, "--listen", "127.0.0.1:0"}
+	t.Cleanup(func() { _ = dropBoundaryDatabases(context.Background(), srv.URL, prefix) })
+
+	// Unknown consumers are refused before anything starts.
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, Main(append([]string{"serve", "--consume", "billing_settlement_catch_up"}, conn...), strings.NewReader(""), &out, &errOut))
+	require.Contains(t, errOut.String(), "consumer not built yet")
+
+	certFile, keyFile := selfSignedCert(t, dir)
+	consumer := startServe(t, append([]string{"--consume", "core_operations", "--consumer-listen", consumerAddr,
+		"--tls-cert", certFile, "--tls-key", keyFile,
+		"--trust-workload", "dispatcher.core=" + filepath.Join(dir, "dispatcher.pub")}, conn...)...)
+	require.Eventually(t, func() bool { return strings.Contains(consumer.String(), "consumer endpoints") }, 60*time.Second, 20*time.Millisecond)
+
+	core, err := pgxpool.New(t.Context(), srv.DatabaseURL(prefix+"_core"))
+	require.NoError(t, err)
+	defer core.Close()
+	_, err = release.Bootstrap(t.Context(), core, release.BootstrapParams{ProjectionName: demoProjectionName, ProjectionVersion: demoProjectionVersion})
+	require.NoError(t, err)
+
+	startServe(t, append([]string{"--dispatch", "core", "--migrate=false", "--poll", "50ms",
+		"--consumer-url", "core_operations=https://" + consumerAddr, "--tls-ca", certFile,
+		"--workload", "dispatcher.core", "--workload-key", filepath.Join(dir, "dispatcher.pem")}, conn...)...)
+
+	res, err := admission.New(core).Admit(t.Context(), admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
+		TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 300})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var acked, receipts int
+		require.NoError(c, core.QueryRow(t.Context(), `SELECT
+			(SELECT count(*) FROM outbox.outbox_deliveries WHERE status = 'acknowledged' AND event_id = ANY($1::uuid[])),
+			(SELECT count(*) FROM operations.applied_receipts WHERE event_id = ANY($1::uuid[]))`,
+			[]string{res.RunCreatedEventID, res.WalletReservedEventID}).Scan(&acked, &receipts))
+		require.Equal(c, 2, acked)
+		require.Equal(c, 2, receipts)
+	}, 60*time.Second, 20*time.Millisecond)
+}
+
+// selfSignedCert writes a self-signed certificate for 127.0.0.1 and its key
+// (PEM files) into dir: "provided certificates" for the TLS test.
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "oceanway test consumer"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "consumer.crt"), filepath.Join(dir, "consumer.key")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	return certFile, keyFile
+}
