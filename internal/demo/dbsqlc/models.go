@@ -40,6 +40,34 @@ type OperationsCompletenessProof struct {
 	InputsFingerprint      string
 }
 
+type OperationsCutoverCandidate struct {
+	CandidateID             string
+	ProjectionName          string
+	ProjectionVersion       int64
+	ActiveProjectionVersion int64
+	ShadowToken             string
+	DatabaseSnapshot        string
+	FrozenAt                time.Time
+	MemberCount             int64
+	MembersSha256           string
+}
+
+type OperationsCutoverCandidateMember struct {
+	CandidateID                                 string
+	EventID                                     string
+	EventType                                   string
+	EventSchemaVersion                          string
+	EventEnvelopeDigestAlgorithmVersion         string
+	EventEnvelopeSha256                         string
+	DeliverySetVersion                          int64
+	DeliverySetDefinitionSchemaVersion          string
+	DeliverySetDefinitionDigestAlgorithmVersion string
+	DeliverySetDefinitionDigest                 string
+	ConsumerName                                string
+	ExpectedReceiptType                         string
+	ExpectedReceiptSchemaVersion                string
+}
+
 type OperationsIdentifierIndex struct {
 	ProjectionName    string
 	ProjectionVersion int64
@@ -157,6 +185,17 @@ type OperationsProjectionBuild struct {
 	UpdatedAt         time.Time
 }
 
+type OperationsReadinessProof struct {
+	ProofDigest                 string
+	ProofDigestAlgorithmVersion string
+	ProjectionName              string
+	ProjectionVersion           int64
+	CandidateID                 string
+	MemberCount                 int64
+	ProofBody                   string
+	ProvedAt                    time.Time
+}
+
 type OperationsRevisionGap struct {
 	ProjectionName                      string
 	ProjectionVersion                   int64
@@ -172,6 +211,18 @@ type OperationsRevisionGap struct {
 	LastSeenAt                          time.Time
 	SeenCount                           int32
 	ResolvedAt                          *time.Time
+}
+
+type OperationsShadowBuild struct {
+	ProjectionName       string
+	ProjectionVersion    int64
+	State                string
+	ClaimToken           string
+	ClaimOwner           string
+	CandidateID          *string
+	ReadinessProofDigest *string
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 type OperationsUnsupportedEvent struct {
@@ -368,6 +419,27 @@ type OutboxProjectionPointer struct {
 	ProjectionVersion  int64
 	DeliverySetVersion int64
 	SwitchedAt         time.Time
+}
+
+type OutboxProjectionSourceEvent struct {
+	EventID                                     string
+	EventType                                   string
+	EventSchemaVersion                          string
+	EventEnvelope                               string
+	EventEnvelopeDigestAlgorithmVersion         string
+	EventEnvelopeSha256                         string
+	DeliverySetVersion                          int64
+	DeliverySetDefinitionSchemaVersion          string
+	DeliverySetDefinitionDigestAlgorithmVersion string
+	DeliverySetDefinitionDigest                 string
+	CreatedAt                                   time.Time
+	Destination                                 string
+	ConsumerName                                string
+	ExpectedReceiptType                         string
+	ExpectedReceiptSchemaVersion                string
+	Mandatory                                   bool
+	ProjectionName                              *string
+	ProjectionVersion                           *int64
 }
 
 type OutboxProjectionVersion struct {

@@ -191,6 +191,27 @@ type OutboxProjectionPointer struct {
 	SwitchedAt         time.Time
 }
 
+type OutboxProjectionSourceEvent struct {
+	EventID                                     string
+	EventType                                   string
+	EventSchemaVersion                          string
+	EventEnvelope                               string
+	EventEnvelopeDigestAlgorithmVersion         string
+	EventEnvelopeSha256                         string
+	DeliverySetVersion                          int64
+	DeliverySetDefinitionSchemaVersion          string
+	DeliverySetDefinitionDigestAlgorithmVersion string
+	DeliverySetDefinitionDigest                 string
+	CreatedAt                                   time.Time
+	Destination                                 string
+	ConsumerName                                string
+	ExpectedReceiptType                         string
+	ExpectedReceiptSchemaVersion                string
+	Mandatory                                   bool
+	ProjectionName                              *string
+	ProjectionVersion                           *int64
+}
+
 type OutboxProjectionVersion struct {
 	ProjectionName    string
 	ProjectionVersion int64
