@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/operations/cutover/dbsqlc"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox"
 )
@@ -63,8 +64,8 @@ func Cutover(ctx context.Context, pool Pool, cfg Config, v int64, hooks Hooks) (
 
 	// 1. Pause the shadow claim and drain it.
 	err := db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := collectOne(ctx, tx, qBuildPause, key, pgx.RowTo[string])
-		if errors.Is(err, db.ErrNotFound) {
+		_, err := queries.BuildPause(ctx, tx, dbsqlc.BuildPauseParams{ProjectionName: cfg.ProjectionName, ProjectionVersion: v})
+		if err = db.NotFound(err); errors.Is(err, db.ErrNotFound) {
 			return fmt.Errorf("%w: %s@%d is not building (run projection shadow first)", ErrNoShadow, cfg.ProjectionName, v)
 		}
 		return err
@@ -97,7 +98,9 @@ func Cutover(ctx context.Context, pool Pool, cfg Config, v int64, hooks Hooks) (
 		if _, err := tx.Exec(ctx, qCandidateMembersInsert, args); err != nil {
 			return fmt.Errorf("freeze candidate members: %w", err)
 		}
-		if _, err := collectOne(ctx, tx, qBuildFreeze, args, pgx.RowTo[string]); err != nil {
+		if _, err := queries.BuildFreeze(ctx, tx, dbsqlc.BuildFreezeParams{
+			Token: token, CandidateID: &candidate, ProjectionName: cfg.ProjectionName, ProjectionVersion: v,
+		}); err != nil {
 			return fmt.Errorf("bind shadow token: %w", err)
 		}
 		return nil
@@ -146,11 +149,13 @@ func Cutover(ctx context.Context, pool Pool, cfg Config, v int64, hooks Hooks) (
 		}); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, qBuildCutOver, withArgs(key, pgx.NamedArgs{"proof_digest": proof.Value}))
+		n, err := queries.BuildCutOver(ctx, tx, dbsqlc.BuildCutOverParams{
+			ProofDigest: &proof.Value, ProjectionName: cfg.ProjectionName, ProjectionVersion: v,
+		})
 		if err != nil {
 			return fmt.Errorf("mark build cut over: %w", err)
 		}
-		if tag.RowsAffected() != 1 {
+		if n != 1 {
 			return ErrCandidateChanged
 		}
 		return nil
@@ -186,12 +191,7 @@ type checkRow struct {
 // readiness proof; it returns the proof's digest.
 func proveTx(ctx context.Context, tx pgx.Tx, name string, v int64, candidate, token string) (digest.Digest, error) {
 	key := pgx.NamedArgs{"projection_name": name, "projection_version": v, "candidate_id": candidate}
-	type buildRow struct {
-		State       string  `db:"state"`
-		ClaimToken  string  `db:"claim_token"`
-		CandidateID *string `db:"candidate_id"`
-	}
-	b, err := collectOne(ctx, tx, qBuildLock, key, pgx.RowToStructByName[buildRow])
+	b, err := queries.BuildLock(ctx, tx, dbsqlc.BuildLockParams{ProjectionName: name, ProjectionVersion: v})
 	if err != nil {
 		return digest.Digest{}, fmt.Errorf("lock shadow build: %w", err)
 	}
@@ -225,10 +225,9 @@ func proveTx(ctx context.Context, tx pgx.Tx, name string, v int64, candidate, to
 }
 
 func insertProof(ctx context.Context, tx pgx.Tx, name string, v int64, candidate string, members int64, d digest.Digest, body []byte) error {
-	_, err := tx.Exec(ctx, qProofInsert, pgx.NamedArgs{
-		"proof_digest": d.Value, "proof_digest_algorithm_version": string(d.Algorithm),
-		"projection_name": name, "projection_version": v, "candidate_id": candidate,
-		"member_count": members, "proof_body": string(body),
+	err := queries.ProofInsert(ctx, tx, dbsqlc.ProofInsertParams{
+		ProofDigest: d.Value, ProofDigestAlgorithmVersion: string(d.Algorithm), ProjectionName: name,
+		ProjectionVersion: v, CandidateID: candidate, MemberCount: members, ProofBody: string(body),
 	})
 	if db.SQLState(err) == SQLStateProofRefused {
 		return fmt.Errorf("%w: %w", ErrProofRefused, err)
