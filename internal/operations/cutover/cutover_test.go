@@ -27,6 +27,7 @@ import (
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -36,6 +37,7 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 type bundle struct {
+	dsn   string
 	pool  *pgxpool.Pool
 	adm   *admission.Service
 	proj  *projector.Projector
@@ -45,14 +47,15 @@ type bundle struct {
 
 func setup(t *testing.T, maxConns int32) *bundle {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: maxConns}).Core()
+	dbs := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: maxConns})
+	pool := dbs.Core()
 	_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
 	p, err := projector.New(pool, projector.Config{Versions: []int64{1, 2}, BillingReads: operationstest.Found()})
 	require.NoError(t, err)
-	return &bundle{pool: pool, adm: admission.New(pool), proj: p, store: dispatcher.NewStore(pool, 5*time.Second),
+	return &bundle{dsn: dbs.DSNs[boundary.Core], pool: pool, adm: admission.New(pool), proj: p, store: dispatcher.NewStore(pool, 5*time.Second),
 		cfg: Config{Batch: 7, Projector: projector.Config{BillingReads: operationstest.Found()}}}
 }
 
@@ -304,10 +307,14 @@ func TestDS8OldShadowTokenRefusedAfterSwitch(t *testing.T) {
 	require.NotEmpty(t, frozenToken)
 
 	require.NoError(t, b.admit(ctx, 1))
+	// The projector's least-privileged role is refused by the database too.
+	ops := rolePool(t, b.dsn, operationsschema.RoleOperations)
 	for _, tok := range []string{oldToken, frozenToken} {
-		_, err = feed(ctx, b.pool, cfg, 2, tok, "")
-		require.ErrorIs(t, err, ErrFenced)
-		require.Equal(t, SQLStateShadowFence, db.SQLState(err))
+		for _, pool := range []*pgxpool.Pool{b.pool, ops} {
+			_, err = feed(ctx, pool, cfg, 2, tok, "")
+			require.ErrorIs(t, err, ErrFenced)
+			require.Equal(t, SQLStateShadowFence, db.SQLState(err))
+		}
 	}
 	// A shadow write by hand, as the least-privileged projector role would
 	// issue it, is refused by the trigger as well.
@@ -321,10 +328,26 @@ func TestDS8OldShadowTokenRefusedAfterSwitch(t *testing.T) {
 		return err
 	})
 	require.Equal(t, SQLStateShadowFence, db.SQLState(err))
-	// Without a token the new active version catches up.
-	f, err := CatchUp(ctx, b.pool, b.cfg, 2)
+	// Without a token the new active version catches up (as the role).
+	f, err := CatchUp(ctx, ops, b.cfg, 2)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, f.Applied)
+}
+
+// rolePool connects to dsn and runs every session as role.
+func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	require.NoError(t, err)
+	cfg.MaxConns = 4
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func token(t *testing.T, q db.Executor) string {
