@@ -22,9 +22,10 @@ test/race: ## Run all tests with the race detector
 	@RACE=1 scripts/test
 
 .PHONY: lint
-lint: ## go vet + gofmt check + golangci-lint (pinned in tools/go.mod; .golangci.yml)
+lint: ## go vet + gofmt check + golangci-lint (pinned in tools/go.mod; .golangci.yml) + no bare SQLSTATE strings
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) run ./scripts/lintsqlstate
 	@if [ -f .golangci.yml ]; then $(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS); fi
 
 .PHONY: generate

@@ -2,8 +2,6 @@ package deliveryset_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +12,12 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/goldentest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
 
 // Golden projection target of the first release vectors.
 const (
@@ -28,49 +25,9 @@ const (
 	goldenProjectionVersion = 1
 )
 
-func indentJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(encodable(v)))
-	return buf.Bytes()
-}
+func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, goldentest.Encodable(v)) }
 
-// encodable turns jcs.Number leaves into json.Number so encoding/json
-// writes them as numbers.
-func encodable(v any) any {
-	switch x := v.(type) {
-	case jcs.Number:
-		return json.Number(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = encodable(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = encodable(val)
-		}
-		return out
-	}
-	return v
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden (run go test -update)")
-	require.Equal(t, string(want), string(got), path)
-}
+func checkGolden(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 
 func firstRelease(t *testing.T) *deliveryset.Definition {
 	t.Helper()
@@ -423,16 +380,8 @@ func TestNegativeArtefacts(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "negative", "manifest.json"), indentJSON(t, manifest))
 
-	for _, n := range manifest {
-		n := n
-		t.Run(n.Requirement+"/"+n.Name, func(t *testing.T) {
-			t.Parallel()
-			body, err := os.ReadFile(filepath.Join("testdata", "negative", n.Name+".json"))
-			require.NoError(t, err)
-			want, ok := Reasons[n.Reason]
-			require.True(t, ok, n.Reason)
-			_, err = deliveryset.Decode(body)
-			require.ErrorIs(t, err, want)
-		})
-	}
+	goldentest.CheckNegatives(t, filepath.Join("testdata", "negative"), Reasons, func(b []byte) error {
+		_, err := deliveryset.Decode(b)
+		return err
+	})
 }

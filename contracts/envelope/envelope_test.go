@@ -2,8 +2,6 @@ package envelope_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,36 +12,17 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
+	"github.com/oceanway/core/contracts/goldentest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files and negative artefacts")
-
-func indentJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(v))
-	return buf.Bytes()
-}
+func indentJSON(t *testing.T, v any) []byte { return goldentest.Indent(t, v) }
 
 // checkGolden byte-compares got with the file, or rewrites it with -update.
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden (run go test -update)")
-	require.Equal(t, string(want), string(got), path)
-}
+func checkGolden(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 
 // CT-1, CT-4, DS-7: one golden envelope per exact pair (raw JSON, canonical
 // bytes, digest); the raw golden decodes, re-canonicalizes to the canonical
@@ -56,7 +35,7 @@ func TestCT4GoldenEnvelopePerPair(t *testing.T) {
 		t.Run(p.EventType, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("testdata", "golden", p.EventType)
-			e := envelopetest.Built(p.EventType, n)
+			e := sample.Built(p.EventType, n)
 			canonical, err := e.Canonical()
 			require.NoError(t, err)
 			d, err := e.Digest()
@@ -137,10 +116,10 @@ func TestDS7PairRegistryIsExact(t *testing.T) {
 // and the digest fields are not members of the envelope.
 func TestCT1EnvelopeDigestCoversPayload(t *testing.T) {
 	t.Parallel()
-	e := envelopetest.Built(envelope.RunCreatedV2, 1)
+	e := sample.Built(envelope.RunCreatedV2, 1)
 	d1, err := e.Digest()
 	require.NoError(t, err)
-	changed := envelopetest.Envelope(envelope.RunCreatedV2, 1)
+	changed := sample.Envelope(envelope.RunCreatedV2, 1)
 	changed.Payload["runAdmissionManifestRef"] = "another-ref"
 	e2, err := envelope.Build(changed)
 	require.NoError(t, err)
@@ -157,7 +136,7 @@ func TestCT1EnvelopeDigestCoversPayload(t *testing.T) {
 // microsecond truncation (what PostgreSQL returns) digest identically.
 func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
 	t.Parallel()
-	a := envelopetest.Envelope(envelope.WalletReservedV2, 1)
+	a := sample.Envelope(envelope.WalletReservedV2, 1)
 	a.OccurredAt = time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600))
 	b := a
 	b.OccurredAt = a.OccurredAt.UTC().Truncate(time.Microsecond)
@@ -175,24 +154,24 @@ func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
 // Identity: tenant fields plus every top-level scalar payload field as text.
 func TestIdentityRendersTenantAndScalarPayloadFields(t *testing.T) {
 	t.Parallel()
-	e := envelopetest.Built(envelope.ExecutionRunFinalizationClosedV1, 1)
+	e := sample.Built(envelope.ExecutionRunFinalizationClosedV1, 1)
 	id := e.Identity()
 	require.Equal(t, "organization", id["tenantKind"])
-	require.Equal(t, envelopetest.TenantID, id["tenantId"])
-	require.Equal(t, envelopetest.WorkspaceID, id["workspaceId"])
-	require.Equal(t, envelopetest.ProjectID, id["projectId"])
-	require.Equal(t, envelopetest.RunID, id["runId"])
+	require.Equal(t, sample.TenantID, id["tenantId"])
+	require.Equal(t, sample.WorkspaceID, id["workspaceId"])
+	require.Equal(t, sample.ProjectID, id["projectId"])
+	require.Equal(t, sample.RunID, id["runId"])
 	require.Equal(t, "1", id["attemptCount"])
 	require.Equal(t, "1", id["runExecutionFinalizationStateVersion"])
 	require.Equal(t, "jcs-sha256-v1", id["attemptSetManifestDigestAlgorithmVersion"])
 	for _, k := range []string{"closureOperationId", "billingReservationId", "billingAccountId", "runAdmissionManifestRef", "runExecutionFinalizationDigest", "attemptSetManifestRef"} {
 		require.NotEmpty(t, id[k], k)
 	}
-	m := envelopetest.Built(envelope.MeteringSettlementInputCurrentChangedV1, 1).Identity()
+	m := sample.Built(envelope.MeteringSettlementInputCurrentChangedV1, 1).Identity()
 	require.Equal(t, "2", m["settlementInputStateVersion"])
 	_, nested := m["predecessorSettlementInput"]
 	require.False(t, nested)
-	noProject := envelopetest.Envelope(envelope.RunCreatedV2, 1)
+	noProject := sample.Envelope(envelope.RunCreatedV2, 1)
 	noProject.ProjectID = ""
 	np, err := envelope.Build(noProject)
 	require.NoError(t, err)
@@ -207,7 +186,7 @@ func TestCT5DescriptionsAreWellFormed(t *testing.T) {
 	require.NoError(t, schema.Validate(envelope.Def().Type))
 	for _, p := range envelope.Pairs() {
 		require.NoError(t, schema.Validate(p.Payload.Type), p.EventType)
-		e := envelopetest.Built(p.EventType, 1)
+		e := sample.Built(p.EventType, 1)
 		id, rev := p.ExpectedAggregate(e.Payload)
 		require.Equal(t, id, e.AggregateID)
 		require.Equal(t, rev, e.AggregateRevision)
@@ -280,7 +259,7 @@ func negativeCases() []negativeCase {
 		{Negative{"wildcard-event-type", "DS-7/OB-APPEND-4", "envelope.ErrUnknownEventPair", true}, run, func(m doc) { m["eventType"] = "run.*" }, nil},
 		{Negative{"latest-schema-version", "DS-7/OB-APPEND-4", "envelope.ErrEventSchemaVersionMismatch", true}, run, func(m doc) { m["eventSchemaVersion"] = "latest" }, nil},
 		{Negative{"schema-version-not-suffix", "DS-7", "envelope.ErrEventSchemaVersionMismatch", true}, run, func(m doc) { m["eventSchemaVersion"] = "2" }, nil},
-		{Negative{"unknown-envelope-field", "CT-2", "strict.ErrUnknownField", true}, run, func(m doc) { m["eventEnvelopeSha256"] = envelopetest.Hex("x") }, nil},
+		{Negative{"unknown-envelope-field", "CT-2", "strict.ErrUnknownField", true}, run, func(m doc) { m["eventEnvelopeSha256"] = sample.Hex("x") }, nil},
 		{Negative{"unknown-payload-field", "CT-2", "strict.ErrUnknownField", true}, run, func(m doc) { payload(m)["offering"] = "x" }, nil},
 		{Negative{"missing-payload-field", "CT-2", "strict.ErrMissingField", true}, run, func(m doc) { delete(payload(m), "billingReservationId") }, nil},
 		{Negative{"uppercase-event-id", "CT-2", "strict.ErrInvalidUUID", true}, run, func(m doc) { m["eventId"] = "0000000A-0000-7000-8000-00000000ABCD" }, nil},
@@ -299,7 +278,7 @@ func negativeCases() []negativeCase {
 		}, nil},
 		{Negative{"unknown-tenant-kind", "CT-2", "strict.ErrUnknownEnum", true}, run, func(m doc) { m["tenantKind"] = "org" }, nil},
 		{Negative{"wrong-aggregate-type", "DS-7", "strict.ErrUnexpectedLiteral", true}, run, func(m doc) { m["aggregateType"] = "billing_reservation" }, nil},
-		{Negative{"aggregate-id-not-run", "DS-7", "envelope.ErrAggregateMismatch", false}, run, func(m doc) { m["aggregateId"] = envelopetest.ID(77) }, nil},
+		{Negative{"aggregate-id-not-run", "DS-7", "envelope.ErrAggregateMismatch", false}, run, func(m doc) { m["aggregateId"] = sample.ID(77) }, nil},
 		{Negative{"closure-revision-not-1", "DS-7", "envelope.ErrAggregateMismatch", false}, envelope.ExecutionRunFinalizationClosedV1, func(m doc) { m["aggregateRevision"] = int64(2) }, nil},
 		{Negative{"causation-missing", "DS-7", "strict.ErrMissingField", true}, envelope.BillingSettlementTransitionCommittedV1, func(m doc) { delete(m, "causationId") }, nil},
 		{Negative{"causation-is-self", "CT-2", "envelope.ErrCausationSelf", false}, envelope.BillingSettlementTransitionCommittedV1, func(m doc) { m["causationId"] = m["eventId"] }, nil},
@@ -313,8 +292,8 @@ func negativeCases() []negativeCase {
 			payload(m)["predecessorCase"].(doc)["predecessorReconciliationGeneration"] = int64(1)
 		}, nil},
 		{Negative{"settlement-dimension-id-does-not-recompute", "DS-7", "envelope.ErrDerivedIDMismatch", false}, envelope.MeteringSettlementInputCurrentChangedV1, func(m doc) {
-			payload(m)["settlementDimensionId"] = envelopetest.ID(88)
-			m["aggregateId"] = envelopetest.ID(88)
+			payload(m)["settlementDimensionId"] = sample.ID(88)
+			m["aggregateId"] = sample.ID(88)
 		}, nil},
 		{Negative{"settlement-predecessor-missing", "DS-7", "envelope.ErrPayloadRule", false}, envelope.MeteringSettlementInputCurrentChangedV1, func(m doc) {
 			payload(m)["predecessorSettlementInput"] = doc{"state": "none"}
@@ -331,27 +310,13 @@ func negativeCases() []negativeCase {
 	}
 }
 
-func encodable(v any) any {
-	switch x := v.(type) {
-	case jcs.Number:
-		return json.Number(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = encodable(val)
-		}
-		return out
-	}
-	return v
-}
-
 // CT-2, CT-4, DS-7, OB-APPEND-4: every envelope rejection rule has a negative
 // artefact rejected with its named reason.
 func TestNegativeArtefacts(t *testing.T) {
 	t.Parallel()
 	var manifest []Negative
 	for _, c := range negativeCases() {
-		e := envelopetest.Built(c.eventType, 1)
+		e := sample.Built(c.eventType, 1)
 		canonical, err := e.Canonical()
 		require.NoError(t, err)
 		var body []byte
@@ -362,22 +327,14 @@ func TestNegativeArtefacts(t *testing.T) {
 			v, err := jcs.Parse(canonical)
 			require.NoError(t, err)
 			c.mutate(v.(doc))
-			body = indentJSON(t, encodable(v))
+			body = indentJSON(t, goldentest.Encodable(v))
 		}
 		checkGolden(t, filepath.Join("testdata", "negative", c.Name+".json"), body)
 		manifest = append(manifest, c.Negative)
 	}
 	checkGolden(t, filepath.Join("testdata", "negative", "manifest.json"), indentJSON(t, manifest))
-	for _, n := range manifest {
-		n := n
-		t.Run(n.Requirement+"/"+n.Name, func(t *testing.T) {
-			t.Parallel()
-			body, err := os.ReadFile(filepath.Join("testdata", "negative", n.Name+".json"))
-			require.NoError(t, err)
-			want, ok := reasons[n.Reason]
-			require.True(t, ok, n.Reason)
-			_, err = envelope.DecodeEnvelope(body)
-			require.ErrorIs(t, err, want)
-		})
-	}
+	goldentest.CheckNegatives(t, filepath.Join("testdata", "negative"), reasons, func(b []byte) error {
+		_, err := envelope.DecodeEnvelope(b)
+		return err
+	})
 }

@@ -1,27 +1,17 @@
 package envelope_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/goldentest"
 )
 
 // CT-2: the strict envelope decoder never panics, and whatever it accepts
 // re-canonicalizes to a document it accepts with the same digest.
 func FuzzDecodeEnvelope(f *testing.F) {
-	for _, p := range envelope.Pairs() {
-		if b, err := os.ReadFile(filepath.Join("testdata", "golden", p.EventType, "canonical.json")); err == nil {
-			f.Add(b)
-		}
-	}
-	negatives, _ := filepath.Glob(filepath.Join("testdata", "negative", "*.json"))
-	for _, n := range negatives {
-		if b, err := os.ReadFile(n); err == nil {
-			f.Add(b)
-		}
-	}
+	goldentest.AddSeeds(f, filepath.Join("testdata", "golden", "*", "canonical.json"), filepath.Join("testdata", "negative", "*.json"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		e, err := envelope.DecodeEnvelope(doc)
 		if err != nil {

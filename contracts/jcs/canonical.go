@@ -88,20 +88,7 @@ func (e *encoder) appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case int64:
 		return appendInt(dst, x)
 	case []any:
-		if depth >= MaxDepth {
-			return dst, ErrTooDeep
-		}
-		dst = append(dst, '[')
-		for i, elem := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = e.appendValue(dst, elem, depth+1); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendArray(e, dst, x, depth)
 	case []string:
 		if depth >= MaxDepth {
 			return dst, ErrTooDeep
@@ -118,20 +105,7 @@ func (e *encoder) appendValue(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case []map[string]any:
-		if depth >= MaxDepth {
-			return dst, ErrTooDeep
-		}
-		dst = append(dst, '[')
-		for i, elem := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = e.appendValue(dst, elem, depth+1); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendArray(e, dst, x, depth)
 	case map[string]any:
 		if depth >= MaxDepth {
 			return dst, ErrTooDeep
@@ -152,6 +126,25 @@ func appendInt(dst []byte, n int64) ([]byte, error) {
 type member struct {
 	key   string
 	value any
+}
+
+// appendArray writes a JSON array whose elements go through appendValue
+// ([]any and []map[string]any share it).
+func appendArray[T any](e *encoder, dst []byte, xs []T, depth int) ([]byte, error) {
+	if depth >= MaxDepth {
+		return dst, ErrTooDeep
+	}
+	dst = append(dst, '[')
+	for i, elem := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = e.appendValue(dst, elem, depth+1); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 func (e *encoder) appendObject(dst []byte, obj map[string]any, depth int) ([]byte, error) {

@@ -1,9 +1,7 @@
 package receipt_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/goldentest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden and testdata/negative from the fixtures")
+var update = goldentest.Update
 
 // Layout (CT-4):
 //
@@ -39,28 +38,10 @@ func contractByName(t *testing.T, name string) receipt.Contract {
 	return receipt.Contract{}
 }
 
-func indent(t *testing.T, m map[string]any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(m))
-	return buf.Bytes()
-}
+func indent(t *testing.T, m map[string]any) []byte { return goldentest.Indent(t, m) }
 
 // checkFile byte-compares got with the file, or rewrites it with -update.
-func checkFile(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden; run go test ./contracts/receipt -run 'TestGolden|TestNegative' -update")
-	require.Equal(t, string(want), string(got), "%s is stale; run with -update and review the diff", path)
-}
+func checkFile(t *testing.T, path string, got []byte) { goldentest.Check(t, path, got) }
 
 func documentDigest(t *testing.T, c receipt.Contract, doc []byte) digest.Digest {
 	t.Helper()

@@ -214,8 +214,7 @@ func (x *MeteringInputWorkAttemptFinished) rules(v *strict.Reader) {
 			o.Snapshots.validate(v, "$.outcome", "", x.ExecutionAttemptID)
 		}
 	case FinishAvailabilityProcessed:
-		if o.Processing != nil {
-		}
+		// The processing quadruple's shape is checked by the description.
 	case FinishSuperseded:
 		if o.SupersededByWorkGeneration <= x.WorkGeneration {
 			v.Fail("$.outcome.supersededByWorkGeneration", ErrSupersededGeneration,

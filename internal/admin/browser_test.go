@@ -70,7 +70,7 @@ func TestBrowserOverviewShowsCounts(t *testing.T) {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
 	defer cancelBrowser()

@@ -22,7 +22,7 @@ import (
 // outbox_events.
 func TestEventsByReferenceUsesAdminLookupIndexes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := dbtest.New(t, dbtest.Opts{
 		Boundaries: []boundary.Boundary{boundary.Core, boundary.Metering},
 		Lines:      []migrate.Line{outboxschema.Line(), adminschema.Line()}, // the line under test

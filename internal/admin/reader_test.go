@@ -1,7 +1,6 @@
 package admin_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -34,7 +33,7 @@ func countsOf(t *testing.T, rows []admin.DestinationCounts, boundary, destinatio
 func TestOverviewCountsQuarantinesAndDefinitions(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	o := w.Reader.Overview(context.Background())
+	o := w.Reader.Overview(t.Context())
 
 	require.Len(t, o.Boundaries, 2)
 	require.Equal(t, "core", o.Boundaries[0].Boundary)
@@ -99,12 +98,12 @@ func TestQuarantineListIsBounded(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
 	r := admin.NewReader(w.Boundaries(), admin.Config{QuarantineLimit: 1})
-	q := r.Quarantines(context.Background())
+	q := r.Quarantines(t.Context())
 	require.Equal(t, int64(1), q.Quarantine.Total)
 	require.False(t, q.Quarantine.Truncated)
 
 	admintest.QuarantinePending(t, w)
-	q = r.Quarantines(context.Background())
+	q = r.Quarantines(t.Context())
 	require.Equal(t, int64(2), q.Quarantine.Total)
 	require.True(t, q.Quarantine.Truncated)
 	require.Len(t, q.Quarantine.Items, 1)
@@ -114,7 +113,7 @@ func TestQuarantineListIsBounded(t *testing.T) {
 func TestLookupByEventRunAndReservation(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	res, err := w.Reader.Lookup(ctx, admin.KindEvent, w.QuarantinedEvent)
 	require.NoError(t, err)
@@ -203,7 +202,7 @@ func TestLookupTruncatesAtLimit(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
 	r := admin.NewReader(w.Boundaries(), admin.Config{LookupLimit: 1})
-	res, err := r.Lookup(context.Background(), admin.KindRun, w.RunA)
+	res, err := r.Lookup(t.Context(), admin.KindRun, w.RunA)
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
 	require.Len(t, res.Events, 2, "one per boundary")
@@ -213,31 +212,31 @@ func TestLookupRejectsGarbageWithoutQuerying(t *testing.T) {
 	t.Parallel()
 	// A pool to a server that does not exist: any query would fail with a
 	// connection error, so a typed error proves no query ran.
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	pool, err := pgxpool.New(t.Context(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	r := admin.NewReader(admin.Boundaries{"core": pool}, admin.Config{})
 	for _, bad := range []string{"", "x", "'; DROP TABLE outbox.outbox_events; --", "{00000000-0000-0000-0000-000000000000}",
 		" 00000000-0000-0000-0000-000000000000", "00000000000000000000000000000000", "0000000g-0000-0000-0000-000000000000",
 		"urn:uuid:00000000-0000-0000-0000-000000000000"} {
-		_, err := r.Lookup(context.Background(), admin.KindRun, bad)
+		_, err := r.Lookup(t.Context(), admin.KindRun, bad)
 		require.ErrorIs(t, err, admin.ErrInvalidID, bad)
 		var ide *admin.InvalidIDError
 		require.True(t, errors.As(err, &ide))
 		require.Equal(t, admin.KindRun, ide.Kind)
 	}
-	_, err = r.Lookup(context.Background(), "nonsense", "00000000-0000-0000-0000-000000000000")
+	_, err = r.Lookup(t.Context(), "nonsense", "00000000-0000-0000-0000-000000000000")
 	require.ErrorIs(t, err, admin.ErrUnknownKind)
 }
 
 func TestUnreadableBoundaryIsReportedAndOthersStillShown(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	broken, err := pgxpool.New(context.Background(), db.WithDatabase(w.Bundle.DSNs["core"], w.Bundle.Prefix+"_missing"))
+	broken, err := pgxpool.New(t.Context(), db.WithDatabase(w.Bundle.DSNs["core"], w.Bundle.Prefix+"_missing"))
 	require.NoError(t, err)
 	t.Cleanup(broken.Close)
 	r := admin.NewReader(admin.Boundaries{"core": w.Bundle.Core(), "gateway": broken}, admin.Config{})
-	o := r.Overview(context.Background())
+	o := r.Overview(t.Context())
 	require.Len(t, o.Boundaries, 2)
 	failed := admin.Failed(o.Boundaries)
 	require.Len(t, failed, 1)
@@ -248,7 +247,7 @@ func TestUnreadableBoundaryIsReportedAndOthersStillShown(t *testing.T) {
 func TestCompletenessOutboxSide(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewWorld(t)
-	c := w.Reader.Completeness(context.Background())
+	c := w.Reader.Completeness(t.Context())
 	require.Empty(t, admin.Failed(c.Boundaries))
 	require.Len(t, c.Outbox, 2)
 	core := c.Outbox[0]
@@ -275,9 +274,9 @@ func TestCompletenessOutboxSide(t *testing.T) {
 
 	// Once a proof is recorded (by the Operations side, not by admin), the
 	// answer compares against it: current, and a partial source gap.
-	proof, err := readmodel.New(w.Bundle.Core()).ProveCompleteness(context.Background(), readmodel.Params{})
+	proof, err := readmodel.New(w.Bundle.Core()).ProveCompleteness(t.Context(), readmodel.Params{})
 	require.NoError(t, err)
-	c = w.Reader.Completeness(context.Background())
+	c = w.Reader.Completeness(t.Context())
 	require.Equal(t, readmodel.Verified, c.Operations.VerificationState)
 	require.Equal(t, readmodel.VerifiedCurrent, c.Operations.SnapshotCurrency)
 	require.Equal(t, readmodel.PartialSourceGap, c.Operations.ProjectionCompleteness)
@@ -288,7 +287,7 @@ func TestCompletenessOutboxSide(t *testing.T) {
 func TestCompletenessCompleteWhenEverythingAcknowledged(t *testing.T) {
 	t.Parallel()
 	b := admintest.NewAckedOnly(t)
-	c := admin.NewReader(admin.Boundaries{"core": b}, admin.Config{}).Completeness(context.Background())
+	c := admin.NewReader(admin.Boundaries{"core": b}, admin.Config{}).Completeness(t.Context())
 	require.Len(t, c.Outbox, 1)
 	require.Equal(t, admin.VerdictComplete, c.Outbox[0].Verdict)
 	require.Empty(t, c.Outbox[0].Reasons)

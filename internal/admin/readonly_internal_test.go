@@ -29,7 +29,7 @@ func TestReadTransactionRejectsWrites(t *testing.T) {
 		"INSERT INTO outbox.projection_versions (projection_name, projection_version) VALUES ('x', 1)",
 		"CREATE TABLE outbox.sneaky (x int)",
 	} {
-		err := r.readOnly(context.Background(), b.Core(), func(ctx context.Context, tx pgx.Tx) error {
+		err := r.readOnly(t.Context(), b.Core(), func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, stmt)
 			return err
 		})
@@ -38,7 +38,7 @@ func TestReadTransactionRejectsWrites(t *testing.T) {
 	}
 	// The statement timeout is local to the transaction and applied.
 	var timeout string
-	require.NoError(t, r.readOnly(context.Background(), b.Core(), func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, r.readOnly(t.Context(), b.Core(), func(ctx context.Context, tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "SHOW statement_timeout")
 		if err != nil {
 			return err

@@ -35,7 +35,7 @@ func setup(t *testing.T, bootstrap bool) (*pgxpool.Pool, *admission.Service) {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line()}, MaxConns: 10}).Core()
 	if bootstrap {
-		_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
+		_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 			ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 		})
 		require.NoError(t, err)
@@ -64,7 +64,7 @@ func counts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 	out := map[string]int{}
 	for _, tbl := range tables {
 		var n int
-		require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM "+tbl).Scan(&n))
+		require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM "+tbl).Scan(&n))
 		out[tbl] = n
 	}
 	return out
@@ -76,7 +76,7 @@ func counts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 func TestEX1AdmitCreatesRunReservationFenceWorkAndEvents(t *testing.T) {
 	t.Parallel()
 	pool, svc := setup(t, true)
-	ctx := context.Background()
+	ctx := t.Context()
 	req := request()
 	res, err := svc.Admit(ctx, req)
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func requireSelfAddressed(t *testing.T, body, prefix, timeField string, q strict
 func TestEX1AdmitIsIdempotentByOperationID(t *testing.T) {
 	t.Parallel()
 	pool, svc := setup(t, true)
-	ctx := context.Background()
+	ctx := t.Context()
 	req := request()
 	first, err := svc.Admit(ctx, req)
 	require.NoError(t, err)
@@ -230,7 +230,7 @@ func TestEX1ConcurrentSameOperationIDCreatesOneRun(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			results[i], errs[i] = svc.Admit(context.Background(), req)
+			results[i], errs[i] = svc.Admit(t.Context(), req)
 		}()
 	}
 	close(start)
@@ -267,7 +267,7 @@ func TestEX1AdmissionRollsBackWhenAnyPartFails(t *testing.T) {
 				}
 				return nil
 			}})
-			_, err := svc.Admit(context.Background(), request())
+			_, err := svc.Admit(t.Context(), request())
 			require.ErrorIs(t, err, boom)
 			require.Equal(t, empty, counts(t, pool))
 		})
@@ -275,7 +275,7 @@ func TestEX1AdmissionRollsBackWhenAnyPartFails(t *testing.T) {
 	t.Run("no active definition", func(t *testing.T) {
 		t.Parallel()
 		pool, svc := setup(t, false)
-		_, err := svc.Admit(context.Background(), request())
+		_, err := svc.Admit(t.Context(), request())
 		require.ErrorIs(t, err, outbox.ErrNoActiveDefinition)
 		require.Equal(t, empty, counts(t, pool))
 	})
@@ -294,7 +294,7 @@ func TestEX1AdmissionRollsBackWhenAnyPartFails(t *testing.T) {
 				  FROM outbox.outbox_events WHERE event_type = 'run.created@2.0'`)
 			return err
 		}})
-		_, err := svc.Admit(context.Background(), request())
+		_, err := svc.Admit(t.Context(), request())
 		require.ErrorIs(t, err, outbox.ErrDeliverySetMismatch)
 		require.Equal(t, outbox.CodeDeliverySetMismatch, db.SQLState(err))
 		require.Equal(t, empty, counts(t, pool))
@@ -318,7 +318,7 @@ func TestAdmitValidatesRequest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := request()
 			c.edit(&r)
-			_, err := svc.Admit(context.Background(), r)
+			_, err := svc.Admit(t.Context(), r)
 			require.ErrorIs(t, err, c.want, fmt.Sprint(err))
 		})
 	}

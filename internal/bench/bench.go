@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/bench/measure"
 	"github.com/oceanway/core/internal/migrate"
 )
@@ -135,7 +135,7 @@ func (c Config) validate() error {
 // EnvelopeBytes is the size of one bench event's canonical envelope, the
 // message size the peer benchmarks reproduce.
 func EnvelopeBytes() int {
-	e := envelopetest.Envelope(eventType, 0)
+	e := sample.Envelope(eventType, 0)
 	raw, err := e.Canonical()
 	if err != nil {
 		return 0

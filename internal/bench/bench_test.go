@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func TestRunTiny(t *testing.T) {
 	t.Parallel()
 	srv := dbtest.Server(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	const events = 50
 	prefix := dbtest.NewPrefix(t)
@@ -64,7 +64,7 @@ func TestRunTiny(t *testing.T) {
 	// Every database of the run was dropped.
 	conn, err := pgx.Connect(ctx, srv.URL)
 	require.NoError(t, err)
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }() // Terminate only: the server ends the session either way
 	rows, err := conn.Query(ctx, `SELECT count(*) FROM pg_catalog.pg_database WHERE starts_with(datname, @prefix)`,
 		pgx.NamedArgs{"prefix": prefix + "_"})
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestRunTiny(t *testing.T) {
 func TestMeasureLimit(t *testing.T) {
 	t.Parallel()
 	srv := dbtest.Server(t)
-	l, err := measure.MeasureLimit(context.Background(), measure.Env{ServerURL: srv.URL}, measure.LimitParams{
+	l, err := measure.MeasureLimit(t.Context(), measure.Env{ServerURL: srv.URL}, measure.LimitParams{
 		Database: dbtest.NewPrefix(t) + "_limit", Concurrency: 2, Duration: 200 * time.Millisecond, PayloadBytes: 64, BatchRows: 10,
 	})
 	require.NoError(t, err)

@@ -99,7 +99,7 @@ func createConsumerSchema(ctx context.Context, dsn string) error {
 	if err != nil {
 		return fmt.Errorf("consumer database: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	if _, err := conn.Exec(ctx, consumerSchemaSQL); err != nil {
 		return fmt.Errorf("consumer schema: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	adminschema "github.com/oceanway/core/internal/admin/schema"
 	"github.com/oceanway/core/internal/bench/measure"
@@ -39,7 +39,7 @@ const projectionName = "operations"
 // member, core_operations, so one event is one delivery.
 const eventType = "run.created@2.0"
 
-// outboxTarget is one run's producer database (outbox line applied, first
+// outboxTarget is one run's producer database (Config.Lines applied, first
 // release definition active), the consumer's database and K dispatchers.
 type outboxTarget struct {
 	producerDB, consumerDB   string
@@ -48,7 +48,6 @@ type outboxTarget struct {
 	consumer                 *receiptConsumer
 	cfg                      Config
 	metrics                  *dispatcher.Metrics
-	acked                    prometheus.Counter
 
 	stop    context.CancelFunc
 	stopped sync.WaitGroup
@@ -81,7 +80,7 @@ func newOutboxTarget(ctx context.Context, serverURL, prefix string, cfg Config) 
 	if err != nil {
 		return t, fmt.Errorf("producer database: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	if _, err := release.Bootstrap(ctx, conn, release.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "oceanway-bench",
 	}); err != nil {
@@ -116,7 +115,7 @@ func (t *outboxTarget) Produce(ctx context.Context, n int) ([]string, error) {
 	events := make([]envelope.Envelope, n)
 	ids := make([]string, n)
 	for i := range events {
-		e := envelopetest.Envelope(eventType, 0)
+		e := sample.Envelope(eventType, 0)
 		e.EventID = outbox.NewEventID()
 		e.AggregateID = uuid.NewString()
 		e.Payload["runId"] = e.AggregateID

@@ -27,8 +27,6 @@ import (
 const (
 	adminDefaultListen = "127.0.0.1:8089"
 	envAdminToken      = "OCEANWAY_ADMIN_TOKEN"
-	// sqlStateInvalidCatalogName is "database does not exist".
-	sqlStateInvalidCatalogName = pgerrcode.InvalidCatalogName
 )
 
 // adminConn is the connection flags of `oceanway admin` and `oceanway
@@ -76,7 +74,7 @@ func (c *adminConn) open(ctx context.Context) (server.Pools, []string, error) {
 		explicit := *c.dsns[b] != ""
 		pool, err := openReadOnlyPool(ctx, dsn)
 		if err != nil {
-			if !explicit && db.SQLState(err) == sqlStateInvalidCatalogName {
+			if !explicit && db.SQLState(err) == pgerrcode.InvalidCatalogName { // database does not exist
 				skipped = append(skipped, migrate.DatabaseName(c.prefix, b))
 				continue
 			}

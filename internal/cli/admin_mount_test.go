@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -26,17 +25,8 @@ func TestServeMountsTheAdminPage(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	get := func(path, token string) (int, string) {
-		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		require.NoError(t, err)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp.StatusCode, string(body)
+		status, _, body := admintest.Do(t, http.MethodGet, srv.URL+path, token)
+		return status, body
 	}
 	status, _ := get("/admin/", "")
 	require.Equal(t, http.StatusUnauthorized, status)

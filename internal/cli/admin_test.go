@@ -29,7 +29,7 @@ func startAdmin(t *testing.T, w *admintest.World, args ...string) (string, func(
 	var stderr strings.Builder
 	root := cli.NewRoot(&cli.IO{In: strings.NewReader(""), Out: pw, Err: &stderr})
 	root.SetArgs(append([]string{"admin", "--listen", "127.0.0.1:0", "--database-url", srv.URL, "--db-prefix", w.Bundle.Prefix}, args...))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		err := root.ExecuteContext(ctx)
@@ -62,17 +62,8 @@ func startAdmin(t *testing.T, w *admintest.World, args ...string) (string, func(
 
 func httpDo(t *testing.T, method, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	require.NoError(t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
+	status, _, body := admintest.Do(t, method, url, token)
+	return status, body
 }
 
 func TestAdminCommandServesTheReadOnlyPage(t *testing.T) {

@@ -36,8 +36,8 @@ func newBenchCmd(streams *IO) *cobra.Command {
 		Long: `bench measures the outbox end to end on a real PostgreSQL server.
 
 For each transaction size (--tx-size, default 1 and 100) it creates fresh databases
-<prefix>_t<size>_core (the outbox migration line applied, the first release
-definition active) and <prefix>_t<size>_consumer, appends --events run.created@2.0
+<prefix>_t<size>_core (every migration line of the core boundary applied, the
+first release definition active) and <prefix>_t<size>_consumer, appends --events run.created@2.0
 events (one core_operations delivery each) from --producers concurrent business
 transactions of that size, and runs --dispatchers dispatchers (--batch,
 --concurrency) that deliver through the in-process transport to a consumer writing
@@ -83,7 +83,7 @@ dropped at the end unless --keep.`,
 }
 
 // runBench runs the benchmark on the server it finds and prints the report.
-func runBench(ctx context.Context, streams *IO, o benchOptions) error {
+func runBench(ctx context.Context, streams *IO, o benchOptions) (err error) {
 	cfg := o.cfg
 	logf := func(format string, args ...any) {
 		if !o.quiet {
@@ -108,7 +108,11 @@ func runBench(ctx context.Context, streams *IO, o benchOptions) error {
 		if err != nil {
 			return fmt.Errorf("bench: cpu profile: %w", err)
 		}
-		defer f.Close()
+		defer func() { // the profile is written to f: a failed close loses it
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("bench: cpu profile: %w", cerr)
+			}
+		}()
 		cfg.CPUProfile = f
 	}
 	report, err := bench.Run(ctx, cfg)

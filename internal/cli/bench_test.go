@@ -19,10 +19,10 @@ func TestBenchCLI(t *testing.T) {
 	srv := dbtest.Server(t)
 	dir := t.TempDir()
 	jsonPath, profile := filepath.Join(dir, "bench.json"), filepath.Join(dir, "cpu.pprof")
-	r := run(t, nil, "bench", "--quiet", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t),
+	r := runMain(t, nil, "bench", "--quiet", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t),
 		"--events", "20", "--tx-size", "5", "--producers", "2", "--concurrency", "4", "--poll-interval", "50ms",
 		"--json", jsonPath, "--cpuprofile", profile)
-	require.Equal(t, 0, r.code, r.err)
+	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "consumed/s")
 	require.Contains(t, r.stdout, "oceanway")
 
@@ -38,7 +38,7 @@ func TestBenchCLI(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, st.Size())
 
-	bad := run(t, nil, "bench", "--database-url", srv.URL, "--mode", "sideways")
+	bad := runMain(t, nil, "bench", "--database-url", srv.URL, "--mode", "sideways")
 	require.Equal(t, 1, bad.code)
-	require.Contains(t, bad.err, "--mode")
+	require.Contains(t, bad.stderr, "--mode")
 }

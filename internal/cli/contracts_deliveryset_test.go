@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/schemagen"
-	"github.com/oceanway/core/internal/cli"
 )
 
 const (
@@ -21,18 +19,6 @@ const (
 	envGolden = "../../contracts/envelope/testdata/golden"
 	envNeg    = "../../contracts/envelope/testdata/negative"
 )
-
-type result struct {
-	code        int
-	stdout, err string
-}
-
-func run(t *testing.T, stdin []byte, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Main(args, bytes.NewReader(stdin), &out, &errOut)
-	return result{code, out.String(), errOut.String()}
-}
 
 func read(t *testing.T, path string) []byte {
 	t.Helper()
@@ -44,8 +30,8 @@ func read(t *testing.T, path string) []byte {
 // DS-7: the CLI prints the golden first-release definition, canonical, digest included.
 func TestDS7CLIFirstRelease(t *testing.T) {
 	t.Parallel()
-	r := run(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "operations_read_model", "--projection-version", "1")
-	require.Equal(t, 0, r.code, r.err)
+	r := runMain(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "operations_read_model", "--projection-version", "1")
+	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, string(read(t, filepath.Join(dsGolden, "canonical.json"))), r.stdout)
 
 	d, err := deliveryset.Decode([]byte(r.stdout))
@@ -53,21 +39,21 @@ func TestDS7CLIFirstRelease(t *testing.T) {
 	require.Len(t, d.ApplicableEvents, 13)
 	require.Len(t, d.Members, 14)
 
-	r = run(t, []byte(r.stdout), "contracts", "digest", "--kind", deliveryset.Kind)
-	require.Equal(t, 0, r.code, r.err)
+	r = runMain(t, []byte(r.stdout), "contracts", "digest", "--kind", deliveryset.Kind)
+	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, string(read(t, filepath.Join(dsGolden, "digest.txt"))), r.stdout)
 }
 
 func TestDS7CLIFirstReleaseRejectsMissingOrBadFlags(t *testing.T) {
 	t.Parallel()
-	r := run(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "ops")
+	r := runMain(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "ops")
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, "--projection-version")
-	r = run(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "Bad Name", "--projection-version", "1")
+	require.Contains(t, r.stderr, "--projection-version")
+	r = runMain(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "Bad Name", "--projection-version", "1")
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, "invalid projection")
-	r = run(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "ops", "--projection-version", "2", "--delivery-set-version", "7")
-	require.Equal(t, 0, r.code, r.err)
+	require.Contains(t, r.stderr, "invalid projection")
+	r = runMain(t, nil, "contracts", "delivery-set", "first-release", "--projection-name", "ops", "--projection-version", "2", "--delivery-set-version", "7")
+	require.Equal(t, 0, r.code, r.stderr)
 	d, err := deliveryset.Decode([]byte(r.stdout))
 	require.NoError(t, err)
 	require.EqualValues(t, 7, d.Version)
@@ -77,18 +63,18 @@ func TestDS7CLIFirstReleaseRejectsMissingOrBadFlags(t *testing.T) {
 // rejects every negative artefact with its typed reason on stderr.
 func TestDS1CLIValidateDeliverySet(t *testing.T) {
 	t.Parallel()
-	r := run(t, read(t, filepath.Join(dsGolden, "raw.json")), "contracts", "validate", "--kind", deliveryset.Kind)
-	require.Equal(t, 0, r.code, r.err)
+	r := runMain(t, read(t, filepath.Join(dsGolden, "raw.json")), "contracts", "validate", "--kind", deliveryset.Kind)
+	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stdout)
 
-	r = run(t, read(t, filepath.Join(dsNeg, "member-count-mismatch.json")), "contracts", "validate", "--kind", deliveryset.Kind)
+	r = runMain(t, read(t, filepath.Join(dsNeg, "member-count-mismatch.json")), "contracts", "validate", "--kind", deliveryset.Kind)
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, deliveryset.ErrMemberCount.Error())
-	require.Contains(t, r.err, "$.memberCount")
+	require.Contains(t, r.stderr, deliveryset.ErrMemberCount.Error())
+	require.Contains(t, r.stderr, "$.memberCount")
 
-	r = run(t, read(t, filepath.Join(dsNeg, "core-operations-without-projection.json")), "contracts", "validate", "--kind", deliveryset.Kind)
+	r = runMain(t, read(t, filepath.Join(dsNeg, "core-operations-without-projection.json")), "contracts", "validate", "--kind", deliveryset.Kind)
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, deliveryset.ErrProjectionTargetMismatch.Error())
+	require.Contains(t, r.stderr, deliveryset.ErrProjectionTargetMismatch.Error())
 
 	entries, err := os.ReadDir(dsNeg)
 	require.NoError(t, err)
@@ -96,9 +82,9 @@ func TestDS1CLIValidateDeliverySet(t *testing.T) {
 		if e.Name() == "manifest.json" {
 			continue
 		}
-		r := run(t, read(t, filepath.Join(dsNeg, e.Name())), "contracts", "validate", "--kind", deliveryset.Kind)
+		r := runMain(t, read(t, filepath.Join(dsNeg, e.Name())), "contracts", "validate", "--kind", deliveryset.Kind)
 		require.Equal(t, 1, r.code, e.Name())
-		require.True(t, strings.HasPrefix(r.err, "oceanway: invalid DeliverySetDefinition: "), r.err)
+		require.True(t, strings.HasPrefix(r.stderr, "oceanway: invalid DeliverySetDefinition: "), r.stderr)
 	}
 }
 
@@ -107,26 +93,26 @@ func TestDS1CLIValidateDeliverySet(t *testing.T) {
 func TestCT2CLIValidateEnvelope(t *testing.T) {
 	t.Parallel()
 	for _, p := range envelope.Pairs() {
-		r := run(t, read(t, filepath.Join(envGolden, p.EventType, "raw.json")), "contracts", "validate", "--kind", envelope.Kind)
-		require.Equal(t, 0, r.code, "%s: %s", p.EventType, r.err)
-		r = run(t, read(t, filepath.Join(envGolden, p.EventType, "raw.json")), "contracts", "digest", "--kind", envelope.Kind)
-		require.Equal(t, 0, r.code, r.err)
+		r := runMain(t, read(t, filepath.Join(envGolden, p.EventType, "raw.json")), "contracts", "validate", "--kind", envelope.Kind)
+		require.Equal(t, 0, r.code, "%s: %s", p.EventType, r.stderr)
+		r = runMain(t, read(t, filepath.Join(envGolden, p.EventType, "raw.json")), "contracts", "digest", "--kind", envelope.Kind)
+		require.Equal(t, 0, r.code, r.stderr)
 		require.Equal(t, string(read(t, filepath.Join(envGolden, p.EventType, "digest.txt"))), r.stdout)
 	}
-	r := run(t, read(t, filepath.Join(envNeg, "alias-event-type.json")), "contracts", "validate", "--kind", envelope.Kind)
+	r := runMain(t, read(t, filepath.Join(envNeg, "alias-event-type.json")), "contracts", "validate", "--kind", envelope.Kind)
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, envelope.ErrUnknownEventPair.Error())
-	r = run(t, read(t, filepath.Join(envNeg, "missing-payload-field.json")), "contracts", "validate", "--kind", envelope.Kind)
+	require.Contains(t, r.stderr, envelope.ErrUnknownEventPair.Error())
+	r = runMain(t, read(t, filepath.Join(envNeg, "missing-payload-field.json")), "contracts", "validate", "--kind", envelope.Kind)
 	require.Equal(t, 1, r.code)
-	require.Contains(t, r.err, "$.payload.billingReservationId")
+	require.Contains(t, r.stderr, "$.payload.billingReservationId")
 }
 
 // CT-5: contracts schema --out writes exactly the committed generated files.
 func TestCT5CLISchema(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r := run(t, nil, "contracts", "schema", "--out", dir)
-	require.Equal(t, 0, r.code, r.err)
+	r := runMain(t, nil, "contracts", "schema", "--out", dir)
+	require.Equal(t, 0, r.code, r.stderr)
 	files, err := schemagen.Files()
 	require.NoError(t, err)
 	require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), len(files))
@@ -135,6 +121,6 @@ func TestCT5CLISchema(t *testing.T) {
 		want := read(t, filepath.Join("../../contracts/schema", filepath.FromSlash(rel)))
 		require.Equal(t, string(want), string(got), rel)
 	}
-	r = run(t, nil, "contracts", "schema")
+	r = runMain(t, nil, "contracts", "schema")
 	require.Equal(t, 1, r.code)
 }

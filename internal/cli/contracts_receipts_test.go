@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,22 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/receipt"
-	"github.com/oceanway/core/internal/cli"
 )
 
 const receiptTestdata = "../../contracts/receipt/testdata"
-
-type receiptCLIResult struct {
-	code           int
-	stdout, stderr string
-}
-
-func runReceiptCLI(t *testing.T, stdin []byte, args ...string) receiptCLIResult {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(args, bytes.NewReader(stdin), &stdout, &stderr)
-	return receiptCLIResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
 
 // CT-4 / OB-DELIVER-3: `oceanway contracts validate --kind NAME` accepts every
 // receipt golden by its spec name, and `contracts digest --kind NAME` prints
@@ -42,11 +28,11 @@ func TestContractsValidateAndDigest_ReceiptGoldens(t *testing.T) {
 				t.Parallel()
 				raw, err := os.ReadFile(filepath.Join(dir, "raw.json"))
 				require.NoError(t, err)
-				res := runReceiptCLI(t, raw, "contracts", "validate", "--kind", c.Name)
+				res := runMain(t, raw, "contracts", "validate", "--kind", c.Name)
 				require.Equal(t, 0, res.code, res.stderr)
 				require.Empty(t, res.stderr)
 
-				res = runReceiptCLI(t, raw, "contracts", "digest", "--kind", c.Name)
+				res = runMain(t, raw, "contracts", "digest", "--kind", c.Name)
 				if c.Digest == nil {
 					require.Equal(t, 1, res.code)
 					require.Contains(t, res.stderr, "not content-addressed")
@@ -77,7 +63,7 @@ func TestContractsValidate_ReceiptNegatives(t *testing.T) {
 			t.Parallel()
 			doc, err := os.ReadFile(filepath.Join(receiptTestdata, strings.TrimPrefix(e.File, "testdata/")))
 			require.NoError(t, err)
-			res := runReceiptCLI(t, doc, "contracts", "validate", "--kind", e.Kind)
+			res := runMain(t, doc, "contracts", "validate", "--kind", e.Kind)
 			require.Equal(t, 1, res.code, "%s must be rejected (%s)", e.File, e.Requirement)
 			require.Empty(t, res.stdout)
 			require.True(t, strings.HasPrefix(res.stderr, "oceanway: invalid "+e.Kind+": "), res.stderr)
@@ -91,7 +77,7 @@ func TestContractsValidate_ReceiptReasonText(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(receiptTestdata, "negative", receipt.KindBillingSettlementCatchUpConsumerReceipt, "held-with-work-generation.json"))
 	require.NoError(t, err)
-	res := runReceiptCLI(t, doc, "contracts", "validate", "--kind", receipt.KindBillingSettlementCatchUpConsumerReceipt)
+	res := runMain(t, doc, "contracts", "validate", "--kind", receipt.KindBillingSettlementCatchUpConsumerReceipt)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, receipt.ErrHeldCarriesWork.Error())
 	require.Contains(t, res.stderr, "$.outcome.durability.workGeneration")
@@ -100,11 +86,11 @@ func TestContractsValidate_ReceiptReasonText(t *testing.T) {
 // A kind name must be exact: no alias without the schema suffix.
 func TestContractsValidate_ReceiptKindNamesAreExact(t *testing.T) {
 	t.Parallel()
-	res := runReceiptCLI(t, []byte(`{}`), "contracts", "validate", "--kind", "MeteringInputProcessorConsumerReceipt")
+	res := runMain(t, []byte(`{}`), "contracts", "validate", "--kind", "MeteringInputProcessorConsumerReceipt")
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "unknown contract kind")
 	for _, c := range receipt.Contracts() {
-		res := runReceiptCLI(t, []byte(`{}`), "contracts", "validate", "--kind", c.Name)
+		res := runMain(t, []byte(`{}`), "contracts", "validate", "--kind", c.Name)
 		require.Equal(t, 1, res.code, c.Name)
 		require.NotContains(t, res.stderr, "unknown contract kind", c.Name)
 	}
@@ -124,12 +110,12 @@ func TestContractsDigest_ReceiptCandidate(t *testing.T) {
 	m["operationsProjectionAppliedReceiptDigest"] = strings.Repeat("0", 64) // stale digest
 	doc, err := json.Marshal(m)
 	require.NoError(t, err)
-	res := runReceiptCLI(t, doc, "contracts", "digest", "--kind", receipt.KindOperationsProjectionAppliedReceipt)
+	res := runMain(t, doc, "contracts", "digest", "--kind", receipt.KindOperationsProjectionAppliedReceipt)
 	require.Equal(t, 0, res.code, res.stderr)
 	want, err := os.ReadFile(filepath.Join(dir, "digest.txt"))
 	require.NoError(t, err)
 	require.Equal(t, string(want), res.stdout)
-	res = runReceiptCLI(t, doc, "contracts", "validate", "--kind", receipt.KindOperationsProjectionAppliedReceipt)
+	res = runMain(t, doc, "contracts", "validate", "--kind", receipt.KindOperationsProjectionAppliedReceipt)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "does not recompute")
 }

@@ -267,7 +267,7 @@ func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error 
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	for _, b := range boundary.All {
 		name := pgx.Identifier{migrate.DatabaseName(prefix, b)}.Sanitize()
 		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {

@@ -19,8 +19,8 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 	summaryPath := filepath.Join(t.TempDir(), "summary.json")
-	r := run(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
-	require.Equal(t, 0, r.code, r.stdout+r.err)
+	r := runMain(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "verdict                                   PASSED")
 
 	raw, err := os.ReadFile(summaryPath)
@@ -38,9 +38,9 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.EqualValues(t, 60, s.Acknowledged)
 	require.NotEmpty(t, s.Invariants)
 
-	again := run(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
+	again := runMain(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
 	require.NotEqual(t, 0, again.code)
-	require.Contains(t, again.err, "already holds 60 events")
+	require.Contains(t, again.stderr, "already holds 60 events")
 }
 
 // `oceanway demo --transport http` (issue 21): the same demo with every
@@ -51,8 +51,8 @@ func TestDemoCommandOverHTTP(t *testing.T) {
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 	summaryPath := filepath.Join(t.TempDir(), "summary.json")
-	r := run(t, nil, "demo", "--transport", "http", "--runs", "20", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
-	require.Equal(t, 0, r.code, r.stdout+r.err)
+	r := runMain(t, nil, "demo", "--transport", "http", "--runs", "20", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "transport=http")
 	raw, err := os.ReadFile(summaryPath)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestDemoCommandOverHTTP(t *testing.T) {
 	require.Equal(t, "http", s.Transport)
 	require.EqualValues(t, 40, s.Acknowledged)
 
-	bad := run(t, nil, "demo", "--transport", "nats", "--runs", "1", "--plain", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t))
+	bad := runMain(t, nil, "demo", "--transport", "nats", "--runs", "1", "--plain", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t))
 	require.NotEqual(t, 0, bad.code)
-	require.Contains(t, bad.err, `--transport "nats"`)
+	require.Contains(t, bad.stderr, `--transport "nats"`)
 }

@@ -101,7 +101,7 @@ func freeAddr(t *testing.T) string {
 func startServe(t *testing.T, args ...string) *syncBuffer {
 	t.Helper()
 	out := &syncBuffer{}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	root := NewRoot(&IO{In: strings.NewReader(""), Out: out, Err: out})
 	root.SetArgs(append([]string{"serve"}, args...))
 	done := make(chan error, 1)
@@ -133,7 +133,7 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "dispatcher.pub"), pubPEM, 0o600))
 	consumerAddr := freeAddr(t)
 	conn := []string{"--database-url", srv.URL, "--db-prefix", prefix, "--listen", "127.0.0.1:0"}
-	t.Cleanup(func() { _ = dropBoundaryDatabases(context.Background(), srv.URL, prefix) })
+	t.Cleanup(func() { _ = dropBoundaryDatabases(context.Background(), srv.URL, prefix) }) // t.Context() is cancelled before cleanups run
 
 	// Unknown consumers are refused before anything starts.
 	var out, errOut bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/outbox"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func count(t *testing.T, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
-	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM outbox.projection_versions").Scan(&n))
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM outbox.projection_versions").Scan(&n))
 	return n
 }
 
@@ -31,7 +32,7 @@ func insert(ctx context.Context, tx pgx.Tx, version int) error {
 
 func TestWithTx(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 
 	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return insert(ctx, tx, 1) }))
@@ -74,7 +75,7 @@ func TestWithTx(t *testing.T) {
 		return err
 	})
 	require.ErrorContains(t, err, "commit")
-	require.Equal(t, "OW010", db.SQLState(err))
+	require.Equal(t, outbox.CodeDefinitionIncomplete, db.SQLState(err))
 
 	v, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
 		var n int

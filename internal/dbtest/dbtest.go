@@ -46,6 +46,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
 
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
@@ -217,6 +218,30 @@ func NewPrefix(t testing.TB) string {
 	return prefix
 }
 
+// RolePool opens a small pool on dsn whose sessions run as role (SET ROLE
+// after connect), closed when the test ends: the least-privilege tests run
+// production statements through it. The search path is pg_catalog only, so
+// an unqualified table name fails there instead of passing by accident.
+func RolePool(t testing.TB, dsn, role string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	cfg.MaxConns = 4
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // Server returns the server the harness uses (found or started once per
 // test binary).
 func Server(t testing.TB) *pgserver.Server {
@@ -228,12 +253,20 @@ func Server(t testing.TB) *pgserver.Server {
 	return h.srv
 }
 
-// Main runs the tests of a package and then stops a throwaway cluster the
-// harness started (optional: without it the cluster dies with the process
-// and a later run removes its directory). Use as func TestMain(m *testing.M) { dbtest.Main(m) }.
-func Main(m *testing.M) {
+// Main runs the tests of a package, stops a throwaway cluster the harness
+// started, and then fails the run when a goroutine outlived the tests
+// (goleak): a pool, listener or dispatcher a test forgot to stop. Every test
+// package under internal/ uses it: func TestMain(m *testing.M) { dbtest.Main(m) }.
+// opts are targeted goleak ignores, each with a reason at the call site.
+func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	Close()
+	if code == 0 {
+		if err := goleak.Find(opts...); err != nil {
+			fmt.Fprintf(os.Stderr, "dbtest: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

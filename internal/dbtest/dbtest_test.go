@@ -14,17 +14,17 @@ import (
 
 func databaseExists(t *testing.T, name string) bool {
 	t.Helper()
-	h, err := harness(context.Background())
+	h, err := harness(t.Context())
 	require.NoError(t, err)
 	var ok bool
-	require.NoError(t, h.adminPool.QueryRow(context.Background(),
+	require.NoError(t, h.adminPool.QueryRow(t.Context(),
 		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1)", name).Scan(&ok))
 	return ok
 }
 
 func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := New(t)
 	require.Len(t, b.Pools, 4)
 	for _, bd := range boundary.All {
@@ -47,7 +47,7 @@ func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 // another template).
 func TestLinesChooseTheSchemas(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	schemas := func(b *Bundle) []string {
 		rows, err := b.Core().Query(ctx, "SELECT nspname::text FROM pg_catalog.pg_namespace WHERE nspname IN ('outbox', 'admission', 'operations') ORDER BY 1")
 		require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestLinesChooseTheSchemas(t *testing.T) {
 
 func TestBundlesAreIsolated(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	a := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	b := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	require.NotEqual(t, a.Prefix, b.Prefix)
@@ -80,7 +80,7 @@ func TestBundlesAreIsolated(t *testing.T) {
 
 func TestCleanupDropsDatabases(t *testing.T) {
 	t.Parallel()
-	b, err := NewBundle(context.Background(), Opts{Boundaries: []boundary.Boundary{boundary.Metering}})
+	b, err := NewBundle(t.Context(), Opts{Boundaries: []boundary.Boundary{boundary.Metering}})
 	require.NoError(t, err)
 	name := b.Prefix + "_metering"
 	require.True(t, databaseExists(t, name))
@@ -91,14 +91,14 @@ func TestCleanupDropsDatabases(t *testing.T) {
 
 func TestSweepDropsLeftoversOfDeadRunsOnly(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	h, err := harness(ctx)
 	require.NoError(t, err)
 
 	// A run that is "alive": another session holds its run lock.
 	live, err := pgx.Connect(ctx, h.srv.URL)
 	require.NoError(t, err)
-	defer live.Close(ctx)
+	defer func() { _ = live.Close(ctx) }() // Terminate only: the server ends the session either way
 	liveRun := (h.runID + 1) & 0x7fffffff
 	deadRun := (h.runID + 2) & 0x7fffffff
 	_, err = live.Exec(ctx, "SELECT pg_advisory_lock($1::int4, $2::int4)", lockClassRun, int32(liveRun))
@@ -110,7 +110,7 @@ func TestSweepDropsLeftoversOfDeadRunsOnly(t *testing.T) {
 		_, err := h.adminPool.Exec(ctx, "CREATE DATABASE "+n)
 		require.NoError(t, err)
 	}
-	t.Cleanup(func() { h.dropDatabase(context.Background(), liveDB) })
+	t.Cleanup(func() { h.dropDatabase(context.Background(), liveDB) }) // t.Context() is cancelled before cleanups run
 
 	h.lockMu.Lock()
 	err = h.sweep(ctx)

@@ -37,7 +37,7 @@ func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: 10})
 	core := b.Core()
-	_, err := release.Bootstrap(context.Background(), core, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+	_, err := release.Bootstrap(t.Context(), core, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
 	require.NoError(t, err)
 	p, err := projector.New(core, projector.Config{})
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func requirePassed(t *testing.T, s *Summary) {
 func TestDemo_EndToEndPassesEveryInvariant(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 2)
-	s, err := Run(context.Background(), f.rt, f.pools, f.admit, Config{Runs: 150, AdmitWorkers: 4, Timeout: 2 * time.Minute})
+	s, err := Run(t.Context(), f.rt, f.pools, f.admit, Config{Runs: 150, AdmitWorkers: 4, Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	requirePassed(t, s)
 	require.EqualValues(t, 300, s.Acknowledged)
@@ -83,7 +83,7 @@ func TestDemo_ChaosLosesAndDuplicatesNothing(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{LeaseDuration: 400 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 		BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond}, 2)
-	s, err := Run(context.Background(), f.rt, f.pools, f.admit, Config{Runs: 120, AdmitWorkers: 4, Chaos: true, Timeout: 2 * time.Minute})
+	s, err := Run(t.Context(), f.rt, f.pools, f.admit, Config{Runs: 120, AdmitWorkers: 4, Chaos: true, Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	requirePassed(t, s)
 	require.Positive(t, s.Retries, "the flaky consumer caused retries")
@@ -98,7 +98,7 @@ func TestDemo_InvariantChecksDetectViolations(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 1)
 	core := f.pools[boundary.Core]
-	ctx := context.Background()
+	ctx := t.Context()
 	// Two admissions, nothing dispatched: deliveries stay open.
 	require.NoError(t, f.admit(ctx, 0))
 	require.NoError(t, f.admit(ctx, 1))
@@ -143,7 +143,7 @@ func TestDemo_ReceiptCheckComparesFrozenAckCoordinates(t *testing.T) {
 	t.Parallel()
 	f := setup(t, dispatcher.Config{PollInterval: 20 * time.Millisecond}, 1)
 	core := f.pools[boundary.Core]
-	ctx := context.Background()
+	ctx := t.Context()
 	s, err := Run(ctx, f.rt, f.pools, f.admit, Config{Runs: 3, AdmitWorkers: 1, Timeout: time.Minute})
 	require.NoError(t, err)
 	requirePassed(t, s)

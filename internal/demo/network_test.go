@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"testing"
@@ -41,7 +40,7 @@ func setupHTTP(t *testing.T, cfg dispatcher.Config) (*fixture, *Network) {
 func TestDemo_HTTPTransportPassesEveryInvariant(t *testing.T) {
 	t.Parallel()
 	f, n := setupHTTP(t, dispatcher.Config{PollInterval: 20 * time.Millisecond})
-	s, err := Run(context.Background(), f.rt, f.pools, f.admit, Config{Runs: 60, AdmitWorkers: 4, Timeout: 2 * time.Minute, Network: n})
+	s, err := Run(t.Context(), f.rt, f.pools, f.admit, Config{Runs: 60, AdmitWorkers: 4, Timeout: 2 * time.Minute, Network: n})
 	require.NoError(t, err)
 	requirePassed(t, s)
 	require.Equal(t, TransportHTTP, s.Transport)
@@ -58,7 +57,7 @@ func TestDemo_HTTPChaosDropsAnswersAndConverges(t *testing.T) {
 	t.Parallel()
 	f, n := setupHTTP(t, dispatcher.Config{LeaseDuration: 400 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 		BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond})
-	s, err := Run(context.Background(), f.rt, f.pools, f.admit, Config{Runs: 120, AdmitWorkers: 4, Chaos: true, Timeout: 2 * time.Minute, Network: n})
+	s, err := Run(t.Context(), f.rt, f.pools, f.admit, Config{Runs: 120, AdmitWorkers: 4, Chaos: true, Timeout: 2 * time.Minute, Network: n})
 	require.NoError(t, err)
 	requirePassed(t, s)
 	require.Positive(t, s.DroppedResponses, "answers were dropped after commit")

@@ -60,6 +60,17 @@ type Line struct {
 	Roles []string
 }
 
+// MustSub returns directory dir of an embedded tree, the form a schema
+// package hands its migrations over in (FS: migrate.MustSub(files,
+// "migrations")). A missing directory is a build mistake, so it panics.
+func MustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
 // VersionTable is the goose version table of the line.
 func (l Line) VersionTable() string { return "goose_db_version_" + l.Name }
 
@@ -286,7 +297,7 @@ func Up(ctx context.Context, dsn string, b boundary.Boundary, lines []Line, opts
 	}
 
 	sqlDB := stdlib.OpenDB(*cfg)
-	defer sqlDB.Close()
+	defer func() { _ = sqlDB.Close() }() // releases pooled connections; the migrations' outcome is already known
 	sqlDB.SetMaxOpenConns(2)
 	var out []Applied
 	for _, l := range ls {

@@ -94,7 +94,7 @@ func TestFingerprintFollowsContent(t *testing.T) {
 // loudly instead of migrating nothing.
 func TestUpNeedsLines(t *testing.T) {
 	t.Parallel()
-	_, err := migrate.Up(context.Background(), "postgres://127.0.0.1:1/none", boundary.Core, nil, migrate.Opts{})
+	_, err := migrate.Up(t.Context(), "postgres://127.0.0.1:1/none", boundary.Core, nil, migrate.Opts{})
 	require.ErrorContains(t, err, "no migration lines")
 }
 
@@ -102,7 +102,7 @@ func TestUpNeedsLines(t *testing.T) {
 // each (one version table per line), and a second run changes nothing.
 func TestProvisionIsIdempotent(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 
@@ -134,10 +134,10 @@ func TestProvisionIsIdempotent(t *testing.T) {
 // succeed.
 func TestEnsureRolesConcurrently(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	srv := dbtest.Server(t)
 	role := fmt.Sprintf("owt_role_%s", uuid.NewString()[:8])
-	t.Cleanup(func() {
+	t.Cleanup(func() { // t.Context() is cancelled before cleanups run: a background context
 		conn, err := pgx.Connect(context.Background(), srv.URL)
 		if err == nil {
 			_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
@@ -155,7 +155,7 @@ func TestEnsureRolesConcurrently(t *testing.T) {
 				errs <- err
 				return
 			}
-			defer conn.Close(ctx)
+			defer func() { _ = conn.Close(ctx) }() // Terminate only: the server ends the session either way
 			errs <- migrate.EnsureRoles(ctx, conn, []string{role, schema.RoleProducer})
 		}()
 	}

@@ -67,7 +67,7 @@ func Provision(ctx context.Context, p ProvisionParams) (ProvisionResult, error) 
 	if err != nil {
 		return ProvisionResult{}, fmt.Errorf("migrate: connect: %w", err)
 	}
-	defer admin.Close(context.WithoutCancel(ctx))
+	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 
 	res := ProvisionResult{DSNs: map[boundary.Boundary]string{}}
 	for _, b := range bs {

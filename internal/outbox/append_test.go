@@ -29,9 +29,9 @@ import (
 // suffice.
 func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	ev := sample(envelope.BillingFinalizationResolutionAppliedV1) // two mandatory members
+	ev := freshSample(envelope.BillingFinalizationResolutionAppliedV1) // two mandatory members
 
 	var res outbox.AppendResult
 	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
@@ -100,11 +100,11 @@ func TestAppendFreezesDefinitionAndCreatesMandatoryDeliveries(t *testing.T) {
 // exactly its mandatory members: 13 events, 14 delivery rows.
 func TestAppendAllFirstReleasePairs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	var evs []envelope.Envelope
 	for eventType := range deliveryset.FirstReleaseRoutes {
-		evs = append(evs, sample(eventType))
+		evs = append(evs, freshSample(eventType))
 	}
 	res := appendTx(t, b.pool, evs...)
 	require.Len(t, res.Events, 13)
@@ -126,15 +126,15 @@ func TestAppendAllFirstReleasePairs(t *testing.T) {
 // digest and its own delivery rows; an event without an id gets one.
 func TestAppendSeveralEventsAllocatesIDsFirst(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ids := outbox.NewEventIDs(2)
-	fin := sample(envelope.BillingFinalizationCommittedV1)
+	fin := freshSample(envelope.BillingFinalizationCommittedV1)
 	fin.EventID = ids[0]
-	tr := sample(envelope.BillingSettlementTransitionCommittedV1)
+	tr := freshSample(envelope.BillingSettlementTransitionCommittedV1)
 	tr.EventID = ids[1]
 	tr.CausationID = ids[0]
-	third := sample(envelope.BillingLateExposureCaseRequestedV1)
+	third := freshSample(envelope.BillingLateExposureCaseRequestedV1)
 	third.EventID = ""
 	third.CausationID = ids[1]
 
@@ -163,7 +163,7 @@ func TestAppendSeveralEventsAllocatesIDsFirst(t *testing.T) {
 // caller's domain transaction rolls back with it.
 func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	for _, alias := range []struct{ eventType, schemaVersion string }{
 		{"run.created", "2.0"}, // no version suffix
@@ -172,7 +172,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 		{"run.*", "2.0"},
 		{"run.created@2.0", "2"}, // schema version differs from the suffix
 	} {
-		ev := sample(envelope.RunCreatedV2)
+		ev := freshSample(envelope.RunCreatedV2)
 		ev.EventType, ev.EventSchemaVersion = alias.eventType, alias.schemaVersion
 		err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 			// A domain write that must not survive the failed append.
@@ -192,7 +192,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 	require.Zero(t, n)
 
 	// A payload that breaks its pair's contract is rejected the same way.
-	bad := sample(envelope.RunCreatedV2)
+	bad := freshSample(envelope.RunCreatedV2)
 	bad.AggregateRevision = 7
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, bad)
@@ -205,7 +205,7 @@ func TestAppendRejectsUnknownPairAndRollsBackDomainTransaction(t *testing.T) {
 // activates it.
 func registerActivate(t *testing.T, b *testBundle, def *deliveryset.Definition) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := outbox.Register(ctx, b.pool, def, outbox.RegisterOpts{SourceRelease: "test"})
 	require.NoError(t, err)
 	_, err = outbox.Activate(ctx, b.pool, def.Version)
@@ -239,13 +239,13 @@ func withoutPair(t *testing.T, v int64, eventType string) *deliveryset.Definitio
 // the domain transaction fails before anything is written.
 func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("no active definition", func(t *testing.T) {
 		t.Parallel()
 		pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 		_, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrNoActiveDefinition)
 	})
@@ -255,7 +255,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		b := setup(t)
 		registerActivate(t, b, withoutPair(t, 2, envelope.GatewayAvailabilityCurrentChangedV1))
 		_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.GatewayAvailabilityCurrentChangedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.GatewayAvailabilityCurrentChangedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrPairNotInDefinition)
 		require.ErrorIs(t, err, deliveryset.ErrPairNotApplicable)
@@ -263,7 +263,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		require.EqualValues(t, 2, pe.Definition.DeliverySetVersion)
 		// Other pairs still append against the new definition.
-		res := appendTx(t, b.pool, sample(envelope.RunCreatedV2))
+		res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2))
 		require.EqualValues(t, 2, res.Definition.DeliverySetVersion)
 	})
 
@@ -283,7 +283,7 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 		require.NoError(t, d.Seal())
 		registerActivate(t, b, d)
 		_, err = db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
-			return release.AppendTx(ctx, tx, sample(envelope.BillingFinalizationResolutionAppliedV1))
+			return release.AppendTx(ctx, tx, freshSample(envelope.BillingFinalizationResolutionAppliedV1))
 		})
 		require.ErrorIs(t, err, outbox.ErrMemberMissing)
 		var me *outbox.MemberMissingError
@@ -295,9 +295,9 @@ func TestAppendProvesPairAndMembersInActiveDefinition(t *testing.T) {
 // Duplicate event ids are rejected in one append and across appends.
 func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	ev := sample(envelope.RunCreatedV2)
+	ev := freshSample(envelope.RunCreatedV2)
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, ev, ev)
 	})
@@ -314,7 +314,7 @@ func TestAppendRejectsDuplicateEventIDs(t *testing.T) {
 // An append with no events is a no-op.
 func TestAppendNothing(t *testing.T) {
 	t.Parallel()
-	res, err := release.AppendTx(context.Background(), nil)
+	res, err := release.AppendTx(t.Context(), nil)
 	require.NoError(t, err)
 	require.Empty(t, res.Events)
 	require.False(t, errors.Is(err, outbox.ErrNoActiveDefinition))

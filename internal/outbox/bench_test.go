@@ -22,12 +22,12 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkAppend -benchtime 2000x ./internal/outbox/
 func BenchmarkAppend(b *testing.B) {
-	ctx := context.Background()
+	ctx := b.Context()
 	bundle := setup(b)
 	pool := bundle.pool
 	_, err := pool.Exec(ctx, "CREATE TABLE outbox.bench_plain (event_id uuid PRIMARY KEY, event_envelope text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())")
 	require.NoError(b, err)
-	proto := sample(envelope.RunCreatedV2)
+	proto := freshSample(envelope.RunCreatedV2)
 	built, err := envelope.Build(proto)
 	require.NoError(b, err)
 	canonical, err := built.Canonical()

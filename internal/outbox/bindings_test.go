@@ -27,7 +27,7 @@ import (
 // producer nor dispatcher may write bindings.
 func TestDS4UnboundDestinationIsRefusedByTheDatabase(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway}}).Gateway()
 
 	// A fresh database binds nothing: the first release cannot register.

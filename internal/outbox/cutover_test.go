@@ -17,7 +17,7 @@ import (
 
 func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion int64, status string) {
 	t.Helper()
-	rows, _ := b.pool.Query(context.Background(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
+	rows, _ := b.pool.Query(t.Context(), `SELECT e.delivery_set_version, d.required_projection_version, d.status
 		FROM outbox.outbox_events e JOIN outbox.outbox_deliveries d USING (event_id)
 		WHERE e.event_id = @event_id AND d.destination = 'core_operations'`, pgx.NamedArgs{"event_id": eventID})
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
@@ -35,9 +35,9 @@ func frozen(t *testing.T, b *testBundle, eventID string) (dsv, projectionVersion
 // their own.
 func TestProjectionCutover(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	old := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0]
+	old := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 
 	def2, err := deliveryset.Build(2, projection, 2)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestProjectionCutover(t *testing.T) {
 	require.EqualValues(t, 2, ptrs[0].ProjectionVersion)
 	require.EqualValues(t, 2, ptrs[0].DeliverySetVersion)
 
-	fresh := appendTx(t, b.pool, sample(envelope.RunCreatedV2))
+	fresh := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2))
 	require.Equal(t, def2.Quadruple(), fresh.Definition)
 	dsv, pv, status := frozen(t, b, fresh.Events[0].EventID)
 	require.Equal(t, [3]any{int64(2), int64(2), "pending"}, [3]any{dsv, pv, status})
@@ -96,7 +96,7 @@ func TestProjectionCutover(t *testing.T) {
 // fails with a serialization error instead of freezing a retired definition.
 func TestCutoverSerializesWithAppends(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	def2, err := deliveryset.Build(2, projection, 2)
 	require.NoError(t, err)
@@ -112,13 +112,13 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 
 	inflight, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
-	defer inflight.Rollback(ctx)
-	early, err := release.AppendTx(ctx, inflight, sample(envelope.WalletReservedV2))
+	defer func() { _ = inflight.Rollback(ctx) }() // no-op after Commit; on a failed step the test has already failed
+	early, err := release.AppendTx(ctx, inflight, freshSample(envelope.WalletReservedV2))
 	require.NoError(t, err)
 
 	rr, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	require.NoError(t, err)
-	defer rr.Rollback(ctx)
+	defer func() { _ = rr.Rollback(ctx) }()                            // no-op after Commit; on a failed step the test has already failed
 	_, err = rr.Exec(ctx, "SELECT count(*) FROM outbox.outbox_events") // takes the snapshot
 	require.NoError(t, err)
 
@@ -137,8 +137,8 @@ func TestCutoverSerializesWithAppends(t *testing.T) {
 
 	dsv, _, _ := frozen(t, b, early.Events[0].EventID)
 	require.EqualValues(t, 1, dsv, "the in-flight append committed with the definition it froze")
-	require.EqualValues(t, 2, appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Definition.DeliverySetVersion)
+	require.EqualValues(t, 2, appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Definition.DeliverySetVersion)
 
-	_, err = release.AppendTx(ctx, rr, sample(envelope.RunCreatedV2))
+	_, err = release.AppendTx(ctx, rr, freshSample(envelope.RunCreatedV2))
 	requireCode(t, err, pgerrcode.SerializationFailure)
 }

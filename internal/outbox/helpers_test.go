@@ -11,7 +11,7 @@ import (
 
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -34,7 +34,7 @@ type testBundle struct {
 func setup(t testing.TB) *testBundle {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}}).Core()
-	def, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
+	def, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 		ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
@@ -45,22 +45,22 @@ func setup(t testing.TB) *testBundle {
 // database (what release.Bootstrap does before it registers).
 func bindDestinations(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	_, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
+	_, err := db.WithTxV(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) (int, error) {
 		return outbox.BindDestinationsTx(ctx, tx, release.Bindings()...)
 	})
 	require.NoError(t, err)
 }
 
-// sample returns a valid envelope of the pair with a fresh event id.
-func sample(eventType string) envelope.Envelope {
-	e := envelopetest.Envelope(eventType, 0)
+// freshSample returns a valid envelope of the pair with a fresh event id.
+func freshSample(eventType string) envelope.Envelope {
+	e := sample.Envelope(eventType, 0)
 	e.EventID = outbox.NewEventID()
 	return e
 }
 
 func appendTx(t *testing.T, pool *pgxpool.Pool, events ...envelope.Envelope) outbox.AppendResult {
 	t.Helper()
-	res, err := db.WithTxV(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
+	res, err := db.WithTxV(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, events...)
 	})
 	require.NoError(t, err)

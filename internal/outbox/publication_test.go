@@ -21,7 +21,7 @@ import (
 func publishedAt(t *testing.T, b *testBundle, eventID string) *time.Time {
 	t.Helper()
 	var at *time.Time
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT published_at FROM outbox.outbox_events WHERE event_id = $1", eventID).Scan(&at))
+	require.NoError(t, b.pool.QueryRow(t.Context(), "SELECT published_at FROM outbox.outbox_events WHERE event_id = $1", eventID).Scan(&at))
 	return at
 }
 
@@ -30,7 +30,7 @@ func publishedAt(t *testing.T, b *testBundle, eventID string) *time.Time {
 // coordinates mutate returns.
 func ackTx(t *testing.T, b *testBundle, ev outbox.AppendedEvent, dest route.Destination, mutate func(*outbox.PublicationParams)) (outbox.PublicationResult, error) {
 	t.Helper()
-	return db.WithTxV(context.Background(), b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.PublicationResult, error) {
+	return db.WithTxV(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.PublicationResult, error) {
 		setRole(t, ctx, tx, schema.RoleDispatcher)
 		a := ack{EventID: ev.EventID, Destination: dest, Attempt: claim(t, ctx, tx, ev.EventID, dest),
 			ReceiptRef: "receipt-" + string(dest), ReceiptDigest: strings.Repeat("f", 64), EnvelopeSHA: ev.EnvelopeDigest.Value}
@@ -49,9 +49,9 @@ func ackTx(t *testing.T, b *testBundle, ev outbox.AppendedEvent, dest route.Dest
 // (raise, roll back) when the ack disagrees with the frozen member or event.
 func TestRecordPublicationThreeOutcomes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
 
 	invalid := map[string]func(*outbox.PublicationParams){
 		"consumer of another destination": func(p *outbox.PublicationParams) { p.ConsumerName = route.OperationsProjector },
@@ -103,9 +103,9 @@ func TestRecordPublicationThreeOutcomes(t *testing.T) {
 // acknowledged and runs only under READ COMMITTED.
 func TestPublishedAtGuards(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.outbox_events SET published_at = now()"), outbox.CodePublishedAtGuard)
 
 	_, err := db.WithTxV(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) (outbox.PublicationResult, error) {
@@ -131,13 +131,13 @@ func TestPublishedAtGuards(t *testing.T) {
 // the second sees the first and exactly one answers complete.
 func TestRecordPublicationConcurrentSiblingAcks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	ev := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0]
 
 	txA, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
-	defer txA.Rollback(ctx)
+	defer func() { _ = txA.Rollback(ctx) }() // no-op after Commit; on a failed step the test has already failed
 	a := ack{EventID: ev.EventID, Destination: route.CoreOperations, Attempt: claim(t, ctx, txA, ev.EventID, route.CoreOperations),
 		ReceiptRef: "ra", ReceiptDigest: strings.Repeat("a", 64), EnvelopeSHA: ev.EnvelopeDigest.Value}
 	a.write(t, ctx, txA)
@@ -175,7 +175,7 @@ func waitForLockWait(t *testing.T, b *testBundle, pid uint32) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var waiting bool
-		require.NoError(c, b.pool.QueryRow(context.Background(),
+		require.NoError(c, b.pool.QueryRow(t.Context(),
 			"SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1", int32(pid)).Scan(&waiting))
 		require.True(c, waiting)
 	}, 30*time.Second, 5*time.Millisecond, "backend %d never waited on a lock", pid)

@@ -23,7 +23,7 @@ import (
 // candidate or digest is rejected; registration does not activate.
 func TestRegistryInsertOrCompare(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Metering}}).Metering()
 	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
@@ -78,7 +78,7 @@ func TestRegistryInsertOrCompare(t *testing.T) {
 // sessions converge to one row and one member set; all succeed.
 func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Execution}, MaxConns: 8}).Execution()
 	bindDestinations(t, pool)
 	def, err := deliveryset.FirstRelease(projection, 1)
@@ -136,7 +136,7 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 // definition is active and activation is explicit.
 func TestRegistryImmutabilityAndActivation(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET delivery_set_definition_digest = repeat('0', 64)"), outbox.CodeImmutable)
 	requireCode(t, exec(ctx, b.pool, "UPDATE outbox.delivery_set_versions SET definition_canonical_json = '{}'"), outbox.CodeImmutable)

@@ -24,7 +24,7 @@ import (
 // document lists, names exactly as written there.
 func TestSchemaHasSpecTablesAndColumns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	want := map[string]string{
 		"outbox_events": `event_id event_type schema_version delivery_set_version delivery_set_definition_schema_version
@@ -95,7 +95,7 @@ func rawDelivery(eventID, dest, consumer, receipt string, projectionVersion stri
 // missing, extra or mismatching delivery row.
 func TestDeferredDeliverySetProof(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	ops := func(id, version string) string {
 		return rawDelivery(id, "core_operations", route.OperationsProjector, route.OperationsProjectionAppliedReceipt, version)
@@ -148,9 +148,9 @@ func TestDeferredDeliverySetProof(t *testing.T) {
 // no UPDATE on events at all (column grants).
 func TestEventImmutability(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, set := range []string{
 		`event_payload = '{"changed":true}'`,
@@ -186,12 +186,12 @@ func TestEventImmutability(t *testing.T) {
 // quarantined are terminal; frozen delivery columns never change.
 func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	// A pair with two mandatory members: acknowledging one of them by hand
 	// (without outbox.record_publication) may commit, because the event is
 	// not complete yet (OB-PUB-1's commit-time proof, OW015, does not apply).
-	id := appendTx(t, b.pool, sample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.BillingFinalizationResolutionAppliedV1)).Events[0].EventID
 	where := fmt.Sprintf(" WHERE event_id = '%s'", id)
 	for _, status := range []string{"retryable", "delivered", "dead_letter", "PENDING", ""} {
 		err := exec(ctx, b.pool, "UPDATE outbox.outbox_deliveries SET status = '"+status+"'"+where)
@@ -225,9 +225,9 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 // OB-STORE-4: an attempt is one immutable start and at most one finish.
 func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	var a attempt
 	require.NoError(t, db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		setRole(t, ctx, tx, schema.RoleDispatcher)
@@ -260,9 +260,9 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 // exists without the other, and the row is never deleted.
 func TestQuarantineIsExplicit(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	res := appendTx(t, b.pool, sample(envelope.RunCreatedV2), sample(envelope.WalletReservedV2))
+	res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2), freshSample(envelope.WalletReservedV2))
 	one, two := res.Events[0], res.Events[1]
 	quarantine := func(tx pgx.Tx, e outbox.AppendedEvent, sha string, withRow bool) error {
 		a := claim(t, ctx, tx, e.EventID, route.CoreOperations)
@@ -315,9 +315,9 @@ func TestQuarantineIsExplicit(t *testing.T) {
 // appends.
 func TestRoleGrants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	as := func(role string, stmt string, args ...any) error {
 		return db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 			setRole(t, ctx, tx, role)
@@ -357,7 +357,7 @@ func TestRoleGrants(t *testing.T) {
 // destination per transaction, delivered at commit.
 func TestAppendNotifiesDestinations(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
 	conn, err := b.pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -365,7 +365,7 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	_, err = conn.Exec(ctx, "LISTEN outbox_deliveries")
 	require.NoError(t, err)
 
-	appendTx(t, b.pool, sample(envelope.RunCreatedV2), sample(envelope.WalletReservedV2), sample(envelope.BillingFinalizationResolutionAppliedV1))
+	appendTx(t, b.pool, freshSample(envelope.RunCreatedV2), freshSample(envelope.WalletReservedV2), freshSample(envelope.BillingFinalizationResolutionAppliedV1))
 	got := map[string]int{}
 	for i := 0; i < 2; i++ {
 		n, err := conn.Conn().WaitForNotification(ctx)
@@ -376,11 +376,11 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 	require.Equal(t, map[string]int{"core_operations": 1, "billing_finalization_coordinator": 1}, got)
 	// Nothing else is pending: a rolled-back append notifies nobody.
 	_ = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := release.AppendTx(ctx, tx, sample(envelope.MeteringSettlementInputCurrentChangedV1))
+		_, err := release.AppendTx(ctx, tx, freshSample(envelope.MeteringSettlementInputCurrentChangedV1))
 		require.NoError(t, err)
 		return fmt.Errorf("roll back")
 	})
-	appendTx(t, b.pool, sample(envelope.ExecutionAttemptEligibilityFinalizedV1))
+	appendTx(t, b.pool, freshSample(envelope.ExecutionAttemptEligibilityFinalizedV1))
 	n, err := conn.Conn().WaitForNotification(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "metering_input_processor", n.Payload)
@@ -392,9 +392,9 @@ func TestAppendNotifiesDestinations(t *testing.T) {
 // trigger's comparison fails here.
 func TestEventImmutabilityEveryColumn(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setup(t)
-	id := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0].EventID
+	id := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0].EventID
 	rows, err := b.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = 'outbox' AND table_name = 'outbox_events' AND column_name <> 'published_at'`)
 	require.NoError(t, err)

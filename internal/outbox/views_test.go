@@ -1,7 +1,6 @@
 package outbox_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // viewColumns lists a view's columns as "name type", in order.
 func viewColumns(t *testing.T, pool *pgxpool.Pool, view string) []string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `SELECT column_name || ' ' || data_type FROM information_schema.columns
+	rows, err := pool.Query(t.Context(), `SELECT column_name || ' ' || data_type FROM information_schema.columns
 		WHERE table_schema = 'outbox' AND table_name = @view ORDER BY ordinal_position`, pgx.NamedArgs{"view": view})
 	require.NoError(t, err)
 	cols, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -33,7 +32,7 @@ func viewColumns(t *testing.T, pool *pgxpool.Pool, view string) []string {
 // into T (pgx fails on a column T lacks or a field the row lacks).
 func viewRow[T any](t *testing.T, pool *pgxpool.Pool, view, where string, args pgx.NamedArgs) T {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), "SELECT * FROM outbox."+view+" WHERE "+where, args)
+	rows, err := pool.Query(t.Context(), "SELECT * FROM outbox."+view+" WHERE "+where, args)
 	require.NoError(t, err)
 	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[T])
 	require.NoError(t, err)
@@ -59,7 +58,7 @@ func TestReadViewDeliveryFacts(t *testing.T) {
 		"event_envelope_sha256 text",
 	}, viewColumns(t, b.pool, "delivery_facts"))
 
-	ev := appendTx(t, b.pool, sample(envelope.RunCreatedV2)).Events[0]
+	ev := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2)).Events[0]
 	require.NotEmpty(t, ev.Deliveries)
 	m := ev.Deliveries[0]
 	type deliveryFact struct {
@@ -113,7 +112,7 @@ func TestReadViewEventFrozenMembers(t *testing.T) {
 		"delivery_projection_version bigint",
 	}, viewColumns(t, b.pool, "event_frozen_members"))
 
-	res := appendTx(t, b.pool, sample(envelope.RunCreatedV2))
+	res := appendTx(t, b.pool, freshSample(envelope.RunCreatedV2))
 	ev := res.Events[0]
 	require.NotEmpty(t, ev.Deliveries)
 	m := ev.Deliveries[0]

@@ -183,8 +183,8 @@ func (c *cluster) launch(ctx context.Context, bin string, cred *syscall.Credenti
 
 	started := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		defer logFile.Close()
+		runtime.LockOSThread()                 // never unlocked: the thread dies with this goroutine
+		defer func() { _ = logFile.Close() }() // the server's own log: nobody left to report a close error to
 		if err := cmd.Start(); err != nil {
 			started <- err
 			close(c.done)
@@ -249,7 +249,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only the port number was wanted
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

@@ -152,6 +152,6 @@ func ping(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	return conn.Ping(ctx)
 }

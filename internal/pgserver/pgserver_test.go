@@ -1,7 +1,6 @@
 package pgserver_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 
 func TestStartThrowawayCluster(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	srv, err := pgserver.Start(ctx)
 	if err != nil && os.Getenv(pgserver.EnvForceEmbedded) != "1" {
 		if _, binErr := pgserver.BinDir(); binErr != nil {
@@ -38,7 +37,7 @@ func TestStartThrowawayCluster(t *testing.T) {
 
 func TestFindHonorsDatabaseURL(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	base, err := pgserver.Find(ctx, pgserver.Opts{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = base.Stop() })

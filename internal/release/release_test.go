@@ -1,7 +1,6 @@
 package release_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,7 +28,7 @@ func TestDS7BootstrapBindsRegistersAndActivatesOnce(t *testing.T) {
 		require.NoError(t, route.CheckConsumer(b.Destination, b.ConsumerName))
 	}
 
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}}).Core()
 	p := release.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1, SourceRelease: "test"}
 	def, err := release.Bootstrap(ctx, pool, p)

@@ -108,7 +108,7 @@ func (nb *netBundle) runtime(t *testing.T, addr string) {
 	}, prometheus.NewRegistry(), nb.quiet)
 	require.NoError(t, err)
 	require.Equal(t, []route.Destination{route.CoreOperations}, rt.Served())
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-done) })

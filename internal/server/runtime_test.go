@@ -43,7 +43,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	t.Parallel()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Metering}, Lines: lines.All(), MaxConns: 8})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, pool := range []server.Pools{{boundary.Core: b.Core()}, {boundary.Metering: b.Metering()}} {
 		for _, p := range pool {
 			_, err := release.Bootstrap(ctx, p, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})

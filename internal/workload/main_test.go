@@ -3,7 +3,7 @@ package workload_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/oceanway/core/internal/dbtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -147,7 +147,6 @@ func scan(path string, idRE *regexp.Regexp, reqs map[string]*requirement) error 
 		funcs = append(funcs, span{fd.Name.Name, fset.Position(start).Offset, fset.Position(fd.End()).Offset})
 	}
 	for _, loc := range idRE.FindAllIndex(src, -1) {
-		id := string(src[loc[0]:loc[1]])
 		where := filepath.ToSlash(path)
 		for _, f := range funcs {
 			if loc[0] >= f.start && loc[0] < f.end {
@@ -155,7 +154,7 @@ func scan(path string, idRE *regexp.Regexp, reqs map[string]*requirement) error 
 				break
 			}
 		}
-		reqs[id].tests[where] = true
+		reqs[string(src[loc[0]:loc[1]])].tests[where] = true
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
 	adminschema "github.com/oceanway/core/internal/admin/schema"
@@ -112,7 +112,7 @@ func (w *World) Boundaries() admin.Boundaries {
 
 // RunCreated is a run.created@2.0 of runID and reservationID.
 func RunCreated(runID, reservationID string) envelope.Envelope {
-	e := envelopetest.Envelope(envelope.RunCreatedV2, 0)
+	e := sample.Envelope(envelope.RunCreatedV2, 0)
 	e.EventID = outbox.NewEventID()
 	e.AggregateID = runID
 	e.Payload["runId"] = runID
@@ -122,7 +122,7 @@ func RunCreated(runID, reservationID string) envelope.Envelope {
 
 // WalletReserved is a wallet.reserved@2.0 of reservationID for runID.
 func WalletReserved(runID, reservationID string) envelope.Envelope {
-	e := envelopetest.Envelope(envelope.WalletReservedV2, 0)
+	e := sample.Envelope(envelope.WalletReservedV2, 0)
 	e.EventID = outbox.NewEventID()
 	e.AggregateID = reservationID
 	e.Payload["runId"] = runID
@@ -132,7 +132,7 @@ func WalletReserved(runID, reservationID string) envelope.Envelope {
 
 // AttemptEligibility is an execution.attempt-eligibility.finalized@1 of runID and reservationID.
 func AttemptEligibility(runID, reservationID string) envelope.Envelope {
-	e := envelopetest.Envelope(envelope.ExecutionAttemptEligibilityFinalizedV1, 0)
+	e := sample.Envelope(envelope.ExecutionAttemptEligibilityFinalizedV1, 0)
 	e.EventID = outbox.NewEventID()
 	e.Payload["runId"] = runID
 	e.Payload["billingReservationId"] = reservationID

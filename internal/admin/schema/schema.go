@@ -5,7 +5,6 @@ package schema
 
 import (
 	"embed"
-	"io/fs"
 
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
@@ -19,7 +18,7 @@ const LineName = "admin"
 var files embed.FS
 
 // FS is the line's migrations at their root.
-var FS = mustSub(files, "migrations")
+var FS = migrate.MustSub(files, "migrations")
 
 // Line is the admin migration line (internal/lines lists it).
 func Line() migrate.Line {
@@ -30,12 +29,4 @@ func Line() migrate.Line {
 		// The indexes are on outbox.outbox_events.
 		After: []string{outboxschema.LineName},
 	}
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

@@ -27,7 +27,7 @@ func CreateDatabase(ctx context.Context, serverURL, name string) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("drop leftover database %s: %w", name, err)
 	}
@@ -47,7 +47,7 @@ func DropDatabases(ctx context.Context, serverURL string, names ...string) error
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }() // Terminate only: the server ends the session either way
 	var first error
 	for _, name := range names {
 		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil && first == nil {
@@ -97,7 +97,7 @@ func ServerInfo(ctx context.Context, serverURL, source string, cpus int) (Server
 	if err != nil {
 		return Server{}, err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	s := Server{Source: source, CPUs: cpus}
 	rows, err := conn.Query(ctx, qServerInfo)
 	if err != nil {

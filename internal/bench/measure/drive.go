@@ -108,7 +108,7 @@ func Drive(ctx context.Context, env Env, t Target, w Workload, rec *Recorder) (r
 	if err != nil {
 		return run, fmt.Errorf("measure: connect: %w", err)
 	}
-	defer sampleConn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = sampleConn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	before, err := settledStats(ctx, env, sampleConn, dbs, nil)
 	if err != nil {
 		return run, err
@@ -359,7 +359,7 @@ func vacuumQueue(ctx context.Context, dsn, table string) (int64, float64, error)
 	if err != nil {
 		return 0, 0, fmt.Errorf("vacuum %s: %w", table, err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	schema, name, ok := strings.Cut(table, ".")
 	if !ok {
 		return 0, 0, fmt.Errorf("vacuum: table %q is not schema-qualified", table)

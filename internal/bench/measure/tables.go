@@ -14,7 +14,7 @@ func tableStats(ctx context.Context, dsn, database string) (map[string]TableWrit
 	if err != nil {
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // Terminate only: the server ends the session either way
 	rows, err := conn.Query(ctx, qTableStats)
 	if err != nil {
 		return nil, fmt.Errorf("table stats of %s: %w", database, err)

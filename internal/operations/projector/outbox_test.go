@@ -25,7 +25,7 @@ import (
 // appends events in one transaction.
 func withOutbox(t *testing.T, b *bundle, events ...*envelope.Envelope) *deliveryset.Definition {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	def, err := release.Bootstrap(ctx, b.pool, release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
@@ -36,7 +36,7 @@ func withOutbox(t *testing.T, b *bundle, events ...*envelope.Envelope) *delivery
 
 func appendEvents(t *testing.T, pool *pgxpool.Pool, events ...*envelope.Envelope) {
 	t.Helper()
-	err := db.WithTx(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) error {
+	err := db.WithTx(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) error {
 		es := make([]envelope.Envelope, len(events))
 		for i, e := range events {
 			es[i] = *e
@@ -49,7 +49,7 @@ func appendEvents(t *testing.T, pool *pgxpool.Pool, events ...*envelope.Envelope
 
 func claimOne(t *testing.T, store *dispatcher.Store) dispatcher.Claimed {
 	t.Helper()
-	claims, err := store.Claim(context.Background(), dispatcher.ClaimParams{
+	claims, err := store.Claim(t.Context(), dispatcher.ClaimParams{
 		Owner: "test-worker", Destinations: []route.Destination{route.CoreOperations}, Limit: 1, Lease: time.Minute,
 	})
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func claimOne(t *testing.T, store *dispatcher.Store) dispatcher.Claimed {
 // writes nothing. The receipt for the frozen version is accepted.
 func TestShadowProjectionReceiptRejectedByDispatcher(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	o := operationstest.Sample(20)
 	withOutbox(t, b, o.Run)
 	store := dispatcher.NewStore(b.pool, 5*time.Second)
@@ -108,7 +108,7 @@ func TestShadowProjectionReceiptRejectedByDispatcher(t *testing.T) {
 // frozen member; requests outside the frozen scope are refused.
 func TestOPS5DirectedReceiptRead(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	o := operationstest.Sample(21)
 	def := withOutbox(t, b, o.Run, o.Wallet)
 	store := dispatcher.NewStore(b.pool, 5*time.Second)

@@ -1,7 +1,6 @@
 package projector_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/operations/operationstest"
@@ -26,7 +25,7 @@ var p1 = readmodel.Params{Projection: v1}
 // linked by the Run event after the causal and equality checks.
 func TestOPS3WalletFirstThenRun(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(1)
 
@@ -81,7 +80,7 @@ func TestOPS3WalletFirstThenRun(t *testing.T) {
 // reservation as source_delayed with no made-up fields; the wallet links it.
 func TestOPS3RunFirstShowsSourceDelayed(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(2)
 	b.ack(t, o.Run)
@@ -112,7 +111,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 	t.Parallel()
 	for name, edit := range map[string]func(*envelope.Envelope){
 		"account":  func(e *envelope.Envelope) { e.Payload["billingAccountId"] = operationstest.ID(99, 2) },
-		"manifest": func(e *envelope.Envelope) { e.Payload["runAdmissionManifestDigest"] = envelopetest.Hex("other") },
+		"manifest": func(e *envelope.Envelope) { e.Payload["runAdmissionManifestDigest"] = sample.Hex("other") },
 		"tenant":   func(e *envelope.Envelope) { e.WorkspaceID = operationstest.ID(99, 902) },
 		"causation": func(e *envelope.Envelope) {
 			e.CausationID = operationstest.ID(99, 6)
@@ -148,7 +147,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 // gap is resolved.
 func TestOPS2RevisionGapThenFill(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	o := operationstest.Sample(4)
 	b.ack(t, o.Run)
@@ -204,7 +203,7 @@ func TestOPS2RevisionGapThenFill(t *testing.T) {
 
 func (b *bundle) countReceipts(t *testing.T, eventID string) int {
 	t.Helper()
-	n, err := operationstest.QueryOne(context.Background(), b.pool, pgx.RowTo[int64],
+	n, err := operationstest.QueryOne(t.Context(), b.pool, pgx.RowTo[int64],
 		"SELECT count(*) FROM operations.applied_receipts WHERE event_id = @event_id", pgx.NamedArgs{"event_id": eventID})
 	require.NoError(t, err)
 	return int(n)
@@ -269,7 +268,7 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 	// No owner read wired at all: retryable, nothing written.
 	unwired, err := projector.New(b.pool, projector.Config{})
 	require.NoError(t, err)
-	_, err = unwired.Consume(context.Background(), operationstest.DeliveryV1(o.Finalization))
+	_, err = unwired.Consume(t.Context(), operationstest.DeliveryV1(o.Finalization))
 	requireCode(t, err, true, projector.CodeOwnerReadUnavailable)
 	require.Equal(t, before, b.state(t))
 
@@ -282,14 +281,14 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 // core_operations at all are non_retryable.
 func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
-	transition := envelopetest.Built(envelope.BillingSettlementTransitionCommittedV1, 1)
+	b, ctx := setup(t), t.Context()
+	transition := sample.Built(envelope.BillingSettlementTransitionCommittedV1, 1)
 	_, err := b.deliver(t, transition)
 	requireCode(t, err, true, projector.CodeUnsupportedPair)
 	require.Equal(t, 1, b.count(t, "unsupported_events"))
 	require.Zero(t, b.countReceipts(t, transition.EventID))
 
-	closure := envelopetest.Built(envelope.ExecutionRunFinalizationClosedV1, 2)
+	closure := sample.Built(envelope.ExecutionRunFinalizationClosedV1, 2)
 	before := b.state(t)
 	_, err = b.deliver(t, closure)
 	requireCode(t, err, false, projector.CodePairNotRouted)
@@ -307,7 +306,7 @@ func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 // projector that builds a shadow version keeps one receipt per version.
 func TestProjectionTargetComesFromFrozenMember(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	o := operationstest.Sample(8)
 	_, err := b.p.Consume(ctx, operationstest.Delivery(o.Run, operationstest.Member(o.Run.EventType, o.Run.EventSchemaVersion, 2)))
 	requireCode(t, err, true, projector.CodeProjectionUnsupported)
@@ -334,7 +333,7 @@ func TestProjectionTargetComesFromFrozenMember(t *testing.T) {
 // ends linked, none stays pending.
 func TestOPS3ConcurrentRunAndWalletAlwaysLink(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t), context.Background()
+	b, ctx := setup(t), t.Context()
 	rm := readmodel.New(b.pool)
 	const n = 40
 	var wg sync.WaitGroup

@@ -298,7 +298,7 @@ func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, agg
 	b.Queue(qAggregateEnsure, withArgs(key, pgx.NamedArgs{"now": now}))
 	b.Queue(qAggregateLock, key)
 	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+	defer func() { _ = br.Close() }() // error paths return the first error; the success path checks Close
 	if gate {
 		if _, err := br.Exec(); err != nil {
 			return 0, fmt.Errorf("active claim gate: %w", err)
@@ -383,7 +383,7 @@ func (p *Projector) recordApplied(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	}))
 	b.Queue(qUnsupportedResolve, withArgs(target, pgx.NamedArgs{"event_id": env.EventID, "now": ev.Now}))
 	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+	defer func() { _ = br.Close() }() // error paths return the first error; the success path checks Close
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("insert projected event: %w", err)
 	}

@@ -50,7 +50,7 @@ func setup(t *testing.T, cfg ...projector.Config) *bundle {
 
 func (b *bundle) deliver(t *testing.T, e *envelope.Envelope) (transport.Result, error) {
 	t.Helper()
-	return b.p.Consume(context.Background(), operationstest.DeliveryV1(e))
+	return b.p.Consume(t.Context(), operationstest.DeliveryV1(e))
 }
 
 func (b *bundle) ack(t *testing.T, e *envelope.Envelope) transport.Result {
@@ -62,14 +62,14 @@ func (b *bundle) ack(t *testing.T, e *envelope.Envelope) transport.Result {
 
 func (b *bundle) state(t *testing.T) string {
 	t.Helper()
-	s, err := operationstest.State(context.Background(), b.pool, v1)
+	s, err := operationstest.State(t.Context(), b.pool, v1)
 	require.NoError(t, err)
 	return s
 }
 
 func (b *bundle) count(t *testing.T, table string) int {
 	t.Helper()
-	n, err := operationstest.Count(context.Background(), b.pool, table, v1)
+	n, err := operationstest.Count(t.Context(), b.pool, table, v1)
 	require.NoError(t, err)
 	return n
 }
@@ -100,11 +100,11 @@ func TestConformance(t *testing.T) {
 			Block: func(t *testing.T) func() {
 				// A held lock: every projector transaction must lock or
 				// create its aggregate; EXCLUSIVE still allows plain reads.
-				tx, err := b.pool.Begin(context.Background())
+				tx, err := b.pool.Begin(t.Context())
 				require.NoError(t, err)
-				_, err = tx.Exec(context.Background(), "LOCK TABLE operations.projection_aggregates IN EXCLUSIVE MODE")
+				_, err = tx.Exec(t.Context(), "LOCK TABLE operations.projection_aggregates IN EXCLUSIVE MODE")
 				require.NoError(t, err)
-				return func() { require.NoError(t, tx.Rollback(context.Background())) }
+				return func() { require.NoError(t, tx.Rollback(t.Context())) }
 			},
 		}
 	})

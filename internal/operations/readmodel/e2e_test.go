@@ -39,7 +39,7 @@ func TestE2EAdmissionDispatchersProjector1000Runs(t *testing.T) {
 		dispatchers = 3
 		admitters   = 16
 	)
-	b, ctx := setup(t, 64), context.Background()
+	b, ctx := setup(t, 64), t.Context()
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	runErrs := make(chan error, dispatchers)

@@ -1,7 +1,6 @@
 package readmodel_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
@@ -37,7 +36,7 @@ type bundle struct {
 func setup(t *testing.T, maxConns int32) *bundle {
 	t.Helper()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: maxConns}).Core()
-	_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{
+	_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",
 	})
 	require.NoError(t, err)
@@ -57,7 +56,7 @@ func (b *bundle) admit(t *testing.T, n int) []admission.Result {
 	t.Helper()
 	out := make([]admission.Result, n)
 	for i := range out {
-		res, err := b.adm.Admit(context.Background(), admitRequest())
+		res, err := b.adm.Admit(t.Context(), admitRequest())
 		require.NoError(t, err)
 		out[i] = res
 	}
@@ -68,7 +67,7 @@ func (b *bundle) admit(t *testing.T, n int) []admission.Result {
 // until nothing is claimable.
 func (b *bundle) deliverAll(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for {
 		claims, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "test", Destinations: []route.Destination{route.CoreOperations}, Limit: 50, Lease: time.Minute})
 		require.NoError(t, err)
@@ -85,7 +84,7 @@ func (b *bundle) deliverAll(t *testing.T) {
 
 func (b *bundle) completeness(t *testing.T) readmodel.Completeness {
 	t.Helper()
-	c, err := b.rm.Completeness(context.Background(), readmodel.Params{})
+	c, err := b.rm.Completeness(t.Context(), readmodel.Params{})
 	require.NoError(t, err)
 	return c
 }
@@ -105,7 +104,7 @@ func TestOPS4UnverifiedWithoutProof(t *testing.T) {
 
 	// No active projection pointer at all.
 	bare := readmodel.New(dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All()}).Core())
-	c, err := bare.Completeness(context.Background(), readmodel.Params{})
+	c, err := bare.Completeness(t.Context(), readmodel.Params{})
 	require.NoError(t, err)
 	require.Equal(t, readmodel.Unverified, c.VerificationState)
 	require.Equal(t, readmodel.ReasonNoActiveProjection, c.VerificationReason)
@@ -117,7 +116,7 @@ func TestOPS4UnverifiedWithoutProof(t *testing.T) {
 // is applied the old proof stays stale (unknown) until a new proof.
 func TestOPS4CompletenessVerifiedCurrentThenStale(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t, 8), context.Background()
+	b, ctx := setup(t, 8), t.Context()
 	b.admit(t, 3)
 	b.deliverAll(t)
 
@@ -166,7 +165,7 @@ func TestOPS4CompletenessVerifiedCurrentThenStale(t *testing.T) {
 // schema, quarantine and the semantic check.
 func TestOPS4ProofReasons(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("open deliveries and anti-join", func(t *testing.T) {
 		t.Parallel()
@@ -190,7 +189,7 @@ func TestOPS4ProofReasons(t *testing.T) {
 		require.Error(t, err)
 		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(o.Wallet)) // wallet without its Run
 		require.NoError(t, err)
-		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(envelopetest.Built(envelope.BillingSettlementTransitionCommittedV1, 1)))
+		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingSettlementTransitionCommittedV1, 1)))
 		require.Error(t, err) // not projected by this release
 		proof, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
 		require.NoError(t, err)
@@ -238,7 +237,7 @@ func TestOPS4ProofReasons(t *testing.T) {
 // identifier, timeline, no gaps, no unlinked reservations.
 func TestReadModelQueriesOnAdmittedOperations(t *testing.T) {
 	t.Parallel()
-	b, ctx := setup(t, 4), context.Background()
+	b, ctx := setup(t, 4), t.Context()
 	res := b.admit(t, 2)
 	b.deliverAll(t)
 	r := res[0]

@@ -1,12 +1,10 @@
 package readmodel_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgerrcode"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -27,21 +25,7 @@ import (
 )
 
 // rolePool connects to dsn and runs every session as role.
-func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	require.NoError(t, err)
-	cfg.MaxConns = 4
-	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
-}
+func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool { return dbtest.RolePool(t, dsn, role) }
 
 // The least-privilege roles are enough: admission appends as
 // oceanway_admission, the dispatcher delivers as oceanway_dispatcher, the
@@ -49,7 +33,7 @@ func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
 // oceanway_operations; the operations role cannot write the outbox.
 func TestRolesAreSufficient(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	bundle := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All()})
 	def, err := release.Bootstrap(ctx, bundle.Core(), release.BootstrapParams{
 		ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test",

@@ -5,7 +5,6 @@ package schema
 
 import (
 	"embed"
-	"io/fs"
 
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/migrate"
@@ -23,7 +22,7 @@ const RoleOperations = "oceanway_operations"
 var files embed.FS
 
 // FS is the line's migrations at their root.
-var FS = mustSub(files, "migrations")
+var FS = migrate.MustSub(files, "migrations")
 
 // Line is the operations migration line (internal/lines lists it).
 func Line() migrate.Line {
@@ -35,12 +34,4 @@ func Line() migrate.Line {
 		After: []string{outboxschema.LineName},
 		Roles: []string{RoleOperations},
 	}
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

@@ -33,7 +33,7 @@ func BenchmarkDispatch(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 12})
 			pool := bundle.Core()
-			ctx := context.Background()
+			ctx := b.Context()
 			if _, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
 				b.Fatal(err)
 			}
@@ -51,9 +51,9 @@ func BenchmarkDispatch(b *testing.B) {
 				}
 				b.StartTimer()
 				start := time.Now()
-				stop := run(d)
+				stop := run(b, d)
 				require.EventuallyWithT(b, func(c *assert.CollectT) {
-					require.Zero(c, countOpen(c, pool))
+					require.Zero(c, countOpen(ctx, c, pool))
 				}, 5*time.Minute, 2*time.Millisecond, "deliveries still open")
 				elapsed += time.Since(start)
 				b.StopTimer()
@@ -75,9 +75,9 @@ func appendBench(b *testing.B, pool *pgxpool.Pool, n int) {
 	}
 }
 
-func countOpen(t tb, pool *pgxpool.Pool) int {
+func countOpen(ctx context.Context, t tb, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending','leased')`).Scan(&n))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending','leased')`).Scan(&n))
 	return n
 }

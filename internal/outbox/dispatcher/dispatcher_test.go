@@ -48,14 +48,15 @@ func newDispatcher(t *testing.T, b *bundle, tr transport.Transport, cfg dispatch
 func (b *bundle) countStatus(t tb, status string) int {
 	t.Helper()
 	var n int
-	require.NoError(t, b.producer.QueryRow(context.Background(),
+	require.NoError(t, b.producer.QueryRow(b.ctx,
 		`SELECT count(*) FROM outbox.outbox_deliveries WHERE status = $1`, status).Scan(&n))
 	return n
 }
 
-// run starts d and returns a stop function that cancels it and returns Run's error.
-func run(d *dispatcher.Dispatcher) (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
+// run starts d under the test's context and returns a stop function that
+// cancels it and returns Run's error.
+func run(t interface{ Context() context.Context }, d *dispatcher.Dispatcher) (stop func() error) {
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	return func() error { cancel(); return <-done }
@@ -74,7 +75,7 @@ func TestRun_OBCLAIM1_ConcurrentDispatchersDeliverEverything(t *testing.T) {
 		d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{
 			WorkerID: "w" + string(rune('a'+i)), BatchSize: 25, Concurrency: 8, PollInterval: 20 * time.Millisecond,
 		}, m)
-		stops = append(stops, run(d))
+		stops = append(stops, run(t, d))
 	}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, n, b.countStatus(c, "acknowledged"))
@@ -102,7 +103,7 @@ func TestRun_OBCLAIM5_GracefulStopDrainsInFlight(t *testing.T) {
 		return b.consumer.Deliver(ctx, d)
 	})
 	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 10 * time.Millisecond, DrainTimeout: time.Minute}, nil)
-	stop := run(d)
+	stop := run(t, d)
 	<-entered
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
@@ -121,7 +122,7 @@ func TestRun_NotifyWakesIdleDispatcher(t *testing.T) {
 	listening := make(chan struct{})
 	var once sync.Once
 	d.SetHooks(dispatcher.Hooks{Listening: func() { once.Do(func() { close(listening) }) }})
-	stop := run(d)
+	stop := run(t, d)
 	defer func() { require.NoError(t, stop()) }()
 	<-listening
 	id := b.appendRuns(t, 1)[0]
@@ -152,7 +153,7 @@ func TestRun_OBCLAIM2_RenewalKeepsSlowConsumerLease(t *testing.T) {
 	m := dispatcher.NewMetrics(reg)
 	d := newDispatcher(t, b, tr, dispatcher.Config{LeaseDuration: 300 * time.Millisecond, RenewInterval: 50 * time.Millisecond,
 		DeliveryTimeout: 10 * time.Second, PollInterval: 10 * time.Millisecond}, m)
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, "acknowledged", b.delivery(c, id).Status)
 	}, 20*time.Second, pollTick, "slow delivery acknowledged")
@@ -180,7 +181,7 @@ func TestRun_OBDELIVER2_RetryThenQuarantineByConfiguredLimit(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	d := newDispatcher(t, b, tr, dispatcher.Config{MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond,
 		PollInterval: 5 * time.Millisecond}, dispatcher.NewMetrics(reg))
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, 2, b.countStatus(c, "quarantined"))
 	}, 20*time.Second, pollTick, "both quarantined")
@@ -251,7 +252,7 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 	m := dispatcher.NewMetrics(prometheus.NewRegistry())
 	cfg := dispatcher.Config{BatchSize: 10, Concurrency: 4, LeaseDuration: 250 * time.Millisecond, RenewInterval: -1,
 		BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, PollInterval: 10 * time.Millisecond, DrainTimeout: time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), duration)
+	ctx, cancel := context.WithTimeout(t.Context(), duration)
 	defer cancel()
 	var wg sync.WaitGroup
 	for w := 0; w < 3; w++ {
@@ -289,7 +290,7 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 	// Then a healthy dispatcher finishes the rest: whatever the kills left
 	// behind must converge, with nothing lost.
 	healthy := newDispatcher(t, b, b.consumer.Transport(), cfg, m)
-	stop := run(healthy)
+	stop := run(t, healthy)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, n, b.countStatus(c, "acknowledged"))
 	}, 60*time.Second, pollTick, "all acknowledged after chaos")
@@ -298,7 +299,7 @@ func TestSoak_OBDELIVER7_RandomKillsLoseNothing(t *testing.T) {
 	require.Equal(t, n, distinct, "no lost delivery")
 	require.Equal(t, n, total, "no duplicated effect")
 	var expired int
-	require.NoError(t, b.producer.QueryRow(context.Background(),
+	require.NoError(t, b.producer.QueryRow(t.Context(),
 		`SELECT count(*) FROM outbox.outbox_delivery_attempt_finishes WHERE outcome = 'lease_expired_unknown'`).Scan(&expired))
 	t.Logf("soak %s: %d lease-expiry recoveries", duration, expired)
 	b.invariants(t)
@@ -312,7 +313,7 @@ func TestRun_OBCLAIM5_StopLeavesNoGoroutines(t *testing.T) {
 	b.appendRuns(t, 20)
 	ignore := goleak.IgnoreCurrent()
 	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, RenewInterval: 5 * time.Millisecond}, nil)
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, 20, b.countStatus(c, "acknowledged"))
 	}, 20*time.Second, pollTick, "all acknowledged")
@@ -332,14 +333,14 @@ func TestRun_OBSTORE5_LongMultibyteReasonStillQuarantines(t *testing.T) {
 		return transport.Result{}, transport.NonRetryable("invariant_broken", errors.New(msg))
 	})
 	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 5 * time.Millisecond}, nil)
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, "quarantined", b.delivery(c, id).Status)
 	}, 20*time.Second, pollTick, "quarantined")
 	require.NoError(t, stop())
 	require.Equal(t, []string{"non_retryable"}, b.finishes(t, id))
 	var reason string
-	require.NoError(t, b.producer.QueryRow(context.Background(), `SELECT reason FROM outbox.outbox_quarantine WHERE event_id=$1`, id).Scan(&reason))
+	require.NoError(t, b.producer.QueryRow(t.Context(), `SELECT reason FROM outbox.outbox_quarantine WHERE event_id=$1`, id).Scan(&reason))
 	require.True(t, utf8.ValidString(reason))
 	require.LessOrEqual(t, len(reason), 1000)
 }
@@ -357,7 +358,7 @@ func TestRun_OBDELIVER4_RejectedAckIsQuarantinedAndLogged(t *testing.T) {
 	d, err := dispatcher.New(b.producer, b.consumer.Transport(), dispatcher.Config{PollInterval: 5 * time.Millisecond},
 		dispatcher.NewMetrics(prometheus.NewRegistry()), log)
 	require.NoError(t, err)
-	stop := run(d)
+	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, "quarantined", b.delivery(c, id).Status)
 	}, 20*time.Second, pollTick, "quarantined")
@@ -393,7 +394,7 @@ func TestRun_OBCLAIM5_DrainTimeoutCancelsAndRecords(t *testing.T) {
 		return transport.Result{}, ctx.Err()
 	})
 	d := newDispatcher(t, b, tr, dispatcher.Config{PollInterval: 5 * time.Millisecond, DrainTimeout: 100 * time.Millisecond}, nil)
-	stop := run(d)
+	stop := run(t, d)
 	<-entered
 	err := stop()
 	require.ErrorContains(t, err, "drain timeout")
@@ -408,7 +409,7 @@ func TestClaim_OBCLAIM1_DestinationFilter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.appendRuns(t, 2)
-	ctx := context.Background()
+	ctx := t.Context()
 	none, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "m", Destinations: []route.Destination{route.MeteringInputProcessor}, Limit: 10, Lease: lease})
 	require.NoError(t, err)
 	require.Empty(t, none)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -29,6 +29,7 @@ const projectionName = "operations"
 // bundle is one test's producer database (core), the consumer's own database
 // (execution, standing in for any consumer-owned store) and a store.
 type bundle struct {
+	ctx         context.Context // the test's context (t.Context())
 	producerDSN string
 	producer    *pgxpool.Pool
 	consumer    *outboxtest.Consumer
@@ -38,13 +39,13 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution}, MaxConns: 8})
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{
 		ProjectionName: projectionName, ProjectionVersion: 1, SourceRelease: "dispatcher-test",
 	})
 	require.NoError(t, err)
 	c := outboxtest.NewConsumer(t, b.Execution())
-	return &bundle{producerDSN: b.DSNs[boundary.Core], producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
+	return &bundle{ctx: ctx, producerDSN: b.DSNs[boundary.Core], producer: b.Core(), consumer: c, store: dispatcher.NewStore(b.Core(), 5*time.Second)}
 }
 
 // appendRuns appends n run.created@2.0 events (one core_operations delivery
@@ -54,13 +55,13 @@ func (b *bundle) appendRuns(t testing.TB, n int) []string {
 	events := make([]envelope.Envelope, n)
 	ids := make([]string, n)
 	for i := range events {
-		events[i] = envelopetest.Envelope("run.created@2.0", 0)
+		events[i] = sample.Envelope("run.created@2.0", 0)
 		events[i].EventID = outbox.NewEventID()
 		events[i].AggregateID = uuid.NewString()
 		events[i].Payload["runId"] = events[i].AggregateID
 		ids[i] = events[i].EventID
 	}
-	_, err := db.WithTxV(context.Background(), b.producer, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
+	_, err := db.WithTxV(t.Context(), b.producer, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, events...)
 	})
 	require.NoError(t, err)
@@ -70,7 +71,7 @@ func (b *bundle) appendRuns(t testing.TB, n int) []string {
 // claim claims up to n deliveries with the given lease.
 func (b *bundle) claim(t *testing.T, owner string, n int, lease time.Duration) []dispatcher.Claimed {
 	t.Helper()
-	c, err := b.store.Claim(context.Background(), dispatcher.ClaimParams{Owner: owner, Limit: n, Lease: lease})
+	c, err := b.store.Claim(t.Context(), dispatcher.ClaimParams{Owner: owner, Limit: n, Lease: lease})
 	require.NoError(t, err)
 	return c
 }
@@ -79,7 +80,7 @@ func (b *bundle) claim(t *testing.T, owner string, n int, lease time.Duration) [
 // what the lease check reads: no sleeping for a lease to run out.
 func (b *bundle) expireLease(t *testing.T, eventID string) {
 	t.Helper()
-	_, err := b.producer.Exec(context.Background(),
+	_, err := b.producer.Exec(t.Context(),
 		`UPDATE outbox.outbox_deliveries SET lease_expires_at = clock_timestamp() - interval '1 second'
 		 WHERE event_id = $1 AND status = 'leased'`, eventID)
 	require.NoError(t, err)
@@ -90,7 +91,7 @@ func (b *bundle) waitLeaseExpired(t *testing.T, eventID string) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var over bool
-		require.NoError(c, b.producer.QueryRow(context.Background(),
+		require.NoError(c, b.producer.QueryRow(t.Context(),
 			`SELECT lease_expires_at <= clock_timestamp() FROM outbox.outbox_deliveries WHERE event_id = $1`, eventID).Scan(&over))
 		require.True(c, over, "lease not expired yet")
 	}, 10*time.Second, pollTick, "lease expiry")
@@ -107,7 +108,7 @@ type deliveryRow struct {
 func (b *bundle) delivery(t tb, eventID string) deliveryRow {
 	t.Helper()
 	var r deliveryRow
-	require.NoError(t, b.producer.QueryRow(context.Background(), `
+	require.NoError(t, b.producer.QueryRow(b.ctx, `
 		SELECT d.status, d.attempt_count, d.last_error_code, d.ack_receipt_key, e.published_at IS NOT NULL
 		FROM outbox.outbox_deliveries d JOIN outbox.outbox_events e USING (event_id)
 		WHERE d.event_id = $1`, eventID).Scan(&r.Status, &r.AttemptCount, &r.LastError, &r.AckRef, &r.Published))
@@ -118,7 +119,7 @@ func (b *bundle) delivery(t tb, eventID string) deliveryRow {
 // ("" for a start without finish).
 func (b *bundle) finishes(t *testing.T, eventID string) []string {
 	t.Helper()
-	rows, err := b.producer.Query(context.Background(), `
+	rows, err := b.producer.Query(t.Context(), `
 		SELECT COALESCE(f.outcome, '') FROM outbox.outbox_delivery_attempt_starts s
 		LEFT JOIN outbox.outbox_delivery_attempt_finishes f USING (attempt_id)
 		WHERE s.event_id = $1 ORDER BY s.started_at, s.attempt_id`, eventID)

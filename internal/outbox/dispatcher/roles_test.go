@@ -1,34 +1,22 @@
 package dispatcher_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgerrcode"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
 // dispatcherRolePool runs every session as oceanway_dispatcher.
 func dispatcherRolePool(t *testing.T, dsn string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	require.NoError(t, err)
-	cfg.MaxConns = 4
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{outboxschema.RoleDispatcher}.Sanitize())
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
+	return dbtest.RolePool(t, dsn, outboxschema.RoleDispatcher)
 }
 
 // OB-STORE-6: every dispatcher statement (claim, renew, retry, quarantine,
@@ -38,7 +26,7 @@ func dispatcherRolePool(t *testing.T, dsn string) *pgxpool.Pool {
 func TestRoles_OBSTORE6_DispatcherRoleRunsEveryStatement(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ids := b.appendRuns(t, 5)
 	pool := dispatcherRolePool(t, b.producerDSN)
 	store := dispatcher.NewStore(pool, 5*time.Second)

@@ -15,6 +15,7 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
@@ -41,7 +42,7 @@ func TestClaim_OBCLAIM1_LeasesBatchInOrderAndStartsAttempts(t *testing.T) {
 		require.Equal(t, projectionName, c.Member.ProjectionTarget.Name)
 		require.NotEmpty(t, c.Envelope)
 		var owner, token, attempt string
-		require.NoError(t, b.producer.QueryRow(context.Background(), `
+		require.NoError(t, b.producer.QueryRow(t.Context(), `
 			SELECT d.lease_owner, d.lease_token::text, s.attempt_id::text FROM outbox.outbox_deliveries d
 			JOIN outbox.outbox_delivery_attempt_starts s ON s.attempt_id = d.current_attempt_id
 			WHERE d.event_id = $1 AND d.status = 'leased' AND s.lease_token = d.lease_token`, c.EventID).Scan(&owner, &token, &attempt))
@@ -82,7 +83,7 @@ func TestClaim_OBCLAIM1_ConcurrentClaimersNeverShareADelivery(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				claims, err := b.store.Claim(context.Background(), dispatcher.ClaimParams{Owner: "w", Limit: 7, Lease: lease})
+				claims, err := b.store.Claim(t.Context(), dispatcher.ClaimParams{Owner: "w", Limit: 7, Lease: lease})
 				if err != nil {
 					t.Error(err)
 					return
@@ -112,9 +113,9 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 	b := setup(t)
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w1", 1, lease)[0]
-	res, err := b.consumer.Deliver(context.Background(), c.Delivery())
+	res, err := b.consumer.Deliver(t.Context(), c.Delivery())
 	require.NoError(t, err)
-	require.NoError(t, b.store.VerifyAndAck(context.Background(), c, res))
+	require.NoError(t, b.store.VerifyAndAck(t.Context(), c, res))
 
 	row := b.delivery(t, id)
 	require.Equal(t, "acknowledged", row.Status)
@@ -124,7 +125,7 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
 
 	// OB-DELIVER-7 duplicate ack: the same fence cannot ack twice.
-	require.ErrorIs(t, b.store.VerifyAndAck(context.Background(), c, res), dispatcher.ErrLeaseLost)
+	require.ErrorIs(t, b.store.VerifyAndAck(t.Context(), c, res), dispatcher.ErrLeaseLost)
 	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
 	b.invariants(t)
 }
@@ -134,7 +135,7 @@ func TestAck_OBDELIVER5_AcknowledgesAndPublishes(t *testing.T) {
 func TestFencing_OBCLAIM2_StaleWorkerCannotChangeTheDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	stale := b.claim(t, "old", 1, lease)[0]
 	staleRes, err := b.consumer.Deliver(ctx, stale.Delivery())
@@ -172,7 +173,7 @@ func TestFencing_OBCLAIM2_StaleWorkerCannotChangeTheDelivery(t *testing.T) {
 func TestRecovery_OBCLAIM3_OnlyExpiredUnfinishedAttempts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	b.claim(t, "w1", 1, lease)
 	got, err := b.store.RecoverExpired(ctx, nil, 10)
@@ -198,7 +199,7 @@ func TestRecovery_OBCLAIM3_OnlyExpiredUnfinishedAttempts(t *testing.T) {
 func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const rounds = 40
 	ids := b.appendRuns(t, rounds)
 	claims := b.claim(t, "old", rounds, 200*time.Millisecond)
@@ -247,8 +248,8 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 		row := b.delivery(t, id)
 		fin := b.finishes(t, id)
 		require.Len(t, fin, 1)
-		switch {
-		case ackErrs[i] == nil:
+		switch ackErrs[i] {
+		case nil:
 			require.Equal(t, "acknowledged", row.Status)
 			require.Equal(t, []string{"acknowledged"}, fin)
 		default:
@@ -271,7 +272,7 @@ func TestRecovery_OBDELIVER7_RecovererRacesOldWorker(t *testing.T) {
 func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "dies", 1, lease)[0]
 	first, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -299,7 +300,7 @@ func TestCrashWindow_OBDELIVER6_ConsumerCommittedDispatcherDiedBeforeAck(t *test
 func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	b.claim(t, "dies", 1, lease)
 	b.expireLease(t, id)
@@ -319,7 +320,7 @@ func TestCrashWindow_OBDELIVER7_DiedBeforeConsumerCall(t *testing.T) {
 func TestRetry_OBDELIVER2_BackToPendingWithBackoff(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	require.NoError(t, b.store.Retry(ctx, c.Fence, time.Hour, "owner_unavailable"))
@@ -343,7 +344,7 @@ func TestRetry_OBDELIVER2_BackToPendingWithBackoff(t *testing.T) {
 func TestQuarantine_OBSTORE5_ExplicitRowWithDigest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	require.NoError(t, b.store.Quarantine(ctx, c.Fence, "unknown_pair", "consumer does not know the pair", false))
@@ -364,7 +365,7 @@ func TestQuarantine_OBSTORE5_ExplicitRowWithDigest(t *testing.T) {
 func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, lease)[0]
 	b.consumer.ClaimProjectionVersion(2)
@@ -386,7 +387,7 @@ func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "w", 1, time.Second)[0]
 	require.NoError(t, b.store.Renew(ctx, c.Fence, time.Hour))
@@ -413,11 +414,11 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	panicking := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
 		route.CoreOperations: func(context.Context, transport.Delivery) (transport.Result, error) { panic("boom") },
 	})
-	_, err := panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
+	_, err := panicking.Deliver(t.Context(), transport.Delivery{Member: route.Member{Destination: route.CoreOperations}})
 	r, code = transport.RetryableAndCode(err)
 	require.True(t, r, "a panicking consumer is retryable")
 	require.Equal(t, "consumer_panic", code)
-	_, err = panicking.Deliver(context.Background(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
+	_, err = panicking.Deliver(t.Context(), transport.Delivery{Member: route.Member{Destination: route.MeteringInputProcessor}})
 	require.ErrorIs(t, err, transport.ErrNoConsumer)
 }
 
@@ -429,7 +430,7 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.appendRuns(t, 4)
 	claims := b.claim(t, "w", 4, lease)
 	require.Len(t, claims, 4)
@@ -454,7 +455,7 @@ func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	corrupt.EnvelopeDigest.Value = strings.Repeat("0", 64)
 	errs = b.store.AckBatch(ctx, []dispatcher.VerifiedAck{verify(corrupt), verify(claims[3])})
 	require.Error(t, errs[0])
-	require.Equal(t, "OW009", db.SQLState(errs[0]))
+	require.Equal(t, outbox.CodePublicationInvalid, db.SQLState(errs[0]))
 	require.NoError(t, errs[1])
 
 	require.Equal(t, "acknowledged", b.delivery(t, claims[0].EventID).Status)
@@ -471,7 +472,7 @@ func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 func TestRecovery_OBDELIVER7_AckInFlightBeatsRecovery(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "holder", 1, 300*time.Millisecond)[0]
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -503,7 +504,7 @@ func TestRecovery_OBDELIVER7_AckInFlightBeatsRecovery(t *testing.T) {
 func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	id := b.appendRuns(t, 1)[0]
 	c := b.claim(t, "holder", 1, time.Hour)[0]
 	res, err := b.consumer.Deliver(ctx, c.Delivery())
@@ -532,7 +533,7 @@ func TestRecovery_OBDELIVER7_RecoveryInFlightBeatsLateAck(t *testing.T) {
 func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := 0; i < 10; i++ {
 		b.appendRuns(t, 100)
 	}
@@ -563,7 +564,7 @@ func TestClaim_OBCLAIM1_PlanIsAnOrderedIndexScan(t *testing.T) {
 func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ids := b.appendRuns(t, 2)
 	claims := b.claim(t, "w", 2, lease)
 	require.Len(t, claims, 2)
@@ -585,7 +586,7 @@ func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
 			c.EventID, c.AttemptID, q.Ref, q.SchemaVersion, q.Digest, c.EnvelopeDigest.Value)
 		return err
 	})
-	require.Equal(t, "OW015", db.SQLState(err))
+	require.Equal(t, outbox.CodePublicationMissing, db.SQLState(err))
 	require.Equal(t, "leased", b.delivery(t, c.EventID).Status, "the whole transaction rolled back")
 
 	require.NoError(t, b.store.VerifyAndAck(ctx, c, res))

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -34,7 +34,7 @@ func broken(r invariant.Report, scope invariant.Scope) []string {
 
 func evaluate(t *testing.T, pool db.Executor) invariant.Report {
 	t.Helper()
-	r, err := invariant.Evaluate(context.Background(), pool)
+	r, err := invariant.Evaluate(t.Context(), pool)
 	require.NoError(t, err)
 	return r
 }
@@ -44,7 +44,7 @@ func evaluate(t *testing.T, pool db.Executor) invariant.Report {
 // is caught by the quiescent checks.
 func TestReport_ScopesAndViolations(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
 	pool := b.Core()
 	_, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: "operations", ProjectionVersion: 1})
@@ -52,7 +52,7 @@ func TestReport_ScopesAndViolations(t *testing.T) {
 
 	require.NoError(t, evaluate(t, pool).Err(invariant.Drained), "an empty outbox is drained")
 
-	e := envelopetest.Envelope("run.created@2.0", 0)
+	e := sample.Envelope("run.created@2.0", 0)
 	e.EventID = outbox.NewEventID()
 	_, err = db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (outbox.AppendResult, error) {
 		return release.AppendTx(ctx, tx, e)

@@ -3,18 +3,3 @@
 //   sqlc v1.31.1
 
 package dbsqlc
-
-import (
-	"time"
-)
-
-type OutboxtestEffect struct {
-	EventID string
-}
-
-type OutboxtestReceipt struct {
-	EventID        string
-	EnvelopeSha256 string
-	Body           string
-	AppliedAt      time.Time
-}

@@ -162,7 +162,7 @@ func (c *Client) deliver(ctx context.Context, d transport.Delivery) (transport.R
 	if err != nil {
 		return transport.Result{}, transportError, classifyNetError(ctx, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // the body is read (bounded) below; a close error changes no outcome
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxBody))
 	if err != nil {
 		return transport.Result{}, transportError, classifyNetError(ctx, err)

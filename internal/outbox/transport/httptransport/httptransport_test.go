@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/envelope/envelopetest"
+	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -30,7 +30,7 @@ import (
 // delivery is a core_operations delivery of a real run.created@2.0 envelope.
 func delivery(t testing.TB, n int) transport.Delivery {
 	t.Helper()
-	e := envelopetest.Built(envelope.RunCreatedV2, n)
+	e := sample.Built(envelope.RunCreatedV2, n)
 	body, err := e.Canonical()
 	require.NoError(t, err)
 	dg, err := e.Digest()

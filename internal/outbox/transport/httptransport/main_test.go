@@ -3,8 +3,8 @@ package httptransport_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/oceanway/core/internal/dbtest"
 )
 
 // No client connection, server or handler goroutine outlives the tests.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -1,9 +1,10 @@
-// Package envelopetest builds deterministic, valid sample envelopes for every
+// Package sample builds deterministic, valid sample envelopes for every
 // registered event pair. The golden vectors of package envelope are made
 // from these samples, and other packages' tests (outbox append, consumers,
 // receipts) may use them to get a well-formed event without restating the
-// payload contracts.
-package envelopetest
+// payload contracts. It is a production package, not a test helper:
+// `oceanway bench` appends these samples.
+package sample
 
 import (
 	"crypto/sha256"
@@ -183,7 +184,7 @@ func Payload(eventType string) map[string]any {
 		pred["settlementInputSnapshotDigest"] = Hex("settlementInputSnapshot-0")
 		p["predecessorSettlementInput"] = pred
 	default:
-		panic("envelopetest: no sample for " + eventType)
+		panic("sample: no sample for " + eventType)
 	}
 	return p
 }
@@ -226,7 +227,7 @@ func Envelope(eventType string, n int) envelope.Envelope {
 func Built(eventType string, n int) *envelope.Envelope {
 	e, err := envelope.Build(Envelope(eventType, n))
 	if err != nil {
-		panic(fmt.Sprintf("envelopetest: sample %s does not validate: %v", eventType, err))
+		panic(fmt.Sprintf("sample: sample %s does not validate: %v", eventType, err))
 	}
 	return e
 }
