@@ -270,7 +270,7 @@ func TestDS8CutoverRacingLiveDeliveriesLosesNoneAppliesNoneTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, res.ProofDigest, d.Value)
 	_, err = b.pool.Exec(ctx, `UPDATE operations.readiness_proofs SET member_count = 0`)
-	require.Equal(t, "OP001", db.SQLState(err))
+	require.Equal(t, SQLStateInsertOnly, db.SQLState(err))
 }
 
 // DS-8 fencing by the database: after the freeze the pre-freeze shadow

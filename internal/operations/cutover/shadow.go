@@ -48,6 +48,8 @@ const (
 	SQLStateShadowFence     = "OP003"
 	SQLStateOutsideBoundary = "OP004"
 	SQLStateProofRefused    = "OP005"
+	// SQLStateInsertOnly: update/delete of an insert-only fact (00001).
+	SQLStateInsertOnly = "OP001"
 )
 
 // Errors.
