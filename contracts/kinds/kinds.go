@@ -12,6 +12,7 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 )
 
@@ -30,9 +31,21 @@ type Kind struct {
 }
 
 // All lists every contract kind: the envelope and the Delivery Set Definition,
-// then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt.
+// then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
+// then the admission and execution identity objects of contracts/execution.
 func All() []Kind {
-	return append(envelopeKinds(), receiptKinds()...)
+	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+}
+
+// executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
+// AttemptExecutionManifest@1; Validate checks the shape and that the embedded
+// digest recomputes, Digest prints the digest of the candidate.
+func executionKinds() []Kind {
+	var out []Kind
+	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 func envelopeKinds() []Kind {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schema"
 )
@@ -35,6 +36,16 @@ const (
 // ReceiptsTSFile declares ActiveConsumerAck@1 and every receipt and fact of
 // contracts/receipt.
 const ReceiptsTSFile = "ts/receipts-1.d.ts"
+
+// ExecutionTSFile declares the admission and execution identity objects of
+// contracts/execution.
+const ExecutionTSFile = "ts/execution-1.d.ts"
+
+// ExecutionSchemaFile is the JSON Schema file of one contracts/execution kind
+// ("RunExecutionToken@1" → json/execution/run-execution-token-1.schema.json).
+func ExecutionSchemaFile(kind string) string {
+	return "json/execution/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
 
 // ReceiptSchemaFile is the JSON Schema file of one contracts/receipt kind
 // ("OperationsProjectionAppliedReceipt@1" → json/receipts/operations-projection-applied-receipt-1.schema.json).
@@ -92,6 +103,14 @@ func Files() (map[string][]byte, error) {
 		}
 		receiptDefs = append(receiptDefs, d.Def)
 	}
+	var executionDefs []*schema.Def
+	for _, c := range execution.Contracts() {
+		if err := add(ExecutionSchemaFile(c.Name), c.Def, "contracts/execution"); err != nil {
+			return nil, err
+		}
+		executionDefs = append(executionDefs, c.Def)
+	}
+	out[ExecutionTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/execution")+"\nThe admission and execution identity, eligibility and closure objects (schema version 1).", executionDefs...)
 	out[ReceiptsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/receipt")+"\nActiveConsumerAck@1 and the receipts and facts it binds (schema version 1).", receiptDefs...)
 	out[EnvelopeTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/envelope")+"\nCanonicalEventEnvelope@1 and the payloads of the exact event pairs.", envelope.Def())
 	out[DeliverySetTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/deliveryset")+"\nDeliverySetDefinition (deliverySetDefinitionSchemaVersion 1).", deliveryset.Def)

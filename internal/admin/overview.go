@@ -27,6 +27,12 @@ type DestinationCounts struct {
 	// LeaseExpired are leased deliveries whose lease has run out and that
 	// recovery has not finished yet.
 	LeaseExpired int64 `json:"leaseExpired"`
+	// UnsupportedWaiting are pending deliveries waiting because their pair is
+	// not supported by the consumer or their destination has no consumer in
+	// the dispatching process (backing off up to the dispatcher's maximum);
+	// UnsupportedRetryAt is the latest time one of them is retried.
+	UnsupportedWaiting int64      `json:"unsupportedWaiting"`
+	UnsupportedRetryAt *time.Time `json:"unsupportedRetryAt"`
 	// OldestPendingCreatedAt is the creation (append commit) time of the
 	// oldest open delivery, pending or leased; nil when none is open.
 	OldestPendingCreatedAt *time.Time `json:"oldestPendingCreatedAt"`
@@ -221,6 +227,8 @@ type deliveryCountsRow struct {
 	Acknowledged        int64      `db:"acknowledged"`
 	Quarantined         int64      `db:"quarantined"`
 	Total               int64      `db:"total"`
+	UnsupportedWaiting  int64      `db:"unsupported_waiting"`
+	UnsupportedRetryAt  *time.Time `db:"unsupported_next_retry_at"`
 	OldestOpenCreatedAt *time.Time `db:"oldest_open_created_at"`
 }
 
@@ -237,7 +245,8 @@ func deliveryCounts(ctx context.Context, tx pgx.Tx, st BoundaryStatus) ([]Destin
 	for _, r := range counted {
 		c := DestinationCounts{Boundary: st.Boundary, Destination: r.Destination, Pending: r.Pending, Retrying: r.Retrying,
 			Leased: r.Leased, LeaseExpired: r.LeaseExpired, Acknowledged: r.Acknowledged, Quarantined: r.Quarantined,
-			Total: r.Total, OldestPendingCreatedAt: utc(r.OldestOpenCreatedAt)}
+			Total: r.Total, OldestPendingCreatedAt: utc(r.OldestOpenCreatedAt),
+			UnsupportedWaiting: r.UnsupportedWaiting, UnsupportedRetryAt: utc(r.UnsupportedRetryAt)}
 		if c.OldestPendingCreatedAt != nil {
 			c.OldestPendingAgeSeconds = max(0, st.AsOf.Sub(*c.OldestPendingCreatedAt).Seconds())
 		}

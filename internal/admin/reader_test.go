@@ -5,16 +5,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/admin"
 	"github.com/oceanway/core/internal/admin/admintest"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/transport"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -311,4 +315,26 @@ func upper(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// OB-DELIVER-2 (issue 18, item 5): a delivery waiting because its
+// destination has no consumer in the dispatching process (or its pair is not
+// supported) is visible on the overview with the time it is retried next.
+func TestOverviewShowsUnsupportedWaits(t *testing.T) {
+	t.Parallel()
+	w := admintest.NewWorld(t)
+	ctx := t.Context()
+	store := dispatcher.NewStore(w.Bundle.Execution(), 5*time.Second)
+	claimed, err := store.Claim(ctx, dispatcher.ClaimParams{Owner: "t", Destinations: []route.Destination{route.MeteringInputProcessor},
+		Limit: 1, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	require.NoError(t, store.Retry(ctx, claimed[0].Fence, time.Hour, transport.CodeNoConsumer))
+
+	o := w.Reader.Overview(ctx)
+	exec := countsOf(t, o.Deliveries, "execution", "metering_input_processor")
+	require.Equal(t, int64(1), exec.UnsupportedWaiting)
+	require.NotNil(t, exec.UnsupportedRetryAt)
+	require.Greater(t, time.Until(*exec.UnsupportedRetryAt), 50*time.Minute)
+	require.Zero(t, countsOf(t, o.Deliveries, "core", "core_operations").UnsupportedWaiting)
 }

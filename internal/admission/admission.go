@@ -40,9 +40,11 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission/dbsqlc"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/release"
@@ -239,16 +241,16 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 	}
 
 	// 2. RunAdmissionManifest@1.
-	m := &RunAdmissionManifest{
+	m := &execution.RunAdmissionManifest{
 		Manifest:             strict.Quadruple{Ref: "ram-" + newID()},
 		AdmissionOperationID: req.AdmissionOperationID, RequestDigest: reqDigest, RunID: runID,
-		TenantKind: req.TenantKind, TenantID: req.TenantID, WorkspaceID: req.WorkspaceID, ProjectID: req.ProjectID,
+		Tenant:           execution.Tenant{Kind: req.TenantKind, TenantID: req.TenantID, WorkspaceID: req.WorkspaceID, ProjectID: req.ProjectID},
 		BillingAccountID: req.BillingAccountID, BillingReservationID: reservationID,
 		ReservedCredits: req.ReservedCredits, AdmittedAt: now,
 	}
-	body, err := seal(manifestSelf, &m.Manifest, m.ToJSON)
+	body, err := execution.Seal(m)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("seal run admission manifest: %w", err)
 	}
 	mq := m.Manifest
 	if err := queries.ManifestInsert(ctx, tx, dbsqlc.ManifestInsertParams{
@@ -341,7 +343,7 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 	if err := checkManifest(ctx, tx, runID, runEvent, walletEvent); err != nil {
 		return Result{}, err
 	}
-	if _, err := release.AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
+	if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, runEvent, walletEvent); err != nil {
 		return Result{}, fmt.Errorf("append admission events: %w", err)
 	}
 	if err := s.step(ctx, tx, "append"); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 )
@@ -18,9 +19,8 @@ const SchemaVersion1 = "1"
 // digest candidate is the full JSON form without the repository-owned ref,
 // the object's own time field and the digest).
 var (
-	manifestSelf = strict.SelfAddressed{Prefix: "runAdmissionManifest", TimeFields: []string{"admittedAt"}}
-	triggerSelf  = strict.SelfAddressed{Prefix: "billingFinalizationTriggerSnapshot", TimeFields: []string{"capturedAt"}}
-	workSelf     = strict.SelfAddressed{Prefix: "billingFinalizationWork", TimeFields: []string{"createdAt"}}
+	triggerSelf = strict.SelfAddressed{Prefix: "billingFinalizationTriggerSnapshot", TimeFields: []string{"capturedAt"}}
+	workSelf    = strict.SelfAddressed{Prefix: "billingFinalizationWork", TimeFields: []string{"createdAt"}}
 )
 
 // DerivationFinalizationOperation names the derivation of a Work
@@ -50,58 +50,9 @@ func (r Request) doc() map[string]any {
 	return m
 }
 
-// RunAdmissionManifest is RunAdmissionManifest@1 — our definition, the
-// smallest strict form carrying what admission decided (the documents name
-// the object and its quadruple but not its fields):
-//
-//	runAdmissionManifestRef / SchemaVersion("1") / DigestAlgorithmVersion / Digest
-//	admissionOperationId
-//	admissionRequestDigestAlgorithmVersion / admissionRequestDigest
-//	runId
-//	tenantKind / tenantId / workspaceId / projectId?
-//	billingAccountId / billingReservationId
-//	reservationEconomicIdentity = {kind=credits}
-//	reservedAmount (canonical decimal text of integer credits)
-//	admittedAt
-//
-// The digest candidate excludes the ref, admittedAt and the digest.
-type RunAdmissionManifest struct {
-	Manifest             strict.Quadruple
-	AdmissionOperationID string
-	RequestDigest        digest.Digest
-	RunID                string
-	TenantKind           string
-	TenantID             string
-	WorkspaceID          string
-	ProjectID            string
-	BillingAccountID     string
-	BillingReservationID string
-	ReservedCredits      int64
-	AdmittedAt           time.Time
-}
-
-// ToJSON returns the manifest's full JSON form.
-func (m *RunAdmissionManifest) ToJSON() map[string]any {
-	out := map[string]any{
-		"admissionOperationId":                   m.AdmissionOperationID,
-		"admissionRequestDigestAlgorithmVersion": string(m.RequestDigest.Algorithm),
-		"admissionRequestDigest":                 m.RequestDigest.Value,
-		"runId":                                  m.RunID,
-		"tenantKind":                             m.TenantKind,
-		"tenantId":                               m.TenantID,
-		"workspaceId":                            m.WorkspaceID,
-		"billingAccountId":                       m.BillingAccountID,
-		"billingReservationId":                   m.BillingReservationID,
-		"reservationEconomicIdentity":            credits(),
-		"reservedAmount":                         strconv.FormatInt(m.ReservedCredits, 10),
-		"admittedAt":                             strict.FormatTimestamp(m.AdmittedAt),
-	}
-	if m.ProjectID != "" {
-		out["projectId"] = m.ProjectID
-	}
-	m.Manifest.Put(out, manifestSelf.Prefix)
-	return out
-}
+// RunAdmissionManifest@1 is defined in contracts/execution (its fields and
+// why each is there are listed on execution.RunAdmissionManifest), so the
+// Execution owner recomputes exactly the object Core sealed.
 
 // TriggerSnapshot is BillingFinalizationTriggerSnapshot@1 — our definition:
 // the inputs one Work generation was triggered with.
@@ -138,7 +89,7 @@ func (s *TriggerSnapshot) ToJSON() map[string]any {
 		"settlementInputWatermark":   map[string]any{"state": "none"},
 		"capturedAt":                 strict.FormatTimestamp(s.CapturedAt),
 	}
-	s.Manifest.Put(out, manifestSelf.Prefix)
+	s.Manifest.Put(out, execution.PrefixRunAdmissionManifest)
 	s.Snapshot.Put(out, triggerSelf.Prefix)
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -134,6 +135,15 @@ func openRolePools(ctx context.Context, dsns map[boundary.Boundary]string, maxCo
 		pools[b] = pool
 	}
 	return pools, nil
+}
+
+// envBool reads a boolean environment variable (1/0, true/false, ...),
+// def when unset or unreadable.
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
 }
 
 func envOr(name, def string) string {

@@ -11,14 +11,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
@@ -96,11 +93,16 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
 	}
 
-	serverURL, keep, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
+	serverURL, keep, restart, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	if o.chaos && restart != nil {
+		if err := durableCommits(ctx, serverURL); err != nil {
+			return err
+		}
+	}
 	pools, err := demoDatabases(ctx, serverURL, o, say)
 	if err != nil {
 		return err
@@ -137,9 +139,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
 		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
-	summary, err := demo.Run(ctx, rt, pools, demoAdmit(pools[boundary.Core]), demo.Config{
+	if o.chaos && restart == nil {
+		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
+	}
+	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
+	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network,
+		Network: network, Scenario: scenario, RestartDatabase: restart,
 	})
 	if err != nil {
 		return err
@@ -169,8 +175,7 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		return nil, err
 	}
 	say("demo: boundary databases %s_{core,execution,gateway,metering} migrated (%d migrations applied)", o.prefix, len(res.Applied))
-	// Every boundary gets the first full release; only core appends
-	// and is served in this demo, so only its pool stays open.
+	// Every boundary gets the first full release.
 	if err := bootstrapBoundaries(ctx, res.DSNs, say); err != nil {
 		return nil, err
 	}
@@ -178,6 +183,20 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+o.workers+8))
 	if err != nil {
 		return nil, err
+	}
+	// The other boundaries: the Execution and Gateway owners write there on
+	// the admission sessions; their dispatchers find nothing they serve.
+	others := map[boundary.Boundary]string{}
+	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+		others[b] = res.DSNs[b]
+	}
+	rest, err := openPools(ctx, others, int32(2*o.disp.dispatchers+o.workers+4))
+	if err != nil {
+		pools.Close()
+		return nil, err
+	}
+	for b, p := range rest {
+		pools[b] = p
 	}
 	// The summary proves invariants over the whole database, so the
 	// demo needs its own empty one.
@@ -193,33 +212,23 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	return pools, nil
 }
 
-// demoAdmit admits run i of the demo: one tenant, workspace and billing
-// account, a reservation of 100 to 999 credits.
-func demoAdmit(core *pgxpool.Pool) demo.AdmitFunc {
-	svc := admission.New(core)
-	tenant, workspace, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	return func(ctx context.Context, i int) error {
-		_, err := svc.Admit(ctx, admission.Request{
-			AdmissionOperationID: uuid.NewString(), TenantKind: "organization", TenantID: tenant,
-			WorkspaceID: workspace, BillingAccountID: account, ReservedCredits: int64(100 + i%900),
-		})
-		return err
-	}
-}
-
 // demoServer picks the server and the database prefix. keep reports whether
 // the databases stay after the run; cleanup drops them (and stops a
-// throwaway cluster) otherwise.
-func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (serverURL string, keep bool, cleanup func(), err error) {
+// throwaway cluster) otherwise. restart is non-nil only for a throwaway
+// cluster this demo started (the chaos mode restarts it once).
+func demoServer(ctx context.Context, databaseURL string, prefix *string, say func(string, ...any)) (serverURL string, keep bool, restart func(context.Context) error, cleanup func(), err error) {
 	if databaseURL != "" {
 		if *prefix == "" {
 			*prefix = "oceanway_demo"
 		}
-		return databaseURL, true, func() {}, nil
+		return databaseURL, true, nil, func() {}, nil
 	}
 	srv, err := pgserver.Find(ctx, pgserver.Opts{Logf: func(f string, a ...any) { say("demo: "+f, a...) }})
 	if err != nil {
-		return "", false, nil, err
+		return "", false, nil, nil, err
+	}
+	if srv.Source == pgserver.SourceEmbedded {
+		restart = srv.RestartImmediate
 	}
 	if *prefix == "" {
 		b := make([]byte, 4)
@@ -228,7 +237,7 @@ func demoServer(ctx context.Context, databaseURL string, prefix *string, say fun
 	}
 	say("demo: PostgreSQL from %s; throwaway databases %s_*", srv.Source, *prefix)
 	p := *prefix
-	return srv.URL, false, func() {
+	return srv.URL, false, restart, func() {
 		dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := dropBoundaryDatabases(dropCtx, srv.URL, p); err != nil {
@@ -262,6 +271,24 @@ func bootstrapBoundaries(ctx context.Context, dsns map[boundary.Boundary]string,
 }
 
 // dropBoundaryDatabases drops <prefix>_<boundary> for every boundary.
+// durableCommits turns synchronous commit back on for the demo's sessions on
+// its throwaway cluster (started with synchronous_commit=off for speed):
+// with the chaos mode's immediate restart, an asynchronously committed
+// admission could be acknowledged and then lost, which is a property of that
+// setting, not of the outbox. A role setting outranks the server's command
+// line and applies to every session opened from now on.
+func durableCommits(ctx context.Context, serverURL string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return fmt.Errorf("demo: durable commits: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "ALTER ROLE CURRENT_USER SET synchronous_commit = on"); err != nil {
+		return fmt.Errorf("demo: durable commits: %w", err)
+	}
+	return nil
+}
+
 func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error {
 	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
@@ -70,8 +72,8 @@ billing_settlement_catch_up) are refused. Without role flags everything runs her
 	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
-	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", os.Getenv("OCEANWAY_LEAST_PRIVILEGE") == "1",
-		"run dispatchers as oceanway_dispatcher and consumers as oceanway_operations (SET ROLE; the connecting user must be a member) (env OCEANWAY_LEAST_PRIVILEGE=1)")
+	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
+		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
 	return cmd
 }
 
@@ -104,11 +106,6 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			dispatchDSNs[b] = dsn
 		}
 	}
-	pools, err := openRolePools(ctx, dispatchDSNs, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
-	if err != nil {
-		return err
-	}
-	defer pools.Close()
 	consumerDSNs := map[boundary.Boundary]string{}
 	for _, d := range plan.consume {
 		b := consumerBoundary[d]
@@ -116,23 +113,51 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			consumerDSNs[b] = dsn
 		}
 	}
+	if o.asRoles {
+		need := map[boundary.Boundary][]string{}
+		for b := range dispatchDSNs {
+			need[b] = append(need[b], dispatcherRole)
+		}
+		for b := range consumerDSNs {
+			need[b] = append(need[b], consumerRole)
+		}
+		if err := requireRoles(ctx, dsns, need); err != nil {
+			return err
+		}
+	}
+	pools, err := openRolePools(ctx, dispatchDSNs, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
+	if err != nil {
+		return err
+	}
+	defer pools.Close()
 	consumerPools, err := openRolePools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRole)
 	if err != nil {
 		return err
 	}
 	defer consumerPools.Close()
+	// The admin page reads every owner's read views: with least privilege it
+	// gets small pools of its own as the connecting user (the dispatcher
+	// role may not read them).
+	var adminPools server.Pools
+	if o.asRoles && len(dispatchDSNs) > 0 {
+		if adminPools, err = openRolePools(ctx, dispatchDSNs, 4, ""); err != nil {
+			return err
+		}
+		defer adminPools.Close()
+	}
 	if o.adminToken == "" {
 		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 	}
 	return serve(ctx, serveParams{
-		pools: pools, consumerPools: consumerPools, dispatcher: o.disp, listen: o.listen, adminToken: o.adminToken, log: log, out: streams.Out,
-		plan: plan, roles: o.roles,
+		pools: pools, consumerPools: consumerPools, adminPools: adminPools, dispatcher: o.disp, listen: o.listen,
+		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
 	})
 }
 
 type serveParams struct {
 	pools         server.Pools // dispatchers, metrics, readiness, admin
 	consumerPools server.Pools // consumers (and their read model)
+	adminPools    server.Pools // the read-only admin page with least privilege; nil: pools
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
@@ -192,7 +217,11 @@ func serve(ctx context.Context, p serveParams) error {
 	}
 	var admin http.Handler
 	if len(p.pools) > 0 {
-		if admin, err = adminHandler(p.pools, p.adminToken); err != nil {
+		adminPools := p.adminPools
+		if adminPools == nil {
+			adminPools = p.pools
+		}
+		if admin, err = adminHandler(adminPools, p.adminToken); err != nil {
 			return err
 		}
 	}
@@ -294,4 +323,45 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 		go func() { errs <- srv.Serve(ln) }()
 	}
 	return srv, scheme + "://" + ln.Addr().String(), nil
+}
+
+// ErrRolesNotGranted: serve runs with least privilege (the default) and the
+// connecting user cannot take the component roles.
+var ErrRolesNotGranted = errors.New("serve: the connecting user cannot take the least-privilege roles")
+
+// requireRoles checks, on each boundary database, that the connecting user
+// may SET ROLE to each role it needs there, and otherwise says exactly what
+// to grant.
+func requireRoles(ctx context.Context, dsns map[boundary.Boundary]string, need map[boundary.Boundary][]string) error {
+	for _, b := range boundary.All {
+		dsn, ok := dsns[b]
+		roles := need[b]
+		if !ok || len(roles) == 0 {
+			continue
+		}
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return fmt.Errorf("connect %s: %w", b, err)
+		}
+		var user string
+		var missing []string
+		err = conn.QueryRow(ctx, `SELECT current_user::text,
+			COALESCE(array_agg(r) FILTER (WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r)
+			                                 OR NOT pg_has_role(current_user, r, 'MEMBER')), '{}')
+			FROM unnest($1::text[]) AS r`, roles).Scan(&user, &missing)
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("check roles on %s: %w", b, err)
+		}
+		if len(missing) > 0 {
+			quoted := make([]string, len(missing))
+			for i, r := range missing {
+				quoted[i] = pgx.Identifier{r}.Sanitize()
+			}
+			return fmt.Errorf("%w: user %s on the %s database is not a member of %s; run `GRANT %s TO %s;` as a superuser "+
+				"(the roles are created by `oceanway migrate`), or start serve with --least-privilege=false",
+				ErrRolesNotGranted, user, b, strings.Join(missing, ", "), strings.Join(quoted, ", "), pgx.Identifier{user}.Sanitize())
+		}
+	}
+	return nil
 }

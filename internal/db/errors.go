@@ -1,8 +1,13 @@
 package db
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
+	"syscall"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -40,4 +45,30 @@ func NotFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// Transient reports whether err is a connection-level failure that an
+// idempotent operation may simply retry: the server went away or is
+// restarting (SQLSTATE classes 08 connection exception, 57P01..57P03
+// shutdown / cannot connect now), the connection could not be made or was
+// closed, or the driver says the statement never reached the server. A
+// commit that failed this way may or may not have committed, so only
+// idempotent operations (keyed by an operation id) retry on it.
+// Context cancellation and deadlines are never transient.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	switch code := SQLState(err); {
+	case pgerrcode.IsConnectionException(code), code == pgerrcode.AdminShutdown,
+		code == pgerrcode.CrashShutdown, code == pgerrcode.CannotConnectNow:
+		return true
+	case code != "":
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || pgconn.SafeToRetry(err)
 }

@@ -6,6 +6,12 @@
 // acknowledged twice, at most one finish per start, published_at exact, one
 // projector receipt per event, the read model complete and verified_current).
 //
+// With a Scenario (oceanway demo always sets one), each admission also
+// drives the Execution and Gateway owners on their own databases (see
+// Scenario), and the summary reports and proves all four boundary outboxes:
+// the deliveries to the consumers that do not exist yet (Metering, Billing)
+// stay pending, are never claimed, and the summary says so plainly.
+//
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
 // and the consumer fails transiently; the invariants must still hold.
@@ -23,6 +29,7 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/server"
@@ -42,10 +49,19 @@ type Config struct {
 	// Progress receives the live view; Bar switches to a redrawn progress bar.
 	Progress io.Writer
 	Bar      bool
+	// RestartDatabase, when set and Chaos is on, restarts the database
+	// server once, immediately (as pg_ctl -m immediate), a third of the way
+	// through the admissions; everything must carry on. Only for a
+	// throwaway cluster the demo started itself.
+	RestartDatabase func(context.Context) error
 	// Network, when set, is the loopback HTTP transport the runtime's
 	// dispatchers use (--transport http); with Chaos it also drops one
 	// consumer answer in 20 after the consumer committed.
 	Network *Network
+	// Scenario, when set, is the owners' scenario behind the admissions
+	// (its mix is reported, and the Execution and Gateway end states are
+	// proved on their databases).
+	Scenario *Scenario
 }
 
 func (c Config) withDefaults() Config {
@@ -67,9 +83,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// chaosStats counts what the chaos mode did.
+// chaosStats counts what the chaos mode did, and the admissions retried
+// after a transient database error.
 type chaosStats struct {
-	kills, pauses, injected atomic.Int64
+	kills, pauses, injected, restarts, admitRetries atomic.Int64
 }
 
 // Run executes the scenario on the runtime's core database and returns the
@@ -104,7 +121,17 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	progressDone := make(chan struct{})
 	go func() { defer close(progressDone); progress.loop(progressCtx) }()
 
-	admitErr := admitAll(ctx, admit, cfg)
+	restartCtx, stopRestart := context.WithCancel(ctx)
+	restartDone := make(chan struct{})
+	go func() {
+		defer close(restartDone)
+		if cfg.Chaos && cfg.RestartDatabase != nil {
+			restartOnce(restartCtx, core, cfg, &stats)
+		}
+	}()
+	admitErr := admitAll(ctx, admit, cfg, &stats)
+	stopRestart()
+	<-restartDone
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
@@ -125,10 +152,18 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		return nil, err
 	}
 	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
+	s.DatabaseRestarts, s.AdmissionRetries = stats.restarts.Load(), stats.admitRetries.Load()
 	s.Transport = TransportInProcess
 	if cfg.Network != nil {
 		s.Transport = TransportHTTP
 		s.DroppedResponses = cfg.Network.Dropped()
+	}
+	if cfg.Scenario != nil {
+		m := cfg.Scenario.Mix()
+		s.Scenario = &m
+	}
+	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, rt.Served(), cfg, s); err != nil {
+		return nil, err
 	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
@@ -140,7 +175,12 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 }
 
 // admitAll runs cfg.Runs admissions on cfg.AdmitWorkers concurrent sessions.
-func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
+// An admission that fails with a transient connection error (the database
+// restarting, a connection closed under it) is retried with the same index:
+// AdmitFunc derives the admission operation id from it, and admission is
+// idempotent by operation id, so a commit whose outcome was lost is
+// answered from the stored request instead of being admitted twice.
+func admitAll(ctx context.Context, admit AdmitFunc, cfg Config, stats *chaosStats) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.AdmitWorkers)
@@ -153,7 +193,7 @@ func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
 				if i >= cfg.Runs || ctx.Err() != nil {
 					return
 				}
-				if err := admit(ctx, i); err != nil {
+				if err := admitRetrying(ctx, admit, i, stats); err != nil {
 					errs <- fmt.Errorf("admission %d: %w", i, err)
 					return
 				}
@@ -163,6 +203,49 @@ func admitAll(ctx context.Context, admit AdmitFunc, cfg Config) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// admitRetrying runs admission i, retrying transient errors with a short
+// doubling pause (50 ms to 2 s) until ctx ends.
+func admitRetrying(ctx context.Context, admit AdmitFunc, i int, stats *chaosStats) error {
+	pause := 50 * time.Millisecond
+	for {
+		err := admit(ctx, i)
+		if !db.Transient(err) {
+			return err
+		}
+		stats.admitRetries.Add(1)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last transient error: %w)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+// restartOnce restarts the database once a third of the runs are admitted
+// (not at all when the admissions end first).
+func restartOnce(ctx context.Context, core queryer, cfg Config, stats *chaosStats) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		var events int
+		if err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&events); err == nil && events >= 2*cfg.Runs/3 {
+			break // two events per admission: a third of the runs
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	if err := cfg.RestartDatabase(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(cfg.Progress, "demo: chaos: database restart failed: %v\n", err)
+		return
+	}
+	stats.restarts.Add(1)
+	fmt.Fprintln(cfg.Progress, "demo: chaos: database restarted (immediate shutdown, crash recovery)")
 }
 
 // runChaos runs the runtime's dispatchers under chaos until ctx ends:
@@ -248,10 +331,11 @@ func waitQuiescent(ctx context.Context, core queryer) error {
 	defer t.Stop()
 	for {
 		var open int
-		if err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open); err != nil {
+		err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open)
+		switch {
+		case err != nil && !db.Transient(err):
 			return fmt.Errorf("waiting for delivery: %w", err)
-		}
-		if open == 0 {
+		case err == nil && open == 0:
 			return nil
 		}
 		select {

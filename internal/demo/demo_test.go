@@ -163,3 +163,41 @@ func TestDemo_ReceiptCheckComparesFrozenAckCoordinates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"receipt_for_every_ack"}, failed(s))
 }
+
+// EX-2, EX-3, GW-1, GW-2 end to end on every boundary database: the
+// owners' scenario (runs with no attempt, two or more attempts, attempts
+// rejected before binding, simulated evidence) closes every run once with
+// attemptCount equal to its eligibility events, every availability chain is
+// dense from 1, every event sits in its owner's database, and the
+// deliveries to the consumers that do not exist yet (Metering, Billing)
+// stay pending without failing the demo.
+func TestDemo_OwnersScenarioOnEveryBoundary(t *testing.T) {
+	t.Parallel()
+	b := dbtest.New(t, dbtest.Opts{Boundaries: boundary.All, Lines: lines.All(), MaxConns: 8})
+	pools := server.Pools{}
+	for _, bd := range boundary.All {
+		pools[bd] = b.Pool(bd)
+		_, err := release.Bootstrap(t.Context(), pools[bd], release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+		require.NoError(t, err)
+	}
+	p, err := projector.New(pools[boundary.Core], projector.Config{})
+	require.NoError(t, err)
+	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
+		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 1},
+		prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	sc := NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 3)
+	s, err := Run(t.Context(), rt, pools, sc.Run, Config{Runs: 40, AdmitWorkers: 2, Timeout: 2 * time.Minute, Scenario: sc})
+	require.NoError(t, err)
+	requirePassed(t, s)
+	require.EqualValues(t, 40, s.Execution.ClosedRuns)
+	require.EqualValues(t, 4, s.Execution.EmptyClosures)
+	require.Positive(t, s.Execution.NotDispatched)
+	require.Positive(t, s.Gateway.Chains)
+	owners := map[string]bool{}
+	for _, n := range s.Pending {
+		owners[n.Owner+"/"+n.Destination] = true
+		require.Positive(t, n.Pending)
+	}
+	require.Equal(t, map[string]bool{"Billing/billing_finalization_coordinator": true, "Metering/metering_input_processor": true}, owners)
+}

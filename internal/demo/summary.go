@@ -33,35 +33,45 @@ type Check struct {
 
 // Summary is the result of a demo run.
 type Summary struct {
-	Runs                   int      `json:"runs"`
-	Events                 int64    `json:"events"`
-	Deliveries             int64    `json:"deliveries"`
-	Acknowledged           int64    `json:"acknowledged"`
-	Open                   int64    `json:"open"`
-	Quarantined            int64    `json:"quarantined"`
-	AdmitSeconds           float64  `json:"admitSeconds"`
-	DurationSeconds        float64  `json:"durationSeconds"`
-	AdmissionsPerSecond    float64  `json:"admissionsPerSecond"`
-	AcknowledgedPerSecond  float64  `json:"acknowledgedPerSecond"`
-	LatencyP50Millis       float64  `json:"latencyP50Millis"`
-	LatencyP99Millis       float64  `json:"latencyP99Millis"`
-	Attempts               int64    `json:"attempts"`
-	Retries                int64    `json:"retries"`
-	LeaseExpiries          int64    `json:"leaseExpiries"`
-	LeaseLost              int64    `json:"leaseLost"`
-	Transport              string   `json:"transport"`
-	DroppedResponses       int64    `json:"droppedResponses,omitempty"`
-	Chaos                  bool     `json:"chaos"`
-	Kills                  int64    `json:"kills"`
-	Pauses                 int64    `json:"pauses"`
-	InjectedFailures       int64    `json:"injectedFailures"`
-	VerificationState      string   `json:"verificationState"`
-	SnapshotCurrency       string   `json:"snapshotCurrency"`
-	ProjectionCompleteness string   `json:"projectionCompleteness"`
-	CompletenessReason     string   `json:"completenessReason,omitempty"`
-	Invariants             []Check  `json:"invariants"`
-	Passed                 bool     `json:"passed"`
-	Notes                  []string `json:"notes,omitempty"`
+	Runs                   int     `json:"runs"`
+	Events                 int64   `json:"events"`
+	Deliveries             int64   `json:"deliveries"`
+	Acknowledged           int64   `json:"acknowledged"`
+	Open                   int64   `json:"open"`
+	Quarantined            int64   `json:"quarantined"`
+	AdmitSeconds           float64 `json:"admitSeconds"`
+	DurationSeconds        float64 `json:"durationSeconds"`
+	AdmissionsPerSecond    float64 `json:"admissionsPerSecond"`
+	AcknowledgedPerSecond  float64 `json:"acknowledgedPerSecond"`
+	LatencyP50Millis       float64 `json:"latencyP50Millis"`
+	LatencyP99Millis       float64 `json:"latencyP99Millis"`
+	Attempts               int64   `json:"attempts"`
+	Retries                int64   `json:"retries"`
+	LeaseExpiries          int64   `json:"leaseExpiries"`
+	LeaseLost              int64   `json:"leaseLost"`
+	Transport              string  `json:"transport"`
+	DroppedResponses       int64   `json:"droppedResponses,omitempty"`
+	Chaos                  bool    `json:"chaos"`
+	Kills                  int64   `json:"kills"`
+	Pauses                 int64   `json:"pauses"`
+	InjectedFailures       int64   `json:"injectedFailures"`
+	DatabaseRestarts       int64   `json:"databaseRestarts"`
+	AdmissionRetries       int64   `json:"admissionRetries"`
+	VerificationState      string  `json:"verificationState"`
+	SnapshotCurrency       string  `json:"snapshotCurrency"`
+	ProjectionCompleteness string  `json:"projectionCompleteness"`
+	CompletenessReason     string  `json:"completenessReason,omitempty"`
+	// Scenario, Execution, Gateway, Boundaries and Pending: the owners'
+	// end state and every boundary's outbox (Pending names the deliveries
+	// that wait for consumers that do not exist yet).
+	Scenario   *Mix             `json:"scenario,omitempty"`
+	Execution  *ExecutionReport `json:"execution,omitempty"`
+	Gateway    *GatewayReport   `json:"gateway,omitempty"`
+	Boundaries []BoundaryReport `json:"boundaries,omitempty"`
+	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
+	Invariants []Check          `json:"invariants"`
+	Passed     bool             `json:"passed"`
+	Notes      []string         `json:"notes,omitempty"`
 }
 
 func (s *Summary) check(name string, ok bool, detail string) {
@@ -185,14 +195,17 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row("retries", s.Retries)
 	row("lease expiries (recovered)", s.LeaseExpiries)
 	row("late outcomes dropped (lease lost)", s.LeaseLost)
+	row("admissions retried (transient errors)", s.AdmissionRetries)
 	if s.Chaos {
 		row("chaos: dispatcher kills", s.Kills)
 		row("chaos: pauses past lease", s.Pauses)
 		row("chaos: injected consumer failures", s.InjectedFailures)
+		row("chaos: database restarts", s.DatabaseRestarts)
 		if s.Transport == TransportHTTP {
 			row("chaos: answers dropped after commit", s.DroppedResponses)
 		}
 	}
+	s.writeBoundaries(row)
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
 		verdict := "ok"

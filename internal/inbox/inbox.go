@@ -43,6 +43,12 @@ func Applied(r receipt.Receipt) Outcome { return Outcome{receipt: r} }
 // retryable error with code, so the event is delivered again later (OPS-2).
 func Wait(code string, err error) Outcome { return Outcome{wait: transport.Wait(code, err)} }
 
+// WaitUnsupported is a wait for a pair the consumer does not support yet:
+// it backs off up to the dispatcher's maximum (transport.Unsupported).
+func WaitUnsupported(code string, err error) Outcome {
+	return Outcome{wait: transport.Unsupported(code, err)}
+}
+
 // Waiting reports whether the outcome is a wait.
 func (o Outcome) Waiting() bool { return o.wait != nil }
 

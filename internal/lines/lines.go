@@ -6,6 +6,8 @@ package lines
 import (
 	adminschema "github.com/oceanway/core/internal/admin/schema"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	executionschema "github.com/oceanway/core/internal/execution/schema"
+	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/migrate"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
@@ -18,6 +20,8 @@ func All() []migrate.Line {
 		outboxschema.Line(),     // outbox (every producer database)
 		adminschema.Line(),      // admin lookup indexes (every producer database)
 		admissionschema.Line(),  // admission (core)
+		executionschema.Line(),  // execution (execution)
+		gatewayschema.Line(),    // gateway (gateway)
 		operationsschema.Line(), // operations (core)
 	}
 }

@@ -47,7 +47,7 @@ var (
 	// projection version the pointer (or the cutover) requires (DS-8).
 	ErrProjectionMismatch = errors.New("outbox: definition projection target does not match the projection pointer")
 
-	// Database invariants (custom SQLSTATEs OW001..OW017, OW011 reserved and
+	// Database invariants (custom SQLSTATEs OW001..OW019, OW011 reserved and
 	// never raised; see docs/outbox-storage.md).
 	ErrImmutable              = errors.New("outbox: immutable column changed")                                            // OW001
 	ErrAppendOnly             = errors.New("outbox: delete or truncate of an append-only table")                          // OW002
@@ -70,6 +70,16 @@ var (
 	// ErrBindingConflict: a destination or consumer is already bound
 	// differently (OW017); bindings are immutable.
 	ErrBindingConflict = errors.New("outbox: destination already bound differently") // OW017
+	// ErrEnvelopeContradiction: an event column derived from the envelope
+	// (ids, type, schema version, aggregate, tenant, occurred-at, payload)
+	// differs from the stored envelope (OW018, OB-STORE-2).
+	ErrEnvelopeContradiction = errors.New("outbox: event column contradicts its envelope") // OW018
+	// ErrUnprovenTransition: a delivery state change that is not one of the
+	// dispatcher's proven transitions — a lease without its attempt start,
+	// an ack without a valid lease, its acknowledged finish or the event's
+	// envelope digest, a return to pending or a quarantine without a finish
+	// (OW019, OB-STORE-6).
+	ErrUnprovenTransition = errors.New("outbox: delivery state change is not a proven transition") // OW019
 )
 
 // SQLSTATEs raised by the outbox triggers and functions.
@@ -90,6 +100,8 @@ const (
 	CodePublicationMissing     = "OW015"
 	CodeUnboundDestination     = "OW016"
 	CodeBindingConflict        = "OW017"
+	CodeEnvelopeContradiction  = "OW018"
+	CodeUnprovenTransition     = "OW019"
 )
 
 // memberBindingConstraint is the foreign key from a definition member to
@@ -113,9 +125,11 @@ var codeErrors = map[string]error{
 	CodePublicationMissing:     ErrPublicationMissing,
 	CodeUnboundDestination:     ErrUnboundDestination,
 	CodeBindingConflict:        ErrBindingConflict,
+	CodeEnvelopeContradiction:  ErrEnvelopeContradiction,
+	CodeUnprovenTransition:     ErrUnprovenTransition,
 }
 
-// TranslateError maps an outbox SQLSTATE (OW001..OW017; OW011 is
+// TranslateError maps an outbox SQLSTATE (OW001..OW019; OW011 is
 // reserved and never raised) to its sentinel, and a member's violated
 // binding foreign key to ErrUnboundDestination, keeping the driver error in
 // the chain. Deferred checks fail at COMMIT, so callers that want errors.Is

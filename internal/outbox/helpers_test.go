@@ -87,17 +87,19 @@ type attempt struct {
 }
 
 // claim does what a dispatcher claim does for one delivery (as the
-// dispatcher role): lease it and insert the attempt start.
+// dispatcher role): insert the attempt start and lease the delivery (the
+// transition guard, OW019, wants the start by the end of the leasing
+// statement).
 func claim(t *testing.T, ctx context.Context, tx pgx.Tx, eventID string, dest route.Destination) attempt {
 	t.Helper()
 	a := attempt{ID: uuid.NewString(), Token: uuid.NewString()}
-	_, err := tx.Exec(ctx, `UPDATE outbox.outbox_deliveries
+	_, err := tx.Exec(ctx, `INSERT INTO outbox.outbox_delivery_attempt_starts (attempt_id, destination, event_id, lease_token)
+		VALUES ($1, $2, $3, $4)`, a.ID, string(dest), eventID, a.Token)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE outbox.outbox_deliveries
 		SET status = 'leased', lease_owner = 'test-worker', lease_token = $3, lease_expires_at = now() + interval '1 minute',
 		    current_attempt_id = $4, attempt_count = attempt_count + 1, last_attempt_at = now()
 		WHERE event_id = $1 AND destination = $2`, eventID, string(dest), a.Token, a.ID)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, `INSERT INTO outbox.outbox_delivery_attempt_starts (attempt_id, destination, event_id, lease_token)
-		VALUES ($1, $2, $3, $4)`, a.ID, string(dest), eventID, a.Token)
 	require.NoError(t, err)
 	return a
 }

@@ -69,15 +69,41 @@ func TestSchemaHasSpecTablesAndColumns(t *testing.T) {
 
 // rawEvent inserts an event row by hand, skipping AppendTx, frozen to the
 // given definition version (whose quadruple is looked up).
-func rawEvent(eventID string, dsv int64) string {
-	return fmt.Sprintf(`INSERT INTO outbox.outbox_events (event_id, event_type, schema_version,
-		delivery_set_version, delivery_set_definition_schema_version, delivery_set_definition_digest_algorithm_version,
-		delivery_set_definition_digest, aggregate_type, aggregate_id, aggregate_revision, tenant_kind, tenant_id, workspace_id,
-		correlation_id, event_envelope, event_payload, event_envelope_digest_algorithm_version, event_envelope_sha256, occurred_at)
-		SELECT '%s', 'run.created@2.0', '2.0', v.delivery_set_version, v.delivery_set_definition_schema_version,
-		  v.delivery_set_definition_digest_algorithm_version, v.delivery_set_definition_digest,
-		  'run', 'r', 1, 'organization', 't', 'w', 'c', '{"payload":{}}', '{}', 'jcs-sha256-v1', repeat('a', 64), now()
-		FROM outbox.delivery_set_versions v WHERE v.delivery_set_version = %d`, eventID, dsv)
+func rawEvent(eventID string, dsv int64) string { return rawEventWith(eventID, dsv, nil) }
+
+// rawEventWith is rawEvent with some columns set to other SQL expressions.
+func rawEventWith(eventID string, dsv int64, set map[string]string) string {
+	cols := [][2]string{
+		{"event_id", "'" + eventID + "'"}, {"event_type", "'run.created@2.0'"}, {"schema_version", "'2.0'"},
+		{"delivery_set_version", "v.delivery_set_version"},
+		{"delivery_set_definition_schema_version", "v.delivery_set_definition_schema_version"},
+		{"delivery_set_definition_digest_algorithm_version", "v.delivery_set_definition_digest_algorithm_version"},
+		{"delivery_set_definition_digest", "v.delivery_set_definition_digest"},
+		{"aggregate_type", "'run'"}, {"aggregate_id", "'r'"}, {"aggregate_revision", "1"},
+		{"tenant_kind", "'organization'"}, {"tenant_id", "'t'"}, {"workspace_id", "'w'"}, {"project_id", "NULL"},
+		{"correlation_id", "'c'"}, {"causation_id", "NULL"}, {"operation_id", "NULL"},
+		{"event_envelope", "'" + rawEnvelope(eventID) + "'"}, {"event_payload", "'{}'"},
+		{"event_envelope_digest_algorithm_version", "'jcs-sha256-v1'"}, {"event_envelope_sha256", "repeat('a', 64)"},
+		{"occurred_at", "'2026-01-01T00:00:00Z'"},
+	}
+	names, values := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		names[i], values[i] = c[0], c[1]
+		if v, ok := set[c[0]]; ok {
+			values[i] = v
+		}
+	}
+	return fmt.Sprintf(`INSERT INTO outbox.outbox_events (%s)
+		SELECT %s
+		FROM outbox.delivery_set_versions v WHERE v.delivery_set_version = %d`,
+		strings.Join(names, ", "), strings.Join(values, ", "), dsv)
+}
+
+// rawEnvelope is an envelope that agrees with rawEvent's columns (OW018).
+func rawEnvelope(eventID string) string {
+	return fmt.Sprintf(`{"aggregateId":"r","aggregateRevision":1,"aggregateType":"run","correlationId":"c","eventId":"%s",`+
+		`"eventSchemaVersion":"2.0","eventType":"run.created@2.0","occurredAt":"2026-01-01T00:00:00Z","payload":{},`+
+		`"tenantId":"t","tenantKind":"organization","workspaceId":"w"}`, eventID)
 }
 
 func rawDelivery(eventID, dest, consumer, receipt string, projectionVersion string) string {
@@ -210,9 +236,11 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 		return err
 	})
 	requireCode(t, err, pgerrcode.CheckViolation)
+	var sha string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT event_envelope_sha256 FROM outbox.outbox_events"+where).Scan(&sha))
 	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		a := claim(t, ctx, tx, id, route.CoreOperations)
-		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: strings.Repeat("e", 64)}.write(t, ctx, tx)
+		ack{EventID: id, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1", ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: sha}.write(t, ctx, tx)
 		return nil
 	})
 	require.NoError(t, err)

@@ -26,6 +26,8 @@ const dirPrefix = "oceanway-pg-"
 type cluster struct {
 	dir  string // root: data/, postgres.log, owner.pid
 	port int
+	bin  string
+	cred *syscall.Credential
 
 	done     chan struct{} // closed when the postmaster exited
 	pid      int
@@ -144,7 +146,7 @@ func startCluster(ctx context.Context, logf func(string, ...any)) (*cluster, err
 			_ = os.RemoveAll(dir)
 			return nil, err
 		}
-		c := &cluster{dir: dir, port: port, done: make(chan struct{})}
+		c := &cluster{dir: dir, port: port, bin: bin, cred: cred, done: make(chan struct{})}
 		if err := c.launch(ctx, bin, cred); err != nil {
 			lastErr = err
 			continue
@@ -215,6 +217,15 @@ func (c *cluster) launch(ctx context.Context, bin string, cred *syscall.Credenti
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// restart shuts the postmaster down immediately (SIGQUIT, what pg_ctl -m
+// immediate sends: no checkpoint, crash recovery at the next start) and
+// starts it again on the same data directory and port.
+func (c *cluster) restart(ctx context.Context) error {
+	c.kill()
+	c.done = make(chan struct{})
+	return c.launch(ctx, c.bin, c.cred)
 }
 
 func (c *cluster) kill() {

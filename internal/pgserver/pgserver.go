@@ -128,6 +128,21 @@ func Start(ctx context.Context) (*Server, error) {
 	return Find(ctx, Opts{ForceEmbedded: true})
 }
 
+// ErrNotEmbedded: the server was not started by this process, so it is not
+// ours to restart.
+var ErrNotEmbedded = errors.New("pgserver: not a throwaway cluster started by this process")
+
+// RestartImmediate restarts a throwaway cluster the way `pg_ctl restart -m
+// immediate` does: every session is cut off, the server recovers from its
+// WAL and accepts connections again on the same URL. Used by the demo's
+// chaos mode; a shared server is never restarted (ErrNotEmbedded).
+func (s *Server) RestartImmediate(ctx context.Context) error {
+	if s == nil || s.cluster == nil {
+		return ErrNotEmbedded
+	}
+	return s.cluster.restart(ctx)
+}
+
 // Stop shuts a throwaway cluster down and removes its directory; it does
 // nothing for a server it did not start. Safe to call twice.
 func (s *Server) Stop() error {

@@ -166,7 +166,7 @@ func (r *Runtime) NewDispatcher(b boundary.Boundary, i int, t transport.Transpor
 	cfg.WorkerID = fmt.Sprintf("%s/%s/%d", cfg.WorkerID, b, i)
 	cfg.Boundary = string(b)
 	cfg.Destinations = r.Served()
-	return dispatcher.New(pool, t, cfg, r.metrics, r.log.With("boundary", string(b)))
+	return dispatcher.New(pool, t, cfg, r.metrics, r.log) // the dispatcher adds boundary (once)
 }
 
 // Run runs K dispatchers per boundary until ctx is cancelled, then drains

@@ -1,12 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,4 +104,82 @@ func TestRuntime_ServesDeliversAndStopsCleanly(t *testing.T) {
 	code, body = get(t, h, "/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.True(t, strings.Contains(body, "metering"))
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test reading it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// duplicateKeys returns the top-level keys of one JSON object that occur
+// more than once (encoding/json into a map would hide them).
+func duplicateKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok)
+	seen := map[string]int{}
+	var dups []string
+	for dec.More() {
+		key, err := dec.Token()
+		require.NoError(t, err)
+		seen[key.(string)]++
+		if seen[key.(string)] == 2 {
+			dups = append(dups, key.(string))
+		}
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	return dups
+}
+
+// OBS-3 (issue 18, item 6): a dispatcher started by the runtime logs each
+// attribute once — boundary included — on its JSON lines.
+func TestRuntime_DispatcherLogLinesCarryEachAttributeOnce(t *testing.T) {
+	t.Parallel()
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: 4})
+	ctx := t.Context()
+	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+	require.NoError(t, err)
+	var logs syncBuffer
+	failing := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
+		route.CoreOperations: func(context.Context, transport.Delivery) (transport.Result, error) {
+			return transport.Result{}, errors.New("unclassified") // logged as a warning with its attributes
+		},
+	})
+	rt, err := server.New(server.Pools{boundary.Core: b.Core()}, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: nil},
+		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond, BackoffBase: time.Hour, BackoffMax: time.Hour}},
+		prometheus.NewRegistry(), slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, err)
+	d, err := rt.NewDispatcher(boundary.Core, 0, failing)
+	require.NoError(t, err)
+	_, err = admission.New(b.Core()).Admit(ctx, admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
+		TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 500})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "unclassified delivery error") },
+		30*time.Second, 10*time.Millisecond)
+	stop()
+	<-done
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	for _, line := range lines {
+		require.Empty(t, duplicateKeys(t, line), "log line repeats attributes: %s", line)
+	}
+	require.Contains(t, lines[0], `"boundary":"core"`)
 }

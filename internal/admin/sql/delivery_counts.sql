@@ -10,6 +10,14 @@ SELECT d.destination,
        count(*) FILTER (WHERE d.status = 'acknowledged') AS acknowledged,
        count(*) FILTER (WHERE d.status = 'quarantined') AS quarantined,
        count(*) AS total,
+       -- issue 18: pending deliveries waiting on a deployment fact (the
+       -- consumer does not support the pair, or the destination has no
+       -- consumer in the dispatching process: transport.CodeNoConsumer,
+       -- projector.CodeUnsupportedPair); they back off up to the maximum.
+       count(*) FILTER (WHERE d.status = 'pending'
+                          AND d.last_error_code IN ('no_consumer', 'projector_pair_unsupported')) AS unsupported_waiting,
+       max(d.available_at) FILTER (WHERE d.status = 'pending'
+                          AND d.last_error_code IN ('no_consumer', 'projector_pair_unsupported')) AS unsupported_next_retry_at,
        min(d.created_at) FILTER (WHERE d.status IN ('pending', 'leased')) AS oldest_open_created_at
   FROM outbox.outbox_deliveries d
  GROUP BY d.destination

@@ -40,6 +40,58 @@ func (q *Queries) ManifestInsert(ctx context.Context, db DBTX, arg ManifestInser
 	return err
 }
 
+const manifestReadCandidates = `-- name: ManifestReadCandidates :many
+SELECT run_admission_manifest_ref, run_admission_manifest_schema_version,
+       run_admission_manifest_digest_algorithm_version, run_admission_manifest_digest,
+       run_id, manifest_body
+  FROM admission.run_admission_manifests
+ WHERE run_admission_manifest_ref = $1 OR run_id = $2
+`
+
+type ManifestReadCandidatesParams struct {
+	RunAdmissionManifestRef string
+	RunID                   string
+}
+
+type ManifestReadCandidatesRow struct {
+	RunAdmissionManifestRef                    string
+	RunAdmissionManifestSchemaVersion          string
+	RunAdmissionManifestDigestAlgorithmVersion string
+	RunAdmissionManifestDigest                 string
+	RunID                                      string
+	ManifestBody                               string
+}
+
+// The manifest stored under the requested ref and the manifest of the
+// requested run (at most two rows, both through unique indexes): the
+// readRunAdmissionManifest answer compares them with the request.
+func (q *Queries) ManifestReadCandidates(ctx context.Context, db DBTX, arg ManifestReadCandidatesParams) ([]ManifestReadCandidatesRow, error) {
+	rows, err := db.Query(ctx, manifestReadCandidates, arg.RunAdmissionManifestRef, arg.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ManifestReadCandidatesRow
+	for rows.Next() {
+		var i ManifestReadCandidatesRow
+		if err := rows.Scan(
+			&i.RunAdmissionManifestRef,
+			&i.RunAdmissionManifestSchemaVersion,
+			&i.RunAdmissionManifestDigestAlgorithmVersion,
+			&i.RunAdmissionManifestDigest,
+			&i.RunID,
+			&i.ManifestBody,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runAdmitted = `-- name: RunAdmitted :one
 SELECT r.run_id, r.admission_operation_id, r.billing_account_id, r.billing_reservation_id,
        r.run_admission_manifest_ref, r.run_admission_manifest_schema_version,

@@ -39,3 +39,13 @@ SELECT r.run_id, r.admission_operation_id, r.billing_account_id, r.billing_reser
   JOIN admission.billing_finalization_works w
     ON w.billing_finalization_fence_id = f.billing_finalization_fence_id AND w.work_generation = 1
  WHERE r.run_id = @run_id;
+
+-- name: ManifestReadCandidates :many
+-- The manifest stored under the requested ref and the manifest of the
+-- requested run (at most two rows, both through unique indexes): the
+-- readRunAdmissionManifest answer compares them with the request.
+SELECT run_admission_manifest_ref, run_admission_manifest_schema_version,
+       run_admission_manifest_digest_algorithm_version, run_admission_manifest_digest,
+       run_id, manifest_body
+  FROM admission.run_admission_manifests
+ WHERE run_admission_manifest_ref = @run_admission_manifest_ref OR run_id = @run_id;

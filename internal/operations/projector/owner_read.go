@@ -8,15 +8,17 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread"
 )
 
-// OwnerAnswer is the answer of a directed, versioned owner read.
-type OwnerAnswer string
+// OwnerAnswer is the shared answer of a directed, versioned owner read
+// (package ownerread).
+type OwnerAnswer = ownerread.Answer
 
 const (
-	OwnerFound       OwnerAnswer = "found"
-	OwnerNotFound    OwnerAnswer = "not_found"
-	OwnerConflicting OwnerAnswer = "conflicting"
+	OwnerFound       = ownerread.Found
+	OwnerNotFound    = ownerread.NotFound
+	OwnerConflicting = ownerread.Conflicting
 )
 
 // FinalizationCommittedRead is the event-bound request of

@@ -354,7 +354,7 @@ func (p *Projector) recordUnsupported(ctx context.Context, tx pgx.Tx, ev *inbox.
 		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEventDigestConflict,
 			fmt.Errorf("%w: event %s was recorded with digest %s:%s", inbox.ErrEventDigestConflict, env.EventID, alg, sha))
 	}
-	return inbox.Wait(CodeUnsupportedPair, fmt.Errorf("%w: %s", ErrUnsupportedPair, env.EventType)), nil
+	return inbox.WaitUnsupported(CodeUnsupportedPair, fmt.Errorf("%w: %s", ErrUnsupportedPair, env.EventType)), nil
 }
 
 // recordApplied writes the mutation log row and the index entries, advances

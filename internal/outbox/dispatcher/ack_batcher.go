@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox/dispatcher/dbsqlc"
 )
@@ -81,7 +83,12 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 
 // ackColumns lays acks out as the parallel arrays of ack_batch.sql and
 // record_publication_batch.sql, in (event_id, destination) order so
-// concurrent batches lock deliveries in one order.
+// concurrent batches lock deliveries in one order. The fence (attempt id,
+// lease token) is the claim's; everything the ack says — event id,
+// destination, consumer, receipt type and quadruple, envelope digest — is
+// the ack's own, so outbox.record_publication compares what the consumer
+// answered (not the member's values, which would always match) with the
+// frozen member, the event and the recorded ack (OB-PUB-1).
 func ackColumns(acks []VerifiedAck) dbsqlc.DeliveryAckBatchParams {
 	sorted := slices.Clone(acks)
 	slices.SortFunc(sorted, func(a, b VerifiedAck) int {
@@ -93,12 +100,12 @@ func ackColumns(acks []VerifiedAck) dbsqlc.DeliveryAckBatchParams {
 	var c dbsqlc.DeliveryAckBatchParams
 	for _, a := range sorted {
 		q := a.ack.AppliedReceipt.Receipt
-		c.Destinations = append(c.Destinations, string(a.claimed.Destination))
-		c.EventIds = append(c.EventIds, a.claimed.EventID)
+		c.Destinations = append(c.Destinations, string(a.ack.Destination))
+		c.EventIds = append(c.EventIds, a.ack.EventID)
 		c.AttemptIds = append(c.AttemptIds, a.claimed.AttemptID)
 		c.LeaseTokens = append(c.LeaseTokens, a.claimed.LeaseToken)
 		c.ConsumerNames = append(c.ConsumerNames, a.ack.ConsumerName)
-		c.ReceiptTypes = append(c.ReceiptTypes, a.claimed.Member.ExpectedReceiptType)
+		c.ReceiptTypes = append(c.ReceiptTypes, ackReceiptType(a.ack))
 		c.ReceiptRefs = append(c.ReceiptRefs, q.Ref)
 		c.ReceiptSchemaVersions = append(c.ReceiptSchemaVersions, q.SchemaVersion)
 		c.ReceiptDigestAlgorithmVersions = append(c.ReceiptDigestAlgorithmVersions, string(q.DigestAlgorithmVersion))
@@ -107,4 +114,16 @@ func ackColumns(acks []VerifiedAck) dbsqlc.DeliveryAckBatchParams {
 		c.EnvelopeSha256s = append(c.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
 	}
 	return c
+}
+
+// ackReceiptType is the receipt type the ack's own appliedReceipt.kind
+// names under its destination's binding; an unknown destination or a kind
+// the binding does not use yields the kind itself, which matches no
+// receipt type, so the database refuses the ack.
+func ackReceiptType(a *receipt.ActiveConsumerAck) string {
+	b, err := route.BindingOf(a.Destination)
+	if err != nil || b.AckKind != a.AppliedReceipt.Kind {
+		return a.AppliedReceipt.Kind
+	}
+	return b.ReceiptType
 }

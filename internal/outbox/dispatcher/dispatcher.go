@@ -332,11 +332,14 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 			"event_id", c.EventID, "attempt", c.AttemptCount, "error", cause.Error())
 	}
 	wait := transport.IsRecoverableWait(cause)
+	unsupported := transport.IsUnsupportedWait(cause)
 	if retryable && (wait || d.cfg.MaxAttempts == 0 || c.AttemptCount < d.cfg.MaxAttempts) {
 		delay := d.backoff(c.AttemptCount)
-		if wait {
-			// A wait ends when the missing fact arrives; poll for it at a
-			// bounded pace instead of drifting to BackoffMax.
+		if wait && !unsupported {
+			// A data wait ends when the missing fact arrives; poll for it at
+			// a bounded pace instead of drifting to BackoffMax. An
+			// unsupported pair or a missing consumer ends with a release or
+			// a restart: it backs off up to BackoffMax.
 			delay = min(delay, d.cfg.WaitBackoffMax)
 		}
 		err := d.store.Retry(ctx, c.Fence, delay, code)
@@ -350,6 +353,10 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 			}
 		default:
 			d.metrics.Retried.WithLabelValues(dest, code).Inc()
+			if unsupported {
+				d.metrics.UnsupportedWaits.WithLabelValues(dest, code).Inc()
+				d.metrics.UnsupportedWaitSecs.WithLabelValues(dest, code).Set(delay.Seconds())
+			}
 		}
 		return
 	}
@@ -395,7 +402,7 @@ func permanentRecordError(err error) bool {
 }
 
 // outboxCodeClass is the SQLSTATE class of the outbox's own errors
-// (outbox.CodeImmutable and the others, OW001..OW015), raised by its
+// (outbox.CodeImmutable and the others, OW001..OW019), raised by its
 // triggers and functions.
 const outboxCodeClass = "OW"
 

@@ -435,3 +435,42 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.buf.String()
 }
+
+// OB-DELIVER-2 (issue 18, item 5): a delivery whose destination has no
+// consumer in this process, or whose pair the consumer does not support,
+// waits with the configured backoff (here 30 s), not the 100 ms cap of a
+// data wait, and is never quarantined by MaxAttempts; the wait is a metric.
+// A revision-gap style wait keeps the short cap.
+func TestRun_OBDELIVER2_UnsupportedWaitsBackOffToMax(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := b.appendRuns(t, 3)
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		switch d.EventID {
+		case ids[0]:
+			return transport.Result{}, transport.Unsupported("projector_pair_unsupported", errors.New("pair not projected"))
+		case ids[1]:
+			return transport.Result{}, transport.Wait("revision_gap_wait", errors.New("gap"))
+		}
+		return transport.Result{}, transport.Unsupported(transport.CodeNoConsumer, errors.New("no consumer"))
+	})
+	reg := prometheus.NewRegistry()
+	d := newDispatcher(t, b, tr, dispatcher.Config{MaxAttempts: 1, BackoffBase: 30 * time.Second, BackoffMax: time.Minute,
+		BackoffJitter: 0.01, WaitBackoffMax: 100 * time.Millisecond, PollInterval: 5 * time.Millisecond}, dispatcher.NewMetrics(reg))
+	stop := run(d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, []string{"retryable"}, b.finishes(t, ids[0]))
+		require.Equal(c, []string{"retryable"}, b.finishes(t, ids[2]))
+		require.GreaterOrEqual(c, len(b.finishes(t, ids[1])), 2, "the data wait retries at its short cap")
+	}, 20*time.Second, pollTick)
+	require.NoError(t, stop())
+	for _, id := range []string{ids[0], ids[2]} {
+		var wait float64
+		require.NoError(t, b.producer.QueryRow(context.Background(), `SELECT EXTRACT(EPOCH FROM available_at - now())
+			FROM outbox.outbox_deliveries WHERE event_id = $1 AND status = 'pending'`, id).Scan(&wait))
+		require.Greater(t, wait, 20.0, "an unsupported wait backs off like a retry")
+	}
+	require.Equal(t, float64(2), counterTotal(t, reg, "oceanway_outbox_unsupported_waits_total"))
+	require.Zero(t, b.countStatus(t, "quarantined"), "waits are never quarantined by MaxAttempts")
+	b.invariants(t)
+}

@@ -80,8 +80,12 @@
 // A failed delivery is retried (Store.Retry: pending again after an
 // exponential backoff with jitter) when its error is retryable
 // (transport.RetryableAndCode; unclassified errors are retryable) and
-// MaxAttempts, if set, is not reached; recoverable waits are retried at a
-// bounded pace whatever the count. Otherwise it is quarantined
+// MaxAttempts, if set, is not reached; recoverable waits are retried
+// whatever the count — data waits (a revision gap) at a bounded pace
+// (WaitBackoffMax), unsupported waits (the consumer does not support the
+// pair, or no consumer is wired here: transport.Unsupported) with the
+// regular backoff up to BackoffMax, so they do not append an attempt pair
+// every two seconds forever. Otherwise it is quarantined
 // (Store.Quarantine: terminal, with an explicit quarantine row). An outcome
 // the database rejects for good (data, integrity, privilege or outbox OWxxx
 // errors) is quarantined as outcome_record_invalid; a transient failure to

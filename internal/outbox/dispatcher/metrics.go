@@ -25,6 +25,12 @@ type Metrics struct {
 	OutcomeRecordFailures *prometheus.CounterVec
 	Healthy               *prometheus.GaugeVec // boundary
 	Info                  *prometheus.GaugeVec // version
+	// UnsupportedWaits counts retries of deliveries whose pair the consumer
+	// does not support or whose destination has no consumer here, and
+	// UnsupportedWaitSecs is the last wait scheduled for them (backing off
+	// up to BackoffMax): destination, code.
+	UnsupportedWaits    *prometheus.CounterVec
+	UnsupportedWaitSecs *prometheus.GaugeVec
 }
 
 // NewMetrics creates the collectors and registers them on reg. Several
@@ -72,9 +78,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "oceanway_outbox_dispatcher_info", Help: "Dispatcher worker version.",
 		}, []string{"version"}),
+		UnsupportedWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oceanway_outbox_unsupported_waits_total",
+			Help: "Retries of deliveries whose pair the consumer does not support or whose destination has no consumer in this process.",
+		}, []string{"boundary", "destination", "code"}),
+		UnsupportedWaitSecs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "oceanway_outbox_unsupported_wait_seconds",
+			Help: "Last wait scheduled for an unsupported-pair or no-consumer delivery (backs off up to the maximum).",
+		}, []string{"boundary", "destination", "code"}),
 	}
 	reg.MustRegister(m.Claimed, m.Acknowledged, m.Retried, m.Quarantined, m.LeaseExpired, m.LeaseLost,
-		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info)
+		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info,
+		m.UnsupportedWaits, m.UnsupportedWaitSecs)
 	return m
 }
 
@@ -95,5 +110,7 @@ func (m *Metrics) forBoundary(boundary string) *Metrics {
 		OutcomeRecordFailures: m.OutcomeRecordFailures.MustCurryWith(l),
 		Healthy:               m.Healthy.MustCurryWith(l),
 		Info:                  m.Info,
+		UnsupportedWaits:      m.UnsupportedWaits.MustCurryWith(l),
+		UnsupportedWaitSecs:   m.UnsupportedWaitSecs.MustCurryWith(l),
 	}
 }

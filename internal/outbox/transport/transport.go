@@ -52,10 +52,11 @@ type Classified interface {
 
 // Error is the standard classified error.
 type Error struct {
-	code      string
-	retryable bool
-	wait      bool
-	err       error
+	code        string
+	retryable   bool
+	wait        bool
+	unsupported bool
+	err         error
 }
 
 func (e *Error) Error() string {
@@ -95,6 +96,32 @@ func Wait(code string, err error) error {
 	return &Error{code: code, retryable: true, wait: true, err: err}
 }
 
+// Unsupported marks a wait on a deployment fact, not on data: the consumer
+// does not support the event pair yet, or this process has no consumer for
+// the destination. Like Wait it is never quarantined by MaxAttempts, but it
+// backs off like any retry up to the configured maximum (a release or a
+// restart ends it, not the next append), so it does not append an attempt
+// pair every few seconds forever.
+func Unsupported(code string, err error) error {
+	return &Error{code: code, retryable: true, wait: true, unsupported: true, err: err}
+}
+
+// UnsupportedWait implements Unsupporting.
+func (e *Error) UnsupportedWait() bool { return e.unsupported }
+
+// Unsupporting is asked through errors.As (see Unsupported).
+type Unsupporting interface {
+	error
+	UnsupportedWait() bool
+}
+
+// IsUnsupportedWait reports whether err is an unsupported-pair or
+// no-consumer wait.
+func IsUnsupportedWait(err error) bool {
+	var u Unsupporting
+	return errors.As(err, &u) && u.UnsupportedWait()
+}
+
 // IsRecoverableWait reports whether err is a recoverable wait.
 func IsRecoverableWait(err error) bool {
 	var w Waiting
@@ -132,6 +159,10 @@ func NewInProcess(consumers map[route.Destination]ConsumerFunc) *InProcess {
 	return &InProcess{consumers: consumers}
 }
 
+// CodeNoConsumer is the code of a delivery whose destination has no
+// consumer in this process (an unsupported wait).
+const CodeNoConsumer = "no_consumer"
+
 // CodeConsumerPanic is the code of a consumer that panicked.
 const CodeConsumerPanic = "consumer_panic"
 
@@ -142,7 +173,7 @@ var ErrNoConsumer = errors.New("transport: no consumer wired for destination")
 func (t *InProcess) Deliver(ctx context.Context, d Delivery) (res Result, err error) {
 	c, ok := t.consumers[d.Member.Destination]
 	if !ok {
-		return Result{}, Retryable("no_consumer", fmt.Errorf("%w: %s", ErrNoConsumer, d.Member.Destination))
+		return Result{}, Unsupported(CodeNoConsumer, fmt.Errorf("%w: %s", ErrNoConsumer, d.Member.Destination))
 	}
 	defer func() {
 		if p := recover(); p != nil {

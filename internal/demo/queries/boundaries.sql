@@ -1,0 +1,58 @@
+-- name: BoundaryOutbox :many
+-- Per destination and status: the deliveries of one boundary database, and
+-- how many of them were ever claimed (an attempt start).
+SELECT d.destination, d.status, count(*)::bigint AS deliveries,
+       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
+                                       WHERE s.event_id = d.event_id AND s.destination = d.destination))::bigint AS claimed
+  FROM outbox.outbox_deliveries d
+ GROUP BY d.destination, d.status
+ ORDER BY d.destination, d.status;
+
+-- name: ForeignProducerEvents :one
+-- Events whose exact pair another boundary produces (must be zero).
+SELECT count(*)::bigint FROM outbox.outbox_events e
+  JOIN outbox.pair_producers p ON p.event_type = e.event_type AND p.schema_version = e.schema_version
+ WHERE p.producer <> @producer::text;
+
+-- name: BoundaryEventCount :one
+SELECT count(*)::bigint FROM outbox.outbox_events;
+
+-- name: ExecutionDemoCounts :one
+-- The Execution owner's end state: every run closed once, every closure
+-- event's attemptCount equal to the run's eligibility events.
+WITH closures AS (
+  SELECT (event_payload->>'runId')::uuid AS run_id, (event_payload->>'attemptCount')::bigint AS attempt_count
+    FROM outbox.outbox_events WHERE event_type = 'execution.run-finalization.closed@1'
+), eligibility AS (
+  SELECT (event_payload->>'runId')::uuid AS run_id, count(*) AS n
+    FROM outbox.outbox_events WHERE event_type = 'execution.attempt-eligibility.finalized@1'
+   GROUP BY 1
+)
+SELECT
+  (SELECT count(*) FROM execution.run_execution_states)::bigint AS runs,
+  (SELECT count(*) FROM execution.run_execution_states WHERE state = 'attempts_closed')::bigint AS closed_runs,
+  (SELECT count(*) FROM execution.attempts)::bigint AS attempts,
+  (SELECT count(*) FROM execution.eligibility_facts WHERE dispatch_disposition = 'dispatched')::bigint AS dispatched,
+  (SELECT count(*) FROM execution.eligibility_facts WHERE dispatch_disposition = 'not_dispatched')::bigint AS not_dispatched,
+  (SELECT count(*) FROM execution.run_finalizations WHERE attempt_count = 0)::bigint AS empty_closures,
+  (SELECT count(*) FROM execution.run_execution_states r
+    WHERE (SELECT count(*) FROM closures c WHERE c.run_id = r.run_id) <> 1)::bigint AS runs_without_exactly_one_closure_event,
+  (SELECT count(*) FROM closures c LEFT JOIN eligibility e ON e.run_id = c.run_id
+    WHERE c.attempt_count <> COALESCE(e.n, 0))::bigint AS closures_count_differs_from_eligibility_events;
+
+-- name: GatewayDemoCounts :one
+-- The Gateway owner's end state: every chain dense from 1.
+SELECT
+  (SELECT count(*) FROM gateway.dispatch_slots WHERE state = 'bound')::bigint AS bound,
+  (SELECT count(*) FROM gateway.dispatch_slots WHERE state = 'terminal_rejected')::bigint AS rejected,
+  (SELECT count(*) FROM gateway.dispatch_slots WHERE state = 'reserved')::bigint AS reserved,
+  (SELECT count(*) FROM gateway.availability_currents)::bigint AS chains,
+  (SELECT count(*) FROM gateway.availability_snapshots)::bigint AS snapshots,
+  (SELECT count(*) FROM gateway.provider_evidence)::bigint AS evidence,
+  (SELECT count(*) FROM (
+     SELECT chain_id FROM gateway.availability_snapshots GROUP BY chain_id
+     HAVING min(state_version) <> 1 OR max(state_version) <> count(*)) x)::bigint AS chains_not_dense,
+  (SELECT count(*) FROM gateway.availability_currents c
+    WHERE c.current_state_version <> (SELECT max(state_version) FROM gateway.availability_snapshots s WHERE s.chain_id = c.chain_id))::bigint AS pointers_not_at_head,
+  (SELECT count(*) FROM gateway.availability_snapshots s
+    WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_events e WHERE e.event_id = s.event_id))::bigint AS snapshots_without_event;

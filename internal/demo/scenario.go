@@ -1,0 +1,192 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oceanway/core/contracts/digest"
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
+	"github.com/oceanway/core/internal/gateway/simprovider"
+)
+
+// Scenario drives one run through every owner on its own database:
+// admission (core) → RunExecutionToken@1 → execution state → attempts →
+// Gateway dispatch (bound or rejected before binding) → simulated provider
+// evidence → eligibility (dispatched or not_dispatched) → attempt-set
+// closure. The mix is deterministic in the run number i:
+//
+//	i % 10 == 0      a run with no attempt (closure with attemptCount 0)
+//	i % 10 == 1      an attempt rejected before binding, rerouted to a new attempt
+//	i % 10 == 2      two steps, one attempt each
+//	i % 10 == 3      three attempts on one step, each rejected or bound by the seed
+//	otherwise        one attempt, rejected (15 %) or bound by the seed
+//
+// Bound attempts report their evidence through the simulated provider
+// (text, media, tools; prompt, late, missing, corrected, conflicting and
+// unavailable evidence).
+type Scenario struct {
+	Core      *pgxpool.Pool
+	Admission *admission.Service
+	Execution *execution.Service
+	Gateway   *gateway.Service
+	Provider  *simprovider.Provider
+	// Rejecter rejects every attempt before binding (the forced reroutes).
+	Rejecter *simprovider.Provider
+	tenant   contract.Tenant
+	account  string
+	mix      ScenarioMix
+}
+
+// ScenarioMix counts what the scenario did.
+type ScenarioMix struct {
+	Runs, EmptyRuns, MultiAttemptRuns                              atomic.Int64
+	Attempts, Bound, RejectedBeforeBinding, Rerouted, Observations atomic.Int64
+}
+
+// Mix is a plain copy of the counters.
+type Mix struct {
+	Runs                  int64 `json:"runs"`
+	EmptyRuns             int64 `json:"emptyRuns"`
+	MultiAttemptRuns      int64 `json:"multiAttemptRuns"`
+	Attempts              int64 `json:"attempts"`
+	Bound                 int64 `json:"bound"`
+	RejectedBeforeBinding int64 `json:"rejectedBeforeBinding"`
+	Rerouted              int64 `json:"rerouted"`
+	Observations          int64 `json:"observations"`
+}
+
+// NewScenario wires the owners of one demo (one tenant and account).
+func NewScenario(core, exec, gw *pgxpool.Pool, seed int64) *Scenario {
+	exe := execution.New(exec, execution.CoreManifestReads{Core: core})
+	exe.SetGatewayReads(gateway.Reads{Gateway: gw})
+	return &Scenario{
+		Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw),
+		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15}),
+		Rejecter: simprovider.New(simprovider.Config{Seed: seed, ForceReject: true}),
+		tenant:   contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()},
+		account:  uuid.NewString(),
+	}
+}
+
+// Mix returns what the scenario did so far.
+func (s *Scenario) Mix() Mix {
+	m := &s.mix
+	return Mix{Runs: m.Runs.Load(), EmptyRuns: m.EmptyRuns.Load(), MultiAttemptRuns: m.MultiAttemptRuns.Load(),
+		Attempts: m.Attempts.Load(), Bound: m.Bound.Load(), RejectedBeforeBinding: m.RejectedBeforeBinding.Load(),
+		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load()}
+}
+
+var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+	Digest: "8f4e2a6b1c3d5e7f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607"}
+
+// Run is the AdmitFunc of run i.
+func (s *Scenario) Run(ctx context.Context, i int) error {
+	res, err := s.Admission.Admit(ctx, admission.Request{
+		AdmissionOperationID: uuid.NewString(), TenantKind: s.tenant.Kind, TenantID: s.tenant.TenantID,
+		WorkspaceID: s.tenant.WorkspaceID, BillingAccountID: s.account, ReservedCredits: int64(100 + i%900),
+	})
+	if err != nil {
+		return fmt.Errorf("admit: %w", err)
+	}
+	_, token, err := admission.IssueRunExecutionToken(ctx, s.Core, res.RunID, "ret-"+res.RunID, time.Now())
+	if err != nil {
+		return err
+	}
+	if _, err := s.Execution.OpenRun(ctx, token); err != nil {
+		return err
+	}
+	s.mix.Runs.Add(1)
+	step := uuid.NewString()
+	switch i % 10 {
+	case 0:
+		s.mix.EmptyRuns.Add(1)
+	case 1:
+		s.mix.MultiAttemptRuns.Add(1)
+		bound, err := s.attempt(ctx, res.RunID, step, "gw-sim-eu", s.Rejecter)
+		if err != nil {
+			return err
+		}
+		if !bound {
+			s.mix.Rerouted.Add(1)
+		}
+		if _, err := s.attempt(ctx, res.RunID, step, "gw-sim-us", s.Provider); err != nil {
+			return err
+		}
+	case 2:
+		s.mix.MultiAttemptRuns.Add(1)
+		for _, st := range []string{step, uuid.NewString()} {
+			if _, err := s.attempt(ctx, res.RunID, st, "gw-sim-eu", s.Provider); err != nil {
+				return err
+			}
+		}
+	case 3:
+		s.mix.MultiAttemptRuns.Add(1)
+		for _, gw := range []string{"gw-sim-eu", "gw-sim-us", "gw-sim-ap"} {
+			if _, err := s.attempt(ctx, res.RunID, step, gw, s.Provider); err != nil {
+				return err
+			}
+		}
+	default:
+		if _, err := s.attempt(ctx, res.RunID, step, "gw-sim-eu", s.Provider); err != nil {
+			return err
+		}
+	}
+	if _, err := s.Execution.CloseRun(ctx, res.RunID); err != nil {
+		return fmt.Errorf("close run %s: %w", res.RunID, err)
+	}
+	return nil
+}
+
+// attempt creates one attempt, dispatches it through the Gateway with p's
+// decision, reports the provider's evidence when bound, and finalizes its
+// eligibility. It reports whether the slot was bound.
+func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simprovider.Provider) (bool, error) {
+	a, err := s.Execution.CreateAttempt(ctx, execution.AttemptRequest{
+		RunID: runID, RunStepID: step, ExecutionAttemptID: uuid.NewString(), ModelDeploymentID: "model-deploy/sim",
+		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContract,
+	})
+	if err != nil {
+		return false, err
+	}
+	s.mix.Attempts.Add(1)
+	reply, err := s.Gateway.Dispatch(ctx, gateway.DispatchRequest{Tenant: s.tenant, ManifestBody: a.Body, Decision: p.Route(a.Manifest)})
+	if err != nil {
+		return false, err
+	}
+	if reply.State == gateway.SlotTerminalRejected {
+		s.mix.RejectedBeforeBinding.Add(1)
+		_, err := s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)
+		return false, err
+	}
+	s.mix.Bound.Add(1)
+	obs, err := p.Execute(ctx, &contract.AttemptRouteBinding{Binding: reply.Binding,
+		SlotKey: contract.SlotKey{ExecutionAttemptID: a.Manifest.ExecutionAttemptID, GatewayDeploymentID: gw, AttemptManifest: a.Manifest.Manifest}})
+	if err != nil {
+		return true, err
+	}
+	for _, o := range obs {
+		for {
+			_, err := s.Gateway.Observe(ctx, a.Manifest.ExecutionAttemptID, o)
+			if errors.Is(err, gateway.ErrChainMoved) {
+				continue
+			}
+			if err != nil {
+				return true, err
+			}
+			break
+		}
+		s.mix.Observations.Add(1)
+	}
+	_, err = s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
+	return true, err
+}

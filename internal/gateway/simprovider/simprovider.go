@@ -1,0 +1,155 @@
+// Package simprovider is a deterministic simulated provider adapter behind
+// gateway.Provider. Every decision and every observation sequence is a pure
+// function of the seed and the attempt id, so the demo and the tests
+// reproduce exactly. It covers text (input and output tokens), media
+// (images, video seconds) and tool calls, and can produce late, missing,
+// corrected and conflicting evidence, and deterministic pre-binding
+// rejections. A real provider plugs in behind the same interface.
+package simprovider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"strconv"
+
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/internal/gateway"
+)
+
+// Workloads.
+const (
+	WorkloadText  = "text"
+	WorkloadMedia = "media"
+	WorkloadTools = "tools"
+)
+
+// Evidence scenarios.
+const (
+	ScenarioPrompt      = "prompt"      // usage and cost available at once
+	ScenarioLate        = "late"        // pending first, available later
+	ScenarioMissing     = "missing"     // usage available, cost never reported
+	ScenarioCorrected   = "corrected"   // available, then a corrected quantity
+	ScenarioConflicting = "conflicting" // available, then conflicting reports
+	ScenarioUnavailable = "unavailable" // the provider cannot report usage
+)
+
+// Scenarios lists the evidence scenarios in a fixed order.
+var Scenarios = []string{ScenarioPrompt, ScenarioLate, ScenarioMissing, ScenarioCorrected, ScenarioConflicting, ScenarioUnavailable}
+
+// Config tunes the simulation.
+type Config struct {
+	Seed int64
+	// RejectPercent of attempts are rejected before binding (0..100).
+	RejectPercent int
+	// Force fixes the scenario of every attempt ("" = by seed).
+	Force string
+	// ForceReject rejects every attempt when set.
+	ForceReject bool
+}
+
+// Provider is the simulated adapter.
+type Provider struct{ cfg Config }
+
+// New returns the simulated adapter.
+func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
+
+var _ gateway.Provider = (*Provider)(nil)
+
+// roll returns a deterministic number for (seed, attempt, purpose).
+func (p *Provider) roll(attemptID, purpose string) uint64 {
+	h := sha256.New()
+	var seed [8]byte
+	binary.BigEndian.PutUint64(seed[:], uint64(p.cfg.Seed))
+	h.Write(seed[:])
+	h.Write([]byte(attemptID))
+	h.Write([]byte(purpose))
+	return binary.BigEndian.Uint64(h.Sum(nil)[:8])
+}
+
+// Workload is the attempt's workload.
+func (p *Provider) Workload(attemptID string) string {
+	return []string{WorkloadText, WorkloadMedia, WorkloadTools}[p.roll(attemptID, "workload")%3]
+}
+
+// Scenario is the attempt's evidence scenario.
+func (p *Provider) Scenario(attemptID string) string {
+	if p.cfg.Force != "" {
+		return p.cfg.Force
+	}
+	return Scenarios[p.roll(attemptID, "scenario")%uint64(len(Scenarios))]
+}
+
+// Route rejects a deterministic share of attempts before any side effect
+// (reason no_capacity or policy_denied) and binds the rest to a simulated
+// route derived from the attempt's manifest.
+func (p *Provider) Route(m *contract.AttemptExecutionManifest) gateway.Decision {
+	r := p.roll(m.ExecutionAttemptID, "route")
+	if p.cfg.ForceReject || int(r%100) < p.cfg.RejectPercent {
+		return gateway.Decision{RejectReason: []string{"no_capacity", "policy_denied"}[(r/100)%2]}
+	}
+	return gateway.Decision{Route: &contract.Route{
+		ChannelID: "channel/sim-" + strconv.FormatUint(r%3, 10), SupplyID: "supply/sim-" + strconv.FormatUint((r/3)%2, 10),
+		CredentialVersion: int64(1 + (r/7)%3), ProviderModel: "sim/" + p.Workload(m.ExecutionAttemptID), AdapterID: "adapter/simulated",
+	}}
+}
+
+// Execute returns the evidence observations of a bound attempt.
+func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) ([]gateway.Observation, error) {
+	id := b.ExecutionAttemptID
+	q := func(purpose string, max uint64) string { return strconv.FormatUint(1+p.roll(id, purpose)%max, 10) }
+	var dims []gateway.Observation
+	switch p.Workload(id) {
+	case WorkloadText:
+		dims = []gateway.Observation{usage("text.input_tokens", q("in", 4000)), usage("text.output_tokens", q("out", 2000))}
+	case WorkloadMedia:
+		dims = []gateway.Observation{usage("media.images", q("img", 8)), usage("media.video_seconds", q("vid", 120))}
+	default:
+		dims = []gateway.Observation{usage("tools.calls", q("calls", 12)), usage("text.input_tokens", q("in", 1000))}
+	}
+	cost := gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros", Quantity: q("cost", 90000)}
+	var out []gateway.Observation
+	switch p.Scenario(id) {
+	case ScenarioPrompt:
+		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
+	case ScenarioLate:
+		out = append(state(dims, contract.AvailabilityPending, "provider_report_pending"), state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
+		out = append(out, available(dims, "r1")...)
+		out = append(out, available([]gateway.Observation{cost}, "r1")...)
+	case ScenarioMissing:
+		out = append(available(dims, "r1"), state([]gateway.Observation{cost}, contract.AvailabilityNotReported, "provider_silent")...)
+	case ScenarioCorrected:
+		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
+		corrected := append([]gateway.Observation(nil), dims[0])
+		corrected[0].Quantity = q("correction", 5000)
+		out = append(out, available(corrected, "r2")...)
+	case ScenarioConflicting:
+		out = append(available(dims, "r1"), state(dims[:1], contract.AvailabilityConflicting, "provider_reports_disagree")...)
+		out = append(out, state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
+	case ScenarioUnavailable:
+		out = append(state(dims, contract.AvailabilityUnavailable, "provider_usage_unavailable"), state([]gateway.Observation{cost}, contract.AvailabilityUnavailable, "provider_cost_unavailable")...)
+	}
+	return out, nil
+}
+
+func usage(dim, qty string) gateway.Observation {
+	return gateway.Observation{EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: dim, Quantity: qty}
+}
+
+func available(obs []gateway.Observation, report string) []gateway.Observation {
+	out := make([]gateway.Observation, len(obs))
+	for i, o := range obs {
+		o.State, o.ReasonCode, o.ReportID = contract.AvailabilityAvailable, "provider_reported", "sim-"+report
+		out[i] = o
+	}
+	return out
+}
+
+func state(obs []gateway.Observation, st, reason string) []gateway.Observation {
+	out := make([]gateway.Observation, len(obs))
+	for i, o := range obs {
+		o.State, o.ReasonCode, o.Quantity, o.ReportID = st, reason, "", ""
+		out[i] = o
+	}
+	return out
+}

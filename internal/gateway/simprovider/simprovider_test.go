@@ -1,0 +1,108 @@
+package simprovider_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/digest"
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/gateway"
+	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
+	"github.com/oceanway/core/internal/gateway/simprovider"
+	"github.com/oceanway/core/internal/migrate"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func manifest(t *testing.T) (*contract.AttemptExecutionManifest, []byte) {
+	t.Helper()
+	id := uuid.NewString()
+	m := &contract.AttemptExecutionManifest{
+		Manifest: strict.Quadruple{Ref: "aem-" + id}, RunID: uuid.NewString(), RunStepID: uuid.NewString(), ExecutionAttemptID: id,
+		RunAdmissionManifest: strict.Quadruple{Ref: "ram-x", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+			Digest: "4444444444444444444444444444444444444444444444444444444444444444"},
+		ModelDeploymentID: "model-deploy/sim", GatewayDeploymentID: "gw-sim-1", RoutingPolicyRevision: 1,
+		OutputContract: strict.Quadruple{Ref: "output-contract/any@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+			Digest: "5555555555555555555555555555555555555555555555555555555555555555"},
+		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+	}
+	body, err := contract.Seal(m)
+	require.NoError(t, err)
+	return m, body
+}
+
+// GW-1: the simulated adapter is deterministic from its seed; a share of
+// attempts is rejected before binding; every workload and scenario occurs.
+func TestGW1SimulatedProviderIsDeterministic(t *testing.T) {
+	t.Parallel()
+	a := simprovider.New(simprovider.Config{Seed: 7, RejectPercent: 20})
+	b := simprovider.New(simprovider.Config{Seed: 7, RejectPercent: 20})
+	other := simprovider.New(simprovider.Config{Seed: 8, RejectPercent: 20})
+	workloads, scenarios := map[string]bool{}, map[string]bool{}
+	rejected, differs := 0, 0
+	for i := 0; i < 300; i++ {
+		m, _ := manifest(t)
+		da, db := a.Route(m), b.Route(m)
+		require.Equal(t, da, db)
+		if da != other.Route(m) {
+			differs++
+		}
+		if da.Route == nil {
+			rejected++
+		}
+		workloads[a.Workload(m.ExecutionAttemptID)] = true
+		scenarios[a.Scenario(m.ExecutionAttemptID)] = true
+	}
+	require.Len(t, workloads, 3)
+	require.Len(t, scenarios, len(simprovider.Scenarios))
+	require.InDelta(t, 60, rejected, 30)
+	require.Positive(t, differs, "another seed decides differently")
+}
+
+// GW-2: every scenario's observations drive a bound attempt's chains
+// through the Gateway: late (pending → available), missing (not_reported
+// cost), corrected (a second available version), conflicting, unavailable.
+func TestGW2SimulatedScenariosThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway},
+		Lines: []migrate.Line{outboxschema.Line(), gatewayschema.Line()}, MaxConns: 4}).Gateway()
+	_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
+	require.NoError(t, err)
+	svc := gateway.New(pool)
+	tenant := contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()}
+	final := map[string]map[string]string{}
+	for _, sc := range simprovider.Scenarios {
+		p := simprovider.New(simprovider.Config{Seed: 1, Force: sc})
+		m, body := manifest(t)
+		reply, err := svc.Dispatch(t.Context(), gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: p.Route(m)})
+		require.NoError(t, err)
+		require.Equal(t, gateway.SlotBound, reply.State)
+		b := &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: m.ExecutionAttemptID}}
+		obs, err := p.Execute(t.Context(), b)
+		require.NoError(t, err)
+		final[sc] = map[string]string{}
+		versions := map[string]int64{}
+		for _, o := range obs {
+			adv, err := svc.Observe(t.Context(), m.ExecutionAttemptID, o)
+			require.NoError(t, err)
+			key := o.EvidenceKind + "/" + o.DimensionKey
+			require.Equal(t, versions[key]+1, adv.Snapshot.StateVersion, "%s %s dense", sc, key)
+			versions[key] = adv.Snapshot.StateVersion
+			final[sc][o.EvidenceKind] = adv.Snapshot.State
+		}
+	}
+	require.Equal(t, contract.AvailabilityAvailable, final[simprovider.ScenarioLate][contract.EvidenceProviderCost])
+	require.Equal(t, contract.AvailabilityNotReported, final[simprovider.ScenarioMissing][contract.EvidenceProviderCost])
+	require.Equal(t, contract.AvailabilityUnavailable, final[simprovider.ScenarioUnavailable][contract.EvidenceProviderUsage])
+	var corrected int
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT max(state_version) FROM gateway.availability_snapshots s JOIN gateway.dispatch_slots d USING (execution_attempt_id)").Scan(&corrected))
+	require.GreaterOrEqual(t, corrected, 2)
+}
