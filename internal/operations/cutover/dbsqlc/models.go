@@ -247,6 +247,11 @@ type OutboxActiveProjection struct {
 	SwitchedAt         time.Time
 }
 
+type OutboxDatabaseProducer struct {
+	Singleton bool
+	Producer  string
+}
+
 type OutboxDeliveryFact struct {
 	EventID                             string
 	Destination                         string
@@ -412,6 +417,12 @@ type OutboxOutboxQuarantine struct {
 	AcknowledgedAt                      *time.Time
 	CaseID                              *string
 	AttemptID                           *string
+}
+
+type OutboxPairProducer struct {
+	EventType     string
+	SchemaVersion string
+	Producer      string
 }
 
 type OutboxProjectionPointer struct {
