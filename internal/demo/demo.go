@@ -161,6 +161,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Scenario != nil {
 		m := cfg.Scenario.Mix()
 		s.Scenario = &m
+		s.AdmissionRetries += m.Retries // the scenario replays its owner calls itself
 	}
 	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, rt.Served(), cfg, s); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution"
 	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/gateway/simprovider"
@@ -51,6 +52,8 @@ type Scenario struct {
 type ScenarioMix struct {
 	Runs, EmptyRuns, MultiAttemptRuns                              atomic.Int64
 	Attempts, Bound, RejectedBeforeBinding, Rerouted, Observations atomic.Int64
+	// Retries counts owner calls replayed after a transient database error.
+	Retries atomic.Int64
 }
 
 // Mix is a plain copy of the counters.
@@ -63,6 +66,7 @@ type Mix struct {
 	RejectedBeforeBinding int64 `json:"rejectedBeforeBinding"`
 	Rerouted              int64 `json:"rerouted"`
 	Observations          int64 `json:"observations"`
+	Retries               int64 `json:"retries"`
 }
 
 // NewScenario wires the owners of one demo (one tenant and account).
@@ -83,7 +87,7 @@ func (s *Scenario) Mix() Mix {
 	m := &s.mix
 	return Mix{Runs: m.Runs.Load(), EmptyRuns: m.EmptyRuns.Load(), MultiAttemptRuns: m.MultiAttemptRuns.Load(),
 		Attempts: m.Attempts.Load(), Bound: m.Bound.Load(), RejectedBeforeBinding: m.RejectedBeforeBinding.Load(),
-		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load()}
+		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load(), Retries: m.Retries.Load()}
 }
 
 var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
@@ -91,18 +95,24 @@ var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersi
 
 // Run is the AdmitFunc of run i.
 func (s *Scenario) Run(ctx context.Context, i int) error {
-	res, err := s.Admission.Admit(ctx, admission.Request{
+	// One operation id for every try: a replayed admission is the same one.
+	req := admission.Request{
 		AdmissionOperationID: uuid.NewString(), TenantKind: s.tenant.Kind, TenantID: s.tenant.TenantID,
 		WorkspaceID: s.tenant.WorkspaceID, BillingAccountID: s.account, ReservedCredits: int64(100 + i%900),
-	})
+	}
+	res, err := retrying(ctx, s, func() (admission.Result, error) { return s.Admission.Admit(ctx, req) })
 	if err != nil {
 		return fmt.Errorf("admit: %w", err)
 	}
-	_, token, err := admission.IssueRunExecutionToken(ctx, s.Core, res.RunID, "ret-"+res.RunID, time.Now())
+	issuedAt := time.Now()
+	token, err := retrying(ctx, s, func() ([]byte, error) {
+		_, body, err := admission.IssueRunExecutionToken(ctx, s.Core, res.RunID, "ret-"+res.RunID, issuedAt)
+		return body, err
+	})
 	if err != nil {
 		return err
 	}
-	if _, err := s.Execution.OpenRun(ctx, token); err != nil {
+	if _, err := retrying(ctx, s, func() (execution.RunState, error) { return s.Execution.OpenRun(ctx, token) }); err != nil {
 		return err
 	}
 	s.mix.Runs.Add(1)
@@ -141,31 +151,70 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 			return err
 		}
 	}
-	if _, err := s.Execution.CloseRun(ctx, res.RunID); err != nil {
+	// Closure is the one call whose replay is refused: after a transient
+	// failure, ErrAlreadyClosed means the first try committed.
+	replayed := false
+	_, err = retrying(ctx, s, func() (execution.Closure, error) {
+		c, err := s.Execution.CloseRun(ctx, res.RunID)
+		if replayed && errors.Is(err, execution.ErrAlreadyClosed) {
+			return c, nil
+		}
+		replayed = true
+		return c, err
+	})
+	if err != nil {
 		return fmt.Errorf("close run %s: %w", res.RunID, err)
 	}
 	return nil
+}
+
+// retrying runs one owner call and replays it after a transient database
+// error (a restart, a dropped connection), pausing 50 ms doubling to 2 s,
+// until ctx ends. Every call the scenario makes is idempotent on replay:
+// admission by operation id, the run's token, attempts by id and route,
+// dispatch by slot (the stored reply), an observation equal to the current
+// state, eligibility by attempt; so a replay after a commit whose answer was
+// lost returns the original result (closure is handled by its caller).
+func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (T, error) {
+	pause := 50 * time.Millisecond
+	for {
+		v, err := call()
+		if !db.Transient(err) {
+			return v, err
+		}
+		s.mix.Retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return v, fmt.Errorf("%w (last transient error: %w)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
 }
 
 // attempt creates one attempt, dispatches it through the Gateway with p's
 // decision, reports the provider's evidence when bound, and finalizes its
 // eligibility. It reports whether the slot was bound.
 func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simprovider.Provider) (bool, error) {
-	a, err := s.Execution.CreateAttempt(ctx, execution.AttemptRequest{
+	areq := execution.AttemptRequest{
 		RunID: runID, RunStepID: step, ExecutionAttemptID: uuid.NewString(), ModelDeploymentID: "model-deploy/sim",
 		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContract,
-	})
+	}
+	a, err := retrying(ctx, s, func() (execution.Attempt, error) { return s.Execution.CreateAttempt(ctx, areq) })
 	if err != nil {
 		return false, err
 	}
 	s.mix.Attempts.Add(1)
-	reply, err := s.Gateway.Dispatch(ctx, gateway.DispatchRequest{Tenant: s.tenant, ManifestBody: a.Body, Decision: p.Route(a.Manifest)})
+	dreq := gateway.DispatchRequest{Tenant: s.tenant, ManifestBody: a.Body, Decision: p.Route(a.Manifest)}
+	reply, err := retrying(ctx, s, func() (gateway.Reply, error) { return s.Gateway.Dispatch(ctx, dreq) })
 	if err != nil {
 		return false, err
 	}
 	if reply.State == gateway.SlotTerminalRejected {
 		s.mix.RejectedBeforeBinding.Add(1)
-		_, err := s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)
+		_, err := retrying(ctx, s, func() (execution.Eligibility, error) {
+			return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)
+		})
 		return false, err
 	}
 	s.mix.Bound.Add(1)
@@ -176,7 +225,7 @@ func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simpr
 	}
 	for _, o := range obs {
 		for {
-			_, err := s.Gateway.Observe(ctx, a.Manifest.ExecutionAttemptID, o)
+			_, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, a.Manifest.ExecutionAttemptID, o) })
 			if errors.Is(err, gateway.ErrChainMoved) {
 				continue
 			}
@@ -187,6 +236,8 @@ func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simpr
 		}
 		s.mix.Observations.Add(1)
 	}
-	_, err = s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
+	_, err = retrying(ctx, s, func() (execution.Eligibility, error) {
+		return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
+	})
 	return true, err
 }
