@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/operations/cutover"
 	"github.com/oceanway/core/internal/operations/readmodel"
 )
 
@@ -94,6 +95,15 @@ type CompletenessResult struct {
 	// Operations is the answer of the Operations read model's completeness
 	// query (OPS-4) on the core boundary; nil when core is not read.
 	Operations *OperationsCompleteness `json:"operations"`
+	// ProjectionVersions is every version of the Operations projection on
+	// the core boundary (receipts, missing source events, gaps, the
+	// completeness answer per version, fingerprint) and its shadow builds
+	// with their readiness proofs (DS-8); nil when core is not read.
+	// Read-only: the page shows them, the CLI (`oceanway projection`)
+	// builds and switches.
+	ProjectionVersions *cutover.Status `json:"projectionVersions"`
+	// ProjectionVersionsError is set when they could not be read.
+	ProjectionVersionsError string `json:"projectionVersionsError,omitempty"`
 }
 
 // OperationsCompleteness is the Operations read model's completeness
@@ -224,5 +234,15 @@ func (r *Reader) Completeness(ctx context.Context) CompletenessResult {
 		return nil
 	})
 	out.Operations = r.operationsCompleteness(ctx)
+	if pool, ok := r.boundaries[CoreBoundary]; ok {
+		ctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
+		defer cancel()
+		st, err := cutover.ReadStatus(ctx, pool, "")
+		if err != nil {
+			out.ProjectionVersionsError = err.Error()
+		} else {
+			out.ProjectionVersions = &st
+		}
+	}
 	return out
 }

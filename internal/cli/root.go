@@ -39,6 +39,7 @@ func NewRoot(streams *IO) *cobra.Command {
 		newDemoCmd(streams),
 		newInspectCmd(streams),
 		newMigrateCmd(streams),
+		newProjectionCmd(streams),
 		newServeCmd(streams),
 	)
 	return root

@@ -171,7 +171,9 @@ type serveParams struct {
 func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
-		p, err := projector.New(core, projector.Config{})
+		// Every projection version the registry lets a delivery freeze
+		// (before and after a cutover, DS-8).
+		p, err := projector.New(core, projector.Config{AllVersions: true})
 		if err != nil {
 			return nil, err
 		}

@@ -75,6 +75,8 @@ var (
 
 // The loaded statements, resolved once (a typo fails at package init).
 var (
+	qActiveClaimGate      = stmts.Get("active_claim_gate")
+	qShadowTokenSet       = stmts.Get("shadow_token_set")
 	qAggregateAdvance     = stmts.Get("aggregate_advance")
 	qAggregateEnsure      = stmts.Get("aggregate_ensure")
 	qAggregateLock        = stmts.Get("aggregate_lock")
@@ -92,12 +94,30 @@ type Config struct {
 	// Default {1}. A delivery frozen to another projection is retryable
 	// (CodeProjectionUnsupported) and nothing is written.
 	Versions []int64
+	// AllVersions builds every version a delivery's frozen member names
+	// (Versions is then ignored): a member can only freeze a version the
+	// outbox registry holds ready and a definition references (DS-8), so
+	// the registry is the configuration. serve sets it, so deliveries frozen
+	// to the old and to the new version both converge around a cutover.
+	AllVersions bool
 	// BillingReads is the Billing owner read the finalization pair needs;
 	// nil answers owner_read_unavailable (retryable).
 	BillingReads BillingReads
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
+	// ShadowToken makes this projector a shadow builder: every transaction
+	// binds the token (the shadow claim fencing token of the build it
+	// feeds) and the database refuses its writes once the token is not the
+	// build's current one (operations.shadow_fence). Empty for the
+	// projector behind the dispatcher, whose applications hold the active
+	// claim gate (CutoverGateKey) instead.
+	ShadowToken string
 }
+
+// CutoverGateKey is the advisory lock key of the active claim gate: held
+// shared by every active application, exclusive by a cutover's final
+// transaction (internal/operations/cutover).
+const CutoverGateKey int64 = 0x4f57_4f50_4354_0001
 
 // Projector is the Operations projector.
 type Projector struct {
@@ -150,7 +170,7 @@ func (p *Projector) Receipts() *inbox.Table { return p.receipts }
 // target is part of the key; a target this binary cannot build is retryable.
 func (p *Projector) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 	t := ev.Delivery.Member.ProjectionTarget
-	if !t.Required || t.Name != ProjectionName || !slices.Contains(p.cfg.Versions, t.Version) {
+	if !t.Required || t.Name != ProjectionName || (!p.cfg.AllVersions && !slices.Contains(p.cfg.Versions, t.Version)) {
 		return inbox.Key{}, transport.Retryable(CodeProjectionUnsupported, fmt.Errorf("%w: %s@%d (builds %s@%v)", ErrProjectionUnsupported, t.Name, t.Version, ProjectionName, p.cfg.Versions))
 	}
 	return inbox.Key{ConsumerName: route.OperationsProjector, EventID: ev.Envelope.EventID, Projection: t}, nil
@@ -180,6 +200,11 @@ func routedToOperations(eventType string) bool {
 // ApplyTx implements inbox.Consumer (OPS-1 steps 1-4 and the receipt of step 5).
 func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
 	env := ev.Envelope
+	if p.cfg.ShadowToken != "" {
+		if _, err := tx.Exec(ctx, qShadowTokenSet, pgx.NamedArgs{"token": p.cfg.ShadowToken}); err != nil {
+			return inbox.Outcome{}, fmt.Errorf("bind shadow token: %w", err)
+		}
+	}
 	if !supported[env.EventType] {
 		if !routedToOperations(env.EventType) {
 			return inbox.Outcome{}, transport.NonRetryable(CodePairNotRouted, fmt.Errorf("%w: %s", ErrPairNotRouted, env.EventType))
@@ -198,7 +223,7 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 	}
 
 	t := ev.Key.Projection
-	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now)
+	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now, p.cfg.ShadowToken == "")
 	if err != nil {
 		return inbox.Outcome{}, err
 	}
@@ -262,14 +287,23 @@ func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, ou
 
 // lockAggregate locks or creates the projection aggregate and returns its
 // applied revision.
-func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, aggType, aggID string, now time.Time) (int64, error) {
+// An active application (gate) first takes the active claim gate shared.
+func lockAggregate(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget, aggType, aggID string, now time.Time, gate bool) (int64, error) {
 	key := pgx.NamedArgs{"projection_name": t.Name, "projection_version": t.Version,
 		"aggregate_type": aggType, "aggregate_id": aggID}
 	b := &pgx.Batch{}
+	if gate {
+		b.Queue(qActiveClaimGate, pgx.NamedArgs{"gate_key": CutoverGateKey})
+	}
 	b.Queue(qAggregateEnsure, withArgs(key, pgx.NamedArgs{"now": now}))
 	b.Queue(qAggregateLock, key)
 	br := tx.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }() // error paths return the first error; the success path checks Close
+	if gate {
+		if _, err := br.Exec(); err != nil {
+			return 0, fmt.Errorf("active claim gate: %w", err)
+		}
+	}
 	if _, err := br.Exec(); err != nil {
 		return 0, fmt.Errorf("create aggregate: %w", err)
 	}

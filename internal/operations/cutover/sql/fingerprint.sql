@@ -1,0 +1,41 @@
+-- name: Fingerprint
+-- The content of one projection version, independent of build order and of
+-- the version itself: receipts by event and envelope digest (not the receipt
+-- digest, whose body names the version, ref and time), aggregates, the
+-- mutation log (without effect and times of application), summaries
+-- (without row times), the identifier index, reservations still waiting for
+-- their Run, unresolved gaps and unsupported records. SHA-256 over the sorted
+-- row texts.
+SELECT count(*) FILTER (WHERE x LIKE 'receipt|%') AS receipts,
+       encode(sha256(convert_to(COALESCE(string_agg(x, E'\n' ORDER BY x), ''), 'UTF8')), 'hex') AS sha256
+FROM (
+  SELECT concat_ws('|', 'receipt', event_id, event_type, event_schema_version, event_envelope_digest_algorithm_version, event_envelope_sha256)
+    FROM operations.applied_receipts WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'aggregate', aggregate_type, aggregate_id, applied_revision, last_event_id)
+    FROM operations.projection_aggregates WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'event', event_id, event_type, event_schema_version, aggregate_type, aggregate_id, aggregate_revision,
+         run_id, billing_reservation_id, correlation_id, causation_id, operation_id, occurred_at)
+    FROM operations.projected_events WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'summary', run_id, operation_id, correlation_id, tenant_kind, tenant_id, workspace_id, project_id,
+         billing_account_id, billing_reservation_id, run_admission_manifest_ref, run_admission_manifest_schema_version,
+         run_admission_manifest_digest_algorithm_version, run_admission_manifest_digest, run_event_id, run_occurred_at,
+         reservation_state, reservation_event_id, reservation_occurred_at, reservation_economic_identity, reserved_amount,
+         finalization_event_id, finalization_occurred_at, billing_finalization_decision, settled_amount, released_amount)
+    FROM operations.operation_summaries WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'index', identifier_kind, identifier_value, run_id)
+    FROM operations.identifier_index WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'pending', billing_reservation_id, run_id, wallet_event_id, finalization_event_id)
+    FROM operations.pending_unlinked_reservations
+   WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
+    FROM operations.revision_gaps WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL
+  UNION ALL
+  SELECT concat_ws('|', 'unsupported', event_id, event_type)
+    FROM operations.unsupported_events WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL
+) t(x)
