@@ -282,7 +282,7 @@ func durableCommits(ctx context.Context, serverURL string) error {
 	if err != nil {
 		return fmt.Errorf("demo: durable commits: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }() // the setting is committed; a failed close loses nothing
 	if _, err := conn.Exec(ctx, "ALTER ROLE CURRENT_USER SET synchronous_commit = on"); err != nil {
 		return fmt.Errorf("demo: durable commits: %w", err)
 	}

@@ -349,7 +349,7 @@ func requireRoles(ctx context.Context, dsns map[boundary.Boundary]string, need m
 			COALESCE(array_agg(r) FILTER (WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r)
 			                                 OR NOT pg_has_role(current_user, r, 'MEMBER')), '{}')
 			FROM unnest($1::text[]) AS r`, roles).Scan(&user, &missing)
-		conn.Close(context.WithoutCancel(ctx))
+		_ = conn.Close(context.WithoutCancel(ctx)) // the check's answer is already read
 		if err != nil {
 			return fmt.Errorf("check roles on %s: %w", b, err)
 		}

@@ -176,7 +176,7 @@ func TestRuntime_DispatcherLogLinesCarryEachAttributeOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "unclassified delivery error") },
 		30*time.Second, 10*time.Millisecond)
 	stop()
-	<-done
+	require.NoError(t, <-done, "a cancelled context is a clean stop")
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	for _, line := range lines {
 		require.Empty(t, duplicateKeys(t, line), "log line repeats attributes: %s", line)
