@@ -8,6 +8,7 @@ import (
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
@@ -23,5 +24,6 @@ func All() []migrate.Line {
 		executionschema.Line(),  // execution (execution)
 		gatewayschema.Line(),    // gateway (gateway)
 		operationsschema.Line(), // operations (core)
+		meteringschema.Line(),   // metering (metering)
 	}
 }

@@ -1,0 +1,31 @@
+// Package metering is the Metering owner's input processor (ADR-031
+// Metering; ME-1, MET-*; docs/metering.md): the consumer of the
+// metering_input_processor destination on the shared inbox.
+//
+// It strictly decodes exactly two pairs,
+// execution.attempt-eligibility.finalized@1 and
+// gateway.evidence-availability.current-changed@1, verifies the carried
+// quadruples with event-bound owner reads (Execution's
+// readExecutionEligibilityFact@1, Gateway's
+// readEvidenceAvailabilitySnapshot@1) before it takes any lock, and then, in
+// the one inbox transaction:
+//
+//  1. locks the attempt's input fence (metering.input_fences, FOR UPDATE);
+//  2. advances the right watermark monotonically — the eligibility lane
+//     (the one eligibility fact; one usage watermark per deployment +
+//     dimension) or the provider-cost lane of the deployment + source
+//     dimension — or, when the event is not newer, records already_observed;
+//  3. when the lane's inputs call for it, inserts a new immutable Work
+//     generation (insert-or-compare);
+//  4. returns the sealed MeteringInputProcessorConsumerReceipt@1, which the
+//     inbox stores with the effect.
+//
+// The same event returns the same receipt (the inbox returns the stored
+// body); an already_observed receipt freezes the lane state of its first
+// processing. Eligibility and gateway usage may arrive in either order: the
+// first one leaves the lane waiting_for_gateway_usage or
+// waiting_for_execution, the second schedules Work; not_dispatched never
+// waits for the gateway. Cost lanes have no counterpart wait. An owner read
+// or lock that is unavailable is retryable with nothing written; the same
+// revision with another digest is non_retryable.
+package metering

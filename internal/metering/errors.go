@@ -1,0 +1,38 @@
+package metering
+
+import "errors"
+
+// Error codes of the input processor (the shared inbox adds its own).
+const (
+	// Non-retryable.
+	CodePairNotConsumed      = "pair_not_consumed"
+	CodePayloadInvalid       = "payload_invalid"
+	CodeOwnerReadInvalid     = "owner_read_invalid"
+	CodeOwnerConflict        = "owner_conflict"
+	CodeEligibilityConflict  = "eligibility_fact_conflict"
+	CodeAvailabilityConflict = "availability_revision_conflict"
+	CodeWorkConflict         = "work_generation_conflict"
+	CodeEnvelopeIdentity     = "envelope_identity_mismatch"
+	// Retryable.
+	CodeOwnerReadUnavailable = "owner_read_unavailable"
+	CodeOwnerFactNotFound    = "owner_fact_not_found"
+)
+
+var (
+	// ErrPairNotConsumed: the event pair is not one of the two this consumer decodes.
+	ErrPairNotConsumed = errors.New("metering: event pair is not consumed by the input processor")
+	// ErrOwnerConflict: the owner answered conflicting for the event's quadruple.
+	ErrOwnerConflict = errors.New("metering: owner read answered conflicting")
+	// ErrOwnerNotFound: the owner does not (yet) have the event's object.
+	ErrOwnerNotFound = errors.New("metering: owner read answered not_found")
+	// ErrOwnerUnavailable: the owner read failed (no answer).
+	ErrOwnerUnavailable = errors.New("metering: owner read unavailable")
+	// ErrEligibilityConflict: the attempt already has another eligibility fact.
+	ErrEligibilityConflict = errors.New("metering: attempt already observed another eligibility fact")
+	// ErrAvailabilityConflict: the same availability state version with another snapshot.
+	ErrAvailabilityConflict = errors.New("metering: same availability revision, different snapshot")
+	// ErrWorkConflict: a stored work generation differs from the one recomputed.
+	ErrWorkConflict = errors.New("metering: stored work generation differs")
+	// ErrEnvelopeIdentity: the envelope's aggregate does not match its payload.
+	ErrEnvelopeIdentity = errors.New("metering: envelope aggregate does not match the payload")
+)

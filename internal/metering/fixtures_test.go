@@ -1,0 +1,239 @@
+package metering_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/metering"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/ownerread"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+var occurred = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func id(parts ...any) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprint(parts...))).String()
+}
+
+func quad(ref string) strict.Quadruple {
+	h := sha256.Sum256([]byte(ref))
+	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex.EncodeToString(h[:])}
+}
+
+// fakeOwners answers the two event-bound reads from what the fixtures
+// registered (an owner that stores exactly those objects); block makes
+// every read fail (the owner is unavailable).
+type fakeOwners struct {
+	mu       sync.Mutex
+	facts    map[strict.Quadruple]*contract.ExecutionEligibilityFact
+	snaps    map[strict.Quadruple]*contract.AvailabilitySnapshot
+	blocked  atomic.Bool
+	conflict atomic.Bool
+}
+
+func newOwners() *fakeOwners {
+	return &fakeOwners{facts: map[strict.Quadruple]*contract.ExecutionEligibilityFact{}, snaps: map[strict.Quadruple]*contract.AvailabilitySnapshot{}}
+}
+
+var errUnavailable = errors.New("owner unavailable")
+
+func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error) {
+	if o.blocked.Load() {
+		return execution.EligibilityFactResult{}, errUnavailable
+	}
+	if o.conflict.Load() {
+		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict"), nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f, ok := o.facts[req.Fact]
+	if !ok {
+		return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+	}
+	return ownerread.FoundWith(f, nil), nil
+}
+
+func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
+	if o.blocked.Load() {
+		return gateway.AvailabilityResult{}, errUnavailable
+	}
+	if o.conflict.Load() {
+		return ownerread.Conflict[*contract.AvailabilitySnapshot]("test conflict"), nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s, ok := o.snaps[req.Snapshot]
+	if !ok || s.StateVersion != req.StateVersion {
+		return ownerread.Missing[*contract.AvailabilitySnapshot](), nil
+	}
+	return ownerread.FoundWith(s, nil), nil
+}
+
+// attemptFixture builds the events of one attempt deterministically.
+type attemptFixture struct {
+	n          int
+	attemptID  string
+	runID      string
+	manifest   strict.Quadruple
+	deployment string
+}
+
+func newAttempt(n int) attemptFixture {
+	return attemptFixture{n: n, attemptID: id("attempt", n), runID: id("run", n), manifest: quad(fmt.Sprintf("aem-%d", n)), deployment: "gw-deploy-1"}
+}
+
+func build(e envelope.Envelope) *envelope.Envelope {
+	out, err := envelope.Build(e)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// eligibility is the attempt's execution.attempt-eligibility.finalized@1
+// (registered with the owner unless unregistered).
+func (a attemptFixture) eligibility(o *fakeOwners, disposition string) *envelope.Envelope {
+	fq := quad(fmt.Sprintf("eef-%d-%s", a.n, disposition))
+	if o != nil {
+		o.mu.Lock()
+		o.facts[fq] = &contract.ExecutionEligibilityFact{Fact: fq, ExecutionAttemptID: a.attemptID, Disposition: disposition}
+		o.mu.Unlock()
+	}
+	p := envelope.ExecutionAttemptEligibilityFinalizedV1Payload{
+		BillingReservationID: id("reservation", a.n), BillingAccountID: id("account", a.n), RunID: a.runID,
+		RunStepID: id("step", a.n), ExecutionAttemptID: a.attemptID,
+	}
+	p.SetAttemptExecutionManifest(a.manifest)
+	p.SetExecutionEligibilityFact(fq)
+	return build(envelope.Envelope{
+		EventID: id("eligibility-event", a.n, disposition), EventType: envelope.ExecutionAttemptEligibilityFinalizedV1, EventSchemaVersion: "1",
+		AggregateType: envelope.AggregateExecutionAttempt, AggregateID: a.attemptID, AggregateRevision: 1,
+		TenantKind: envelope.TenantOrganization, TenantID: id("tenant"), WorkspaceID: id("workspace"),
+		CorrelationID: a.runID, OperationID: id("eligibility-op", a.n), OccurredAt: occurred, Payload: p.Map(),
+	})
+}
+
+// availability is the gateway event of state version sv of the chain
+// (kind, dimension); variant changes the snapshot (same revision, other digest).
+func (a attemptFixture) availability(o *fakeOwners, kind, dim string, sv int64, state, variant string) *envelope.Envelope {
+	sq := quad(fmt.Sprintf("gas-%d-%s-%s-%d%s", a.n, kind, dim, sv, variant))
+	if o != nil {
+		o.mu.Lock()
+		o.snaps[sq] = &contract.AvailabilitySnapshot{Snapshot: sq, EvidenceKind: kind, DimensionKey: dim, State: state, StateVersion: sv}
+		o.mu.Unlock()
+	}
+	p := envelope.GatewayEvidenceAvailabilityCurrentChangedV1Payload{
+		ExecutionAttemptID: a.attemptID, GatewayDeploymentID: a.deployment, ProviderEvidenceKind: kind,
+		EvidenceDimensionKey: dim, CurrentAvailabilityStateVersion: sv,
+		AvailableEvidence: envelope.GatewayAvailableEvidenceV1{State: "none"},
+	}
+	p.SetAttemptExecutionManifest(a.manifest)
+	p.SetAttemptRouteBinding(quad(fmt.Sprintf("arb-%d", a.n)))
+	p.SetGatewayRouteSnapshot(quad(fmt.Sprintf("grs-%d", a.n)))
+	p.SetCurrentAvailability(sq)
+	if state == contract.AvailabilityAvailable {
+		e := quad(fmt.Sprintf("gpe-%d-%s-%s-%d%s", a.n, kind, dim, sv, variant))
+		p.AvailableEvidence = envelope.GatewayAvailableEvidenceV1{State: "present", ProviderEvidenceRef: e.Ref, ProviderEvidenceSchemaVersion: e.SchemaVersion,
+			ProviderEvidenceDigestAlgorithmVersion: string(e.DigestAlgorithmVersion), ProviderEvidenceDigest: e.Digest}
+	}
+	chain := envelope.GatewayAvailabilityChainID(a.attemptID, a.deployment, kind, dim)
+	return build(envelope.Envelope{
+		EventID: id("availability-event", a.n, kind, dim, sv, variant), EventType: envelope.GatewayAvailabilityCurrentChangedV1, EventSchemaVersion: "1",
+		AggregateType: envelope.AggregateGatewayAvailabilityChain, AggregateID: chain, AggregateRevision: sv,
+		TenantKind: envelope.TenantOrganization, TenantID: id("tenant"), WorkspaceID: id("workspace"),
+		CorrelationID: a.runID, OperationID: id("availability-op", a.n, kind, dim, sv), OccurredAt: occurred, Payload: p.Map(),
+	})
+}
+
+func member(eventType, schemaVersion string) route.Member {
+	return route.Member{
+		EventType: eventType, EventSchemaVersion: schemaVersion,
+		Destination: route.MeteringInputProcessor, ConsumerName: route.MeteringInputProcessorConsumer,
+		ExpectedReceiptType: route.MeteringInputProcessorConsumerReceipt, ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1,
+		ProjectionTarget: route.NotApplicable, Mandatory: true,
+	}
+}
+
+func delivery(e *envelope.Envelope) transport.Delivery {
+	canonical, err := e.Canonical()
+	if err != nil {
+		panic(err)
+	}
+	d, err := e.Digest()
+	if err != nil {
+		panic(err)
+	}
+	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+		Envelope: canonical, EnvelopeDigest: d, Member: member(e.EventType, e.EventSchemaVersion), AttemptID: uuid.NewString(), AttemptNumber: 1}
+}
+
+type bundle struct {
+	pool   *pgxpool.Pool
+	c      *metering.Consumer
+	owners *fakeOwners
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Metering},
+		Lines: []migrate.Line{outboxschema.Line(), meteringschema.Line()}, MaxConns: 10}).Metering()
+	o := newOwners()
+	c, err := metering.New(pool, metering.Config{Inbox: inbox.Config{LockTimeout: time.Second}, Reads: o})
+	require.NoError(t, err)
+	return &bundle{pool: pool, c: c, owners: o}
+}
+
+func (b *bundle) deliver(t *testing.T, e *envelope.Envelope) (transport.Result, error) {
+	t.Helper()
+	return b.c.Consume(t.Context(), delivery(e))
+}
+
+func (b *bundle) ack(t *testing.T, e *envelope.Envelope) *receipt.MeteringInputProcessorConsumerReceipt {
+	t.Helper()
+	res, err := b.deliver(t, e)
+	require.NoError(t, err, "%s %s", e.EventType, e.EventID)
+	r, err := receipt.DecodeMeteringInputProcessorConsumerReceipt(res.ReceiptBody)
+	require.NoError(t, err)
+	require.NoError(t, r.VerifyDigest())
+	return r
+}
+
+func requireCode(t *testing.T, err error, retryable bool, code string) {
+	t.Helper()
+	require.Error(t, err)
+	r, c := transport.RetryableAndCode(err)
+	require.Equal(t, code, c, "error: %v", err)
+	require.Equal(t, retryable, r, "retryable? error: %v", err)
+}
+
+func retryableAndCode(err error) (bool, string) {
+	if err == nil {
+		return false, ""
+	}
+	return transport.RetryableAndCode(err)
+}

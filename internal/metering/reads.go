@@ -1,0 +1,34 @@
+package metering
+
+import (
+	"context"
+
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
+)
+
+// OwnerReads are the two event-bound owner reads the input processor calls
+// before it accepts an event. Requests and answers are plain values: an
+// implementation may call the owners over any transport.
+type OwnerReads interface {
+	ReadEligibilityFact(ctx context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error)
+	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+}
+
+// DBReads are the owner reads in process, over the owners' databases (the
+// execution and gateway pools of oceanway serve and the demo).
+type DBReads struct {
+	Execution db.Executor
+	Gateway   db.Executor
+}
+
+// ReadEligibilityFact calls execution.ReadEligibilityFact.
+func (r DBReads) ReadEligibilityFact(ctx context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error) {
+	return execution.ReadEligibilityFact(ctx, r.Execution, req)
+}
+
+// ReadAvailabilitySnapshot calls gateway.ReadAvailabilitySnapshot.
+func (r DBReads) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
+	return gateway.ReadAvailabilitySnapshot(ctx, r.Gateway, req)
+}
