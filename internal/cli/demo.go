@@ -113,7 +113,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	consumers, err := consumersFor(pools)
+	consumers, err := consumersFor(pools, pools)
 	if err != nil {
 		return err
 	}

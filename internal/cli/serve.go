@@ -19,7 +19,11 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
+	executionschema "github.com/oceanway/core/internal/execution/schema"
+	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/lines"
+	"github.com/oceanway/core/internal/metering"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
@@ -49,7 +53,8 @@ func newServeCmd(streams *IO) *cobra.Command {
 		Use:   "serve",
 		Short: "Run dispatcher and consumer roles, /metrics, /healthz, /readyz and the read-only admin page",
 		Long: `serve runs, for every boundary database, K dispatchers that deliver to the consumers
-wired in this process (today: the Operations projector for core_operations), plus an HTTP
+wired in this process (the Operations projector for core_operations, the Metering input
+processor for metering_input_processor), plus an HTTP
 listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin page under
 /admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.
 
@@ -59,8 +64,8 @@ Role flags split this across processes and machines (docs/deploy.md):
                               accepting workload tokens of --trust-workload keys
   --consumer-url D=URL        deliver destination D to a consumer endpoint elsewhere,
                               signing each call with --workload-key
-Consumers not built yet (metering_input_processor, billing_finalization_coordinator,
-billing_settlement_catch_up) are refused. Without role flags everything runs here, in process.`,
+Consumers not built yet (billing_finalization_coordinator, billing_settlement_catch_up)
+are refused. Without role flags everything runs here, in process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), streams, o)
@@ -94,9 +99,12 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	dispatcherRole, consumerRole := "", ""
+	dispatcherRole := ""
+	consumerRoles := map[boundary.Boundary]string{}
 	if o.asRoles {
-		dispatcherRole, consumerRole = outboxschema.RoleDispatcher, operationsschema.RoleOperations
+		dispatcherRole = outboxschema.RoleDispatcher
+		consumerRoles = map[boundary.Boundary]string{boundary.Core: operationsschema.RoleOperations, boundary.Metering: meteringschema.RoleMetering,
+			boundary.Execution: executionschema.RoleExecution, boundary.Gateway: gatewayschema.RoleGateway}
 	}
 	// Each role gets its own pools: the dispatchers' producer databases and
 	// the consumers' own databases, each with its own database role.
@@ -107,10 +115,16 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		}
 	}
 	consumerDSNs := map[boundary.Boundary]string{}
+	readDSNs := map[boundary.Boundary]string{} // owner reads, as the owner's role
 	for _, d := range plan.consume {
 		b := consumerBoundary[d]
 		if dsn, ok := dsns[b]; ok {
 			consumerDSNs[b] = dsn
+		}
+		for _, r := range consumerReads[d] {
+			if dsn, ok := dsns[r]; ok {
+				readDSNs[r] = dsn
+			}
 		}
 	}
 	if o.asRoles {
@@ -119,7 +133,10 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			need[b] = append(need[b], dispatcherRole)
 		}
 		for b := range consumerDSNs {
-			need[b] = append(need[b], consumerRole)
+			need[b] = append(need[b], consumerRoles[b])
+		}
+		for b := range readDSNs {
+			need[b] = append(need[b], consumerRoles[b])
 		}
 		if err := requireRoles(ctx, dsns, need); err != nil {
 			return err
@@ -130,11 +147,16 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		return err
 	}
 	defer pools.Close()
-	consumerPools, err := openRolePools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRole)
+	consumerPools, err := openConsumerPools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRoles)
 	if err != nil {
 		return err
 	}
 	defer consumerPools.Close()
+	readPools, err := openConsumerPools(ctx, readDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRoles)
+	if err != nil {
+		return err
+	}
+	defer readPools.Close()
 	// The admin page reads every owner's read views: with least privilege it
 	// gets small pools of its own as the connecting user (the dispatcher
 	// role may not read them).
@@ -149,7 +171,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 	}
 	return serve(ctx, serveParams{
-		pools: pools, consumerPools: consumerPools, adminPools: adminPools, dispatcher: o.disp, listen: o.listen,
+		pools: pools, consumerPools: consumerPools, readPools: readPools, adminPools: adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
 	})
 }
@@ -157,6 +179,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 type serveParams struct {
 	pools         server.Pools // dispatchers, metrics, readiness, admin
 	consumerPools server.Pools // consumers (and their read model)
+	readPools     server.Pools // the owner databases consumers read (event-bound owner reads)
 	adminPools    server.Pools // the read-only admin page with least privilege; nil: pools
 	dispatcher    dispatcherFlags
 	listen        string
@@ -167,8 +190,26 @@ type serveParams struct {
 	roles         roleFlags
 }
 
-// consumersFor wires the consumers of the boundaries present.
-func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
+// openConsumerPools opens one pool per database, each as its role in roles
+// (the connecting user when roles has none).
+func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, maxConns int32, roles map[boundary.Boundary]string) (server.Pools, error) {
+	out := server.Pools{}
+	for b, dsn := range dsns {
+		p, err := openRolePools(ctx, map[boundary.Boundary]string{b: dsn}, maxConns, roles[b])
+		if err != nil {
+			out.Close()
+			return nil, err
+		}
+		out[b] = p[b]
+	}
+	return out, nil
+}
+
+// consumersFor wires the consumers of the boundaries present: pools are the
+// consumers' own databases, reads the owner databases they read (the
+// Metering input processor runs only when the execution and gateway
+// databases are there to verify its events).
+func consumersFor(pools, reads server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
 		// Every projection version the registry lets a delivery freeze
@@ -179,13 +220,23 @@ func consumersFor(pools server.Pools) (map[route.Destination]transport.ConsumerF
 		}
 		consumers[route.CoreOperations] = p.Consume
 	}
+	m, okM := pools[boundary.Metering]
+	ex, okE := reads[boundary.Execution]
+	gw, okG := reads[boundary.Gateway]
+	if okM && okE && okG {
+		c, err := metering.New(m, metering.Config{Reads: metering.DBReads{Execution: ex, Gateway: gw}})
+		if err != nil {
+			return nil, err
+		}
+		consumers[route.MeteringInputProcessor] = c.Consume
+	}
 	return consumers, nil
 }
 
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, err := consumersFor(p.consumerPools)
+	consumers, err := consumersFor(p.consumerPools, p.readPools)
 	if err != nil {
 		return err
 	}
@@ -210,7 +261,7 @@ func serve(ctx context.Context, p serveParams) error {
 	}
 	// Readiness covers every database this process uses.
 	ready := server.Pools{}
-	for _, set := range []server.Pools{p.pools, p.consumerPools} {
+	for _, set := range []server.Pools{p.pools, p.consumerPools, p.readPools} {
 		for b, pool := range set {
 			ready[b] = pool
 		}

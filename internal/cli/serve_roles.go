@@ -67,7 +67,14 @@ func envList(name, sep string) []string {
 }
 
 // builtConsumers are the destinations whose consumer exists in this build.
-var builtConsumers = []route.Destination{route.CoreOperations}
+var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor}
+
+// consumerReads are the owner databases a consumer reads through its
+// event-bound owner reads (the Metering input processor verifies every
+// event with Execution's and Gateway's reads).
+var consumerReads = map[route.Destination][]boundary.Boundary{
+	route.MeteringInputProcessor: {boundary.Execution, boundary.Gateway},
+}
 
 // consumerBoundary is the database each consumer works in (DESIGN.md §2).
 var consumerBoundary = map[route.Destination]boundary.Boundary{
@@ -95,7 +102,7 @@ func (p rolePlan) databases() []boundary.Boundary {
 	for _, b := range boundary.All {
 		used := slices.Contains(p.dispatch, b)
 		for _, d := range p.consume {
-			used = used || consumerBoundary[d] == b
+			used = used || consumerBoundary[d] == b || slices.Contains(consumerReads[d], b)
 		}
 		if used {
 			out = append(out, b)
@@ -130,7 +137,7 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		}
 		if !slices.Contains(builtConsumers, d) {
 			b, _ := route.BindingOf(d)
-			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves only core_operations, the Operations projector)",
+			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves core_operations and metering_input_processor)",
 				d, ErrConsumerNotBuilt, b.ConsumerName)
 		}
 		if !slices.Contains(p.consume, d) {

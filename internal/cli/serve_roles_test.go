@@ -52,7 +52,11 @@ func TestServeRolePlan(t *testing.T) {
 	require.Equal(t, []boundary.Boundary{boundary.Core}, ops.databases(), "a consumer-only process touches only its own database")
 	require.Equal(t, boundary.All, legacy.databases())
 
-	for _, d := range []string{"metering_input_processor", "billing_finalization_coordinator", "billing_settlement_catch_up"} {
+	met, err := (&roleFlags{consume: []string{"metering_input_processor"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering}, met.databases(),
+		"the Metering input processor touches its own database and the owners it reads")
+	for _, d := range []string{"billing_finalization_coordinator", "billing_settlement_catch_up"} {
 		_, err := (&roleFlags{consume: []string{d}}).plan()
 		require.ErrorIs(t, err, ErrConsumerNotBuilt, d)
 		require.Contains(t, err.Error(), "does not exist in this build")

@@ -135,7 +135,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
-		waitErr = waitQuiescent(ctx, core)
+		waitErr = waitQuiescent(ctx, core, pools, rt.Served())
 	}
 	elapsed := time.Since(start)
 	stopProgress()
@@ -326,13 +326,29 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 	return nil
 }
 
-// waitQuiescent waits until no delivery is pending or leased.
-func waitQuiescent(ctx context.Context, core queryer) error {
+// waitQuiescent waits until no delivery is pending or leased in core and no
+// delivery to a served destination is pending or leased in the other
+// boundaries (the Metering input processor drains the execution and gateway
+// outboxes; unserved destinations stay pending).
+func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
+	dests := make([]string, 0, len(served))
+	for _, d := range served {
+		dests = append(dests, string(d))
+	}
 	for {
 		var open int
 		err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open)
+		for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+			p, ok := pools[b]
+			if !ok || err != nil {
+				continue
+			}
+			var n int
+			err = p.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased') AND destination = ANY($1)`, dests).Scan(&n)
+			open += n
+		}
 		switch {
 		case err != nil && !db.Transient(err):
 			return fmt.Errorf("waiting for delivery: %w", err)

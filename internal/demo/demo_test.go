@@ -18,6 +18,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/lines"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
@@ -168,9 +169,10 @@ func TestDemo_ReceiptCheckComparesFrozenAckCoordinates(t *testing.T) {
 // owners' scenario (runs with no attempt, two or more attempts, attempts
 // rejected before binding, simulated evidence) closes every run once with
 // attemptCount equal to its eligibility events, every availability chain is
-// dense from 1, every event sits in its owner's database, and the
-// deliveries to the consumers that do not exist yet (Metering, Billing)
-// stay pending without failing the demo.
+// dense from 1, every event sits in its owner's database, the Metering
+// input processor acknowledges every delivery to metering_input_processor,
+// and the deliveries to the consumers that do not exist yet (Billing) stay
+// pending without failing the demo.
 func TestDemo_OwnersScenarioOnEveryBoundary(t *testing.T) {
 	t.Parallel()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: boundary.All, Lines: lines.All(), MaxConns: 8})
@@ -182,7 +184,9 @@ func TestDemo_OwnersScenarioOnEveryBoundary(t *testing.T) {
 	}
 	p, err := projector.New(pools[boundary.Core], projector.Config{})
 	require.NoError(t, err)
-	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
+	mc, err := metering.New(pools[boundary.Metering], metering.Config{Reads: metering.DBReads{Execution: pools[boundary.Execution], Gateway: pools[boundary.Gateway]}})
+	require.NoError(t, err)
+	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume, route.MeteringInputProcessor: mc.Consume},
 		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 1},
 		prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
@@ -199,5 +203,15 @@ func TestDemo_OwnersScenarioOnEveryBoundary(t *testing.T) {
 		owners[n.Owner+"/"+n.Destination] = true
 		require.Positive(t, n.Pending)
 	}
-	require.Equal(t, map[string]bool{"Billing/billing_finalization_coordinator": true, "Metering/metering_input_processor": true}, owners)
+	require.Equal(t, map[string]bool{"Billing/billing_finalization_coordinator": true}, owners)
+	var unacked, receipts int
+	for _, bd := range []boundary.Boundary{boundary.Execution, boundary.Gateway} {
+		var n int
+		require.NoError(t, pools[bd].QueryRow(t.Context(), `SELECT count(*) FROM outbox.outbox_deliveries
+			WHERE destination = 'metering_input_processor' AND status <> 'acknowledged'`).Scan(&n))
+		unacked += n
+	}
+	require.Zero(t, unacked, "every metering_input_processor delivery is acknowledged")
+	require.NoError(t, pools[boundary.Metering].QueryRow(t.Context(), `SELECT count(*) FROM metering.input_receipts`).Scan(&receipts))
+	require.Positive(t, receipts)
 }
