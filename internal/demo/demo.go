@@ -9,8 +9,10 @@
 // With a Scenario (oceanway demo always sets one), each admission also
 // drives the Execution and Gateway owners on their own databases (see
 // Scenario), and the summary reports and proves all four boundary outboxes:
-// the deliveries to the consumers that do not exist yet (Metering, Billing)
-// stay pending, are never claimed, and the summary says so plainly.
+// the Metering input processor acknowledges the execution and gateway
+// deliveries to metering_input_processor when it is served; the deliveries
+// to the consumers that do not exist yet (Billing) stay pending, are never
+// claimed, and the summary says so plainly.
 //
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
