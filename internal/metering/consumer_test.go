@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -304,13 +305,13 @@ func TestMETDatabaseGuards(t *testing.T) {
 		asRole     bool
 	}{
 		// The grants refuse changes of insert-only facts to the role...
-		{"UPDATE metering.input_works SET trigger_digest = 'x'", "42501", true},
-		{"DELETE FROM metering.input_receipts", "42501", true},
+		{"UPDATE metering.input_works SET trigger_digest = 'x'", pgerrcode.InsufficientPrivilege, true},
+		{"DELETE FROM metering.input_receipts", pgerrcode.InsufficientPrivilege, true},
 		// ...and the triggers refuse them to everyone, the owner included.
-		{"UPDATE metering.input_works SET trigger_digest = 'x'", "ME001", false},
-		{"DELETE FROM metering.input_receipts", "ME001", false},
-		{"UPDATE metering.usage_watermarks SET state_version = 1", "ME002", true},
-		{"UPDATE metering.input_fences SET eligibility_fence_revision = 0", "ME002", true},
+		{"UPDATE metering.input_works SET trigger_digest = 'x'", metering.SQLStateInsertOnly, false},
+		{"DELETE FROM metering.input_receipts", metering.SQLStateInsertOnly, false},
+		{"UPDATE metering.usage_watermarks SET state_version = 1", metering.SQLStateBackwards, true},
+		{"UPDATE metering.input_fences SET eligibility_fence_revision = 0", metering.SQLStateBackwards, true},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
 			if !c.asRole {

@@ -36,3 +36,11 @@ var (
 	// ErrEnvelopeIdentity: the envelope's aggregate does not match its payload.
 	ErrEnvelopeIdentity = errors.New("metering: envelope aggregate does not match the payload")
 )
+
+// SQLSTATEs the metering schema raises (the database is the second guard).
+const (
+	// SQLStateInsertOnly: update or delete of an insert-only fact (receipts, works).
+	SQLStateInsertOnly = "ME001"
+	// SQLStateBackwards: a fence revision, watermark or generation moved backwards.
+	SQLStateBackwards = "ME002"
+)

@@ -29,9 +29,9 @@ import (
 	"github.com/oceanway/core/internal/metering"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
-	"github.com/oceanway/core/internal/ownerread"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread"
 )
 
 var occurred = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
