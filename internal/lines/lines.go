@@ -23,7 +23,7 @@ func All() []migrate.Line {
 		admissionschema.Line(),  // admission (core)
 		executionschema.Line(),  // execution (execution)
 		gatewayschema.Line(),    // gateway (gateway)
-		operationsschema.Line(), // operations (core)
 		meteringschema.Line(),   // metering (metering)
+		operationsschema.Line(), // operations (core)
 	}
 }
