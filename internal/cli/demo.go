@@ -187,7 +187,7 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	// The other boundaries: the Execution and Gateway owners write there on
 	// the admission sessions; their dispatchers find nothing they serve.
 	others := map[boundary.Boundary]string{}
-	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway} {
 		others[b] = res.DSNs[b]
 	}
 	rest, err := openPools(ctx, others, int32(2*o.disp.dispatchers+o.workers+4))
@@ -198,6 +198,15 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	for b, p := range rest {
 		pools[b] = p
 	}
+	// The metering database serves only the Metering input processor (and
+	// its empty outbox's dispatchers): a small pool keeps the demo's
+	// connection budget on a shared server; deliveries wait for a session.
+	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+4))
+	if err != nil {
+		pools.Close()
+		return nil, err
+	}
+	pools[boundary.Metering] = met[boundary.Metering]
 	// The summary proves invariants over the whole database, so the
 	// demo needs its own empty one.
 	var existing int64

@@ -32,14 +32,14 @@ import (
 )
 
 // Role flags (issue 21): no flag is everything in one process; the four
-// consumers are named, and the three not built yet are refused clearly.
+// consumers are named, and the two not built yet are refused clearly.
 func TestServeRolePlan(t *testing.T) {
 	t.Parallel()
 	legacy, err := (&roleFlags{}).plan()
 	require.NoError(t, err)
 	require.True(t, legacy.legacy)
 	require.Equal(t, boundary.All, legacy.dispatch)
-	require.Equal(t, []route.Destination{route.CoreOperations}, legacy.consume)
+	require.Equal(t, []route.Destination{route.CoreOperations, route.MeteringInputProcessor}, legacy.consume)
 
 	p, err := (&roleFlags{dispatch: []string{"core", "metering"}, consumerURLs: []string{"core_operations=https://ops:8089"}}).plan()
 	require.NoError(t, err)
