@@ -170,8 +170,9 @@ func runAdoptLegacy(ctx context.Context, logf func(string, ...any), dsn string, 
 	if err := writeSynced(o.evidence, append(doc, '\n')); err != nil {
 		return fmt.Errorf("adopt legacy: write evidence: %w", err)
 	}
-	logf("migrate: adopted %d legacy event(s) from %s (%d published, %d open), %d quarantined; bootstrap definition %d; evidence %s",
-		ev.AdoptedTotal, ev.Source, ev.Counts["adopted_published"], ev.Counts["adopted_open"], ev.QuarantineTotal,
+	logf("migrate: adopted %d legacy event(s) from %s (now: %d published, %d open; %d already adopted), %d quarantined (now: %d); bootstrap definition %d; evidence %s",
+		ev.AdoptedTotal, ev.Source, ev.Counts["adopted_published"], ev.Counts["adopted_open"], ev.Counts["already_adopted"],
+		ev.QuarantineTotal, ev.Counts[legacy.ClassUnparseable]+ev.Counts[legacy.ClassUnsupported]+ev.Counts[legacy.ClassDigestConflict],
 		ev.Bootstrap.DeliverySetVersion, o.evidence)
 	return nil
 }

@@ -57,12 +57,26 @@ type Evidence struct {
 	RanAt           time.Time             `json:"ranAt"`
 	Scope           Scope                 `json:"scope"`
 	Counts          map[string]int        `json:"counts"`
-	Bootstrap       deliveryset.Quadruple `json:"bootstrapDefinition"`
-	OpenDefinition  deliveryset.Quadruple `json:"openEventsDefinition"`
+	Bootstrap       Quadruple             `json:"bootstrapDefinition"`
+	OpenDefinition  Quadruple             `json:"openEventsDefinition"`
 	SetDigest       string                `json:"adoptedSetDigest"`
 	GoldenRun       envelope.GoldenResult `json:"goldenRun"`
 	AdoptedTotal    int                   `json:"adoptedTotal"`
 	QuarantineTotal int                   `json:"quarantinedTotal"`
+}
+
+// Quadruple is a definition quadruple as the evidence spells it.
+type Quadruple struct {
+	DeliverySetVersion                          int64  `json:"deliverySetVersion"`
+	DeliverySetDefinitionSchemaVersion          string `json:"deliverySetDefinitionSchemaVersion"`
+	DeliverySetDefinitionDigestAlgorithmVersion string `json:"deliverySetDefinitionDigestAlgorithmVersion"`
+	DeliverySetDefinitionDigest                 string `json:"deliverySetDefinitionDigest"`
+}
+
+func quadrupleOf(d *deliveryset.Definition) Quadruple {
+	q := d.Quadruple()
+	return Quadruple{q.DeliverySetVersion, q.DeliverySetDefinitionSchemaVersion,
+		string(q.DeliverySetDefinitionDigestAlgorithmVersion), q.DeliverySetDefinitionDigest}
 }
 
 // Scope is what the run looked at.
@@ -106,7 +120,7 @@ func Adopt(ctx context.Context, pool db.Beginner, p Params) (*Evidence, error) {
 		if err != nil {
 			return err
 		}
-		ev.Bootstrap, ev.OpenDefinition = boot.Quadruple(), active.Definition.Quadruple()
+		ev.Bootstrap, ev.OpenDefinition = quadrupleOf(boot), quadrupleOf(active.Definition)
 		rows, err := readLegacy(ctx, tx, p.Source)
 		if err != nil {
 			return err
