@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/legacy"
+	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -151,7 +153,7 @@ func TestAdoptLegacy_OBBOOT1_DatabaseGuards(t *testing.T) {
 	    causation_id, operation_id, replace(event_envelope, event_id::text, '0190a000-0000-7000-8000-000000009999'),
 	    event_payload, event_envelope_digest_algorithm_version, event_envelope_sha256, occurred_at
 	  FROM outbox.outbox_events WHERE delivery_set_version = $1 LIMIT 1`, ev.Bootstrap.DeliverySetVersion)
-	require.Equal(t, "OW006", db.SQLState(err))
+	require.Equal(t, outbox.CodeDefinitionNotActive, db.SQLState(err))
 
 	// The producer role cannot call the adoption path.
 	err = db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
@@ -161,7 +163,7 @@ func TestAdoptLegacy_OBBOOT1_DatabaseGuards(t *testing.T) {
 		_, err := tx.Exec(ctx, `SELECT outbox.adopt_legacy_published('x', 1, '{}', repeat('0', 64), now(), $1)`, ev.Bootstrap.DeliverySetVersion)
 		return err
 	})
-	require.Equal(t, "42501", db.SQLState(err))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err))
 }
 
 // OB-BOOT-1: adoption needs an active definition for the open events; without
