@@ -247,6 +247,12 @@ type OutboxActiveProjection struct {
 	SwitchedAt         time.Time
 }
 
+type OutboxBootstrapDefinition struct {
+	DeliverySetVersion int64
+	LegacySource       string
+	RecordedAt         time.Time
+}
+
 type OutboxDatabaseProducer struct {
 	Singleton bool
 	Producer  string
@@ -328,6 +334,33 @@ type OutboxEventFrozenMember struct {
 	ProjectionVersion                           *int64
 	DeliveryProjectionName                      *string
 	DeliveryProjectionVersion                   *int64
+}
+
+type OutboxLegacyAdoption struct {
+	LegacySource                        string
+	LegacyRowID                         int64
+	EventID                             string
+	Class                               string
+	LegacyPublishedAt                   *time.Time
+	EventEnvelopeDigestAlgorithmVersion string
+	EventEnvelopeSha256                 string
+	DeliverySetVersion                  int64
+	AdoptedAt                           time.Time
+	AdoptedTxid                         pgtype.Uint64
+}
+
+type OutboxLegacyQuarantine struct {
+	LegacySource                        string
+	LegacyRowID                         int64
+	LegacyEventID                       *string
+	ReasonClass                         string
+	Reason                              string
+	EventEnvelopeDigestAlgorithmVersion *string
+	EventEnvelopeSha256                 *string
+	ConflictingSha256                   *string
+	LegacyEnvelope                      string
+	LegacyPublishedAt                   *time.Time
+	QuarantinedAt                       time.Time
 }
 
 type OutboxOutboxDelivery struct {

@@ -16,9 +16,14 @@ SELECT
   (SELECT count(*) FROM outbox.outbox_deliveries WHERE attempt_count > 1)::bigint AS retried_deliveries,
   -- no_lost_delivery
   (SELECT count(*) FROM outbox.outbox_deliveries WHERE status <> 'acknowledged')::bigint AS unacknowledged_deliveries,
-  -- every_event_has_its_deliveries
+  -- every_event_has_its_deliveries (an event whose frozen definition has no
+  -- mandatory member for its pair, e.g. a published legacy event adopted
+  -- under the Bootstrap Delivery Set Version, OB-BOOT-1, has none)
   (SELECT count(*) FROM outbox.outbox_events e
-    WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id))::bigint AS events_without_deliveries,
+    WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id)
+      AND EXISTS (SELECT 1 FROM outbox.delivery_set_members m
+                   WHERE m.delivery_set_version = e.delivery_set_version AND m.event_type = e.event_type
+                     AND m.schema_version = e.schema_version AND m.mandatory))::bigint AS events_without_deliveries,
   -- no_double_ack
   (SELECT count(*) FROM (
     SELECT s.event_id, s.destination FROM outbox.outbox_delivery_attempt_starts s
