@@ -16,10 +16,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/server"
@@ -117,6 +119,12 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := consumers[route.MeteringInputProcessor]; ok {
+		// The input processor reads the execution and gateway databases the
+		// admission sessions write: bounding its concurrent deliveries keeps
+		// the demo's connections on a shared server within budget.
+		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
+	}
 	reg := prometheus.NewRegistry()
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
 	var network *demo.Network
@@ -201,7 +209,7 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	// The metering database serves only the Metering input processor (and
 	// its empty outbox's dispatchers): a small pool keeps the demo's
 	// connection budget on a shared server; deliveries wait for a session.
-	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+4))
+	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+2))
 	if err != nil {
 		pools.Close()
 		return nil, err
@@ -316,4 +324,19 @@ func dropBoundaryDatabases(ctx context.Context, serverURL, prefix string) error 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// limitConcurrency lets at most n deliveries run c at once; the others wait
+// (or give up with the context, which the dispatcher retries).
+func limitConcurrency(c transport.ConsumerFunc, n int) transport.ConsumerFunc {
+	sem := make(chan struct{}, max(n, 1))
+	return func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return transport.Result{}, transport.Retryable("canceled", ctx.Err())
+		}
+		defer func() { <-sem }()
+		return c(ctx, d)
+	}
 }
