@@ -267,6 +267,23 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 		},
 	})
 	lease := rt.LeaseDuration()
+	var others sync.WaitGroup
+	defer others.Wait()
+	// The other boundaries' dispatchers (deliveries to the Metering input
+	// processor) run plainly: the chaos is on the core outbox.
+	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+		for i := 0; i < rt.DispatchersPerBoundary(); i++ {
+			d, err := rt.NewDispatcher(b, 1_000_000+i, rt.Transport())
+			if err != nil {
+				continue // the boundary is not served by this runtime
+			}
+			others.Add(1)
+			go func() {
+				defer others.Done()
+				_ = d.Run(ctx)
+			}()
+		}
+	}
 	var paused atomic.Bool
 	var pausedEvent atomic.Value // event id of the paused delivery
 	var wg sync.WaitGroup
