@@ -27,7 +27,11 @@ type Config struct {
 	// RenewInterval renews in-flight leases of slow consumers; 0 takes the
 	// default LeaseDuration/3, a negative value disables renewal.
 	RenewInterval time.Duration
-	// Concurrency is the number of deliveries in flight at once. Default 16.
+	// Concurrency is the number of consumer calls in flight at once: a slot
+	// hands the outcome of a call to be recorded (the ack to the acker's
+	// next batch) and starts its next delivery; at most
+	// Concurrency+AckBatchSize outcomes are being recorded at once, each
+	// still under its lease and fence. Default 16.
 	Concurrency int
 	// AckBatchSize is the most verified acks recorded in one transaction;
 	// acks that complete while a batch is being written form the next one.

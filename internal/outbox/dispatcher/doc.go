@@ -83,7 +83,9 @@
 // freezes the receipt type and quadruple; then one statement calls
 // outbox.record_publication for each ack
 // that passed, whose not_complete answer is normal (OB-DELIVER-5). Verified
-// acks are collected into batches of up to AckBatchSize; a single ack
+// acks are collected into batches of up to AckBatchSize (the consumer slot
+// does not wait for its ack's commit: it starts its next delivery while the
+// acker records the batch; the drain waits for every recording); a single ack
 // (Store.AckOne, AckBatchSize 1) is a batch of one, so the fence lives in
 // one statement. When a batch transaction fails as a whole, each of its acks
 // is recorded again alone. An ack that fails verification is quarantined,
