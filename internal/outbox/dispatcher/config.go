@@ -67,6 +67,13 @@ type Config struct {
 	FullRecoverInterval time.Duration
 	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
 	PollInterval time.Duration
+	// ClaimCooldown is the least time between the start of a claim that
+	// came back short (fewer rows than asked) and the next claim: wake-ups
+	// within it (a NOTIFY per append, a slot freed) are gathered into one
+	// claim, so a trickle of small appends is claimed in batches instead of
+	// one claim statement per event. Full claims are followed at once.
+	// Default 10ms; a negative value disables it.
+	ClaimCooldown time.Duration
 	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
 	// (set DisableListen to turn it off).
 	DisableListen bool
@@ -124,6 +131,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.WaitBackoffMax == 0 {
 		c.WaitBackoffMax = 2 * time.Second
+	}
+	if c.ClaimCooldown == 0 {
+		c.ClaimCooldown = 10 * time.Millisecond
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

@@ -174,6 +174,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	cooldown := time.NewTimer(0)
+	defer cooldown.Stop()
+	var shortClaimAt time.Time // start of the last claim that came back short
 
 	for {
 		select {
@@ -182,6 +185,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return d.drain(&slots, cancelDeliveries)
 		default:
 		}
+		if wait := d.cfg.ClaimCooldown - time.Since(shortClaimAt); d.cfg.ClaimCooldown > 0 && wait > 0 {
+			cooldown.Reset(wait)
+			select {
+			case <-ctx.Done():
+				continue
+			case <-cooldown.C:
+			}
+		}
 		out := int(outstanding.Load())
 		want := 0
 		if out <= d.cfg.Concurrency {
@@ -189,7 +200,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		claimed := 0
 		if want > 0 {
+			claimStart := time.Now()
 			claims, err := d.round(ctx, want)
+			if len(claims) < want {
+				shortClaimAt = claimStart
+			}
 			claimed = len(claims)
 			for _, q := range claims {
 				outstanding.Add(1)

@@ -613,3 +613,40 @@ func TestRun_OBCLAIM5_SlotMovesOnWhileAckIsRecorded(t *testing.T) {
 	require.Equal(t, 2, b.countStatus(t, "acknowledged"))
 	b.invariants(t)
 }
+
+// OB-CLAIM-5 (issue 17): after a claim that came back short, the next claim
+// waits for ClaimCooldown, so a trickle of single-event appends (each with
+// its own NOTIFY) is not claimed one statement per event.
+func TestRun_OBCLAIM5_ShortClaimCoolsDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const cooldown = 400 * time.Millisecond
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, ClaimCooldown: cooldown}, nil)
+	stop := run(t, d)
+	for range 3 {
+		id := b.appendRuns(t, 1)[0]
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			require.Equal(c, "acknowledged", b.delivery(c, id).Status)
+		}, 30*time.Second, pollTick, "acknowledged")
+	}
+	require.NoError(t, stop())
+	var gaps []time.Duration
+	rows, err := b.producer.Query(t.Context(), `
+		SELECT started_at - lag(started_at) OVER (ORDER BY started_at)
+		  FROM (SELECT DISTINCT started_at FROM outbox.outbox_delivery_attempt_starts) s`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var gap *time.Duration
+		require.NoError(t, rows.Scan(&gap))
+		if gap != nil {
+			gaps = append(gaps, *gap)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, gaps, 2, "three appends, three claims")
+	for _, g := range gaps {
+		// A claim's now() is at most a round trip after its local start.
+		require.GreaterOrEqual(t, g, cooldown-100*time.Millisecond, "claims closer than the cooldown")
+	}
+	b.invariants(t)
+}
