@@ -36,6 +36,7 @@ func NewRoot(streams *IO) *cobra.Command {
 		newAdminCmd(streams),
 		newBenchCmd(streams),
 		newContractsCmd(streams),
+		newDefinitionsCmd(streams),
 		newDemoCmd(streams),
 		newInspectCmd(streams),
 		newMigrateCmd(streams),

@@ -41,6 +41,8 @@ type serveOptions struct {
 	asRoles    bool
 	roles      roleFlags
 	lines      []migrate.Line // applied with --migrate
+	// completenessInterval: how often the Operations completeness proof is recorded.
+	completenessInterval time.Duration
 }
 
 func newServeCmd(streams *IO) *cobra.Command {
@@ -71,6 +73,8 @@ billing_settlement_catch_up) are refused. Without role flags everything runs her
 	o.roles.register(cmd)
 	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
+	cmd.Flags().DurationVar(&o.completenessInterval, "completeness-interval", defaultCompletenessInterval,
+		"with the Operations projector in this process: record its completeness proof (OPS-4) this often (0 disables)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
 	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
 		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
@@ -151,6 +155,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	return serve(ctx, serveParams{
 		pools: pools, consumerPools: consumerPools, adminPools: adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
+		completenessInterval: o.completenessInterval,
 	})
 }
 
@@ -165,6 +170,8 @@ type serveParams struct {
 	out           interface{ Write([]byte) (int, error) }
 	plan          rolePlan
 	roles         roleFlags
+	// completenessInterval: see serveOptions.
+	completenessInterval time.Duration
 }
 
 // consumersFor wires the consumers of the boundaries present.
@@ -189,9 +196,14 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
+	waitProofs := func() {}
 	if core, ok := p.consumerPools[boundary.Core]; ok && slices.Contains(p.plan.consume, route.CoreOperations) {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))
+		proofCtx, stopProofs := context.WithCancel(ctx)
+		wait := startCompletenessProofs(proofCtx, core, p.completenessInterval, p.log)
+		waitProofs = func() { stopProofs(); wait() }
 	}
+	defer func() { waitProofs() }()
 	netMetrics := httptransport.NewMetrics(reg)
 	var rt *server.Runtime
 	if len(p.plan.dispatch) > 0 {

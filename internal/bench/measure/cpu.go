@@ -100,7 +100,14 @@ type backend struct {
 
 // cpuSampler measures process, backend and machine CPU over a window.
 type cpuSampler struct {
-	admin     *pgx.Conn // used by the sampler only
+	// admin is one session, and a *pgx.Conn runs one statement at a time:
+	// a second query while a sample's rows are open fails with "conn busy"
+	// and takes over the connection's result reader, which leaves the
+	// connection locked for good. Samples run on the sampling goroutine and
+	// on the caller's (Start, Mark, Stop), so session serializes them.
+	// Drive uses admin itself only before Start and after Stop.
+	admin     *pgx.Conn
+	session   sync.Mutex
 	databases []string
 	exclude   func() []int // pids not to count (our own measuring sessions)
 
@@ -116,6 +123,19 @@ type cpuSampler struct {
 	backends map[int]*backend
 	stop     chan struct{}
 	done     chan struct{}
+
+	hooks samplerHooks
+}
+
+// samplerHooks let a test stop a sample at exact points. Production leaves
+// them nil.
+type samplerHooks struct {
+	// rowsOpen runs while a sample's rows are open: admin is busy reading
+	// the answer.
+	rowsOpen func()
+	// sessionBusy runs when a sample finds admin in use by another sample
+	// and is about to wait for it.
+	sessionBusy func()
 }
 
 func newCPUSampler(admin *pgx.Conn, databases []string, exclude func() []int) *cpuSampler {
@@ -162,16 +182,7 @@ func (s *cpuSampler) Mark(ctx context.Context) {
 // sample reads the CPU ticks of every backend of the databases. A backend
 // first seen after the start counts from zero (it was born in the window).
 func (s *cpuSampler) sample(ctx context.Context, initial bool) {
-	rows, err := s.admin.Query(ctx, qBackends, pgx.NamedArgs{"databases": s.databases})
-	if err != nil {
-		return
-	}
-	type row struct {
-		Pid int    `db:"pid"`
-		DB  string `db:"datname"`
-	}
-	// A sample that cannot be read is skipped, as before: sampling is best effort.
-	rs, _ := pgx.CollectRows(rows, pgx.RowToStructByName[row])
+	rs := s.readBackends(ctx)
 	skip := map[int]bool{}
 	if s.exclude != nil {
 		for _, pid := range s.exclude() {
@@ -204,6 +215,40 @@ func (s *cpuSampler) sample(ctx context.Context, initial bool) {
 		}
 		b.last = ticks
 	}
+}
+
+// backendRow is a row of sql/backends.sql, read by column name.
+type backendRow struct {
+	Pid int    `db:"pid"`
+	DB  string `db:"datname"`
+}
+
+// readBackends reads the backends of the databases on admin, one sample at
+// a time. A sample that cannot be read is skipped: sampling is best effort.
+func (s *cpuSampler) readBackends(ctx context.Context) []backendRow {
+	s.takeSession()
+	defer s.session.Unlock()
+	rows, err := s.admin.Query(ctx, qBackends, pgx.NamedArgs{"databases": s.databases})
+	if err != nil {
+		return nil
+	}
+	if s.hooks.rowsOpen != nil {
+		s.hooks.rowsOpen()
+	}
+	rs, _ := pgx.CollectRows(rows, pgx.RowToStructByName[backendRow])
+	return rs
+}
+
+// takeSession waits until no other sample uses admin. (It tries first so
+// that a test sees the wait: hooks.sessionBusy.)
+func (s *cpuSampler) takeSession() {
+	if s.session.TryLock() {
+		return
+	}
+	if s.hooks.sessionBusy != nil {
+		s.hooks.sessionBusy()
+	}
+	s.session.Lock()
 }
 
 // Stop takes the last sample and returns the CPU of the window.

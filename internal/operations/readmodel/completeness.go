@@ -21,8 +21,10 @@ import (
 // QueryDefinitionVersion names the Source Query and Semantic Definition of
 // the completeness proof. A proof is comparable with a later query only
 // under the same definition; the projector's supported pairs are part of it
-// (a release that projects more pairs proves a different scope).
-var QueryDefinitionVersion = "operations-completeness@1;pairs=" + strings.Join(projector.SupportedPairs(), ",")
+// (a release that projects more pairs proves a different scope). Version 2
+// scopes the mandatory deliveries to those frozen to the proved projection
+// version.
+var QueryDefinitionVersion = "operations-completeness@2;pairs=" + strings.Join(projector.SupportedPairs(), ",")
 
 // Completeness vocabulary (OPS-4).
 const (
@@ -159,6 +161,7 @@ func (in Inputs) fingerprint() (string, error) {
 type completenessRow struct {
 	SourceEventsCount              int64  `db:"source_events_count"`
 	SourceEventsFingerprint        string `db:"source_events_fingerprint"`
+	MandatoryDeliveriesCount       int64  `db:"mandatory_deliveries_count"`
 	MandatoryDeliveriesFingerprint string `db:"mandatory_deliveries_fingerprint"`
 	OpenDeliveries                 int64  `db:"open_deliveries"`
 	QuarantinedDeliveries          int64  `db:"quarantined_deliveries"`
@@ -189,9 +192,8 @@ func readInputs(ctx context.Context, tx pgx.Tx, t route.ProjectionTarget) (Input
 	}
 	return Inputs{
 		SourceEvents: SetFingerprint{Count: r.SourceEventsCount, Fingerprint: r.SourceEventsFingerprint},
-		// One core_operations mandatory delivery per source event (the source
-		// is the set of events that have one).
-		MandatoryDeliveries:   SetFingerprint{Count: r.SourceEventsCount, Fingerprint: r.MandatoryDeliveriesFingerprint},
+		// The core_operations mandatory deliveries frozen to this version.
+		MandatoryDeliveries:   SetFingerprint{Count: r.MandatoryDeliveriesCount, Fingerprint: r.MandatoryDeliveriesFingerprint},
 		OpenDeliveries:        r.OpenDeliveries,
 		QuarantinedDeliveries: r.QuarantinedDeliveries,
 		Receipts:              SetFingerprint{Count: r.ReceiptsCount, Fingerprint: r.ReceiptsFingerprint},
@@ -234,7 +236,26 @@ type Proof struct {
 // (OPS-4). The proof holds for its snapshot only; Completeness compares it
 // with later snapshots.
 func (r *Reader) ProveCompleteness(ctx context.Context, p Params) (Proof, error) {
-	var proof Proof
+	proof, _, err := r.prove(ctx, p, false)
+	return proof, err
+}
+
+// RecordCompleteness is ProveCompleteness addressed by content, for the
+// periodic proof under serve: in the same consistent snapshot it compares
+// the inputs' digest (InputsFingerprint, jcs-sha256-v1 over the inputs)
+// with the latest proof of the same query definition; when they are equal
+// that proof still describes this snapshot exactly, so nothing is written
+// and it is returned with recorded=false. Otherwise a new proof is
+// recorded. The proof table thus grows with changes, not with time.
+func (r *Reader) RecordCompleteness(ctx context.Context, p Params) (proof Proof, recorded bool, err error) {
+	return r.prove(ctx, p, true)
+}
+
+func (r *Reader) prove(ctx context.Context, p Params, reuse bool) (Proof, bool, error) {
+	var (
+		proof    Proof
+		recorded bool
+	)
 	err := db.WithTxOptions(ctx, r.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(ctx context.Context, tx pgx.Tx) error {
 		t, err := target(ctx, tx, p)
 		if err != nil {
@@ -260,6 +281,18 @@ func (r *Reader) ProveCompleteness(ctx context.Context, p Params) (Proof, error)
 		if len(proof.Reasons) > 0 {
 			proof.ProjectionCompleteness = PartialSourceGap
 		}
+		if reuse {
+			latest, err := queries.ProofLatest(ctx, tx, dbsqlc.ProofLatestParams{ProjectionName: t.Name, ProjectionVersion: t.Version})
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+			case err != nil:
+				return fmt.Errorf("read completeness proof: %w", err)
+			case latest.QueryDefinitionVersion == QueryDefinitionVersion && latest.InputsFingerprint == fp &&
+				latest.ProjectionCompleteness == proof.ProjectionCompleteness:
+				proof.SnapshotRef = SnapshotRef{SnapshotID: latest.SnapshotID, EvaluatedAt: latest.EvaluatedAt, DatabaseSnapshot: latest.DatabaseSnapshot}
+				return nil
+			}
+		}
 		inputsJSON, err := json.Marshal(in)
 		if err != nil {
 			return err
@@ -273,12 +306,13 @@ func (r *Reader) ProveCompleteness(ctx context.Context, p Params) (Proof, error)
 			return fmt.Errorf("record completeness proof: %w", err)
 		}
 		proof.EvaluatedAt, proof.DatabaseSnapshot = stamp.EvaluatedAt, stamp.DatabaseSnapshot
+		recorded = true
 		return nil
 	})
 	if err != nil {
-		return Proof{}, err
+		return Proof{}, false, err
 	}
-	return proof, nil
+	return proof, recorded, nil
 }
 
 // Completeness is the answer of the completeness query (OPS-4).

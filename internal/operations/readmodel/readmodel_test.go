@@ -160,6 +160,38 @@ func TestOPS4CompletenessVerifiedCurrentThenStale(t *testing.T) {
 	require.Equal(t, proof2.SnapshotID, c.CompletenessAsOf.SnapshotID)
 }
 
+// OPS-4: the periodic proof is addressed by its inputs' digest: an
+// unchanged snapshot records nothing and returns the proof that still
+// describes it; a change records a new proof.
+func TestOPS4RecordCompletenessIsContentAddressed(t *testing.T) {
+	t.Parallel()
+	b, ctx := setup(t, 4), t.Context()
+	b.admit(t, 1)
+	b.deliverAll(t)
+	first, recorded, err := b.rm.RecordCompleteness(ctx, readmodel.Params{})
+	require.NoError(t, err)
+	require.True(t, recorded)
+	require.Equal(t, readmodel.CompleteForSupportedScope, first.ProjectionCompleteness)
+	again, recorded, err := b.rm.RecordCompleteness(ctx, readmodel.Params{})
+	require.NoError(t, err)
+	require.False(t, recorded)
+	require.Equal(t, first.SnapshotRef, again.SnapshotRef)
+	require.Equal(t, first.InputsFingerprint, again.InputsFingerprint)
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM operations.completeness_proofs").Scan(&n))
+	require.Equal(t, 1, n)
+
+	b.admit(t, 1)
+	second, recorded, err := b.rm.RecordCompleteness(ctx, readmodel.Params{})
+	require.NoError(t, err)
+	require.True(t, recorded)
+	require.NotEqual(t, first.SnapshotID, second.SnapshotID)
+	require.Equal(t, readmodel.PartialSourceGap, second.ProjectionCompleteness)
+	c := b.completeness(t)
+	require.Equal(t, readmodel.VerifiedCurrent, c.SnapshotCurrency)
+	require.Equal(t, second.SnapshotID, c.CompletenessAsOf.SnapshotID)
+}
+
 // OPS-4: every condition of complete_for_supported_scope is checked: open
 // mandatory deliveries, the receipt anti-join, unresolved gaps, unsupported
 // schema, quarantine and the semantic check.
@@ -213,6 +245,33 @@ func TestOPS4ProofReasons(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, proof.Reasons, readmodel.ReasonQuarantined)
 		require.NotContains(t, proof.Reasons, readmodel.ReasonOpenDeliveries)
+	})
+
+	// OPS-4/DS-8: the proof's delivery scope is the deliveries frozen to the
+	// proved version; a delivery frozen to another version (open or
+	// quarantined) is that version's concern. The source and the receipt
+	// anti-join stay whole: every source event needs this version's receipt.
+	t.Run("deliveries scoped to the frozen projection version", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, 4)
+		b.admit(t, 1)
+		claims, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "test", Limit: 1, Lease: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, claims, 1)
+		require.NoError(t, b.store.Quarantine(ctx, claims[0].Fence, "test_quarantine", "test", false))
+		v1, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
+		require.NoError(t, err)
+		require.Equal(t, []string{readmodel.ReasonOpenDeliveries, readmodel.ReasonQuarantined, readmodel.ReasonReceiptAntiJoin}, v1.Reasons)
+		require.EqualValues(t, 2, v1.Inputs.MandatoryDeliveries.Count)
+
+		v2, err := b.rm.ProveCompleteness(ctx, readmodel.Params{Projection: route.Required(projector.ProjectionName, 2)})
+		require.NoError(t, err)
+		require.Equal(t, []string{readmodel.ReasonReceiptAntiJoin}, v2.Reasons)
+		require.EqualValues(t, 2, v2.Inputs.SourceEvents.Count)
+		require.EqualValues(t, 2, v2.Inputs.MissingReceipts)
+		require.Zero(t, v2.Inputs.MandatoryDeliveries.Count)
+		require.Zero(t, v2.Inputs.OpenDeliveries)
+		require.Zero(t, v2.Inputs.QuarantinedDeliveries)
 	})
 
 	t.Run("definition not comparable", func(t *testing.T) {

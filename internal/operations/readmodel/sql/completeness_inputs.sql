@@ -16,6 +16,13 @@ WITH src AS (
          f.ack_receipt_key, f.ack_receipt_digest
     FROM outbox.delivery_facts f
    WHERE f.destination = 'core_operations' AND f.mandatory
+), dlv AS (
+  -- The proof's delivery scope: the mandatory deliveries whose frozen
+  -- projection target is the version being proved (DS-8: a delivery frozen
+  -- to another version converges to that version and is its proof's
+  -- concern, never this one's).
+  SELECT * FROM src
+   WHERE required_projection_name = @projection_name AND required_projection_version = @projection_version
 ), rcpt AS (
   SELECT r.event_id::text AS event_id, r.event_envelope_digest_algorithm_version AS alg,
          r.event_envelope_sha256 AS sha, r.receipt_ref, r.receipt_digest
@@ -37,9 +44,10 @@ WITH src AS (
 SELECT
   (SELECT count(*) FROM src) AS source_events_count,
   (SELECT encode(sha256(convert_to(COALESCE(string_agg(concat_ws('|', event_id, event_type, schema_version, alg, sha), E'\n' ORDER BY event_id), ''), 'UTF8')), 'hex') FROM src) AS source_events_fingerprint,
-  (SELECT encode(sha256(convert_to(COALESCE(string_agg(concat_ws('|', event_id, status, required_projection_name, required_projection_version, ack_receipt_key, ack_receipt_digest), E'\n' ORDER BY event_id), ''), 'UTF8')), 'hex') FROM src) AS mandatory_deliveries_fingerprint,
-  (SELECT count(*) FROM src WHERE status IN ('pending', 'leased')) AS open_deliveries,
-  (SELECT count(*) FROM src WHERE status = 'quarantined') AS quarantined_deliveries,
+  (SELECT count(*) FROM dlv) AS mandatory_deliveries_count,
+  (SELECT encode(sha256(convert_to(COALESCE(string_agg(concat_ws('|', event_id, status, required_projection_name, required_projection_version, ack_receipt_key, ack_receipt_digest), E'\n' ORDER BY event_id), ''), 'UTF8')), 'hex') FROM dlv) AS mandatory_deliveries_fingerprint,
+  (SELECT count(*) FROM dlv WHERE status IN ('pending', 'leased')) AS open_deliveries,
+  (SELECT count(*) FROM dlv WHERE status = 'quarantined') AS quarantined_deliveries,
   (SELECT count(*) FROM rcpt) AS receipts_count,
   (SELECT encode(sha256(convert_to(COALESCE(string_agg(concat_ws('|', event_id, alg, sha, receipt_ref, receipt_digest), E'\n' ORDER BY event_id), ''), 'UTF8')), 'hex') FROM rcpt) AS receipts_fingerprint,
   -- receipt anti-join: source events without a receipt for this version and envelope digest
