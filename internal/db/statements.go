@@ -1,11 +1,15 @@
 package db
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Statements is the one loader for the SQL that sqlc cannot express (dynamic
@@ -13,13 +17,77 @@ import (
 // statement per file in an embedded directory, loaded and checked once at
 // package initialisation, addressed by file name without ".sql".
 //
-// Statements use pgx named arguments (@name) and are run with pgx.NamedArgs;
+// Statements use pgx named arguments (@name) and are run with pgx.NamedArgs
+// (Get), or, on hot paths, rewritten once at load time into positional
+// parameters and run with Statement.Args, which takes the same named map;
 // results are read with pgx.RowToStructByName, so neither the arguments nor
 // the columns depend on position. Everything sqlc can express lives in the
 // owning package's sqlc queries instead (see sqlc.yaml at the module root).
 type Statements struct {
 	owner string
 	byKey map[string]string
+	// positional holds every statement's named arguments rewritten once,
+	// at load time, into positional parameters (see Statement).
+	positional map[string]Statement
+}
+
+// Statement is one loaded statement with its named arguments rewritten once,
+// at load time, into positional parameters ($1, $2, …) and the order of the
+// names. Run it as
+//
+//	tx.Exec(ctx, st.SQL, st.Args(pgx.NamedArgs{"name": v, …})...)
+//
+// which sends exactly what passing st's named text with the same
+// pgx.NamedArgs sends (pgx's own rewrite produced SQL), without re-lexing
+// the statement on every call: hot paths use it, the rest may keep Get.
+type Statement struct {
+	// SQL is the positional text.
+	SQL string
+	// names[i] is the named argument bound to $(i+1).
+	names []string
+}
+
+// Args lays out named in the statement's positional order. A name the
+// statement uses but named lacks binds NULL, as with pgx.NamedArgs.
+func (st Statement) Args(named pgx.NamedArgs) []any {
+	args := make([]any, len(st.names))
+	for i, n := range st.names {
+		args[i] = named[n]
+	}
+	return args
+}
+
+// Names lists the statement's named arguments in positional order.
+func (st Statement) Names() []string { return append([]string(nil), st.names...) }
+
+// candidateName over-approximates pgx's named-argument lexer (names inside
+// strings or comments are harmless extras); pgx itself does the rewrite.
+var candidateName = regexp.MustCompile(`@([A-Za-z_][A-Za-z0-9_]*)`)
+
+// argName marks, during the load-time rewrite, which name pgx bound to a
+// position.
+type argName string
+
+// positionalOf rewrites text's named arguments with pgx's own NamedArgs
+// rewrite, once, and records the order of the names.
+func positionalOf(text string) (Statement, error) {
+	markers := pgx.NamedArgs{}
+	for _, m := range candidateName.FindAllStringSubmatch(text, -1) {
+		markers[m[1]] = argName(m[1])
+	}
+	sql, args, err := markers.RewriteQuery(context.Background(), nil, text, nil)
+	if err != nil {
+		return Statement{}, fmt.Errorf("rewrite named arguments: %w", err)
+	}
+	st := Statement{SQL: sql, names: make([]string, len(args))}
+	for i, a := range args {
+		n, ok := a.(argName)
+		if !ok {
+			return Statement{}, fmt.Errorf("rewrite named arguments: parameter $%d has no name", i+1)
+		}
+		st.names[i] = string(n)
+	}
+	return st, nil
 }
 
 // fragmentPrefix marks a file that is not a statement but a fragment,
@@ -66,7 +134,7 @@ func LoadStatements(owner string, fsys fs.FS, dir string) (*Statements, error) {
 		}
 		raw[key] = text
 	}
-	out := &Statements{owner: owner, byKey: make(map[string]string, len(raw))}
+	out := &Statements{owner: owner, byKey: make(map[string]string, len(raw)), positional: make(map[string]Statement, len(raw))}
 	for key, text := range raw {
 		for frag, body := range fragments {
 			text = strings.ReplaceAll(text, "{{"+frag+"}}", body)
@@ -75,6 +143,11 @@ func LoadStatements(owner string, fsys fs.FS, dir string) (*Statements, error) {
 			return nil, fmt.Errorf("%s: statement %s names an unknown fragment at byte %d", owner, key, i)
 		}
 		out.byKey[key] = text
+		st, err := positionalOf(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: statement %s: %w", owner, key, err)
+		}
+		out.positional[key] = st
 	}
 	return out, nil
 }
@@ -87,6 +160,17 @@ func (s *Statements) Get(key string) string {
 		panic(fmt.Sprintf("%s: unknown statement %q", s.owner, key))
 	}
 	return text
+}
+
+// Statement returns the statement named key with its named arguments
+// rewritten into positional ones at load time (see Statement). It panics on
+// an unknown key, like Get.
+func (s *Statements) Statement(key string) Statement {
+	st, ok := s.positional[key]
+	if !ok {
+		panic(fmt.Sprintf("%s: unknown statement %q", s.owner, key))
+	}
+	return st
 }
 
 // Keys lists the loaded statements, sorted (for plan tests and tools).

@@ -244,7 +244,7 @@ func insertRows(ctx context.Context, tx pgx.Tx, r *appendRows) (bool, error) {
 		"delivery_set_definition_digest":                   q.DeliverySetDefinitionDigest,
 	}
 	batch := &pgx.Batch{}
-	batch.Queue(sqlEventInsert, with(frozen, pgx.NamedArgs{
+	batch.Queue(stEventInsert.SQL, stEventInsert.Args(with(frozen, pgx.NamedArgs{
 		"event_envelope_digest_algorithm_version": string(digest.JCSSHA256V1),
 		"event_ids":              r.ids,
 		"event_types":            r.types,
@@ -262,9 +262,9 @@ func insertRows(ctx context.Context, tx pgx.Tx, r *appendRows) (bool, error) {
 		"event_envelopes":        r.envelopes,
 		"event_envelope_sha256s": r.digests,
 		"occurred_ats":           r.occurred,
-	}))
+	}))...)
 	if len(r.dEventIDs) > 0 {
-		batch.Queue(sqlDeliveryInsert, with(frozen, pgx.NamedArgs{
+		batch.Queue(stDeliveryInsert.SQL, stDeliveryInsert.Args(with(frozen, pgx.NamedArgs{
 			"event_ids":                        r.dEventIDs,
 			"destinations":                     r.dDests,
 			"consumer_names":                   r.dConsumers,
@@ -272,7 +272,7 @@ func insertRows(ctx context.Context, tx pgx.Tx, r *appendRows) (bool, error) {
 			"expected_receipt_schema_versions": r.dSchemas,
 			"required_projection_names":        r.dProjNames,
 			"required_projection_versions":     r.dProjVersions,
-		}))
+		}))...)
 	}
 	br := tx.SendBatch(ctx, batch)
 	tag, err := br.Exec()

@@ -22,7 +22,9 @@ var statements = db.MustLoadStatements("outbox", statementFiles, "sql")
 
 var (
 	sqlDefinitionLockActive = statements.Get("definition_lock_active")
-	sqlEventInsert          = statements.Get("event_insert")
-	sqlDeliveryInsert       = statements.Get("delivery_insert")
-	sqlMemberInsert         = statements.Get("member_insert")
+	// The append inserts run on every append: rewritten into positional
+	// parameters once, here, instead of by pgx.NamedArgs on every call.
+	stEventInsert    = statements.Statement("event_insert")
+	stDeliveryInsert = statements.Statement("delivery_insert")
+	sqlMemberInsert  = statements.Get("member_insert")
 )

@@ -27,7 +27,11 @@ type Config struct {
 	// RenewInterval renews in-flight leases of slow consumers; 0 takes the
 	// default LeaseDuration/3, a negative value disables renewal.
 	RenewInterval time.Duration
-	// Concurrency is the number of deliveries in flight at once. Default 16.
+	// Concurrency is the number of consumer calls in flight at once: a slot
+	// hands the outcome of a call to be recorded (the ack to the acker's
+	// next batch) and starts its next delivery; at most
+	// Concurrency+AckBatchSize outcomes are being recorded at once, each
+	// still under its lease and fence. Default 16.
 	Concurrency int
 	// AckBatchSize is the most verified acks recorded in one transaction;
 	// acks that complete while a batch is being written form the next one.
@@ -63,6 +67,13 @@ type Config struct {
 	FullRecoverInterval time.Duration
 	// PollInterval is the fallback wake-up when no notification arrives. Default 1s.
 	PollInterval time.Duration
+	// ClaimCooldown is the least time between the start of a claim that
+	// came back short (fewer rows than asked) and the next claim: wake-ups
+	// within it (a NOTIFY per append, a slot freed) are gathered into one
+	// claim, so a trickle of small appends is claimed in batches instead of
+	// one claim statement per event. Full claims are followed at once.
+	// Default 10ms; a negative value disables it.
+	ClaimCooldown time.Duration
 	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
 	// (set DisableListen to turn it off).
 	DisableListen bool
@@ -120,6 +131,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.WaitBackoffMax == 0 {
 		c.WaitBackoffMax = 2 * time.Second
+	}
+	if c.ClaimCooldown == 0 {
+		c.ClaimCooldown = 10 * time.Millisecond
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

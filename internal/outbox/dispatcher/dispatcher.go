@@ -31,8 +31,13 @@ type Dispatcher struct {
 	log       *slog.Logger
 	hooks     Hooks
 
-	wake     chan struct{}
-	acks     chan ackRequest
+	wake chan struct{}
+	acks chan ackRequest
+	// settling bounds the outcomes being recorded after their slot moved
+	// on (Concurrency+AckBatchSize of them); settlers counts them for the
+	// drain.
+	settling chan struct{}
+	settlers sync.WaitGroup
 	running  atomic.Bool
 	recovery recoveryState // touched by the Run goroutine only
 }
@@ -90,7 +95,8 @@ func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics
 		metrics:   metrics.forBoundary(cfg.Boundary),
 		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID, "boundary", cfg.Boundary),
 		wake:      make(chan struct{}, 1),
-		acks:      make(chan ackRequest, cfg.Concurrency),
+		acks:      make(chan ackRequest, cfg.Concurrency+cfg.AckBatchSize),
+		settling:  make(chan struct{}, cfg.Concurrency+cfg.AckBatchSize),
 	}, nil
 }
 
@@ -168,6 +174,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	cooldown := time.NewTimer(0)
+	defer cooldown.Stop()
+	var shortClaimAt time.Time // start of the last claim that came back short
 
 	for {
 		select {
@@ -176,6 +185,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return d.drain(&slots, cancelDeliveries)
 		default:
 		}
+		if wait := d.cfg.ClaimCooldown - time.Since(shortClaimAt); d.cfg.ClaimCooldown > 0 && wait > 0 {
+			cooldown.Reset(wait)
+			select {
+			case <-ctx.Done():
+				continue
+			case <-cooldown.C:
+			}
+		}
 		out := int(outstanding.Load())
 		want := 0
 		if out <= d.cfg.Concurrency {
@@ -183,7 +200,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		claimed := 0
 		if want > 0 {
+			claimStart := time.Now()
 			claims, err := d.round(ctx, want)
+			if len(claims) < want {
+				shortClaimAt = claimStart
+			}
 			claimed = len(claims)
 			for _, q := range claims {
 				outstanding.Add(1)
@@ -211,7 +232,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 func (d *Dispatcher) drain(slots *sync.WaitGroup, cancel context.CancelFunc) error {
 	done := make(chan struct{})
-	go func() { slots.Wait(); close(done) }()
+	go func() { slots.Wait(); d.settlers.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
@@ -418,8 +439,26 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 	if d.hooks.AfterDeliver != nil && errors.Is(d.hooks.AfterDeliver(c), ErrSimulatedCrash) {
 		return
 	}
-	// Outcomes are recorded even when ctx is being drained.
-	recordCtx := context.WithoutCancel(ctx)
+	// Outcomes are recorded even when ctx is being drained, and after the
+	// slot has moved on to its next delivery: the consumer call is what
+	// Concurrency bounds, and waiting for the ack batch's commit would
+	// leave the slot idle for a round of the acker. At most
+	// Concurrency+AckBatchSize
+	// outcomes are being recorded at once (a slot waits for room); every
+	// one stays under its own fence and lease exactly as before, and the
+	// drain waits for them.
+	d.settling <- struct{}{}
+	d.settlers.Add(1)
+	go func() {
+		defer func() { <-d.settling; d.settlers.Done() }()
+		d.settle(context.WithoutCancel(ctx), c, res, err)
+	}()
+}
+
+// settle verifies and records the outcome of one consumer call: the ack
+// (batched, fenced), or a retry or quarantine.
+func (d *Dispatcher) settle(recordCtx context.Context, c Claimed, res transport.Result, err error) {
+	dest := string(c.Member.Destination)
 	if err == nil {
 		var v VerifiedAck
 		v, err = VerifyResult(c, res)

@@ -567,3 +567,86 @@ func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {
 		require.True(c, over)
 	}, 10*time.Second, pollTick, "original lease over")
 }
+
+// OB-CLAIM-5 (issue 17): a consumer slot starts its next delivery while the
+// previous delivery's ack is still being recorded (here: blocked on a row
+// lock), instead of idling for the acker's commit; the blocked ack is still
+// recorded under its fence, and a stop waits for it.
+func TestRun_OBCLAIM5_SlotMovesOnWhileAckIsRecorded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.appendRuns(t, 2)
+	ctx := t.Context()
+	locker, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)) }()
+	var calls atomic.Int32
+	first := make(chan string, 1)
+	second := make(chan struct{})
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		switch calls.Add(1) {
+		case 1:
+			// Hold the delivery row so that its fenced ack waits.
+			if _, err := locker.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 FOR UPDATE`, d.EventID); err != nil {
+				return transport.Result{}, err
+			}
+			first <- d.EventID
+		case 2:
+			close(second)
+		}
+		return b.consumer.Deliver(ctx, d)
+	})
+	d := newDispatcher(t, b, tr, dispatcher.Config{BatchSize: 2, Concurrency: 1, PollInterval: 10 * time.Millisecond, DrainTimeout: time.Minute}, nil)
+	stop := run(t, d)
+	held := <-first
+	select {
+	case <-second:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the only slot waited for the blocked ack instead of starting the next delivery")
+	}
+	require.Equal(t, "leased", b.delivery(t, held).Status, "the first ack is still blocked")
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	require.NoError(t, locker.Rollback(ctx))
+	require.NoError(t, <-stopped)
+	require.Equal(t, "acknowledged", b.delivery(t, held).Status)
+	require.Equal(t, 2, b.countStatus(t, "acknowledged"))
+	b.invariants(t)
+}
+
+// OB-CLAIM-5 (issue 17): after a claim that came back short, the next claim
+// waits for ClaimCooldown, so a trickle of single-event appends (each with
+// its own NOTIFY) is not claimed one statement per event.
+func TestRun_OBCLAIM5_ShortClaimCoolsDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const cooldown = 400 * time.Millisecond
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, ClaimCooldown: cooldown}, nil)
+	stop := run(t, d)
+	for range 3 {
+		id := b.appendRuns(t, 1)[0]
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			require.Equal(c, "acknowledged", b.delivery(c, id).Status)
+		}, 30*time.Second, pollTick, "acknowledged")
+	}
+	require.NoError(t, stop())
+	var gaps []time.Duration
+	rows, err := b.producer.Query(t.Context(), `
+		SELECT started_at - lag(started_at) OVER (ORDER BY started_at)
+		  FROM (SELECT DISTINCT started_at FROM outbox.outbox_delivery_attempt_starts) s`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var gap *time.Duration
+		require.NoError(t, rows.Scan(&gap))
+		if gap != nil {
+			gaps = append(gaps, *gap)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, gaps, 2, "three appends, three claims")
+	for _, g := range gaps {
+		// A claim's now() is at most a round trip after its local start.
+		require.GreaterOrEqual(t, g, cooldown-100*time.Millisecond, "claims closer than the cooldown")
+	}
+	b.invariants(t)
+}

@@ -19,6 +19,9 @@
 // A claim round runs when the loop wakes: on NOTIFY from an append
 // transaction (channel NotifyChannel, unless DisableListen), after
 // PollInterval otherwise, and at once again while claims come back full.
+// After a claim that came back short the next one waits until ClaimCooldown
+// after it started, so the wake-ups of a trickle of small appends make one
+// claim instead of one claim each.
 //
 // Claims are full batches: a claim of up to BatchSize goes into a local
 // queue that Concurrency consumer slots drain, and the next claim is made
@@ -83,7 +86,9 @@
 // freezes the receipt type and quadruple; then one statement calls
 // outbox.record_publication for each ack
 // that passed, whose not_complete answer is normal (OB-DELIVER-5). Verified
-// acks are collected into batches of up to AckBatchSize; a single ack
+// acks are collected into batches of up to AckBatchSize (the consumer slot
+// does not wait for its ack's commit: it starts its next delivery while the
+// acker records the batch; the drain waits for every recording); a single ack
 // (Store.AckOne, AckBatchSize 1) is a batch of one, so the fence lives in
 // one statement. When a batch transaction fails as a whole, each of its acks
 // is recorded again alone. An ack that fails verification is quarantined,
