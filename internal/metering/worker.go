@@ -1,0 +1,197 @@
+package metering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/db"
+)
+
+var (
+	qWorkClaim     = statements.Get("work_claim")
+	qAttemptStart  = statements.Get("attempt_start")
+	qAttemptLatest = statements.Get("attempt_latest")
+	qFinishInsert  = statements.Get("finish_insert")
+	qLaneLatest    = statements.Get("lane_latest")
+	qStartedOlder  = statements.Get("work_started_older")
+)
+
+var (
+	// ErrNoWork: no unfinished Work is claimable.
+	ErrNoWork = errors.New("metering: no claimable work")
+	// ErrFenced: the attempt's token is not the Work's latest (a newer attempt
+	// took the Work over); the old token writes nothing.
+	ErrFenced = errors.New("metering: work attempt fenced by a newer attempt")
+	// ErrFinishConflict: the Work's stored finish has another digest.
+	ErrFinishConflict = errors.New("metering: work already finished with another body")
+	// ErrNotSuperseded: the lane has no newer generation than the Work.
+	ErrNotSuperseded = errors.New("metering: work is the lane's latest generation")
+)
+
+// Attempt is one started, fenced attempt of one Work generation.
+type Attempt struct {
+	Head receipt.WorkAttemptHead
+}
+
+type claimRow struct {
+	WorkRef            string `db:"work_ref"`
+	WorkDigest         string `db:"work_digest"`
+	ExecutionAttemptID string `db:"execution_attempt_id"`
+	LaneKind           string `db:"lane_kind"`
+	DeploymentID       string `db:"gateway_deployment_id"`
+	DimensionKey       string `db:"source_evidence_dimension_key"`
+	WorkGeneration     int64  `db:"work_generation"`
+	OperationID        string `db:"operation_id"`
+	TriggerDigest      string `db:"trigger_digest"`
+}
+
+// Claim locks one unfinished Work without a live lease (FOR UPDATE SKIP
+// LOCKED: concurrent workers never claim the same Work) and starts its next
+// attempt with a fresh fencing token. ErrNoWork when none is claimable.
+func Claim(ctx context.Context, pool db.Beginner, lease time.Duration) (*Attempt, error) {
+	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (*Attempt, error) {
+		rows, err := tx.Query(ctx, qWorkClaim)
+		if err != nil {
+			return nil, fmt.Errorf("claim work: %w", err)
+		}
+		w, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[claimRow])
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, ErrNoWork
+		}
+		if err != nil {
+			return nil, fmt.Errorf("claim work: %w", err)
+		}
+		token := uuid.Must(uuid.NewV7()).String()
+		var number int64
+		if err := tx.QueryRow(ctx, qAttemptStart, pgx.NamedArgs{"work_ref": w.WorkRef, "fencing_token": token,
+			"lease_seconds": lease.Seconds()}).Scan(&number); err != nil {
+			return nil, fmt.Errorf("start work attempt: %w", err)
+		}
+		return &Attempt{Head: w.head(number, token)}, nil
+	})
+}
+
+// FinishSupersededIfMoved is the late worker's check: under the attempt's
+// input fence lock, when the lane scheduled a newer generation than the
+// attempt's Work, it writes (or finds) the Work's one `superseded` finish,
+// with the same body whoever writes it. A token that is not the Work's
+// latest attempt is ErrFenced and writes nothing; a lane that did not move
+// is ErrNotSuperseded and writes nothing.
+func FinishSupersededIfMoved(ctx context.Context, pool db.Beginner, a *Attempt) (*receipt.MeteringInputWorkAttemptFinished, error) {
+	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (*receipt.MeteringInputWorkAttemptFinished, error) {
+		if _, err := lockFence(ctx, tx, a.Head.ExecutionAttemptID); err != nil {
+			return nil, err
+		}
+		latest, err := laneLatest(ctx, tx, a.Head)
+		if err != nil {
+			return nil, err
+		}
+		if latest <= a.Head.WorkGeneration {
+			return nil, ErrNotSuperseded
+		}
+		return finishSupersededTx(ctx, tx, a.Head)
+	})
+}
+
+func laneLatest(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (int64, error) {
+	var latest *int64
+	if err := tx.QueryRow(ctx, qLaneLatest, pgx.NamedArgs{"lane_kind": h.Lane.Kind, "attempt_id": h.ExecutionAttemptID,
+		"deployment_id": h.Lane.GatewayDeploymentID, "dimension_key": h.Lane.SourceEvidenceDimensionKey}).Scan(&latest); err != nil {
+		return 0, fmt.Errorf("read lane generation: %w", err)
+	}
+	if latest == nil {
+		return 0, nil
+	}
+	return *latest, nil
+}
+
+// finishSupersededTx writes the Work's superseded finish under the caller's
+// input fence lock; the head must carry the Work's latest attempt token.
+// supersededByWorkGeneration is always the next generation (generations are
+// dense), so the input processor and a late worker compute the same body
+// however far the lane has moved since.
+func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (*receipt.MeteringInputWorkAttemptFinished, error) {
+	var number int64
+	var token string
+	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
+		return nil, fmt.Errorf("read latest attempt: %w", db.NotFound(err))
+	}
+	if number != h.AttemptNumber || token != h.FencingToken {
+		return nil, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
+	}
+	f := &receipt.MeteringInputWorkAttemptFinished{
+		Finished:        strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()},
+		WorkAttemptHead: h,
+		Outcome:         receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1},
+		FinishedAt:      time.Now().UTC().Truncate(time.Microsecond),
+	}
+	if err := f.Seal(); err != nil {
+		return nil, fmt.Errorf("seal finish: %w", err)
+	}
+	body, err := jcs.Marshal(f.ToJSON())
+	if err != nil {
+		return nil, fmt.Errorf("finish body: %w", err)
+	}
+	var storedRef, storedDigest, storedBody string
+	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
+		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
+		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
+		return nil, fmt.Errorf("insert finish: %w", err)
+	}
+	if storedDigest != f.Finished.Digest {
+		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
+	}
+	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
+}
+
+type startedRow struct {
+	claimRow
+	AttemptNumber int64  `db:"attempt_number"`
+	FencingToken  string `db:"fencing_token"`
+}
+
+func (w claimRow) head(number int64, token string) receipt.WorkAttemptHead {
+	return receipt.WorkAttemptHead{
+		Work: strict.Quadruple{Ref: w.WorkRef, SchemaVersion: receipt.SchemaVersion1,
+			DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: w.WorkDigest},
+		OperationID:        w.OperationID,
+		ExecutionAttemptID: w.ExecutionAttemptID,
+		WorkGeneration:     w.WorkGeneration,
+		Lane: receipt.MeteringInputWorkLane{Kind: w.LaneKind, GatewayDeploymentID: w.DeploymentID,
+			SourceEvidenceDimensionKey: w.DimensionKey},
+		LaneTriggerDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: w.TriggerDigest},
+		AttemptNumber:     number,
+		FencingToken:      token,
+	}
+}
+
+// supersedeStartedTx runs in the input processor's transaction (under the
+// input fence lock) after it scheduled generation s.Generation: every older
+// Started, unfinished Work of the lane gets its one superseded finish,
+// bound to its latest attempt (the body a late worker recomputes).
+func supersedeStartedTx(ctx context.Context, tx pgx.Tx, s workSpec) error {
+	rows, err := tx.Query(ctx, qStartedOlder, pgx.NamedArgs{"attempt_id": s.AttemptID, "lane_kind": s.Lane,
+		"deployment_id": s.DeploymentID, "dimension_key": s.DimensionKey, "generation": s.Generation})
+	if err != nil {
+		return fmt.Errorf("read started work: %w", err)
+	}
+	started, err := pgx.CollectRows(rows, pgx.RowToStructByName[startedRow])
+	if err != nil {
+		return fmt.Errorf("read started work: %w", err)
+	}
+	for _, w := range started {
+		if _, err := finishSupersededTx(ctx, tx, w.head(w.AttemptNumber, w.FencingToken)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
