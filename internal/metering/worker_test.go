@@ -113,7 +113,9 @@ func TestMET8SupersededFinishRace(t *testing.T) {
 	require.Zero(t, rows)
 
 	events := []func(){
-		func() { b.ack(t, a.availability(b.owners, usage, "tokens.output", 2, contract.AvailabilityAvailable, "")) },
+		func() {
+			b.ack(t, a.availability(b.owners, usage, "tokens.output", 2, contract.AvailabilityAvailable, ""))
+		},
 		func() { b.ack(t, a.availability(b.owners, cost, "cost.usd", 2, contract.AvailabilityAvailable, "")) },
 	}
 	late := map[string]*receipt.MeteringInputWorkAttemptFinished{}
