@@ -93,6 +93,9 @@ func insertWork(ctx context.Context, tx pgx.Tx, s workSpec) (receipt.WorkBinding
 		return receipt.WorkBinding{}, transport.NonRetryable(CodeWorkConflict, fmt.Errorf("%w: %s generation %d", ErrWorkConflict, s.AttemptID, s.Generation))
 	}
 	q.Ref = storedRef
+	if _, err := tx.Exec(ctx, qWorkEnqueue, pgx.NamedArgs{"work_ref": storedRef}); err != nil {
+		return receipt.WorkBinding{}, fmt.Errorf("enqueue work: %w", err)
+	}
 	if err := supersedeStartedTx(ctx, tx, s); err != nil {
 		return receipt.WorkBinding{}, err
 	}

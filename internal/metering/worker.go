@@ -23,6 +23,8 @@ var (
 	qFinishInsert  = statements.Get("finish_insert")
 	qLaneLatest    = statements.Get("lane_latest")
 	qStartedOlder  = statements.Get("work_started_older")
+	qWorkEnqueue   = statements.Get("work_enqueue")
+	qWorkDequeue   = statements.Get("work_dequeue")
 )
 
 var (
@@ -149,6 +151,9 @@ func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHea
 	}
 	if storedDigest != f.Finished.Digest {
 		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
+	}
+	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return nil, fmt.Errorf("dequeue finished work: %w", err)
 	}
 	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
 }

@@ -165,6 +165,9 @@ func TestMET8SupersededFinishRace(t *testing.T) {
 			`SELECT finished_digest FROM metering.work_finishes WHERE work_ref = $1`, r.Head.Work.Ref).Scan(&stored))
 		require.Equal(t, stored, f.Finished.Digest, "the late worker's body is the stored one")
 	}
+	var queued int
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM metering.pending_works`).Scan(&queued))
+	require.Equal(t, 2, queued, "only the new generations stay queued")
 	// The new generations are claimable; the superseded ones are not.
 	next := claimAll(t, b, time.Hour)
 	require.Len(t, next, 2)
@@ -217,7 +220,7 @@ func TestMETWorkAttemptGuards(t *testing.T) {
 	}{
 		{"UPDATE metering.work_finishes SET outcome_state = 'applied'", pgerrcode.InsufficientPrivilege, true},
 		{"DELETE FROM metering.work_attempts", pgerrcode.InsufficientPrivilege, true},
-		{"UPDATE metering.input_works SET work_ref = work_ref", metering.SQLStateInsertOnly, true},
+		{"UPDATE metering.input_works SET work_ref = work_ref", pgerrcode.InsufficientPrivilege, true},
 		{"UPDATE metering.work_finishes SET outcome_state = 'applied'", metering.SQLStateInsertOnly, false},
 		{"DELETE FROM metering.work_attempts", metering.SQLStateInsertOnly, false},
 		{`INSERT INTO metering.work_finishes (work_ref, attempt_number, fencing_token, finished_ref, finished_digest, outcome_state, finished_body)

@@ -34,8 +34,18 @@ CREATE TABLE metering.work_finishes (
 CREATE TRIGGER work_finishes_insert_only BEFORE UPDATE OR DELETE ON metering.work_finishes
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
--- The claim's FOR UPDATE on input_works needs an UPDATE privilege; the
--- ME001 trigger still refuses every UPDATE of a Work.
-GRANT UPDATE (work_ref) ON metering.input_works TO oceanway_metering;
+-- The claim queue: one row per unfinished Work (inserted with the Work,
+-- deleted with its finish), so a claim reads only unfinished Work however
+-- long the history grows. Its FOR UPDATE SKIP LOCKED needs the UPDATE
+-- privilege of a column; nothing updates a row.
+CREATE TABLE metering.pending_works (
+  work_ref    text        PRIMARY KEY REFERENCES metering.input_works,
+  queued_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX pending_works_queued ON metering.pending_works (queued_at, work_ref);
+INSERT INTO metering.pending_works (work_ref, queued_at)
+  SELECT work_ref, created_at FROM metering.input_works;
+
 GRANT SELECT, INSERT ON metering.work_attempts, metering.work_finishes TO oceanway_metering;
+GRANT SELECT, INSERT, DELETE, UPDATE (queued_at) ON metering.pending_works TO oceanway_metering;
 -- +goose StatementEnd
