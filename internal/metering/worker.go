@@ -61,7 +61,7 @@ type claimRow struct {
 // attempt with a fresh fencing token. ErrNoWork when none is claimable.
 func Claim(ctx context.Context, pool db.Beginner, lease time.Duration) (*Attempt, error) {
 	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (*Attempt, error) {
-		rows, err := tx.Query(ctx, qWorkClaim)
+		rows, err := tx.Query(ctx, qWorkClaim, pgx.NamedArgs{"lease_seconds": lease.Seconds()})
 		if err != nil {
 			return nil, fmt.Errorf("claim work: %w", err)
 		}

@@ -1,12 +1,19 @@
 -- name: WorkClaim
--- One queued (unfinished) Work whose latest attempt (if any) has no live
--- lease, locked for the claim transaction; concurrent workers skip it.
+-- Lease one queued (unfinished) Work whose lease expired. The row lock is
+-- taken with SKIP LOCKED; a row another claimer committed meanwhile is
+-- re-checked on its new lease and skipped.
+WITH claimed AS (
+  UPDATE metering.pending_works p SET lease_until = now() + make_interval(secs => @lease_seconds)
+  WHERE p.work_ref = (
+    SELECT q.work_ref FROM metering.pending_works q
+    WHERE q.lease_until <= now()
+    ORDER BY q.queued_at, q.work_ref
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+    AND p.lease_until <= now()
+  RETURNING p.work_ref
+)
 SELECT w.work_ref, w.work_digest, w.execution_attempt_id::text AS execution_attempt_id, w.lane_kind,
        w.gateway_deployment_id, w.source_evidence_dimension_key, w.work_generation,
        w.operation_id::text AS operation_id, w.trigger_digest
-FROM metering.pending_works p
-JOIN metering.input_works w ON w.work_ref = p.work_ref
-WHERE NOT EXISTS (SELECT 1 FROM metering.work_attempts a WHERE a.work_ref = p.work_ref AND a.lease_until > now())
-ORDER BY p.queued_at, p.work_ref
-LIMIT 1
-FOR UPDATE OF p SKIP LOCKED;
+FROM claimed c JOIN metering.input_works w ON w.work_ref = c.work_ref;

@@ -36,16 +36,18 @@ CREATE TRIGGER work_finishes_insert_only BEFORE UPDATE OR DELETE ON metering.wor
 
 -- The claim queue: one row per unfinished Work (inserted with the Work,
 -- deleted with its finish), so a claim reads only unfinished Work however
--- long the history grows. Its FOR UPDATE SKIP LOCKED needs the UPDATE
--- privilege of a column; nothing updates a row.
+-- long the history grows. A claim sets the lease on the locked row itself,
+-- so a concurrent claimer that reaches the row after the commit re-checks
+-- the new lease (EvalPlanQual) and moves on.
 CREATE TABLE metering.pending_works (
   work_ref    text        PRIMARY KEY REFERENCES metering.input_works,
-  queued_at   timestamptz NOT NULL DEFAULT now()
+  queued_at   timestamptz NOT NULL DEFAULT now(),
+  lease_until timestamptz NOT NULL DEFAULT '-infinity'
 );
 CREATE INDEX pending_works_queued ON metering.pending_works (queued_at, work_ref);
 INSERT INTO metering.pending_works (work_ref, queued_at)
   SELECT work_ref, created_at FROM metering.input_works;
 
 GRANT SELECT, INSERT ON metering.work_attempts, metering.work_finishes TO oceanway_metering;
-GRANT SELECT, INSERT, DELETE, UPDATE (queued_at) ON metering.pending_works TO oceanway_metering;
+GRANT SELECT, INSERT, DELETE, UPDATE (lease_until) ON metering.pending_works TO oceanway_metering;
 -- +goose StatementEnd
