@@ -191,7 +191,7 @@ func (t *Target) Databases() []string {
 	}
 	return []string{t.cfg.Database}
 }
-func (t *Target) QueueTable() string  { return "public.river_job" }
+func (t *Target) QueueTable() string { return "public.river_job" }
 
 // Open opens the pool and builds the client (not started).
 func (t *Target) Open(ctx context.Context) error {
