@@ -62,6 +62,10 @@ type Config struct {
 	// the first run's measured window to the end of the last run (the set-up
 	// of later runs, mostly server-side DDL, falls inside it).
 	CPUProfile io.Writer
+	// Rate, when positive, limits the producers to Rate events/s in total
+	// (measure.Workload.Rate), e.g. half of the measured peak to read the
+	// append→ack latency where queueing does not dominate.
+	Rate float64
 	// Timeout bounds each run (default 10 minutes).
 	Timeout time.Duration
 	// Log receives the dispatchers' warnings; Logf progress lines.
@@ -120,6 +124,8 @@ func (c Config) validate() error {
 	switch {
 	case c.ServerURL == "":
 		return fmt.Errorf("%w: no server", ErrInvalidConfig)
+	case c.Rate < 0:
+		return fmt.Errorf("%w: rate %g < 0", ErrInvalidConfig, c.Rate)
 	case c.Events < 1, c.Producers < 1, c.Dispatchers < 1, c.Batch < 1, c.Concurrency < 1:
 		return fmt.Errorf("%w: events, producers, dispatchers, batch and concurrency must be ≥ 1", ErrInvalidConfig)
 	case len(c.Prefix) > 30:
@@ -221,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (measure.Report, error) {
 		rec := measure.NewRecorder(cfg.Events)
 		run, err := measure.Drive(ctx, env, t, measure.Workload{
 			Messages: cfg.Events, TxSize: sc.txSize, Producers: cfg.Producers, Workers: cfg.Dispatchers * cfg.Concurrency,
-			Mode: cfg.Mode, HeldXmin: sc.held, Timeout: cfg.Timeout,
+			Mode: cfg.Mode, HeldXmin: sc.held, Rate: cfg.Rate, Timeout: cfg.Timeout,
 			OnWindow: func(open bool) {
 				if open {
 					onWindow(true)
@@ -230,6 +236,9 @@ func Run(ctx context.Context, cfg Config) (measure.Report, error) {
 		}, rec)
 		run.MessageBytes = msgBytes
 		run.Settings = fmt.Sprintf("dispatchers=%d batch=%d concurrency=%d poll=%s", cfg.Dispatchers, cfg.Batch, cfg.Concurrency, pollText(cfg.PollInterval))
+		if cfg.Rate > 0 {
+			run.Settings += fmt.Sprintf(" rate=%g/s", cfg.Rate)
+		}
 		if err != nil {
 			return report, fmt.Errorf("run %s: %w", prefix, err)
 		}

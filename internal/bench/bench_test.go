@@ -116,3 +116,38 @@ func TestRecorder(t *testing.T) {
 	require.ElementsMatch(t, []time.Duration{time.Second, 0}, lat)
 	require.Equal(t, 1, rec.Duplicates())
 }
+
+// TestRunRateLimited checks the producer rate limit (issue 17, item 5):
+// the producers follow an open-loop schedule, so production cannot end
+// before the last transaction's due time, and the report names the limit.
+func TestRunRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const events, txSize, rate = 60, 5, 200.0
+	report, err := bench.Run(ctx, bench.Config{
+		ServerURL: srv.URL, ServerSource: string(srv.Source), Prefix: dbtest.NewPrefix(t),
+		Events: events, TxSizes: []int{txSize}, Producers: 2, Concurrency: 4, Batch: 10,
+		PollInterval: 50 * time.Millisecond, Rate: rate,
+	})
+	require.NoError(t, err)
+	require.Len(t, report.Runs, 1)
+	r := report.Runs[0]
+	require.Equal(t, events, r.Latency.Count, "every delivery acknowledged and timed")
+	require.InDelta(t, rate, r.RateLimit, 0)
+	require.Contains(t, r.Settings, "rate=200/s")
+	// The last transaction (index events/txSize-1) is due (events-txSize)/rate after the start.
+	require.GreaterOrEqual(t, r.ProduceSeconds, float64(events-txSize)/rate)
+
+	var out bytes.Buffer
+	require.NoError(t, measure.WriteTable(&out, report.Runs, measure.TableOpts{Ours: bench.System}))
+	require.Contains(t, out.String(), "oceanway [rate 200/s]")
+}
+
+// TestRunRejectsNegativeRate: a negative rate is a configuration error.
+func TestRunRejectsNegativeRate(t *testing.T) {
+	t.Parallel()
+	_, err := bench.Run(t.Context(), bench.Config{ServerURL: "postgres://unused", Rate: -1})
+	require.ErrorIs(t, err, bench.ErrInvalidConfig)
+}

@@ -75,6 +75,7 @@ dropped at the end unless --keep.`,
 	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
 	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
 	f.IntSliceVar(&cfg.HeldXminTxSizes, "held-xmin-tx-size", nil, "run the held-xmin variant only for these tx sizes (default: all)")
+	f.Float64Var(&cfg.Rate, "rate", 0, "limit the producers to this many events/s in total (0: as fast as possible), e.g. half the peak for latency without queueing")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
 	f.StringVar(&o.jsonPath, "json", "", "write the result as JSON to this file")

@@ -54,6 +54,11 @@ type Workload struct {
 	// queue database from before the first message until the run ends or
 	// HeldXmin passes, whichever comes first.
 	HeldXmin time.Duration
+	// Rate, when positive, limits the producers to Rate messages per second
+	// in total: transaction i may start no earlier than i×TxSize÷Rate seconds
+	// after production starts (an open-loop schedule, so a slow commit does
+	// not lower the offered rate). Zero produces as fast as possible.
+	Rate float64
 	// Timeout bounds the run (default 10 minutes).
 	Timeout time.Duration
 	// OnWindow, when set, is called when the measured window opens and
@@ -101,7 +106,7 @@ func Drive(ctx context.Context, env Env, t Target, w Workload, rec *Recorder) (r
 		}
 	}()
 	run = Run{System: t.System(), Mode: w.Mode, Messages: w.Messages, TxSize: w.TxSize,
-		Producers: w.Producers, Workers: w.Workers, QueueTable: t.QueueTable()}
+		Producers: w.Producers, Workers: w.Workers, QueueTable: t.QueueTable(), RateLimit: max(w.Rate, 0)}
 	dbs := t.Databases()
 
 	sampleConn, err := pgx.Connect(ctx, env.ServerURL)
@@ -301,6 +306,7 @@ func rowsOf(before, after map[string]TableWrites, messages int) Rows {
 // produce runs w.Producers producers over ceil(Messages/TxSize) transactions.
 func produce(ctx context.Context, t Target, w Workload, rec *Recorder) error {
 	txs := (w.Messages + w.TxSize - 1) / w.TxSize
+	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, w.Producers)
@@ -312,6 +318,11 @@ func produce(ctx context.Context, t Target, w Workload, rec *Recorder) error {
 				i := int(next.Add(1)) - 1
 				if i >= txs || ctx.Err() != nil {
 					return
+				}
+				if w.Rate > 0 {
+					if err := sleepUntil(ctx, start.Add(scheduled(i, w.TxSize, w.Rate))); err != nil {
+						return
+					}
 				}
 				n := min(w.TxSize, w.Messages-i*w.TxSize)
 				ids, err := t.Produce(ctx, n)
@@ -329,6 +340,28 @@ func produce(ctx context.Context, t Target, w Workload, rec *Recorder) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// scheduled is when transaction i is due after production starts at rate
+// messages per second, txSize messages per transaction.
+func scheduled(i, txSize int, rate float64) time.Duration {
+	return time.Duration(float64(i*txSize) / rate * float64(time.Second))
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // waitConsumed polls t.Consumed until n messages are consumed.

@@ -55,6 +55,8 @@ type Run struct {
 	Producers int    `json:"producers"`
 	Workers   int    `json:"workers"` // consumer concurrency (per consumer process)
 	Settings  string `json:"settings,omitempty"`
+	// RateLimit is the producers' total rate limit in messages/s (0: none).
+	RateLimit float64 `json:"rateLimit,omitempty"`
 	// MessageBytes is the size of one message's body as stored.
 	MessageBytes int `json:"messageBytes"`
 

@@ -44,6 +44,9 @@ func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 		if r.Variant != "" {
 			name += " [" + r.Variant + "]"
 		}
+		if r.RateLimit > 0 {
+			name += fmt.Sprintf(" [rate %g/s]", r.RateLimit)
+		}
 		cells := []string{name, fmt.Sprint(r.TxSize), num(r.ConsumedPerSec), num(r.ProducedPerSec),
 			num(r.Latency.P50), num(r.Latency.P99), fmt.Sprintf("%.2f", r.Rows.PerMessage), num(r.Rows.ReadPerMessage),
 			fmt.Sprintf("%.3f", r.CPU.ProcessPer1k), backendCPU(r.CPU), fmt.Sprint(r.QueueDeadTuples)}

@@ -67,9 +67,9 @@ type options struct {
 // allSystems can be chosen with --systems; defaultSystems run by default
 // (river-defaults is slow by construction: about MaxWorkers jobs per 100ms).
 var (
-	allSystems     = []string{"ours", "river", "river-defaults", "watermill-default", "watermill-queue", "limit"}
-	defaultSystems = []string{"ours", "river", "watermill-default", "watermill-queue", "limit"}
-	peerSystems    = []string{"river", "river-defaults", "watermill-default", "watermill-queue"}
+	allSystems     = []string{"ours", "river", "river-receipt", "river-defaults", "watermill-default", "watermill-queue", "limit"}
+	defaultSystems = []string{"ours", "river", "river-receipt", "watermill-default", "watermill-queue", "limit"}
+	peerSystems    = []string{"river", "river-receipt", "river-defaults", "watermill-default", "watermill-queue"}
 )
 
 func main() {
@@ -194,10 +194,14 @@ func runOnce(ctx context.Context, o options, env measure.Env, serverURL string, 
 		}
 		logf("peerbench: %s, %d messages in transactions of %d, %s mode%s", v.system, o.events, v.tx, o.mode, held)
 		r, err := runPeer(ctx, env, o, v.system, name, v.tx, v.held, msgBytes)
+		names := []string{name}
+		if v.system == "river-receipt" {
+			names = append(names, name+"_consumer")
+		}
 		if o.keep {
-			kept = append(kept, name)
+			kept = append(kept, names...)
 		} else {
-			_ = measure.DropDatabases(ctx, serverURL, name)
+			_ = measure.DropDatabases(ctx, serverURL, names...)
 		}
 		if err != nil {
 			return runs, nil, kept, msgBytes, fmt.Errorf("%s tx %d: %w", v.system, v.tx, err)
@@ -368,9 +372,11 @@ func runPeer(ctx context.Context, env measure.Env, o options, system, database s
 	var t measure.Target
 	var settings string
 	switch system {
-	case "river", "river-defaults":
-		tuned := system == "river"
+	case "river", "river-receipt", "river-defaults":
+		tuned := system != "river-defaults"
+		receipt := system == "river-receipt"
 		rt, err := river.New(ctx, river.Config{ServerURL: env.ServerURL, Database: database, Workers: o.workers, Tuned: tuned,
+			Receipt: receipt, ConsumerDatabase: database + "_consumer",
 			Producers: o.producers, Messages: o.events, PayloadBytes: msgBytes, Recorder: rec,
 			Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		if err != nil {
@@ -380,6 +386,10 @@ func runPeer(ctx context.Context, env measure.Env, o options, system, database s
 		if tuned {
 			settings = fmt.Sprintf("River's own benchmark settings: MaxWorkers=%d, FetchCooldown %s, FetchPollInterval %s; default batch completer",
 				river.TunedMaxWorkers, river.TunedFetchCooldown, river.TunedFetchPollInterval)
+		}
+		if receipt {
+			settings = fmt.Sprintf("River's own benchmark settings (MaxWorkers=%d, FetchCooldown %s, FetchPollInterval %s, default batch completer); the worker stores an insert-or-compare receipt keyed by the job's message id in the separate database %s_consumer (pool of %d sessions) before completing",
+				river.TunedMaxWorkers, river.TunedFetchCooldown, river.TunedFetchPollInterval, database, o.workers)
 		}
 	case "watermill-default", "watermill-queue":
 		adapter := watermill.Default
@@ -397,7 +407,7 @@ func runPeer(ctx context.Context, env measure.Env, o options, system, database s
 	}
 	workers := o.workers
 	switch system {
-	case "river":
+	case "river", "river-receipt":
 		workers = river.TunedMaxWorkers
 	case "watermill-default", "watermill-queue":
 		workers = 1 // one subscription consumes sequentially
