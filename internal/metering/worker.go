@@ -25,6 +25,7 @@ var (
 	qStartedOlder  = statements.Get("work_started_older")
 	qWorkEnqueue   = statements.Get("work_enqueue")
 	qWorkDequeue   = statements.Get("work_dequeue")
+	qWorkLock      = statements.Get("work_lock")
 )
 
 var (
@@ -122,6 +123,9 @@ func laneLatest(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (int6
 // dense), so the input processor and a late worker compute the same body
 // however far the lane has moved since.
 func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (*receipt.MeteringInputWorkAttemptFinished, error) {
+	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return nil, fmt.Errorf("lock queued work: %w", err)
+	}
 	var number int64
 	var token string
 	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
