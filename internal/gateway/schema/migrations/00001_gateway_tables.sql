@@ -174,11 +174,16 @@ CREATE TABLE gateway.availability_snapshots (
   event_id                                        uuid        NOT NULL UNIQUE,
   recorded_at                                     timestamptz NOT NULL,
   UNIQUE (chain_id, state_version),
+  -- the key the current pointer references: a pointer names a snapshot of
+  -- its own chain at exactly its own version
+  UNIQUE (chain_id, state_version, current_availability_ref),
   CHECK ((availability_state = 'available') = (provider_evidence_ref IS NOT NULL))
 );
 
 ALTER TABLE gateway.availability_currents
-  ADD FOREIGN KEY (current_availability_ref) REFERENCES gateway.availability_snapshots DEFERRABLE INITIALLY DEFERRED;
+  ADD FOREIGN KEY (chain_id, current_state_version, current_availability_ref)
+    REFERENCES gateway.availability_snapshots (chain_id, state_version, current_availability_ref)
+    DEFERRABLE INITIALLY DEFERRED;
 
 -- Dense chains: version n > 1 needs version n - 1 of the same chain.
 CREATE FUNCTION gateway.guard_snapshot_insert() RETURNS trigger
