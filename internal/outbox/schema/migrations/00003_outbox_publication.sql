@@ -10,6 +10,13 @@
 
 -- +goose Up
 -- +goose StatementBegin
+----------------------------------------------------------------------------
+-- OB-PUB-1: a sibling counts as done only with its proof: an acknowledged
+-- finish of its current attempt and a frozen ack equal to the member and
+-- the event (checked inline below, before 'complete').
+-- The caller passes the ack's own event id and receipt
+-- coordinates (dispatcher/ack_batcher.go), which are compared with the
+-- frozen member, the event and the recorded ack.
 CREATE FUNCTION outbox.record_publication(
   p_event_id                                    uuid,
   p_destination                                 text,
@@ -31,11 +38,10 @@ DECLARE
   e outbox.outbox_events%ROWTYPE;
   d outbox.outbox_deliveries%ROWTYPE;
   m outbox.delivery_set_members%ROWTYPE;
-  v_reason text;
+  v_reason     text;
+  v_unproven   text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
-    -- Two acks of sibling deliveries must see each other after the event
-    -- lock below; only READ COMMITTED takes a fresh snapshot per statement.
     RAISE EXCEPTION 'outbox.record_publication runs under READ COMMITTED, not %', current_setting('transaction_isolation')
       USING ERRCODE = 'OW013';
   END IF;
@@ -45,8 +51,6 @@ BEGIN
     RAISE EXCEPTION 'outbox.record_publication: every argument is required' USING ERRCODE = 'OW009';
   END IF;
 
-  -- Serializes the acks of one event's deliveries (no-key lock: appends'
-  -- foreign-key share locks do not conflict).
   SELECT * INTO e FROM outbox.outbox_events WHERE event_id = p_event_id FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'outbox.record_publication: unknown event %', p_event_id USING ERRCODE = 'OW009';
@@ -86,8 +90,8 @@ BEGIN
           p_ack_receipt_digest_algorithm_version, p_ack_receipt_digest,
           p_ack_event_envelope_digest_algorithm_version, p_ack_event_envelope_sha256)
       THEN 'delivery was acknowledged with other receipt coordinates'
-    WHEN d.current_attempt_id IS DISTINCT FROM p_attempt_id
-      THEN 'attempt is not the delivery''s current attempt'
+    WHEN d.current_attempt_id IS DISTINCT FROM p_attempt_id OR d.lease_token IS DISTINCT FROM p_lease_token
+      THEN 'attempt or lease token is not the delivery''s current one'
     WHEN NOT EXISTS (SELECT 1 FROM outbox.outbox_delivery_attempt_starts s
                        JOIN outbox.outbox_delivery_attempt_finishes f ON f.attempt_id = s.attempt_id
                       WHERE s.attempt_id = p_attempt_id AND s.event_id = p_event_id
@@ -103,7 +107,39 @@ BEGIN
   IF NOT outbox.all_mandatory_acknowledged(p_event_id) THEN
     RETURN 'not_complete';
   END IF;
-  UPDATE outbox.outbox_events SET published_at = now() WHERE event_id = p_event_id AND published_at IS NULL;
+  -- The sibling proof: the first mandatory acknowledged delivery without an
+  -- acknowledged finish of its current attempt or a frozen ack equal to its
+  -- member and the event (inline SQL, so PL/pgSQL caches its plan).
+  SELECT d2.destination INTO v_unproven
+    FROM outbox.outbox_deliveries d2
+   WHERE d2.event_id = p_event_id AND d2.mandatory AND d2.status = 'acknowledged'
+     -- IS NOT TRUE: a missing finish or start (a NULL sub-select) is unproven.
+     AND (d2.ack_consumer_name = d2.consumer_name
+              AND d2.ack_receipt_type = d2.expected_receipt_type
+              AND d2.ack_receipt_schema_version = d2.expected_receipt_schema_version
+              AND d2.ack_event_envelope_digest_algorithm_version = e.event_envelope_digest_algorithm_version
+              AND d2.ack_event_envelope_sha256 = e.event_envelope_sha256
+              -- Scalar sub-selects, probed by primary key per sibling: an
+              -- EXISTS here may be planned as a hashed sub-plan over every
+              -- acknowledged finish, which grows with history (issue 17).
+              AND (SELECT f.outcome FROM outbox.outbox_delivery_attempt_finishes f
+                    WHERE f.attempt_id = d2.current_attempt_id) = 'acknowledged'
+              AND (SELECT s.event_id = d2.event_id AND s.destination = d2.destination AND s.lease_token = d2.lease_token
+                     FROM outbox.outbox_delivery_attempt_starts s
+                    WHERE s.attempt_id = d2.current_attempt_id)) IS NOT TRUE
+   ORDER BY d2.destination
+   LIMIT 1;
+  IF v_unproven IS NOT NULL THEN
+    RAISE EXCEPTION 'outbox.record_publication: event % delivery to % is acknowledged without an acknowledged finish or a frozen ack equal to its member and event',
+      p_event_id, v_unproven USING ERRCODE = 'OW009';
+  END IF;
+  -- The event row is read and locked into e above, so test published_at on
+  -- it and update by primary key: `AND published_at IS NULL` in the WHERE
+  -- lets the planner pick the partial index of every unpublished event
+  -- (issue 17: it read the whole backlog per acknowledgement).
+  IF e.published_at IS NULL THEN
+    UPDATE outbox.outbox_events SET published_at = now() WHERE event_id = p_event_id;
+  END IF;
   RETURN 'complete';
 END
 $fn$;

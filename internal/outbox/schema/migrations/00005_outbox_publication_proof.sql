@@ -7,11 +7,26 @@
 
 -- +goose Up
 -- +goose StatementBegin
+-- The proof also proves the ack envelope
+-- digest of every delivery that became acknowledged: it equals the event's
+-- stored digest (OW019). Checked at COMMIT, after the dispatcher's own
+-- outbox.record_publication, which reports a wrong digest first (OW009).
 CREATE FUNCTION outbox.prove_publication() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_unpublished boolean;
+  v_digest_ok   boolean;
 BEGIN
-  IF EXISTS (SELECT 1 FROM outbox.outbox_events e
-              WHERE e.event_id = NEW.event_id AND e.published_at IS NULL)
+  SELECT e.published_at IS NULL,
+         e.event_envelope_digest_algorithm_version = NEW.ack_event_envelope_digest_algorithm_version
+           AND e.event_envelope_sha256 = NEW.ack_event_envelope_sha256
+    INTO v_unpublished, v_digest_ok
+    FROM outbox.outbox_events e WHERE e.event_id = NEW.event_id;
+  IF v_digest_ok IS NOT TRUE THEN
+    RAISE EXCEPTION 'outbox: delivery %/% became acknowledged with an envelope digest that is not the event''s stored one',
+      NEW.event_id, NEW.destination USING ERRCODE = 'OW019';
+  END IF;
+  IF v_unpublished
      AND NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
                       WHERE d.event_id = NEW.event_id AND d.mandatory AND d.status <> 'acknowledged') THEN
     RAISE EXCEPTION 'outbox: every mandatory delivery of event % is acknowledged but published_at was not recorded', NEW.event_id

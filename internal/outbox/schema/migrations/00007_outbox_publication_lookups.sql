@@ -6,7 +6,7 @@
 -- the backlog was small that plan looks cheapest, and it then reads the whole
 -- unpublished backlog per acknowledgement (measured: 1.8 million index tuples
 -- for 10,000 events). Both per-ack lookups of published_at go by the primary
--- key alone since 00006 and test published_at on the row they read:
+-- key alone (00005, 00003) and test published_at on the row they read:
 -- outbox.prove_publication (the deferred proof at COMMIT) and
 -- outbox.record_publication's compare-and-set (on the event row it has
 -- locked FOR NO KEY UPDATE). TestAck_OBPUB1_PublicationPlansUsePrimaryKeys
