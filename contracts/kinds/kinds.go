@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
@@ -32,9 +33,22 @@ type Kind struct {
 
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
-// then the admission and execution identity objects of contracts/execution.
+// then the admission and execution identity objects of contracts/execution,
+// then the settlement catch-up and transition objects of contracts/billing.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+}
+
+// settlementKinds: the settlement catch-up and post-finality transition
+// objects of contracts/billing (BillingSettlementTransition@1,
+// LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
+// BillingSettlementCatchUpFence@1).
+func settlementKinds() []Kind {
+	var out []Kind
+	for _, c := range billing.SettlementContracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
