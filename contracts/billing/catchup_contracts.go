@@ -305,7 +305,7 @@ func parseAmount(s string) *big.Rat {
 
 // FormatAmount renders an exact non-negative amount in the canonical
 // AmountText form (no exponent, no trailing fractional zeros).
-func FormatAmount(r *big.Rat) string {
+func FormatSettlementAmount(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}

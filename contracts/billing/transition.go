@@ -274,9 +274,9 @@ func TransitionKindFor(settledBefore, target string) (kind string, amount string
 	diff := new(big.Rat).Sub(t, before)
 	switch diff.Sign() {
 	case -1:
-		return TransitionRefund, FormatAmount(new(big.Rat).Neg(diff)), true, nil
+		return TransitionRefund, FormatSettlementAmount(new(big.Rat).Neg(diff)), true, nil
 	case 1:
-		return TransitionLateSettlementExposure, FormatAmount(diff), true, nil
+		return TransitionLateSettlementExposure, FormatSettlementAmount(diff), true, nil
 	}
 	return "", "", false, nil
 }

@@ -1,0 +1,316 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Delivery error codes of the catch-up consumer (the shared inbox adds its own).
+const (
+	// Non-retryable: the event itself is wrong.
+	CodeCatchUpPairNotConsumed  = "catch_up_pair_not_consumed"
+	CodeCatchUpPayloadInvalid   = "catch_up_payload_invalid"
+	CodeCatchUpSameRevisionDiff = "catch_up_same_revision_different_snapshot"
+	CodeCatchUpIdentityConflict = "catch_up_identity_conflict"
+	// Retryable: nothing can bind the event yet (the watermark is kept).
+	CodeCatchUpFenceNotBindable = "catch_up_fence_not_bindable"
+)
+
+// Errors of the catch-up consumer.
+var (
+	ErrCatchUpPairNotConsumed = errors.New("billing: event pair is not consumed by the settlement catch-up")
+	// ErrCatchUpFenceNotBindable: neither a catch-up fence nor a finalization
+	// fence can bind the event yet; its watermark is kept and the delivery retried.
+	ErrCatchUpFenceNotBindable = errors.New("billing: no fence can bind the settlement input yet")
+)
+
+// Finalization-side answers to a settlement input observed before its
+// reservation's successful finalization.
+const (
+	FinalizationInputWorkScheduled = "finalization_work_scheduled"
+	FinalizationInputHeld          = "held_for_resolution"
+	FinalizationInputNoFence       = "no_fence"
+	FinalizationInputFinalized     = "finalized"
+)
+
+// ObservedSettlementInput is a settlement input event the catch-up consumer
+// accepted into the watermark before the reservation's finalization.
+type ObservedSettlementInput struct {
+	EventID       string
+	Dimension     billingc.SettlementDimension
+	Input         billingc.SettlementInput
+	InboxRevision int64
+	Now           time.Time
+}
+
+// FinalizationInputObservation is the finalization fence's answer: exactly
+// the pointer of State is set (none for no_fence and finalized).
+type FinalizationInputObservation struct {
+	State         string
+	WorkScheduled *receipt.FinalizationWorkScheduled
+	Held          *receipt.HeldForResolution
+}
+
+// FinalizationInputObserver is the finalization fence's side of a settlement
+// input that arrives before the successful finalization (the Billing
+// finalization owner implements it): in the consumer's transaction, advance
+// the finalization fence's settlement watermark, freeze a trigger snapshot
+// and produce or merge the finalization Work (finalization_work_scheduled);
+// while the fence is reconciliation_required only answer held_for_resolution
+// with no Work; no_fence when the reservation's fence does not exist (yet);
+// finalized when the reservation is already finalized.
+type FinalizationInputObserver interface {
+	ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in ObservedSettlementInput) (FinalizationInputObservation, error)
+}
+
+// CatchUpConsumerConfig configures the catch-up consumer.
+type CatchUpConsumerConfig struct {
+	Inbox inbox.Config
+	// Finalization is the finalization fence's side (required).
+	Finalization FinalizationInputObserver
+}
+
+// CatchUpConsumer consumes billing_settlement_catch_up: every
+// metering.settlement-input.current-changed@1 advances the dimension's
+// watermark and becomes durable Work (an inbox.Consumer).
+type CatchUpConsumer struct {
+	finalization FinalizationInputObserver
+	receipts     *inbox.Table
+	inbox        *inbox.Inbox
+}
+
+// NewCatchUpConsumer builds the consumer over the core database.
+func NewCatchUpConsumer(pool db.Beginner, cfg CatchUpConsumerConfig) (*CatchUpConsumer, error) {
+	if cfg.Finalization == nil {
+		return nil, errors.New("billing: the catch-up consumer needs the finalization observer")
+	}
+	c := &CatchUpConsumer{finalization: cfg.Finalization, receipts: inbox.NewTable("billing", "settlement_catch_up_receipts", false)}
+	in, err := inbox.New(pool, c, cfg.Inbox)
+	if err != nil {
+		return nil, err
+	}
+	c.inbox = in
+	return c, nil
+}
+
+// Consume handles one delivery (a transport.ConsumerFunc).
+func (c *CatchUpConsumer) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	return c.inbox.Consume(ctx, d)
+}
+
+// Destination implements inbox.Consumer.
+func (c *CatchUpConsumer) Destination() route.Destination { return route.BillingSettlementCatchUp }
+
+// Receipts implements inbox.Consumer.
+func (c *CatchUpConsumer) Receipts() *inbox.Table { return c.receipts }
+
+// ReceiptKey implements inbox.Consumer: (consumerName, eventId).
+func (c *CatchUpConsumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
+	return inbox.Key{ConsumerName: route.BillingSettlementCatchUpConsumer, EventID: ev.Envelope.EventID, Projection: route.NotApplicable}, nil
+}
+
+// ApplyTx implements inbox.Consumer: one Billing inbox transaction locks the
+// dimension, handles the watermark monotonically and picks the durability
+// branch; the receipt commits with them (the inbox inserts it).
+func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env := ev.Envelope
+	if env.EventType != envelope.MeteringSettlementInputCurrentChangedV1 || env.EventSchemaVersion != "1" {
+		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpPairNotConsumed, fmt.Errorf("%w: %s (%s)", ErrCatchUpPairNotConsumed, env.EventType, env.EventSchemaVersion))
+	}
+	p, err := envelope.PayloadOf[envelope.MeteringSettlementInputCurrentChangedV1Payload](env)
+	if err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpPayloadInvalid, err)
+	}
+	dim := billingc.SettlementDimension{BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID,
+		RunID: p.RunID, RunStepID: p.RunStepID, ExecutionAttemptID: p.ExecutionAttemptID, ChargeDimensionKey: p.ChargeDimensionKey,
+		EconomicIdentity: p.SettlementEconomicIdentity}
+	in := billingc.SettlementInput{StateVersion: p.SettlementInputStateVersion, Snapshot: strict.Quadruple{Ref: p.SettlementInputSnapshotRef,
+		SchemaVersion: p.SettlementInputSnapshotSchemaVersion, DigestAlgorithmVersion: digest.Algorithm(p.SettlementInputSnapshotDigestAlgorithmVersion),
+		Digest: p.SettlementInputSnapshotDigest}}
+	dimID := dim.SettlementDimensionID()
+	if err := lockCatchUpDimension(ctx, tx, dimID); err != nil {
+		return inbox.Outcome{}, err
+	}
+
+	r := &receipt.BillingSettlementCatchUpConsumerReceipt{
+		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bscr-" + uuid.Must(uuid.NewV7()).String()},
+			EventID: env.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest},
+		Tenant:               receipt.Tenant{Kind: env.TenantKind, ID: env.TenantID, WorkspaceID: env.WorkspaceID, ProjectID: env.ProjectID},
+		BillingReservationID: dim.BillingReservationID, BillingAccountID: dim.BillingAccountID, RunID: dim.RunID,
+		RunStepID: dim.RunStepID, ExecutionAttemptID: dim.ExecutionAttemptID, ChargeDimensionKey: dim.ChargeDimensionKey,
+		EconomicIdentity: receipt.SettlementEconomicIdentity{Kind: p.SettlementEconomicIdentity.Kind, EntitlementKey: p.SettlementEconomicIdentity.EntitlementKey,
+			Unit: p.SettlementEconomicIdentity.Unit, Currency: p.SettlementEconomicIdentity.Currency},
+		EventSettlementInput: receipt.SettlementInputRef{Snapshot: in.Snapshot, StateVersion: in.StateVersion},
+		CommittedAt:          ev.Now,
+	}
+
+	// The watermark: advance, re-bind the same advance (an earlier delivery
+	// of this event waited), or answer already_observed for an older event.
+	inboxRevision, observed, err := advanceCatchUpWatermark(ctx, tx, env.EventID, dim, in, ev.Now)
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	if observed != nil {
+		r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpAlreadyObserved, InboxRevision: inboxRevision,
+			HighestObserved: &receipt.SettlementInputRef{Snapshot: observed.Snapshot, StateVersion: observed.StateVersion}}
+		return sealCatchUpReceipt(r)
+	}
+
+	durability, err := c.durability(ctx, tx, ev, dim, in, inboxRevision)
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	if durability == nil {
+		// Nothing can bind the event yet: the watermark commits, no receipt.
+		return inbox.Wait(CodeCatchUpFenceNotBindable, ErrCatchUpFenceNotBindable), nil
+	}
+	r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpWatermarkAdvanced, InboxRevision: inboxRevision, Durability: durability}
+	return sealCatchUpReceipt(r)
+}
+
+func sealCatchUpReceipt(r *receipt.BillingSettlementCatchUpConsumerReceipt) (inbox.Outcome, error) {
+	if err := r.Seal(); err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("seal catch-up receipt: %w", err))
+	}
+	return inbox.Applied(r), nil
+}
+
+// advanceCatchUpWatermark applies the event to the dimension's watermark. It
+// returns the inbox revision the receipt binds and, for an event below the
+// watermark, the highest observed input (already_observed). The same state
+// version with the same snapshot re-binds the current advance: only a
+// delivery of this very event that waited can get there, because another
+// event of the same revision would be Metering writing the revision twice.
+func advanceCatchUpWatermark(ctx context.Context, tx pgx.Tx, eventID string, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (int64, *billingc.SettlementInput, error) {
+	identity, err := jcs.Marshal(dim.EconomicIdentity.Map())
+	if err != nil {
+		return 0, nil, transport.NonRetryable(CodeCatchUpPayloadInvalid, err)
+	}
+	s, dimID := in.Snapshot, dim.SettlementDimensionID()
+	args := pgx.NamedArgs{"settlement_dimension_id": dimID, "billing_reservation_id": dim.BillingReservationID,
+		"run_id": dim.RunID, "run_step_id": dim.RunStepID, "execution_attempt_id": dim.ExecutionAttemptID,
+		"charge_dimension_key": dim.ChargeDimensionKey, "settlement_economic_identity": string(identity), "snapshot_ref": s.Ref,
+		"snapshot_schema_version": s.SchemaVersion, "snapshot_digest_algorithm_version": string(s.DigestAlgorithmVersion),
+		"snapshot_digest": s.Digest, "state_version": in.StateVersion, "event_id": eventID, "now": now}
+	wm, err := selectCatchUpWatermark(ctx, tx, dim.BillingReservationID, dimID)
+	switch {
+	case errors.Is(err, errCatchUpNoWatermark):
+		if _, err := tx.Exec(ctx, qCatchUpWatermarkInsert, args); err != nil {
+			return 0, nil, fmt.Errorf("insert watermark: %w", err)
+		}
+		return 1, nil, nil
+	case err != nil:
+		return 0, nil, err
+	}
+	highest := wm.input()
+	switch {
+	case in.StateVersion < highest.StateVersion:
+		return wm.InboxRevision, &highest, nil
+	case in.StateVersion == highest.StateVersion && in.Snapshot != highest.Snapshot:
+		return 0, nil, transport.NonRetryable(CodeCatchUpSameRevisionDiff, fmt.Errorf("%w: state version %d is %s, event carries %s",
+			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, highest.Snapshot.Ref, in.Snapshot.Ref))
+	case in.StateVersion == highest.StateVersion:
+		return wm.InboxRevision, nil, nil
+	}
+	rows, err := tx.Query(ctx, qCatchUpWatermarkAdvance, args)
+	if err != nil {
+		return 0, nil, fmt.Errorf("advance watermark: %w", err)
+	}
+	rev, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, nil, fmt.Errorf("advance watermark: %w", err)
+	}
+	return rev, nil, nil
+}
+
+// durability picks the receipt's durability branch: after the successful
+// finalization the catch-up fence (settlement_catch_up_scheduled), before it
+// the finalization fence (finalization_work_scheduled | held_for_resolution).
+// nil means nothing can bind the event yet.
+func (c *CatchUpConsumer) durability(ctx context.Context, tx pgx.Tx, ev *inbox.Event, dim billingc.SettlementDimension, in billingc.SettlementInput, inboxRevision int64) (*receipt.CatchUpDurability, error) {
+	dimID := dim.SettlementDimensionID()
+	f, err := selectCatchUpFence(ctx, tx, dimID)
+	switch {
+	case err == nil:
+		return reopenCatchUpFence(ctx, tx, f, dim, in, ev.Now)
+	case !errors.Is(err, errCatchUpNoFence):
+		return nil, err
+	}
+	obs, err := c.finalization.ObserveSettlementInputTx(ctx, tx, ObservedSettlementInput{EventID: ev.Envelope.EventID, Dimension: dim,
+		Input: in, InboxRevision: inboxRevision, Now: ev.Now})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case obs.State == FinalizationInputWorkScheduled && obs.WorkScheduled != nil && obs.Held == nil:
+		return &receipt.CatchUpDurability{State: receipt.DurabilityFinalizationWorkScheduled, FinalizationWork: obs.WorkScheduled}, nil
+	case obs.State == FinalizationInputHeld && obs.Held != nil && obs.WorkScheduled == nil:
+		return &receipt.CatchUpDurability{State: receipt.DurabilityHeldForResolution, HeldForResolution: obs.Held}, nil
+	case obs.State == FinalizationInputNoFence:
+		return nil, nil
+	case obs.State == FinalizationInputFinalized:
+		// The finalization opens the catch-up fences in its own transaction
+		// under the dimension lock we hold: finalized without a fence is a
+		// finalization that did not open this dimension.
+		return nil, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: reservation %s is finalized without a catch-up fence for %s",
+			ErrCatchUpConflict, dim.BillingReservationID, dimID))
+	}
+	return nil, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrCatchUpConflict, obs.State))
+}
+
+// reopenCatchUpFence binds the event to the catch-up fence: a pending
+// generation that already verifies this input (or a newer one) is kept;
+// otherwise the fence moves one revision with a new generation that
+// verifies the event's input (settlement_input_observed).
+func reopenCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (*receipt.CatchUpDurability, error) {
+	stored, err := f.dimension()
+	if err != nil {
+		return nil, err
+	}
+	if stored != dim {
+		return nil, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: event dimension %+v, fence %+v", ErrCatchUpConflict, dim, stored))
+	}
+	var w *billingc.BillingSettlementCatchUpWork
+	if f.CoordinationState == billingc.CatchUpPendingVerification {
+		if w, err = selectCatchUpWork(ctx, tx, f.SettlementDimensionID, f.ActiveWorkGeneration); err != nil {
+			return nil, err
+		}
+		if w.Basis.InputToVerify.StateVersion < in.StateVersion {
+			w = nil
+		}
+	}
+	fenceRevision := f.FenceRevision
+	if w == nil {
+		basis := billingc.CatchUpBasis{SettlementDimensionID: f.SettlementDimensionID, SettlementCatchUpFenceRevision: f.FenceRevision + 1,
+			WorkGeneration: f.ActiveWorkGeneration + 1, SettlementStateRevision: f.SettlementStateRevision,
+			LastEvaluatedInput: f.lastEvaluated(), InputToVerify: in}
+		if w, err = insertCatchUpWork(ctx, tx, dim, basis, billingc.CatchUpCauseSettlementInput, now); err != nil {
+			return nil, err
+		}
+		c := f.change()
+		c.State, c.Generation = billingc.CatchUpPendingVerification, basis.WorkGeneration
+		if fenceRevision, err = updateCatchUpFence(ctx, tx, f, c, now); err != nil {
+			return nil, err
+		}
+	}
+	return &receipt.CatchUpDurability{State: receipt.DurabilitySettlementCatchUpScheduled, SettlementCatchUp: &receipt.SettlementCatchUpScheduled{
+		SettlementCatchUpFenceRevision: fenceRevision, WorkGeneration: w.Basis.WorkGeneration, Work: w.Work,
+		BillingCatchUpValidationOperationID: w.ValidationOperationID(),
+	}}, nil
+}
