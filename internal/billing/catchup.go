@@ -64,22 +64,23 @@ var catchUpSQL embed.FS
 var catchUpStatements = db.MustLoadStatements("billing catch-up", catchUpSQL, "sql/catchup")
 
 var (
-	qCatchUpLock              = catchUpStatements.Get("lock")
-	qCatchUpWatermarkSelect   = catchUpStatements.Get("watermark_select")
-	qCatchUpWatermarkInsert   = catchUpStatements.Get("watermark_insert")
-	qCatchUpWatermarkAdvance  = catchUpStatements.Get("watermark_advance")
-	qCatchUpFenceSelect       = catchUpStatements.Get("fence_select")
-	qCatchUpFenceInsert       = catchUpStatements.Get("fence_insert")
-	qCatchUpFenceUpdate       = catchUpStatements.Get("fence_update")
-	qCatchUpFencePending      = catchUpStatements.Get("fence_pending")
-	qCatchUpWorkInsert        = catchUpStatements.Get("work_insert")
-	qCatchUpWorkSelect        = catchUpStatements.Get("work_select")
-	qCatchUpTransitionInsert  = catchUpStatements.Get("transition_insert")
-	qCatchUpExposureInsert    = catchUpStatements.Get("exposure_insert")
-	errCatchUpFenceRaceLost   = errors.New("billing: catch-up fence moved under the caller")
-	errCatchUpNoFence         = errors.New("billing: dimension has no catch-up fence")
-	errCatchUpNoWatermark     = errors.New("billing: dimension has no watermark")
-	catchUpEconomicIdentities = map[string]bool{"credits": true, "entitlement": true, "money": true}
+	qCatchUpLock               = catchUpStatements.Get("lock")
+	qCatchUpWatermarkSelect    = catchUpStatements.Get("watermark_select")
+	qCatchUpWatermarkInsert    = catchUpStatements.Get("watermark_insert")
+	qCatchUpWatermarkAdvance   = catchUpStatements.Get("watermark_advance")
+	qCatchUpFenceSelect        = catchUpStatements.Get("fence_select")
+	qCatchUpFenceInsert        = catchUpStatements.Get("fence_insert")
+	qCatchUpFenceUpdate        = catchUpStatements.Get("fence_update")
+	qCatchUpFencePending       = catchUpStatements.Get("fence_pending")
+	qCatchUpWorkInsert         = catchUpStatements.Get("work_insert")
+	qCatchUpWorkSelect         = catchUpStatements.Get("work_select")
+	qCatchUpTransitionInsert   = catchUpStatements.Get("transition_insert")
+	qCatchUpExposureInsert     = catchUpStatements.Get("exposure_insert")
+	qCatchUpTransitionSelectTo = catchUpStatements.Get("transition_select_to")
+	errCatchUpFenceRaceLost    = errors.New("billing: catch-up fence moved under the caller")
+	errCatchUpNoFence          = errors.New("billing: dimension has no catch-up fence")
+	errCatchUpNoWatermark      = errors.New("billing: dimension has no watermark")
+	catchUpEconomicIdentities  = map[string]bool{"credits": true, "entitlement": true, "money": true}
 )
 
 // Errors of the catch-up API.
@@ -452,4 +453,24 @@ func parseCatchUpAmount(s string) (*big.Rat, bool) {
 		return nil, false
 	}
 	return new(big.Rat).SetString(s)
+}
+
+// selectTransitionQuad returns the quadruple of the transition whose to
+// revision is rev.
+func selectTransitionQuad(ctx context.Context, tx pgx.Tx, dimID string, rev int64) (strict.Quadruple, error) {
+	rows, err := tx.Query(ctx, qCatchUpTransitionSelectTo, pgx.NamedArgs{"settlement_dimension_id": dimID, "to_settlement_state_revision": rev})
+	if err != nil {
+		return strict.Quadruple{}, fmt.Errorf("read settlement transition: %w", err)
+	}
+	type row struct {
+		Ref                    string `db:"transition_ref"`
+		SchemaVersion          string `db:"transition_schema_version"`
+		DigestAlgorithmVersion string `db:"transition_digest_algorithm_version"`
+		Digest                 string `db:"transition_digest"`
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[row])
+	if err != nil {
+		return strict.Quadruple{}, fmt.Errorf("read settlement transition %s to %d: %w", dimID, rev, err)
+	}
+	return strict.Quadruple{Ref: r.Ref, SchemaVersion: r.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(r.DigestAlgorithmVersion), Digest: r.Digest}, nil
 }
