@@ -274,8 +274,9 @@ func (c *CatchUpConsumer) durability(ctx context.Context, tx pgx.Tx, ev *inbox.E
 	return nil, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrCatchUpConflict, obs.State))
 }
 
-// reopenCatchUpFence binds the event to the catch-up fence: a pending
-// generation that already verifies this input (or a newer one) is kept;
+// reopenCatchUpFence binds the event to the catch-up fence: when the
+// active generation already covers the input (evaluated, or a pending
+// verification of it or a newer one) the receipt binds that generation;
 // otherwise the fence moves one revision with a new generation that
 // verifies the event's input (settlement_input_observed).
 func reopenCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (*receipt.CatchUpDurability, error) {
@@ -286,14 +287,22 @@ func reopenCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, dim 
 	if stored != dim {
 		return nil, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: event dimension %+v, fence %+v", ErrCatchUpConflict, dim, stored))
 	}
-	var w *billingc.BillingSettlementCatchUpWork
-	if f.CoordinationState == billingc.CatchUpPendingVerification {
-		if w, err = selectCatchUpWork(ctx, tx, f.SettlementDimensionID, f.ActiveWorkGeneration); err != nil {
-			return nil, err
-		}
-		if w.Basis.InputToVerify.StateVersion < in.StateVersion {
-			w = nil
-		}
+	last := f.lastEvaluated()
+	if in.StateVersion == last.StateVersion && in.Snapshot != last.Snapshot {
+		return nil, transport.NonRetryable(CodeCatchUpSameRevisionDiff, fmt.Errorf("%w: state version %d was evaluated as %s, event carries %s",
+			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, last.Snapshot.Ref, in.Snapshot.Ref))
+	}
+	// The active Work stands for the event when the fence already evaluated
+	// this input (the first Work verified Metering's current one before the
+	// event arrived) or its pending generation verifies it or a newer one.
+	w, err := selectCatchUpWork(ctx, tx, f.SettlementDimensionID, f.ActiveWorkGeneration)
+	if err != nil {
+		return nil, err
+	}
+	covered := in.StateVersion <= last.StateVersion ||
+		(f.CoordinationState == billingc.CatchUpPendingVerification && w.Basis.InputToVerify.StateVersion >= in.StateVersion)
+	if !covered {
+		w = nil
 	}
 	fenceRevision := f.FenceRevision
 	if w == nil {
