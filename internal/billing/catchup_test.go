@@ -3,6 +3,7 @@ package billing_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgerrcode"
@@ -510,4 +511,82 @@ func TestBI3EveryOrderConverges(t *testing.T) {
 			require.Contains(t, tr, fmt.Sprintf("%d>%d ", i+1, i+2), "order %v", order)
 		}
 	}
+}
+
+// BI-3, BSC-6: real concurrent sessions — duplicate and reordered deliveries
+// of S2..S5 racing the worker and the finalization's fence opening —
+// converge: caught_up at S5, settled = S5's target, one contiguous chain,
+// one receipt per event, and every Work generation dense.
+func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	d := catchUpDimension(1)
+	b.finalization.set(d.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	targets := []string{"100", "95", "90", "80", "75"}
+	for v, target := range targets {
+		b.metering.append(d, int64(v+1), target)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, 64)
+	for v := int64(2); v <= 5; v++ {
+		for range 2 { // each event twice: a duplicate delivery races its original
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				e := inputEvent(d, v)
+				for {
+					_, err := b.consumer.Consume(context.Background(), catchUpDelivery(e))
+					if err == nil {
+						return
+					}
+					if retryable, _ := transport.RetryableAndCode(err); !retryable {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		errs <- db.WithTx(context.Background(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
+			return billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{Tenant: catchUpTenant,
+				CorrelationID: cid("correlation", d.BillingReservationID), FinalizationCommitted: cquad("bfc-" + d.BillingReservationID),
+				FinalizationEventID: cid("finalization-event", d.BillingReservationID), Now: catchUpAt,
+				Dimensions: []billing.CatchUpOpenDimension{{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: "100"}}})
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		for range 10 {
+			if _, err := b.worker.RunOnce(context.Background()); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	b.drain(t)
+	f := b.fence(t, d)
+	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
+	require.EqualValues(t, 5, f.LastEvaluated)
+	require.Equal(t, "75", f.Settled)
+	for i, tr := range b.transitions(t, d) {
+		require.Contains(t, tr, fmt.Sprintf("%d>%d refund", i+1, i+2))
+	}
+	var receipts, gaps int
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
+	require.Equal(t, 4, receipts)
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT max(work_generation) - count(*) FROM billing.settlement_catch_up_works`).Scan(&gaps))
+	require.Zero(t, gaps)
 }
