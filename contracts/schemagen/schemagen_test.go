@@ -11,8 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schemagen"
