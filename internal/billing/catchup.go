@@ -69,6 +69,7 @@ var (
 	qCatchUpWatermarkInsert    = catchUpStatements.Get("watermark_insert")
 	qCatchUpWatermarkAdvance   = catchUpStatements.Get("watermark_advance")
 	qCatchUpFenceSelect        = catchUpStatements.Get("fence_select")
+	qCatchUpFenceExists        = catchUpStatements.Get("fence_exists")
 	qCatchUpFenceInsert        = catchUpStatements.Get("fence_insert")
 	qCatchUpFenceUpdate        = catchUpStatements.Get("fence_update")
 	qCatchUpFencePending       = catchUpStatements.Get("fence_pending")
@@ -473,4 +474,12 @@ func selectTransitionQuad(ctx context.Context, tx pgx.Tx, dimID string, rev int6
 		return strict.Quadruple{}, fmt.Errorf("read settlement transition %s to %d: %w", dimID, rev, err)
 	}
 	return strict.Quadruple{Ref: r.Ref, SchemaVersion: r.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(r.DigestAlgorithmVersion), Digest: r.Digest}, nil
+}
+
+func catchUpFenceExists(ctx context.Context, tx pgx.Tx, dimID string) (bool, error) {
+	var ok bool
+	if err := tx.QueryRow(ctx, qCatchUpFenceExists, pgx.NamedArgs{"settlement_dimension_id": dimID}).Scan(&ok); err != nil {
+		return false, fmt.Errorf("look up catch-up fence: %w", err)
+	}
+	return ok, nil
 }

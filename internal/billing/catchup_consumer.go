@@ -43,38 +43,50 @@ var (
 // Finalization-side answers to a settlement input observed before its
 // reservation's successful finalization.
 const (
-	FinalizationInputWorkScheduled = "finalization_work_scheduled"
-	FinalizationInputHeld          = "held_for_resolution"
-	FinalizationInputNoFence       = "no_fence"
-	FinalizationInputFinalized     = "finalized"
+	FinalizationInputWorkScheduled   = "finalization_work_scheduled"
+	FinalizationInputHeld            = "held_for_resolution"
+	FinalizationInputAlreadyObserved = "already_observed"
+	// FinalizationInputNotBindable: nothing can bind the input yet (no
+	// fence, or no applied closure); whatever watermark the side kept
+	// commits, no receipt, retryable.
+	FinalizationInputNotBindable = "not_bindable"
+	// FinalizationInputFinalized: the reservation is already finalized; the
+	// catch-up fence takes the input.
+	FinalizationInputFinalized = "finalized"
 )
 
-// ObservedSettlementInput is a settlement input event the catch-up consumer
-// accepted into the watermark before the reservation's finalization.
+// ObservedSettlementInput is a settlement input event for a dimension that
+// has no catch-up fence yet.
 type ObservedSettlementInput struct {
-	EventID       string
-	Dimension     billingc.SettlementDimension
-	Input         billingc.SettlementInput
-	InboxRevision int64
-	Now           time.Time
+	EventID   string
+	Dimension billingc.SettlementDimension
+	Input     billingc.SettlementInput
+	Now       time.Time
 }
 
-// FinalizationInputObservation is the finalization fence's answer: exactly
-// the pointer of State is set (none for no_fence and finalized).
+// FinalizationInputObservation is the finalization side's answer. For
+// work_scheduled, held_for_resolution and already_observed, InboxRevision
+// is the dimension watermark's revision; already_observed also carries the
+// highest observed input. Exactly the pointer of State is set.
 type FinalizationInputObservation struct {
 	State         string
+	InboxRevision int64
 	WorkScheduled *receipt.FinalizationWorkScheduled
 	Held          *receipt.HeldForResolution
+	Highest       *billingc.SettlementInput
 }
 
 // FinalizationInputObserver is the finalization fence's side of a settlement
 // input that arrives before the successful finalization (the Billing
-// finalization owner implements it): in the consumer's transaction, advance
-// the finalization fence's settlement watermark, freeze a trigger snapshot
-// and produce or merge the finalization Work (finalization_work_scheduled);
-// while the fence is reconciliation_required only answer held_for_resolution
-// with no Work; no_fence when the reservation's fence does not exist (yet);
-// finalized when the reservation is already finalized.
+// finalization owner implements it; FinalizationFenceObserver adapts
+// ApplySettlementInputTx): in the consumer's transaction, lock the
+// finalization fence, advance the dimension's watermark monotonically and
+// freeze a trigger snapshot with its finalization Work
+// (finalization_work_scheduled); while the fence is reconciliation_required
+// only advance the watermark (held_for_resolution, no Work); an older input
+// is already_observed; not_bindable when nothing can bind it yet; finalized
+// when the reservation's success committed (the finalization transaction
+// opened the catch-up fences, see OpenSettlementCatchUpTx).
 type FinalizationInputObserver interface {
 	ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in ObservedSettlementInput) (FinalizationInputObservation, error)
 }
@@ -125,9 +137,10 @@ func (c *CatchUpConsumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 	return inbox.Key{ConsumerName: route.BillingSettlementCatchUpConsumer, EventID: ev.Envelope.EventID, Projection: route.NotApplicable}, nil
 }
 
-// ApplyTx implements inbox.Consumer: one Billing inbox transaction locks the
-// dimension, handles the watermark monotonically and picks the durability
-// branch; the receipt commits with them (the inbox inserts it).
+// ApplyTx implements inbox.Consumer: one Billing inbox transaction handles
+// the dimension's watermark monotonically and picks the durability branch
+// (the finalization fence before the successful finalization, the catch-up
+// fence after it); the receipt commits with them (the inbox inserts it).
 func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
 	env := ev.Envelope
 	if env.EventType != envelope.MeteringSettlementInputCurrentChangedV1 || env.EventSchemaVersion != "1" {
@@ -143,11 +156,6 @@ func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	in := billingc.SettlementInput{StateVersion: p.SettlementInputStateVersion, Snapshot: strict.Quadruple{Ref: p.SettlementInputSnapshotRef,
 		SchemaVersion: p.SettlementInputSnapshotSchemaVersion, DigestAlgorithmVersion: digest.Algorithm(p.SettlementInputSnapshotDigestAlgorithmVersion),
 		Digest: p.SettlementInputSnapshotDigest}}
-	dimID := dim.SettlementDimensionID()
-	if err := lockCatchUpDimension(ctx, tx, dimID); err != nil {
-		return inbox.Outcome{}, err
-	}
-
 	r := &receipt.BillingSettlementCatchUpConsumerReceipt{
 		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bscr-" + uuid.Must(uuid.NewV7()).String()},
 			EventID: env.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest},
@@ -160,9 +168,30 @@ func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 		CommittedAt:          ev.Now,
 	}
 
-	// The watermark: advance, re-bind the same advance (an earlier delivery
-	// of this event waited), or answer already_observed for an older event.
-	inboxRevision, observed, err := advanceCatchUpWatermark(ctx, tx, env.EventID, dim, in, ev.Now)
+	// Before the successful finalization the finalization fence owns the
+	// input. Lock order: the finalization fence (locked by the observer)
+	// before the dimension lock, as in the finalization's own transaction,
+	// which opens the catch-up fence under both.
+	opened, err := catchUpFenceExists(ctx, tx, dim.SettlementDimensionID())
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	if !opened {
+		obs, err := c.finalization.ObserveSettlementInputTx(ctx, tx, ObservedSettlementInput{EventID: env.EventID, Dimension: dim, Input: in, Now: ev.Now})
+		if err != nil {
+			return inbox.Outcome{}, err
+		}
+		if obs.State != FinalizationInputFinalized {
+			return finalizationOutcome(r, obs)
+		}
+	}
+
+	// After it, the catch-up fence: the dimension lock, then the watermark
+	// (advance, re-bind the same advance, or already_observed).
+	if err := lockCatchUpDimension(ctx, tx, dim.SettlementDimensionID()); err != nil {
+		return inbox.Outcome{}, err
+	}
+	inboxRevision, observed, err := AdvanceCatchUpWatermarkTx(ctx, tx, env.EventID, dim, in, ev.Now)
 	if err != nil {
 		return inbox.Outcome{}, err
 	}
@@ -171,16 +200,42 @@ func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 			HighestObserved: &receipt.SettlementInputRef{Snapshot: observed.Snapshot, StateVersion: observed.StateVersion}}
 		return sealCatchUpReceipt(r)
 	}
-
-	durability, err := c.durability(ctx, tx, ev, dim, in, inboxRevision)
+	f, err := selectCatchUpFence(ctx, tx, dim.SettlementDimensionID())
+	if errors.Is(err, errCatchUpNoFence) {
+		// Finalized without a catch-up fence for this dimension: the
+		// finalization did not open it (a dimension outside its manifest).
+		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: reservation %s is finalized without a catch-up fence for %s",
+			ErrCatchUpConflict, dim.BillingReservationID, dim.SettlementDimensionID()))
+	}
 	if err != nil {
 		return inbox.Outcome{}, err
 	}
-	if durability == nil {
-		// Nothing can bind the event yet: the watermark commits, no receipt.
-		return inbox.Wait(CodeCatchUpFenceNotBindable, ErrCatchUpFenceNotBindable), nil
+	durability, err := reopenCatchUpFence(ctx, tx, f, dim, in, ev.Now)
+	if err != nil {
+		return inbox.Outcome{}, err
 	}
 	r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpWatermarkAdvanced, InboxRevision: inboxRevision, Durability: durability}
+	return sealCatchUpReceipt(r)
+}
+
+// finalizationOutcome turns the finalization side's answer into the receipt
+// (or the wait).
+func finalizationOutcome(r *receipt.BillingSettlementCatchUpConsumerReceipt, obs FinalizationInputObservation) (inbox.Outcome, error) {
+	switch {
+	case obs.State == FinalizationInputWorkScheduled && obs.WorkScheduled != nil && obs.Held == nil && obs.Highest == nil:
+		r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpWatermarkAdvanced, InboxRevision: obs.InboxRevision,
+			Durability: &receipt.CatchUpDurability{State: receipt.DurabilityFinalizationWorkScheduled, FinalizationWork: obs.WorkScheduled}}
+	case obs.State == FinalizationInputHeld && obs.Held != nil && obs.WorkScheduled == nil && obs.Highest == nil:
+		r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpWatermarkAdvanced, InboxRevision: obs.InboxRevision,
+			Durability: &receipt.CatchUpDurability{State: receipt.DurabilityHeldForResolution, HeldForResolution: obs.Held}}
+	case obs.State == FinalizationInputAlreadyObserved && obs.Highest != nil && obs.WorkScheduled == nil && obs.Held == nil:
+		r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpAlreadyObserved, InboxRevision: obs.InboxRevision,
+			HighestObserved: &receipt.SettlementInputRef{Snapshot: obs.Highest.Snapshot, StateVersion: obs.Highest.StateVersion}}
+	case obs.State == FinalizationInputNotBindable:
+		return inbox.Wait(CodeCatchUpFenceNotBindable, ErrCatchUpFenceNotBindable), nil
+	default:
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrCatchUpConflict, obs.State))
+	}
 	return sealCatchUpReceipt(r)
 }
 
@@ -191,13 +246,15 @@ func sealCatchUpReceipt(r *receipt.BillingSettlementCatchUpConsumerReceipt) (inb
 	return inbox.Applied(r), nil
 }
 
-// advanceCatchUpWatermark applies the event to the dimension's watermark. It
+// AdvanceCatchUpWatermarkTx applies a settlement input event to the
+// dimension's watermark (billing.settlement_input_watermarks), under the
+// caller's locks. It
 // returns the inbox revision the receipt binds and, for an event below the
 // watermark, the highest observed input (already_observed). The same state
 // version with the same snapshot re-binds the current advance: only a
 // delivery of this very event that waited can get there, because another
 // event of the same revision would be Metering writing the revision twice.
-func advanceCatchUpWatermark(ctx context.Context, tx pgx.Tx, eventID string, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (int64, *billingc.SettlementInput, error) {
+func AdvanceCatchUpWatermarkTx(ctx context.Context, tx pgx.Tx, eventID string, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (int64, *billingc.SettlementInput, error) {
 	identity, err := jcs.Marshal(dim.EconomicIdentity.Map())
 	if err != nil {
 		return 0, nil, transport.NonRetryable(CodeCatchUpPayloadInvalid, err)
@@ -237,41 +294,6 @@ func advanceCatchUpWatermark(ctx context.Context, tx pgx.Tx, eventID string, dim
 		return 0, nil, fmt.Errorf("advance watermark: %w", err)
 	}
 	return rev, nil, nil
-}
-
-// durability picks the receipt's durability branch: after the successful
-// finalization the catch-up fence (settlement_catch_up_scheduled), before it
-// the finalization fence (finalization_work_scheduled | held_for_resolution).
-// nil means nothing can bind the event yet.
-func (c *CatchUpConsumer) durability(ctx context.Context, tx pgx.Tx, ev *inbox.Event, dim billingc.SettlementDimension, in billingc.SettlementInput, inboxRevision int64) (*receipt.CatchUpDurability, error) {
-	dimID := dim.SettlementDimensionID()
-	f, err := selectCatchUpFence(ctx, tx, dimID)
-	switch {
-	case err == nil:
-		return reopenCatchUpFence(ctx, tx, f, dim, in, ev.Now)
-	case !errors.Is(err, errCatchUpNoFence):
-		return nil, err
-	}
-	obs, err := c.finalization.ObserveSettlementInputTx(ctx, tx, ObservedSettlementInput{EventID: ev.Envelope.EventID, Dimension: dim,
-		Input: in, InboxRevision: inboxRevision, Now: ev.Now})
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case obs.State == FinalizationInputWorkScheduled && obs.WorkScheduled != nil && obs.Held == nil:
-		return &receipt.CatchUpDurability{State: receipt.DurabilityFinalizationWorkScheduled, FinalizationWork: obs.WorkScheduled}, nil
-	case obs.State == FinalizationInputHeld && obs.Held != nil && obs.WorkScheduled == nil:
-		return &receipt.CatchUpDurability{State: receipt.DurabilityHeldForResolution, HeldForResolution: obs.Held}, nil
-	case obs.State == FinalizationInputNoFence:
-		return nil, nil
-	case obs.State == FinalizationInputFinalized:
-		// The finalization opens the catch-up fences in its own transaction
-		// under the dimension lock we hold: finalized without a fence is a
-		// finalization that did not open this dimension.
-		return nil, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: reservation %s is finalized without a catch-up fence for %s",
-			ErrCatchUpConflict, dim.BillingReservationID, dimID))
-	}
-	return nil, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrCatchUpConflict, obs.State))
 }
 
 // reopenCatchUpFence binds the event to the catch-up fence: when the

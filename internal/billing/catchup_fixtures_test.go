@@ -109,8 +109,11 @@ func catchUpDelivery(e *envelope.Envelope) transport.Delivery {
 		Envelope: canonical, EnvelopeDigest: d, Member: catchUpMember(e.EventType, e.EventSchemaVersion), AttemptID: uuid.NewString(), AttemptNumber: 1}
 }
 
-// fakeFinalization is the finalization fence's side: per reservation a
-// state (default no_fence); scheduled answers carry deterministic quads.
+// fakeFinalization is the finalization fence's side, emulating
+// billing.ApplySettlementInputTx: a per-reservation state (default: no
+// fence, nothing written), the reservation's fence lock (a transaction
+// advisory lock the test's finalize takes too), the real dimension
+// watermark, and finalized once the catch-up fence exists.
 type fakeFinalization struct {
 	mu      sync.Mutex
 	state   map[string]string
@@ -130,28 +133,49 @@ func (f *fakeFinalization) set(reservationID, state string) {
 
 var errFinalizationBlocked = errors.New("finalization fence held by a long transaction")
 
-func (f *fakeFinalization) ObserveSettlementInputTx(_ context.Context, _ pgx.Tx, in billing.ObservedSettlementInput) (billing.FinalizationInputObservation, error) {
+const finalizationFenceLock = `SELECT pg_advisory_xact_lock(hashtextextended('test-finalization-fence|' || $1::text, 0))`
+
+func (f *fakeFinalization) ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in billing.ObservedSettlementInput) (billing.FinalizationInputObservation, error) {
 	if f.blocked.Load() {
 		return billing.FinalizationInputObservation{}, transport.Retryable("test_blocked", errFinalizationBlocked)
 	}
+	if _, err := tx.Exec(ctx, finalizationFenceLock, in.Dimension.BillingReservationID); err != nil {
+		return billing.FinalizationInputObservation{}, err
+	}
+	var finalized bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences WHERE billing_reservation_id = $1)`,
+		in.Dimension.BillingReservationID).Scan(&finalized); err != nil {
+		return billing.FinalizationInputObservation{}, err
+	}
+	if finalized {
+		return billing.FinalizationInputObservation{State: billing.FinalizationInputFinalized}, nil
+	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	st := f.state[in.Dimension.BillingReservationID]
 	f.seen[in.Dimension.BillingReservationID]++
+	f.mu.Unlock()
+	if st == "" {
+		return billing.FinalizationInputObservation{State: billing.FinalizationInputNotBindable}, nil
+	}
+	rev, highest, err := billing.AdvanceCatchUpWatermarkTx(ctx, tx, in.EventID, in.Dimension, in.Input, in.Now)
+	if err != nil {
+		return billing.FinalizationInputObservation{}, err
+	}
+	if highest != nil {
+		return billing.FinalizationInputObservation{State: billing.FinalizationInputAlreadyObserved, InboxRevision: rev, Highest: highest}, nil
+	}
 	switch st {
 	case billing.FinalizationInputWorkScheduled:
 		gen := in.Input.StateVersion + 1
-		return billing.FinalizationInputObservation{State: st, WorkScheduled: &receipt.FinalizationWorkScheduled{
+		return billing.FinalizationInputObservation{State: st, InboxRevision: rev, WorkScheduled: &receipt.FinalizationWorkScheduled{
 			FinalizationFenceRevision: gen, Work: receipt.FinalizationWorkBinding{WorkGeneration: gen,
 				TriggerSnapshot: cquad(fmt.Sprintf("bft-%s-%d", in.Dimension.BillingReservationID, gen)),
 				Work:            cquad(fmt.Sprintf("bfw-%s-%d", in.Dimension.BillingReservationID, gen))}}}, nil
 	case billing.FinalizationInputHeld:
-		return billing.FinalizationInputObservation{State: st, Held: &receipt.HeldForResolution{FinalizationFenceRevision: 4,
+		return billing.FinalizationInputObservation{State: st, InboxRevision: rev, Held: &receipt.HeldForResolution{FinalizationFenceRevision: 4,
 			ReconciliationCaseRef: "case-" + in.Dimension.BillingReservationID, ReconciliationGeneration: 1, ExpectedResolutionRevision: 1}}, nil
-	case "":
-		return billing.FinalizationInputObservation{State: billing.FinalizationInputNoFence}, nil
 	}
-	return billing.FinalizationInputObservation{State: st}, nil
+	return billing.FinalizationInputObservation{State: billing.FinalizationInputNotBindable, InboxRevision: rev}, nil
 }
 
 // fakeMetering is the Metering owner's settlement input chain per
@@ -274,7 +298,7 @@ func (b *catchUpBundle) finalize(t *testing.T, amount string, dims ...billingc.S
 		p.Dimensions = append(p.Dimensions, billing.CatchUpOpenDimension{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: amount})
 	}
 	require.NoError(t, db.WithTx(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
-		return billing.OpenSettlementCatchUpTx(ctx, tx, p)
+		return openAsFinalization(ctx, tx, p)
 	}))
 }
 
@@ -332,4 +356,13 @@ func (b *catchUpBundle) transitions(t *testing.T, d billingc.SettlementDimension
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	return out
+}
+
+// openAsFinalization opens the catch-up fences as the finalization's
+// transaction does: under the reservation's finalization fence lock.
+func openAsFinalization(ctx context.Context, tx pgx.Tx, p billing.CatchUpOpenParams) error {
+	if _, err := tx.Exec(ctx, finalizationFenceLock, p.Dimensions[0].Dimension.BillingReservationID); err != nil {
+		return err
+	}
+	return billing.OpenSettlementCatchUpTx(ctx, tx, p)
 }

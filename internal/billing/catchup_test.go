@@ -132,6 +132,7 @@ func TestBSC3UnbindableEventWaitsWithWatermark(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	d := catchUpDimension(1)
+	b.finalization.set(d.BillingReservationID, "waiting_for_closure")
 	e := inputEvent(d, 2)
 	_, err := b.consumer.Consume(t.Context(), catchUpDelivery(e))
 	require.Error(t, err)
@@ -554,7 +555,7 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 		defer wg.Done()
 		<-start
 		errs <- db.WithTx(context.Background(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
-			return billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{Tenant: catchUpTenant,
+			return openAsFinalization(ctx, tx, billing.CatchUpOpenParams{Tenant: catchUpTenant,
 				CorrelationID: cid("correlation", d.BillingReservationID), FinalizationCommitted: cquad("bfc-" + d.BillingReservationID),
 				FinalizationEventID: cid("finalization-event", d.BillingReservationID), Now: catchUpAt,
 				Dimensions: []billing.CatchUpOpenDimension{{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: "100"}}})
