@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
@@ -34,7 +35,14 @@ type Kind struct {
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), billingKinds()...)
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
