@@ -329,6 +329,140 @@ func (q *Queries) EvaluationInsert(ctx context.Context, db DBTX, arg EvaluationI
 	return err
 }
 
+const settlementMarkAdvance = `-- name: SettlementMarkAdvance :exec
+UPDATE billing.settlement_input_watermarks
+   SET settlement_input_snapshot_ref = $1,
+       settlement_input_snapshot_schema_version = $2,
+       settlement_input_snapshot_digest_algorithm_version = $3,
+       settlement_input_snapshot_digest = $4,
+       settlement_input_state_version = $5, last_event_id = $6,
+       inbox_revision = inbox_revision + 1, updated_at = $7
+ WHERE billing_reservation_id = $8 AND settlement_dimension_id = $9
+`
+
+type SettlementMarkAdvanceParams struct {
+	SettlementInputSnapshotRef                    string
+	SettlementInputSnapshotSchemaVersion          string
+	SettlementInputSnapshotDigestAlgorithmVersion string
+	SettlementInputSnapshotDigest                 string
+	SettlementInputStateVersion                   int64
+	LastEventID                                   string
+	UpdatedAt                                     time.Time
+	BillingReservationID                          string
+	SettlementDimensionID                         string
+}
+
+func (q *Queries) SettlementMarkAdvance(ctx context.Context, db DBTX, arg SettlementMarkAdvanceParams) error {
+	_, err := db.Exec(ctx, settlementMarkAdvance,
+		arg.SettlementInputSnapshotRef,
+		arg.SettlementInputSnapshotSchemaVersion,
+		arg.SettlementInputSnapshotDigestAlgorithmVersion,
+		arg.SettlementInputSnapshotDigest,
+		arg.SettlementInputStateVersion,
+		arg.LastEventID,
+		arg.UpdatedAt,
+		arg.BillingReservationID,
+		arg.SettlementDimensionID,
+	)
+	return err
+}
+
+const settlementMarkInsert = `-- name: SettlementMarkInsert :exec
+INSERT INTO billing.settlement_input_watermarks (billing_reservation_id, settlement_dimension_id, run_id, run_step_id,
+    execution_attempt_id, charge_dimension_key, settlement_economic_identity, settlement_input_snapshot_ref,
+    settlement_input_snapshot_schema_version, settlement_input_snapshot_digest_algorithm_version,
+    settlement_input_snapshot_digest, settlement_input_state_version, last_event_id, inbox_revision, updated_at)
+VALUES ($1, $2, $3, $4, $5,
+    $6, $7, $8,
+    $9, $10,
+    $11, $12, $13, 1, $14)
+`
+
+type SettlementMarkInsertParams struct {
+	BillingReservationID                          string
+	SettlementDimensionID                         string
+	RunID                                         string
+	RunStepID                                     string
+	ExecutionAttemptID                            string
+	ChargeDimensionKey                            string
+	SettlementEconomicIdentity                    string
+	SettlementInputSnapshotRef                    string
+	SettlementInputSnapshotSchemaVersion          string
+	SettlementInputSnapshotDigestAlgorithmVersion string
+	SettlementInputSnapshotDigest                 string
+	SettlementInputStateVersion                   int64
+	LastEventID                                   string
+	UpdatedAt                                     time.Time
+}
+
+func (q *Queries) SettlementMarkInsert(ctx context.Context, db DBTX, arg SettlementMarkInsertParams) error {
+	_, err := db.Exec(ctx, settlementMarkInsert,
+		arg.BillingReservationID,
+		arg.SettlementDimensionID,
+		arg.RunID,
+		arg.RunStepID,
+		arg.ExecutionAttemptID,
+		arg.ChargeDimensionKey,
+		arg.SettlementEconomicIdentity,
+		arg.SettlementInputSnapshotRef,
+		arg.SettlementInputSnapshotSchemaVersion,
+		arg.SettlementInputSnapshotDigestAlgorithmVersion,
+		arg.SettlementInputSnapshotDigest,
+		arg.SettlementInputStateVersion,
+		arg.LastEventID,
+		arg.UpdatedAt,
+	)
+	return err
+}
+
+const settlementMarkLock = `-- name: SettlementMarkLock :one
+SELECT run_id, run_step_id, execution_attempt_id, charge_dimension_key, settlement_economic_identity,
+       settlement_input_snapshot_ref, settlement_input_snapshot_schema_version,
+       settlement_input_snapshot_digest_algorithm_version, settlement_input_snapshot_digest,
+       settlement_input_state_version, inbox_revision
+  FROM billing.settlement_input_watermarks
+ WHERE billing_reservation_id = $1 AND settlement_dimension_id = $2
+   FOR UPDATE
+`
+
+type SettlementMarkLockParams struct {
+	BillingReservationID  string
+	SettlementDimensionID string
+}
+
+type SettlementMarkLockRow struct {
+	RunID                                         string
+	RunStepID                                     string
+	ExecutionAttemptID                            string
+	ChargeDimensionKey                            string
+	SettlementEconomicIdentity                    string
+	SettlementInputSnapshotRef                    string
+	SettlementInputSnapshotSchemaVersion          string
+	SettlementInputSnapshotDigestAlgorithmVersion string
+	SettlementInputSnapshotDigest                 string
+	SettlementInputStateVersion                   int64
+	InboxRevision                                 int64
+}
+
+func (q *Queries) SettlementMarkLock(ctx context.Context, db DBTX, arg SettlementMarkLockParams) (SettlementMarkLockRow, error) {
+	row := db.QueryRow(ctx, settlementMarkLock, arg.BillingReservationID, arg.SettlementDimensionID)
+	var i SettlementMarkLockRow
+	err := row.Scan(
+		&i.RunID,
+		&i.RunStepID,
+		&i.ExecutionAttemptID,
+		&i.ChargeDimensionKey,
+		&i.SettlementEconomicIdentity,
+		&i.SettlementInputSnapshotRef,
+		&i.SettlementInputSnapshotSchemaVersion,
+		&i.SettlementInputSnapshotDigestAlgorithmVersion,
+		&i.SettlementInputSnapshotDigest,
+		&i.SettlementInputStateVersion,
+		&i.InboxRevision,
+	)
+	return i, err
+}
+
 const settlementMarks = `-- name: SettlementMarks :many
 SELECT settlement_dimension_id, settlement_input_state_version, settlement_input_snapshot_ref,
        settlement_input_snapshot_schema_version, settlement_input_snapshot_digest_algorithm_version,

@@ -148,3 +148,23 @@ func (q *Queries) WorkLock(ctx context.Context, db DBTX, arg WorkLockParams) (Wo
 	)
 	return i, err
 }
+
+const workSupersede = `-- name: WorkSupersede :exec
+UPDATE billing.billing_finalization_works
+   SET work_state = 'superseded', waiting_reason = NULL, finished_at = $1
+ WHERE billing_finalization_fence_id = $2 AND work_generation = $3
+   AND work_state IN ('waiting', 'pending')
+`
+
+type WorkSupersedeParams struct {
+	FinishedAt                 *time.Time
+	BillingFinalizationFenceID string
+	WorkGeneration             int64
+}
+
+// The fence's previous active Work (waiting or pending) is superseded by a
+// new generation.
+func (q *Queries) WorkSupersede(ctx context.Context, db DBTX, arg WorkSupersedeParams) error {
+	_, err := db.Exec(ctx, workSupersede, arg.FinishedAt, arg.BillingFinalizationFenceID, arg.WorkGeneration)
+	return err
+}

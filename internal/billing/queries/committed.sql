@@ -68,3 +68,32 @@ SELECT settlement_dimension_id, settlement_input_state_version, settlement_input
   FROM billing.settlement_input_watermarks
  WHERE billing_reservation_id = @billing_reservation_id
  ORDER BY settlement_dimension_id;
+
+-- name: SettlementMarkLock :one
+SELECT run_id, run_step_id, execution_attempt_id, charge_dimension_key, settlement_economic_identity,
+       settlement_input_snapshot_ref, settlement_input_snapshot_schema_version,
+       settlement_input_snapshot_digest_algorithm_version, settlement_input_snapshot_digest,
+       settlement_input_state_version, inbox_revision
+  FROM billing.settlement_input_watermarks
+ WHERE billing_reservation_id = @billing_reservation_id AND settlement_dimension_id = @settlement_dimension_id
+   FOR UPDATE;
+
+-- name: SettlementMarkInsert :exec
+INSERT INTO billing.settlement_input_watermarks (billing_reservation_id, settlement_dimension_id, run_id, run_step_id,
+    execution_attempt_id, charge_dimension_key, settlement_economic_identity, settlement_input_snapshot_ref,
+    settlement_input_snapshot_schema_version, settlement_input_snapshot_digest_algorithm_version,
+    settlement_input_snapshot_digest, settlement_input_state_version, last_event_id, inbox_revision, updated_at)
+VALUES (@billing_reservation_id, @settlement_dimension_id, @run_id, @run_step_id, @execution_attempt_id,
+    @charge_dimension_key, @settlement_economic_identity, @settlement_input_snapshot_ref,
+    @settlement_input_snapshot_schema_version, @settlement_input_snapshot_digest_algorithm_version,
+    @settlement_input_snapshot_digest, @settlement_input_state_version, @last_event_id, 1, @updated_at);
+
+-- name: SettlementMarkAdvance :exec
+UPDATE billing.settlement_input_watermarks
+   SET settlement_input_snapshot_ref = @settlement_input_snapshot_ref,
+       settlement_input_snapshot_schema_version = @settlement_input_snapshot_schema_version,
+       settlement_input_snapshot_digest_algorithm_version = @settlement_input_snapshot_digest_algorithm_version,
+       settlement_input_snapshot_digest = @settlement_input_snapshot_digest,
+       settlement_input_state_version = @settlement_input_state_version, last_event_id = @last_event_id,
+       inbox_revision = inbox_revision + 1, updated_at = @updated_at
+ WHERE billing_reservation_id = @billing_reservation_id AND settlement_dimension_id = @settlement_dimension_id;

@@ -25,3 +25,11 @@ SELECT billing_finalization_fence_id, work_generation, work_ref, work_schema_ver
 UPDATE billing.billing_finalization_works
    SET work_state = @work_state, waiting_reason = NULL, finished_at = @finished_at
  WHERE billing_finalization_fence_id = @billing_finalization_fence_id AND work_generation = @work_generation;
+
+-- name: WorkSupersede :exec
+-- The fence's previous active Work (waiting or pending) is superseded by a
+-- new generation.
+UPDATE billing.billing_finalization_works
+   SET work_state = 'superseded', waiting_reason = NULL, finished_at = @finished_at
+ WHERE billing_finalization_fence_id = @billing_finalization_fence_id AND work_generation = @work_generation
+   AND work_state IN ('waiting', 'pending');
