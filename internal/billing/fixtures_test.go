@@ -235,3 +235,7 @@ func (b *bundle) decision(t *testing.T, r run, outcome, settled, released string
 var _ = billingc.SuccessReleaseAll
 
 func inboxRetryable(err error) (bool, string) { return transport.RetryableAndCode(err) }
+
+func dbWithTx[T any](b *bundle, f func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	return db.WithTxV(context.Background(), b.pool, f)
+}

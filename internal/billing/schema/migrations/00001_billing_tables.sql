@@ -203,9 +203,15 @@ DECLARE
     WHEN (NEW.account_kind = 'customer_wallet') = (NEW.direction = 'debit') THEN NEW.amount
     ELSE -NEW.amount END;
 BEGIN
-  INSERT INTO billing.ledger_balances AS b (billing_reservation_id, account_kind, balance)
-  VALUES (NEW.billing_reservation_id, NEW.account_kind, signed)
-  ON CONFLICT (billing_reservation_id, account_kind) DO UPDATE SET balance = b.balance + EXCLUDED.balance;
+  -- UPDATE first: an INSERT ... ON CONFLICT would check the negative
+  -- delta itself against the CHECK. Postings of one reservation are written
+  -- under its fence lock, so the two statements do not race.
+  UPDATE billing.ledger_balances SET balance = balance + signed
+   WHERE billing_reservation_id = NEW.billing_reservation_id AND account_kind = NEW.account_kind;
+  IF NOT FOUND THEN
+    INSERT INTO billing.ledger_balances (billing_reservation_id, account_kind, balance)
+    VALUES (NEW.billing_reservation_id, NEW.account_kind, signed);
+  END IF;
   RETURN NULL;
 END
 $fn$;
