@@ -36,7 +36,14 @@ type Kind struct {
 // then the admission and execution identity objects of contracts/execution,
 // then the settlement catch-up and transition objects of contracts/billing.
 func All() []Kind {
-	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	return append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), billingKinds()...), settlementKinds()...)
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
 }
 
 // settlementKinds: the settlement catch-up and post-finality transition

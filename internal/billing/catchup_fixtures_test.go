@@ -331,14 +331,14 @@ func (b *catchUpBundle) drain(t *testing.T) map[string]int {
 	return nil
 }
 
-type fenceState struct {
+type catchUpFenceState struct {
 	Revision, StateRevision, Generation, LastEvaluated int64
 	State, Settled                                     string
 }
 
-func (b *catchUpBundle) fence(t *testing.T, d billingc.SettlementDimension) fenceState {
+func (b *catchUpBundle) fence(t *testing.T, d billingc.SettlementDimension) catchUpFenceState {
 	t.Helper()
-	var f fenceState
+	var f catchUpFenceState
 	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT fence_revision, settlement_state_revision, active_work_generation,
 		last_evaluated_state_version, coordination_state, settled_amount::text FROM billing.settlement_catch_up_fences
 		WHERE settlement_dimension_id = $1`, d.SettlementDimensionID()).
