@@ -261,7 +261,8 @@ func (l *fakeLedger) PostSettlementTransitionTx(_ context.Context, _ pgx.Tx, t *
 }
 
 type catchUpBundle struct {
-	pool         *pgxpool.Pool
+	admin        *pgxpool.Pool // the migrating superuser (fixtures, assertions)
+	pool         *pgxpool.Pool // oceanway_billing: the consumer, the worker, the fence opening
 	consumer     *billing.CatchUpConsumer
 	finalization *fakeFinalization
 	metering     *fakeMetering
@@ -275,10 +276,12 @@ func catchUpLines() []migrate.Line {
 
 func setupCatchUp(t *testing.T) *catchUpBundle {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: catchUpLines(), MaxConns: 10}).Core()
-	_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
+	dbs := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: catchUpLines(), MaxConns: 10})
+	admin := dbs.Core()
+	_, err := release.Bootstrap(t.Context(), admin, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
 	require.NoError(t, err)
-	b := &catchUpBundle{pool: pool, finalization: newFakeFinalization(), metering: newFakeMetering(), ledger: &fakeLedger{}}
+	pool := rolePool(t, dbs.DSNs[boundary.Core], billingschema.RoleBilling)
+	b := &catchUpBundle{admin: admin, pool: pool, finalization: newFakeFinalization(), metering: newFakeMetering(), ledger: &fakeLedger{}}
 	b.consumer, err = billing.NewCatchUpConsumer(pool, billing.CatchUpConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second}, Finalization: b.finalization})
 	require.NoError(t, err)
 	b.worker, err = billing.NewCatchUpWorker(pool, billing.CatchUpWorkerConfig{Metering: b.metering, Ledger: b.ledger,
@@ -339,7 +342,7 @@ type catchUpFenceState struct {
 func (b *catchUpBundle) fence(t *testing.T, d billingc.SettlementDimension) catchUpFenceState {
 	t.Helper()
 	var f catchUpFenceState
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT fence_revision, settlement_state_revision, active_work_generation,
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT fence_revision, settlement_state_revision, active_work_generation,
 		last_evaluated_state_version, coordination_state, settled_amount::text FROM billing.settlement_catch_up_fences
 		WHERE settlement_dimension_id = $1`, d.SettlementDimensionID()).
 		Scan(&f.Revision, &f.StateRevision, &f.Generation, &f.LastEvaluated, &f.State, &f.Settled))
@@ -349,7 +352,7 @@ func (b *catchUpBundle) fence(t *testing.T, d billingc.SettlementDimension) catc
 // transitions lists d's transitions as "from>to kind amount".
 func (b *catchUpBundle) transitions(t *testing.T, d billingc.SettlementDimension) []string {
 	t.Helper()
-	rows, err := b.pool.Query(t.Context(), `SELECT concat(from_settlement_state_revision, '>', to_settlement_state_revision, ' ',
+	rows, err := b.admin.Query(t.Context(), `SELECT concat(from_settlement_state_revision, '>', to_settlement_state_revision, ' ',
 		transition_kind, ' ', transition_amount::text, ' v', settlement_input_state_version) FROM billing.settlement_transitions
 		WHERE settlement_dimension_id = $1 ORDER BY from_settlement_state_revision`, d.SettlementDimensionID())
 	require.NoError(t, err)

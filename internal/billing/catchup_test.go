@@ -37,7 +37,7 @@ SELECT concat_ws(E'\n',
 
 func (b *catchUpBundle) state(ctx context.Context) (string, error) {
 	var s string
-	err := b.pool.QueryRow(ctx, catchUpStateSQL).Scan(&s)
+	err := b.admin.QueryRow(ctx, catchUpStateSQL).Scan(&s)
 	return s, err
 }
 
@@ -98,7 +98,7 @@ func TestBSC1DurabilityBranchFollowsFinalization(t *testing.T) {
 	require.Equal(t, f.Revision, s.SettlementCatchUpFenceRevision)
 	require.Equal(t, f.Generation, s.WorkGeneration)
 	var workRef, opID string
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT work_ref, validation_operation_id::text FROM billing.settlement_catch_up_works
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT work_ref, validation_operation_id::text FROM billing.settlement_catch_up_works
 		WHERE settlement_dimension_id = $1 AND work_generation = $2`, d.SettlementDimensionID(), s.WorkGeneration).Scan(&workRef, &opID))
 	require.Equal(t, workRef, s.Work.Ref)
 	require.Equal(t, opID, s.BillingCatchUpValidationOperationID)
@@ -119,9 +119,9 @@ func TestBSC2HeldForResolutionHasNoWork(t *testing.T) {
 	require.Nil(t, r.Outcome.Durability.FinalizationWork)
 	require.EqualValues(t, 1, r.Outcome.Durability.HeldForResolution.ExpectedResolutionRevision)
 	var works, version int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_works`).Scan(&works))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_works`).Scan(&works))
 	require.Zero(t, works)
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT settlement_input_state_version FROM billing.settlement_input_watermarks`).Scan(&version))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT settlement_input_state_version FROM billing.settlement_input_watermarks`).Scan(&version))
 	require.EqualValues(t, 1, version, "the watermark advanced before the hold")
 }
 
@@ -140,9 +140,9 @@ func TestBSC3UnbindableEventWaitsWithWatermark(t *testing.T) {
 	require.True(t, retryable)
 	require.Equal(t, billing.CodeCatchUpFenceNotBindable, code)
 	var receipts, version int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
 	require.Zero(t, receipts)
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT settlement_input_state_version FROM billing.settlement_input_watermarks`).Scan(&version))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT settlement_input_state_version FROM billing.settlement_input_watermarks`).Scan(&version))
 	require.EqualValues(t, 2, version)
 
 	b.finalize(t, "100", d) // settles v1; the first Work verifies the watermark v2
@@ -295,7 +295,7 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.Equal(t, "100", f.Settled)
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
 	var amount, state, charge, body string
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT exposure_amount::text, exposure_state, automatic_charge, exposure_body
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT exposure_amount::text, exposure_state, automatic_charge, exposure_body
 		FROM billing.late_settlement_exposures WHERE settlement_dimension_id = $1`, d.SettlementDimensionID()).Scan(&amount, &state, &charge, &body))
 	require.Equal(t, "30", amount)
 	require.Equal(t, "open", state)
@@ -304,7 +304,7 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 2, e.SettlementStateRevision)
 	var kind string
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT event_payload->>'transitionKind' FROM outbox.outbox_events
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT event_payload->>'transitionKind' FROM outbox.outbox_events
 		WHERE event_type = 'billing.settlement-transition.committed@1'`).Scan(&kind))
 	require.Equal(t, billingc.TransitionLateSettlementExposure, kind)
 }
@@ -325,7 +325,7 @@ func TestBI2RefundsChainContiguousWithCausation(t *testing.T) {
 	b.drain(t)
 	require.Equal(t, []string{"1>2 refund 20 v2", "2>3 refund 30 v3"}, b.transitions(t, d))
 	require.Equal(t, []string{"refund:20", "refund:30"}, b.ledger.posted)
-	rows, err := b.pool.Query(t.Context(), `SELECT e.aggregate_revision, e.causation_id::text, t.event_id::text
+	rows, err := b.admin.Query(t.Context(), `SELECT e.aggregate_revision, e.causation_id::text, t.event_id::text
 		FROM billing.settlement_transitions t JOIN outbox.outbox_events e ON e.event_id = t.event_id
 		WHERE t.settlement_dimension_id = $1 ORDER BY t.from_settlement_state_revision`, d.SettlementDimensionID())
 	require.NoError(t, err)
@@ -342,7 +342,7 @@ func TestBI2RefundsChainContiguousWithCausation(t *testing.T) {
 	require.EqualValues(t, 2, evs[1].Revision)
 	require.Equal(t, evs[0].EventID, evs[1].Causation)
 	var deliveries int
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox.outbox_deliveries d JOIN billing.settlement_transitions t
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM outbox.outbox_deliveries d JOIN billing.settlement_transitions t
 		ON t.event_id = d.event_id`).Scan(&deliveries))
 	require.Equal(t, 2, deliveries, "each transition event has its core_operations delivery")
 }
@@ -364,8 +364,8 @@ func TestBI2TransitionRollsBackWhole(t *testing.T) {
 	require.Equal(t, before, b.fence(t, d))
 	require.Empty(t, b.transitions(t, d))
 	var events, works int
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox.outbox_events WHERE event_type = 'billing.settlement-transition.committed@1'`).Scan(&events))
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_works`).Scan(&works))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM outbox.outbox_events WHERE event_type = 'billing.settlement-transition.committed@1'`).Scan(&events))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_works`).Scan(&works))
 	require.Zero(t, events)
 	require.Equal(t, 1, works)
 	b.ledger.fail.Store(false)
@@ -391,18 +391,18 @@ func TestBI2DuplicateTransitionRejected(t *testing.T) {
 
 	// The database itself: a copy of the committed transition under a new
 	// ref and event is refused by the (dimension, from) key.
-	err = db.WithTx(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
+	err = db.WithTx(t.Context(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL ROLE oceanway_billing"); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 			to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
 			transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,
-			transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, transition_body, committed_at)
+			transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, event_envelope_sha256, transition_body, committed_at)
 			SELECT settlement_dimension_id, from_settlement_state_revision, to_settlement_state_revision, billing_reservation_id,
 			billing_account_id, transition_ref || '-again', transition_schema_version, transition_digest_algorithm_version, transition_digest,
 			transition_kind, settled_amount_before, settled_amount_after, transition_amount, settlement_input_state_version,
-			gen_random_uuid(), work_generation, gen_random_uuid(), transition_body, committed_at FROM billing.settlement_transitions`)
+			gen_random_uuid(), work_generation, gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions`)
 		return err
 	})
 	require.Equal(t, pgerrcode.UniqueViolation, db.SQLState(err))
@@ -434,7 +434,7 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		{"no caught_up while the watermark is ahead", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, coordination_state = 'caught_up', caught_up_receipt_ref = 'r', caught_up_receipt_schema_version = '1', caught_up_receipt_digest_algorithm_version = 'jcs-sha256-v1', caught_up_receipt_digest = 'd'", billing.CodeCatchUpCaughtUpAhead, true},
 		{"fences are never deleted", "DELETE FROM billing.settlement_catch_up_fences", pgerrcode.InsufficientPrivilege, true},
 	} {
-		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {
 			if c.asRole {
 				if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_billing"); err != nil {
 					return err
@@ -446,15 +446,15 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		require.Equal(t, c.state, db.SQLState(err), "%s (%s): %v", c.name, dimID, err)
 	}
 	// An exposure transition without its exposure fails at commit (BC005).
-	err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {
 		_, err := tx.Exec(t.Context(), `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 			to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
 			transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,
-			transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, transition_body, committed_at)
+			transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, event_envelope_sha256, transition_body, committed_at)
 			SELECT settlement_dimension_id, to_settlement_state_revision, to_settlement_state_revision + 1, billing_reservation_id,
 			billing_account_id, transition_ref || '-next', transition_schema_version, transition_digest_algorithm_version, transition_digest,
 			transition_kind, settled_amount_before, settled_amount_after, transition_amount, settlement_input_state_version + 1,
-			gen_random_uuid(), work_generation + 1, gen_random_uuid(), transition_body, committed_at FROM billing.settlement_transitions`)
+			gen_random_uuid(), work_generation + 1, gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions`)
 		return err
 	})
 	require.Equal(t, billing.CodeCatchUpExposureMissing, db.SQLState(err), "%v", err)
@@ -554,7 +554,7 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		<-start
-		errs <- db.WithTx(context.Background(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
+		errs <- db.WithTx(context.Background(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
 			return openAsFinalization(ctx, tx, billing.CatchUpOpenParams{Tenant: catchUpTenant,
 				CorrelationID: cid("correlation", d.BillingReservationID), FinalizationCommitted: cquad("bfc-" + d.BillingReservationID),
 				FinalizationEventID: cid("finalization-event", d.BillingReservationID), Now: catchUpAt,
@@ -586,8 +586,8 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 		require.Contains(t, tr, fmt.Sprintf("%d>%d refund", i+1, i+2))
 	}
 	var receipts, gaps int
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
 	require.Equal(t, 4, receipts)
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT max(work_generation) - count(*) FROM billing.settlement_catch_up_works`).Scan(&gaps))
+	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT max(work_generation) - count(*) FROM billing.settlement_catch_up_works`).Scan(&gaps))
 	require.Zero(t, gaps)
 }

@@ -373,6 +373,14 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 		return fmt.Errorf("seal settlement transition: %w", err)
 	}
 	eventID := uuid.Must(uuid.NewV7()).String()
+	event, err := envelope.Build(transitionEvent(f, t, eventID))
+	if err != nil {
+		return fmt.Errorf("build settlement transition event: %w", err)
+	}
+	eventDigest, err := event.Digest()
+	if err != nil {
+		return fmt.Errorf("digest settlement transition event: %w", err)
+	}
 	q := t.Transition
 	if _, err := tx.Exec(ctx, qCatchUpTransitionInsert, pgx.NamedArgs{
 		"settlement_dimension_id": f.SettlementDimensionID, "from_settlement_state_revision": t.FromSettlementStateRevision,
@@ -382,7 +390,7 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 		"transition_kind": t.TransitionKind, "settled_amount_before": t.SettledAmountBefore, "settled_amount_after": t.SettledAmountAfter,
 		"transition_amount": t.TransitionAmount, "settlement_input_state_version": t.SettlementInput.StateVersion,
 		"validation_operation_id": t.ValidationOperationID(), "work_generation": work.Basis.WorkGeneration, "event_id": eventID,
-		"transition_body": string(body), "committed_at": t.CommittedAt,
+		"event_envelope_sha256": eventDigest.Value, "transition_body": string(body), "committed_at": t.CommittedAt,
 	}); err != nil {
 		return fmt.Errorf("insert settlement transition: %w", err)
 	}
@@ -396,7 +404,7 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 			return fmt.Errorf("post settlement transition: %w", err)
 		}
 	}
-	if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, transitionEvent(f, t, eventID)); err != nil {
+	if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, *event); err != nil {
 		return fmt.Errorf("append settlement transition event: %w", err)
 	}
 	c := f.change()

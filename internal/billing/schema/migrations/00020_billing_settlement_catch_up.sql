@@ -91,6 +91,7 @@ CREATE TABLE billing.settlement_transitions (
   validation_operation_id           uuid        NOT NULL UNIQUE,
   work_generation                   bigint      NOT NULL,
   event_id                          uuid        NOT NULL UNIQUE,
+  event_envelope_sha256             text        NOT NULL CHECK (event_envelope_sha256 ~ '^[0-9a-f]{64}$'),
   transition_body                   text        NOT NULL,
   committed_at                      timestamptz NOT NULL,
   PRIMARY KEY (settlement_dimension_id, from_settlement_state_revision),
