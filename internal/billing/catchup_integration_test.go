@@ -67,7 +67,7 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 			return res, err
 		}
 		return res, billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{
-			Tenant: billing.CatchUpTenant{Kind: res.Fact.TenantKind, ID: res.Fact.TenantID, WorkspaceID: res.Fact.WorkspaceID, ProjectID: res.Fact.ProjectID},
+			Tenant:        billing.CatchUpTenant{Kind: res.Fact.TenantKind, ID: res.Fact.TenantID, WorkspaceID: res.Fact.WorkspaceID, ProjectID: res.Fact.ProjectID},
 			CorrelationID: id("correlation", r.n), FinalizationCommitted: res.Fact.Committed, FinalizationEventID: res.EventID, Now: occurred,
 			Dimensions: []billing.CatchUpOpenDimension{{Dimension: dim, SettledInput: settlementInputOf(dim, 1), SettledAmount: "100"}},
 		})
