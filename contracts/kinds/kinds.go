@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 )
 
@@ -34,7 +35,7 @@ type Kind struct {
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), meterfactsKinds()...)
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
@@ -43,6 +44,17 @@ func All() []Kind {
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
