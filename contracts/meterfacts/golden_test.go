@@ -51,7 +51,7 @@ func costFact(t *testing.T) *meterfacts.ProviderCostFact {
 		ExecutionAttemptID: attemptID, GatewayDeploymentID: "gw-eu-1", SourceEvidenceDimensionKey: "cost.usd_micros",
 		AttemptManifest: q("aem-1", "b2"), AttemptRouteBinding: q("arb-1", "c3"), GatewayRouteSnapshot: q("grs-1", "d4"),
 		CostAvailability: q("gas-1", "e5"), CostAvailabilityStateVersion: 2, ProviderEvidence: q("gpe-1", "f6"),
-		ProviderQuantity: "90000", Currency: "USD", QuantityScale: 6, Amount: "0.09", RecordedAt: at,
+		ProviderQuantity: "1234500", Currency: "USD", QuantityScale: 6, Amount: "1.2345", RecordedAt: at,
 	})
 }
 

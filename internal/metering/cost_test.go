@@ -38,7 +38,7 @@ type costReads struct {
 }
 
 func newCostReads(o *fakeOwners, attempts ...attemptFixture) *costReads {
-	r := &costReads{owners: o, attempts: map[string]attemptFixture{}, quantity: "90000"}
+	r := &costReads{owners: o, attempts: map[string]attemptFixture{}, quantity: "1234500"}
 	for _, a := range attempts {
 		r.attempts[a.attemptID] = a
 	}
@@ -168,12 +168,12 @@ func TestME2ProviderCostFiveStates(t *testing.T) {
 			require.Equal(t, costRows{costFacts: c.costFacts, processing: 1, finishes: 1, coordination: c.laneState}, costRowsOf(t, b, a))
 			require.Zero(t, count(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE amount = 0`), "never a zero cost")
 			if c.costFacts == 1 {
-				require.Equal(t, "0.09", res.Cost.Amount)
+				require.Equal(t, "1.2345", res.Cost.Amount)
 				require.Equal(t, "USD", res.Cost.Currency)
 				require.Equal(t, res.Cost.Fact, *res.Processing.ProviderCostFact)
 				var amount string
 				require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT amount::text FROM metering.provider_cost_facts`).Scan(&amount))
-				require.Equal(t, "0.09", amount)
+				require.Equal(t, "1.2345", amount)
 			} else {
 				require.Nil(t, res.Cost)
 				require.Nil(t, res.Processing.ProviderCostFact)
