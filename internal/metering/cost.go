@@ -47,9 +47,9 @@ var (
 	qCostCoordCAS       = statements.Get("cost_coordination_cas")
 	qCostFactInsert     = statements.Get("cost_fact_insert")
 	qCostProcessing     = statements.Get("cost_processing_insert")
-	qConflictEvidence   = statements.Get("conflict_evidence_insert")
-	qBlockedInsert      = statements.Get("blocked_insert")
-	qWorkRelease        = statements.Get("work_release")
+	qCostBlockInsert    = statements.Get("cost_block_insert")
+	qCostWorkRelease    = statements.Get("cost_work_release")
+	qCostWorkResult     = statements.Get("cost_work_result")
 	qCostDiagnostics    = statements.Get("cost_diagnostics")
 	unsignedIntegerText = regexp.MustCompile(`^(0|[1-9][0-9]{0,29})$`)
 )
@@ -73,7 +73,7 @@ var (
 
 // SQLStateCostCoordination: a cost lane coordination change PostgreSQL
 // refuses (an older generation, or a finished generation changing result).
-const SQLStateCostCoordination = "ME003"
+const SQLStateCostCoordination = "ME010"
 
 // CostUnit maps one provider cost source dimension to money: amount =
 // provider quantity / 10^Scale in Currency.
@@ -433,6 +433,9 @@ func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retr
 	if err := fenceCostAttemptTx(ctx, tx, h); err != nil {
 		return CostResult{}, err
 	}
+	if res, done, err := storedCostResult(ctx, tx, h); err != nil || done {
+		return res, err
+	}
 	if plan.conflict != nil {
 		return blockCostTx(ctx, tx, h, plan, retry)
 	}
@@ -476,6 +479,36 @@ func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retr
 	return res, nil
 }
 
+// storedCostResult returns the stored result when the Work is already
+// finished (a replay of a committed attempt whose answer was lost).
+func storedCostResult(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (CostResult, bool, error) {
+	var finished, processing, cost string
+	err := tx.QueryRow(ctx, qCostWorkResult, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&finished, &processing, &cost)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CostResult{}, false, nil
+	}
+	if err != nil {
+		return CostResult{}, false, fmt.Errorf("read stored cost result: %w", err)
+	}
+	var res CostResult
+	if res.Finished, err = receipt.DecodeMeteringInputWorkAttemptFinished([]byte(finished)); err != nil {
+		return CostResult{}, false, fmt.Errorf("stored finish: %w", err)
+	}
+	res.State = res.Finished.Outcome.State
+	if processing != "" {
+		if res.Processing, err = meterfacts.DecodeProviderCostAvailabilityProcessingFact([]byte(processing)); err != nil {
+			return CostResult{}, false, fmt.Errorf("stored processing fact: %w", err)
+		}
+		res.State = laneStateOf(res.Processing.Outcome)
+	}
+	if cost != "" {
+		if res.Cost, err = meterfacts.DecodeProviderCostFact([]byte(cost)); err != nil {
+			return CostResult{}, false, fmt.Errorf("stored cost fact: %w", err)
+		}
+	}
+	return res, true, nil
+}
+
 // laneStateOf is the provider cost lane state a processing outcome fixes.
 func laneStateOf(outcome string) string {
 	return map[string]string{
@@ -512,6 +545,7 @@ func insertCostFact(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, f
 	}
 	var ref, dg, stored string
 	if err := tx.QueryRow(ctx, qCostFactInsert, pgx.NamedArgs{"ref": f.Fact.Ref, "digest": f.Fact.Digest, "work_ref": h.Work.Ref,
+		"attempt_number": h.AttemptNumber, "fencing_token": h.FencingToken,
 		"attempt_id": h.ExecutionAttemptID, "deployment_id": h.Lane.GatewayDeploymentID, "dimension_key": h.Lane.SourceEvidenceDimensionKey,
 		"currency": f.Currency, "amount": f.Amount, "body": string(body)}).Scan(&ref, &dg, &stored); err != nil {
 		return nil, false, fmt.Errorf("insert provider cost fact: %w", err)
@@ -539,7 +573,7 @@ func insertProcessing(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead,
 	}
 	var ref, dg, stored string
 	if err := tx.QueryRow(ctx, qCostProcessing, pgx.NamedArgs{"ref": p.Processing.Ref, "digest": p.Processing.Digest,
-		"work_ref": h.Work.Ref, "availability_state": p.AvailabilityState, "outcome": p.Outcome, "cost_fact_ref": costRef,
+		"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber, "fencing_token": h.FencingToken, "availability_state": p.AvailabilityState, "outcome": p.Outcome, "cost_fact_ref": costRef,
 		"body": string(body)}).Scan(&ref, &dg, &stored); err != nil {
 		return nil, false, fmt.Errorf("insert cost processing fact: %w", err)
 	}
@@ -609,14 +643,6 @@ func blockCostTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, plan
 	if err != nil {
 		return CostResult{}, fmt.Errorf("conflict evidence body: %w", err)
 	}
-	var evRef, evStored string
-	if err := tx.QueryRow(ctx, qConflictEvidence, pgx.NamedArgs{"ref": ev.Evidence.Ref, "digest": ev.Evidence.Digest,
-		"work_ref": h.Work.Ref, "kind": receipt.KindProviderCostProcessingConflictEvidence, "body": string(evBody)}).Scan(&evRef, &evStored); err != nil {
-		return CostResult{}, fmt.Errorf("insert conflict evidence: %w", err)
-	}
-	if ev, err = receipt.DecodeProviderCostProcessingConflictEvidence([]byte(evStored)); err != nil {
-		return CostResult{}, fmt.Errorf("stored conflict evidence: %w", err)
-	}
 	b := &receipt.MeteringInputWorkAttemptBlocked{
 		Blocked:         strict.Quadruple{Ref: "miwb-" + uuid.Must(uuid.NewV7()).String()},
 		WorkAttemptHead: h,
@@ -630,22 +656,26 @@ func blockCostTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, plan
 	if err != nil {
 		return CostResult{}, fmt.Errorf("blocked body: %w", err)
 	}
-	var bRef, bDigest, bStored string
-	if err := tx.QueryRow(ctx, qBlockedInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
-		"ref": b.Blocked.Ref, "digest": b.Blocked.Digest, "cause_kind": b.BlockingCause.Kind, "body": string(bBody)}).Scan(&bRef, &bDigest, &bStored); err != nil {
+	var bDigest, bStored, evDigest, evStored string
+	if err := tx.QueryRow(ctx, qCostBlockInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
+		"fencing_token": h.FencingToken, "blocked_ref": b.Blocked.Ref, "blocked_digest": b.Blocked.Digest, "blocked_body": string(bBody),
+		"evidence_ref": ev.Evidence.Ref, "evidence_digest": ev.Evidence.Digest, "evidence_body": string(evBody)}).Scan(&bDigest, &bStored, &evDigest, &evStored); err != nil {
 		return CostResult{}, fmt.Errorf("insert blocked: %w", err)
 	}
-	if bDigest != b.Blocked.Digest {
+	if bDigest != b.Blocked.Digest || evDigest != ev.Evidence.Digest {
 		return CostResult{}, fmt.Errorf("%w: attempt %d of %s already blocked with another body", ErrFinishConflict, h.AttemptNumber, h.Work.Ref)
 	}
 	if b, err = receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(bStored)); err != nil {
 		return CostResult{}, fmt.Errorf("stored blocked: %w", err)
 	}
+	if ev, err = receipt.DecodeProviderCostProcessingConflictEvidence([]byte(evStored)); err != nil {
+		return CostResult{}, fmt.Errorf("stored conflict evidence: %w", err)
+	}
 	if err := casCostCoordination(ctx, tx, h, costCoordination{Generation: h.WorkGeneration, State: receipt.StateBlockedOnProcessingConflict,
 		BlockedRef: b.Blocked.Ref, BlockedDigest: b.Blocked.Digest}); err != nil {
 		return CostResult{}, err
 	}
-	if _, err := tx.Exec(ctx, qWorkRelease, pgx.NamedArgs{"work_ref": h.Work.Ref, "retry_seconds": retry.Seconds()}); err != nil {
+	if _, err := tx.Exec(ctx, qCostWorkRelease, pgx.NamedArgs{"work_ref": h.Work.Ref, "retry_seconds": retry.Seconds()}); err != nil {
 		return CostResult{}, fmt.Errorf("release blocked work: %w", err)
 	}
 	return CostResult{State: receipt.StateBlockedOnProcessingConflict, Blocked: b, Evidence: ev}, nil

@@ -24,6 +24,10 @@ import (
 
 const costDim = "cost.usd_micros"
 
+// sqlStateFenced is 00004's refusal of a token that is not the Work's latest
+// attempt (or of a fact for a finished Work).
+const sqlStateFenced = "ME003"
+
 // costReads answers the cost bootstrap read from the snapshots the fixtures
 // registered with fakeOwners, filled in as the Gateway stores them (slot
 // key, binding, route, reason, evidence). unavailable fails every read;
@@ -110,8 +114,8 @@ func costRowsOf(t *testing.T, b *bundle, a attemptFixture) costRows {
 	r.costFacts = count(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE work_ref IN `+works, a.attemptID)
 	r.processing = count(t, b, `SELECT count(*) FROM metering.cost_processing_facts WHERE work_ref IN `+works, a.attemptID)
 	r.finishes = count(t, b, `SELECT count(*) FROM metering.work_finishes WHERE work_ref IN `+works, a.attemptID)
-	r.blocks = count(t, b, `SELECT count(*) FROM metering.work_attempt_blocks WHERE work_ref IN `+works, a.attemptID)
-	r.evidence = count(t, b, `SELECT count(*) FROM metering.processing_conflict_evidence WHERE work_ref IN `+works, a.attemptID)
+	r.blocks = count(t, b, `SELECT count(*) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
+	r.evidence = count(t, b, `SELECT count(DISTINCT evidence_digest) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
 	r.queued = count(t, b, `SELECT count(*) FROM metering.pending_works WHERE work_ref IN `+works, a.attemptID)
 	err := b.pool.QueryRow(t.Context(), `SELECT state FROM metering.cost_lane_coordination WHERE execution_attempt_id = $1`, a.attemptID).Scan(&r.coordination)
 	if !errors.Is(err, pgx.ErrNoRows) {
@@ -317,6 +321,11 @@ func TestME2CostDatabaseGuards(t *testing.T) {
 	res, err := metering.ProcessCostWork(t.Context(), b.pool, metering.CostConfig{Reads: reads}, claimOne(t, b, time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StateAvailabilityProcessed, res.State)
+	// A second lane's Work, claimed and unfinished: the rows below are refused
+	// by the constraints, not by the fencing trigger.
+	other := newAttempt(341)
+	b.ack(t, other.availability(b.owners, cost, costDim, 1, contract.AvailabilityPending, ""))
+	claimOne(t, b, time.Hour)
 
 	for _, c := range []struct {
 		sql, state string
@@ -324,23 +333,28 @@ func TestME2CostDatabaseGuards(t *testing.T) {
 	}{
 		{"UPDATE metering.provider_cost_facts SET amount = 0", pgerrcode.InsufficientPrivilege, true},
 		{"DELETE FROM metering.cost_processing_facts", pgerrcode.InsufficientPrivilege, true},
-		{"UPDATE metering.work_attempt_blocks SET blocking_cause_kind = 'x'", pgerrcode.InsufficientPrivilege, true},
-		{"DELETE FROM metering.processing_conflict_evidence", pgerrcode.InsufficientPrivilege, true},
+		{"UPDATE metering.work_blocks SET evidence_body = '{}'", pgerrcode.InsufficientPrivilege, true},
 		{"DELETE FROM metering.cost_lane_coordination", pgerrcode.InsufficientPrivilege, true},
 		{"UPDATE metering.provider_cost_facts SET amount = 0", metering.SQLStateInsertOnly, false},
 		{"DELETE FROM metering.cost_processing_facts", metering.SQLStateInsertOnly, false},
-		{"DELETE FROM metering.work_attempt_blocks", metering.SQLStateInsertOnly, false},
-		{"UPDATE metering.processing_conflict_evidence SET evidence_body = '{}'", metering.SQLStateInsertOnly, false},
+		{"DELETE FROM metering.work_blocks", metering.SQLStateInsertOnly, false},
+		// An old token (attempt 1 was blocked, attempt 2 finished) never writes a cost fact.
+		{`INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, attempt_number, fencing_token, availability_state, processing_outcome, processing_body)
+		  SELECT 'p-old', repeat('b', 64), work_ref, attempt_number, fencing_token, 'pending', 'waiting_for_evidence', '{}'
+		  FROM metering.work_attempts WHERE attempt_number = 1`, sqlStateFenced, true},
 		{"DELETE FROM metering.cost_lane_coordination", metering.SQLStateCostCoordination, false},
 		// A finished generation never changes its result, even to blocked...
 		{"UPDATE metering.cost_lane_coordination SET state = 'no_cost_evidence'", metering.SQLStateCostCoordination, true},
 		// ...and the coordination never goes back to an older generation.
 		{"UPDATE metering.cost_lane_coordination SET work_generation = 0", metering.SQLStateCostCoordination, true},
 		// The outcome is the one the availability fixes; only available_applied names a cost fact.
-		{`INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, availability_state, processing_outcome, processing_body)
-		  SELECT 'p-x', repeat('a', 64), work_ref, 'not_reported', 'waiting_for_evidence', '{}' FROM metering.input_works`, pgerrcode.CheckViolation, true},
-		{`INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, availability_state, processing_outcome, provider_cost_fact_ref, processing_body)
-		  SELECT 'p-y', repeat('a', 64), work_ref, 'unavailable', 'no_cost_evidence', provider_cost_fact_ref, '{}' FROM metering.provider_cost_facts`, pgerrcode.CheckViolation, true},
+		{`INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, attempt_number, fencing_token, availability_state, processing_outcome, processing_body)
+		  SELECT 'p-x', repeat('a', 64), work_ref, attempt_number, fencing_token, 'not_reported', 'waiting_for_evidence', '{}'
+		  FROM metering.work_attempts WHERE work_ref IN (SELECT work_ref FROM metering.pending_works)`, pgerrcode.CheckViolation, true},
+		{`INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, attempt_number, fencing_token, availability_state, processing_outcome, provider_cost_fact_ref, processing_body)
+		  SELECT 'p-y', repeat('a', 64), work_ref, attempt_number, fencing_token, 'unavailable', 'no_cost_evidence',
+		    (SELECT provider_cost_fact_ref FROM metering.provider_cost_facts), '{}'
+		  FROM metering.work_attempts WHERE work_ref IN (SELECT work_ref FROM metering.pending_works)`, pgerrcode.CheckViolation, true},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
 			if c.asRole {

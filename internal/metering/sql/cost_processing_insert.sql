@@ -1,9 +1,9 @@
 -- name: CostProcessingInsert
 -- Insert-or-compare of the Work's one ProviderCostAvailabilityProcessingFact@1.
 WITH ins AS (
-  INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, availability_state,
+  INSERT INTO metering.cost_processing_facts (processing_ref, processing_digest, work_ref, attempt_number, fencing_token, availability_state,
     processing_outcome, provider_cost_fact_ref, processing_body)
-  VALUES (@ref, @digest, @work_ref, @availability_state, @outcome, @cost_fact_ref, @body)
+  VALUES (@ref, @digest, @work_ref, @attempt_number, @fencing_token, @availability_state, @outcome, @cost_fact_ref, @body)
   ON CONFLICT (work_ref) DO NOTHING
   RETURNING processing_ref, processing_digest, processing_body
 )

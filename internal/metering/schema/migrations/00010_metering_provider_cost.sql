@@ -1,10 +1,13 @@
 -- Provider cost processing (issue 14 item 4; ME-2; ADR-031 "Cost Work对五种
--- Availability都有严格收敛结果"): the provider_cost Work's facts, the
--- non-terminal blocks of work attempts, and the cost lane's coordination
--- state. docs/metering.md explains every table and rule.
+-- Availability都有严格收敛结果"): the provider_cost Work's facts and the cost
+-- lane's coordination state. Blocks and their conflict evidence live in
+-- metering.work_blocks (00004). Like every worker fact, a cost fact names
+-- its exact attempt (work, number, token) and PostgreSQL refuses a token that
+-- is not the Work's latest or a finished Work (ME003, 00004).
+-- docs/metering.md explains every table and rule.
 --
 -- Custom SQLSTATEs: ME001 update/delete of an insert-only fact (existing);
---                   ME003 a cost lane coordination change that is not
+--                   ME010 a cost lane coordination change that is not
 --                         allowed (older generation, or a finished
 --                         generation changing its result).
 
@@ -25,15 +28,20 @@ ALTER TABLE metering.cost_lanes
 CREATE TABLE metering.provider_cost_facts (
   provider_cost_fact_ref         text        PRIMARY KEY,
   provider_cost_fact_digest      text        NOT NULL CHECK (provider_cost_fact_digest ~ '^[0-9a-f]{64}$'),
-  work_ref                       text        NOT NULL UNIQUE REFERENCES metering.input_works,
+  work_ref                       text        NOT NULL UNIQUE,
+  attempt_number                 bigint      NOT NULL,
+  fencing_token                  uuid        NOT NULL,
   execution_attempt_id           uuid        NOT NULL,
   gateway_deployment_id          text        NOT NULL CHECK (gateway_deployment_id <> ''),
   source_evidence_dimension_key  text        NOT NULL CHECK (source_evidence_dimension_key <> ''),
   currency                       text        NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
   amount                         numeric     NOT NULL CHECK (amount >= 0),
   fact_body                      text        NOT NULL,
-  recorded_at                    timestamptz NOT NULL DEFAULT now()
+  recorded_at                    timestamptz NOT NULL DEFAULT now(),
+  FOREIGN KEY (work_ref, attempt_number, fencing_token) REFERENCES metering.work_attempts (work_ref, attempt_number, fencing_token)
 );
+CREATE TRIGGER provider_cost_facts_latest_attempt BEFORE INSERT ON metering.provider_cost_facts
+  FOR EACH ROW EXECUTE FUNCTION metering.require_latest_attempt('fact');
 CREATE TRIGGER provider_cost_facts_insert_only BEFORE UPDATE OR DELETE ON metering.provider_cost_facts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
@@ -43,7 +51,9 @@ CREATE TRIGGER provider_cost_facts_insert_only BEFORE UPDATE OR DELETE ON meteri
 CREATE TABLE metering.cost_processing_facts (
   processing_ref                 text        PRIMARY KEY,
   processing_digest              text        NOT NULL CHECK (processing_digest ~ '^[0-9a-f]{64}$'),
-  work_ref                       text        NOT NULL UNIQUE REFERENCES metering.input_works,
+  work_ref                       text        NOT NULL UNIQUE,
+  attempt_number                 bigint      NOT NULL,
+  fencing_token                  uuid        NOT NULL,
   availability_state             text        NOT NULL CHECK (availability_state IN
     ('available', 'pending', 'not_reported', 'unavailable', 'conflicting')),
   processing_outcome             text        NOT NULL CHECK (processing_outcome IN
@@ -54,46 +64,18 @@ CREATE TABLE metering.cost_processing_facts (
   CHECK ((processing_outcome = 'available_applied') = (provider_cost_fact_ref IS NOT NULL)),
   CHECK (processing_outcome = CASE availability_state
     WHEN 'available' THEN 'available_applied' WHEN 'pending' THEN 'waiting_for_evidence'
-    WHEN 'conflicting' THEN 'reconciliation_required' ELSE 'no_cost_evidence' END)
+    WHEN 'conflicting' THEN 'reconciliation_required' ELSE 'no_cost_evidence' END),
+  FOREIGN KEY (work_ref, attempt_number, fencing_token) REFERENCES metering.work_attempts (work_ref, attempt_number, fencing_token)
 );
+CREATE TRIGGER cost_processing_facts_latest_attempt BEFORE INSERT ON metering.cost_processing_facts
+  FOR EACH ROW EXECUTE FUNCTION metering.require_latest_attempt('fact');
 CREATE TRIGGER cost_processing_facts_insert_only BEFORE UPDATE OR DELETE ON metering.cost_processing_facts
-  FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-
--- ProviderCostProcessingConflictEvidence@1 (content addressed: the same
--- conflict seen by two attempts of one Work is one row).
-CREATE TABLE metering.processing_conflict_evidence (
-  evidence_ref                   text        PRIMARY KEY,
-  evidence_digest                text        NOT NULL CHECK (evidence_digest ~ '^[0-9a-f]{64}$'),
-  work_ref                       text        NOT NULL REFERENCES metering.input_works,
-  evidence_kind                  text        NOT NULL CHECK (evidence_kind IN
-    ('ProviderCostProcessingConflictEvidence@1', 'EligibilityProcessingConflictEvidence@1')),
-  evidence_body                  text        NOT NULL,
-  recorded_at                    timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (work_ref, evidence_digest)
-);
-CREATE TRIGGER processing_conflict_evidence_insert_only BEFORE UPDATE OR DELETE ON metering.processing_conflict_evidence
-  FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-
--- MeteringInputWorkAttemptBlocked@1 of either lane: at most one per attempt,
--- never a finish (the Work stays queued and is retried by a new attempt).
-CREATE TABLE metering.work_attempt_blocks (
-  work_ref                       text        NOT NULL,
-  attempt_number                 bigint      NOT NULL,
-  blocked_ref                    text        NOT NULL UNIQUE,
-  blocked_digest                 text        NOT NULL CHECK (blocked_digest ~ '^[0-9a-f]{64}$'),
-  blocking_cause_kind            text        NOT NULL,
-  blocked_body                   text        NOT NULL,
-  recorded_at                    timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (work_ref, attempt_number),
-  FOREIGN KEY (work_ref, attempt_number) REFERENCES metering.work_attempts (work_ref, attempt_number)
-);
-CREATE TRIGGER work_attempt_blocks_insert_only BEFORE UPDATE OR DELETE ON metering.work_attempt_blocks
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- The cost lane's coordination CAS: the state the worker committed for the
 -- lane's generation (pending is implicit: no row, or a row of an older
 -- generation). A finished generation's result never changes; a blocked one
--- may be blocked again or finish; generations never move backwards (ME003).
+-- may be blocked again or finish; generations never move backwards (ME010).
 CREATE TABLE metering.cost_lane_coordination (
   execution_attempt_id           uuid        NOT NULL,
   gateway_deployment_id          text        NOT NULL,
@@ -108,7 +90,7 @@ CREATE TABLE metering.cost_lane_coordination (
   processing_digest              text,
   finished_ref                   text,
   finished_digest                text,
-  blocked_ref                    text        REFERENCES metering.work_attempt_blocks (blocked_ref),
+  blocked_ref                    text        REFERENCES metering.work_blocks (blocked_ref),
   blocked_digest                 text,
   updated_at                     timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (execution_attempt_id, gateway_deployment_id, source_evidence_dimension_key),
@@ -122,15 +104,15 @@ CREATE FUNCTION metering.cost_coordination_guard() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
   IF TG_OP = 'DELETE' THEN
-    RAISE EXCEPTION 'metering: cost lane coordination is never deleted' USING ERRCODE = 'ME003';
+    RAISE EXCEPTION 'metering: cost lane coordination is never deleted' USING ERRCODE = 'ME010';
   END IF;
   IF NEW.work_generation < OLD.work_generation THEN
     RAISE EXCEPTION 'metering: cost lane coordination of % moved to an older generation', OLD.execution_attempt_id
-      USING ERRCODE = 'ME003';
+      USING ERRCODE = 'ME010';
   END IF;
   IF NEW.work_generation = OLD.work_generation AND OLD.state <> 'blocked_on_processing_conflict' THEN
     RAISE EXCEPTION 'metering: generation % of the cost lane of % is finished (%)', OLD.work_generation, OLD.execution_attempt_id, OLD.state
-      USING ERRCODE = 'ME003';
+      USING ERRCODE = 'ME010';
   END IF;
   RETURN NEW;
 END
@@ -139,7 +121,8 @@ CREATE TRIGGER cost_lane_coordination_guard BEFORE UPDATE OR DELETE ON metering.
   FOR EACH ROW EXECUTE FUNCTION metering.cost_coordination_guard();
 
 GRANT EXECUTE ON FUNCTION metering.cost_coordination_guard() TO oceanway_metering;
-GRANT SELECT, INSERT ON metering.provider_cost_facts, metering.cost_processing_facts,
-  metering.processing_conflict_evidence, metering.work_attempt_blocks TO oceanway_metering;
+REVOKE ALL ON metering.provider_cost_facts, metering.cost_processing_facts, metering.cost_lane_coordination FROM PUBLIC;
+REVOKE ALL ON FUNCTION metering.cost_coordination_guard() FROM PUBLIC;
+GRANT SELECT, INSERT ON metering.provider_cost_facts, metering.cost_processing_facts TO oceanway_metering;
 GRANT SELECT, INSERT, UPDATE ON metering.cost_lane_coordination TO oceanway_metering;
 -- +goose StatementEnd
