@@ -49,12 +49,6 @@ func newCostReads(o *fakeOwners, attempts ...attemptFixture) *costReads {
 	return r
 }
 
-func (r *costReads) add(a attemptFixture) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.attempts[a.attemptID] = a
-}
-
 func (r *costReads) ReadCostSource(_ context.Context, req metering.CostSourceRead) (metering.CostSource, error) {
 	if r.unavailable.Load() {
 		return metering.CostSource{}, errUnavailable
