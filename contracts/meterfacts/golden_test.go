@@ -66,9 +66,26 @@ func processing(t *testing.T, state, reason string, cost *strict.Quadruple) *met
 	})
 }
 
+func validation(t *testing.T, purpose string, current bool) *meterfacts.SettlementInputCurrentValidationReceipt {
+	r := &meterfacts.SettlementInputCurrentValidationReceipt{
+		Receipt: strict.Quadruple{Ref: "sicvr-" + purpose}, Purpose: purpose, OperationID: "0195f4a8-0000-7000-8000-000000000080",
+		InputManifestDigest:   digest.Digest{Algorithm: digest.JCSSHA256V1, Value: q("", "7c").Digest},
+		SettlementDimensionID: "0195f4a8-0000-7000-8000-000000000090", Validated: q("sis-1", "5d"), ValidatedStateVersion: 1,
+		Current: current, ValidatedAt: at,
+	}
+	if !current {
+		r.CurrentSnapshot, r.CurrentStateVersion = q("sis-2", "6e"), 2
+	}
+	return sealed(t, r)
+}
+
 func goldens(t *testing.T) []golden {
 	cf := costFact(t)
 	return []golden{
+		{meterfacts.KindSettlementInputCurrentValidationReceipt, "finalization_current", validation(t, meterfacts.PurposeFinalization, true)},
+		{meterfacts.KindSettlementInputCurrentValidationReceipt, "billing_catch_up_fence_not_current", validation(t, meterfacts.PurposeBillingCatchUpFence, false)},
+		{meterfacts.KindSettlementInputCurrentValidationReceipt, "late_settlement_command_current", validation(t, meterfacts.PurposeLateSettlementCommand, true)},
+		{meterfacts.KindSettlementInputCurrentValidationReceipt, "post_finalization_transition_not_current", validation(t, meterfacts.PurposePostFinalizationTransition, false)},
 		{meterfacts.KindProviderCostFact, "usd_micros", cf},
 		{meterfacts.KindProviderCostAvailabilityProcessingFact, "available_applied", processing(t, meterfacts.AvailabilityAvailable, "provider_reported", &cf.Fact)},
 		{meterfacts.KindProviderCostAvailabilityProcessingFact, "waiting_for_evidence", processing(t, meterfacts.AvailabilityPending, "provider_report_pending", nil)},
@@ -122,6 +139,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = meterfacts.DecodeProviderCostFact(body)
 		case meterfacts.KindProviderCostAvailabilityProcessingFact:
 			back, err = meterfacts.DecodeProviderCostAvailabilityProcessingFact(body)
+		case meterfacts.KindSettlementInputCurrentValidationReceipt:
+			back, err = meterfacts.DecodeSettlementInputCurrentValidationReceipt(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)
@@ -135,7 +154,20 @@ type negative struct {
 }
 
 func negatives() []negative {
+	v := meterfacts.KindSettlementInputCurrentValidationReceipt
 	return []negative{
+		{v, "unknown_purpose", "MET-VSC", "finalization_current", func(m map[string]any) { m["purpose"] = "metering_fact_construction" }, strict.ErrUnknownEnum},
+		{v, "expires_at", "MET-VSC", "finalization_current", func(m map[string]any) { m["expiresAt"] = "2026-12-01T12:05:00.000000Z" }, strict.ErrUnknownField},
+		{v, "not_current_not_later", "MET-VSC", "billing_catch_up_fence_not_current", func(m map[string]any) {
+			m["settlementInputStateVersion"] = int64(3)
+		}, meterfacts.ErrNotCurrentRule},
+		{v, "current_carries_current_snapshot", "MET-VSC", "finalization_current", func(m map[string]any) {
+			m["result"].(map[string]any)["currentSettlementInputStateVersion"] = int64(2)
+		}, strict.ErrMixedUnion},
+		{v, "bare_input_manifest_digest", "CT-3", "finalization_current", func(m map[string]any) { delete(m, "inputManifestDigestAlgorithmVersion") }, digest.ErrMissingAlgorithm},
+		{v, "other_operation_same_digest", "CT-3", "late_settlement_command_current", func(m map[string]any) {
+			m["validationOperationId"] = "0195f4a8-0000-7000-8000-0000000000ff"
+		}, digest.ErrMismatch},
 		// ME-2: a missing cost is never a zero cost, and only available writes a cost.
 		{meterfacts.KindProviderCostAvailabilityProcessingFact, "not_reported_claims_applied", "ME-2", "no_cost_evidence_not_reported", func(m map[string]any) {
 			m["outcome"] = map[string]any{"processingOutcome": "available_applied", "providerCostFactRef": "pcf-1", "providerCostFactSchemaVersion": "1",
@@ -168,8 +200,8 @@ type manifestEntry struct {
 	Expected    string `json:"expected"`
 }
 
-// CT-2/CT-3/ME-2: every negative artefact is rejected with its named reason.
-func TestNegatives_CT2_ME2(t *testing.T) {
+// CT-2/CT-3/ME-2/MET-VSC (validateSettlementInputCurrent): every negative artefact is rejected with its named reason.
+func TestNegatives_CT2_ME2_MEVAL(t *testing.T) {
 	t.Parallel()
 	gs := goldens(t)
 	var entries []manifestEntry

@@ -1,7 +1,8 @@
 // Package meterfacts holds the Metering owner's own facts that the spec
 // names without a field list (ADR-031 Metering; outbox-publisher "Provider
-// Cost Work"; ME-2): ProviderCostFact@1 and
-// ProviderCostAvailabilityProcessingFact@1. Each is described once (package
+// Cost Work"; ME-2): ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1 and the receipt of
+// validateSettlementInputCurrent, SettlementInputCurrentValidationReceipt@1. Each is described once (package
 // schema): the description decodes documents strictly, renders the
 // generated JSON Schema and TypeScript (contracts/schemagen) and is listed
 // in contracts/kinds.
@@ -49,12 +50,13 @@ type spec struct {
 }
 
 // kindsInOrder lists the kinds of this package in their fixed order.
-var kindsInOrder = []string{KindProviderCostFact, KindProviderCostAvailabilityProcessingFact}
+var kindsInOrder = []string{KindProviderCostFact, KindProviderCostAvailabilityProcessingFact, KindSettlementInputCurrentValidationReceipt}
 
 func specOf(kind string) (spec, bool) {
 	s, ok := map[string]spec{
-		KindProviderCostFact:                       {ProviderCostFactDef, costFactSelf, nil},
-		KindProviderCostAvailabilityProcessingFact: {ProcessingFactDef, processingSelf, processingRules},
+		KindProviderCostFact:                        {ProviderCostFactDef, costFactSelf, nil},
+		KindProviderCostAvailabilityProcessingFact:  {ProcessingFactDef, processingSelf, processingRules},
+		KindSettlementInputCurrentValidationReceipt: {ValidationReceiptDef, validationSelf, validationRules},
 	}[kind]
 	return s, ok
 }

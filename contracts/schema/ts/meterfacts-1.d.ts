@@ -109,6 +109,34 @@ export type ProviderCostAvailabilityProcessingFactV1 = {
   readonly processedAt: string;
 };
 
+/** SettlementInputCurrentValidationReceipt@1: Metering's operation-bound answer whether a settlement input five-tuple is Current; no expiry. */
+export type SettlementInputCurrentValidationReceiptV1 = {
+  /** repository-owned; excluded from the digest candidate */
+  readonly settlementInputCurrentValidationReceiptRef: string;
+  readonly settlementInputCurrentValidationReceiptSchemaVersion: "1";
+  readonly settlementInputCurrentValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputCurrentValidationReceiptDigest: string;
+  /** the caller's purpose */
+  readonly purpose: "finalization" | "billing_catch_up_fence" | "late_settlement_command" | "post_finalization_transition";
+  /** the caller's operation; one receipt per operation */
+  readonly validationOperationId: string;
+  /** the caller's input manifest (or basis) digest */
+  readonly inputManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly inputManifestDigest: string;
+  /** the settlement dimension (envelope.SettlementDimensionID) */
+  readonly settlementDimensionId: string;
+  /** the validated SettlementInputSnapshot@1 */
+  readonly settlementInputSnapshotRef: string;
+  readonly settlementInputSnapshotSchemaVersion: "1";
+  readonly settlementInputSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputSnapshotDigest: string;
+  /** the validated state version */
+  readonly settlementInputStateVersion: number;
+  readonly result: SettlementInputValidationResultV1;
+  /** the linearization point; excluded from the digest candidate (no expiry) */
+  readonly validatedAt: string;
+};
+
 /** The strict result of one provider cost availability: a ProviderCostFact only when available; no cost (never zero) otherwise. */
 export type ProviderCostProcessingOutcomeV1 =
   | {
@@ -127,4 +155,20 @@ export type ProviderCostProcessingOutcomeV1 =
   }
   | {
     readonly processingOutcome: "reconciliation_required";
+  };
+
+/** current, or not_current with the dimension's current five-tuple. */
+export type SettlementInputValidationResultV1 =
+  | {
+    readonly state: "current";
+  }
+  | {
+    readonly state: "not_current";
+    /** the Current SettlementInputSnapshot@1 */
+    readonly currentSettlementInputSnapshotRef: string;
+    readonly currentSettlementInputSnapshotSchemaVersion: "1";
+    readonly currentSettlementInputSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly currentSettlementInputSnapshotDigest: string;
+    /** later than the validated state version */
+    readonly currentSettlementInputStateVersion: number;
   };
