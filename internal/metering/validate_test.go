@@ -55,8 +55,8 @@ func (c *settlementChain) next(t *testing.T, quantity string) settlement.Ref {
 	amount, err := settlement.Multiply(quantity, p.UnitPrice)
 	require.NoError(t, err)
 	s := &settlement.Snapshot{
-		Snapshot: strict.Quadruple{Ref: fmt.Sprintf("sis-%d-%d", c.a.n, v)},
-		Tenant:   settlement.Tenant{Kind: "organization", ID: id("tenant"), WorkspaceID: id("workspace")},
+		Snapshot:         strict.Quadruple{Ref: fmt.Sprintf("sis-%d-%d", c.a.n, v)},
+		Tenant:           settlement.Tenant{Kind: "organization", ID: id("tenant"), WorkspaceID: id("workspace")},
 		BillingAccountID: id("account", c.a.n), BillingReservationID: id("reservation", c.a.n),
 		RunID: c.a.runID, RunStepID: id("step", c.a.n), ExecutionAttemptID: c.a.attemptID, ChargeDimensionKey: c.dim,
 		SettlementDimensionID: c.dimensionID(), StateVersion: v,
@@ -216,7 +216,11 @@ func TestMETVSCInsertOrCompareOperation(t *testing.T) {
 	other := []metering.SettlementValidationRequest{
 		c.request(meterfacts.PurposeLateSettlementCommand, op, v1),
 		c.request(meterfacts.PurposeFinalization, op, v2),
-		func() metering.SettlementValidationRequest { r := req; r.InputManifestDigest = manifestDigest("other"); return r }(),
+		func() metering.SettlementValidationRequest {
+			r := req
+			r.InputManifestDigest = manifestDigest("other")
+			return r
+		}(),
 	}
 	for _, r := range other {
 		_, err := metering.ValidateSettlementInputCurrent(t.Context(), b.pool, r)
