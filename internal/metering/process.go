@@ -458,8 +458,8 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 		return settlement.Ref{}, false, fmt.Errorf("lock settlement input: %w", err)
 	}
 	s := &settlement.Snapshot{
-		Snapshot: strict.Quadruple{Ref: "sis-" + uuid.Must(uuid.NewV7()).String()},
-		Tenant:   settlement.Tenant{Kind: src.TenantKind, ID: src.TenantID, WorkspaceID: src.WorkspaceID, ProjectID: src.ProjectID},
+		Snapshot:         strict.Quadruple{Ref: "sis-" + uuid.Must(uuid.NewV7()).String()},
+		Tenant:           settlement.Tenant{Kind: src.TenantKind, ID: src.TenantID, WorkspaceID: src.WorkspaceID, ProjectID: src.ProjectID},
 		BillingAccountID: src.BillingAccountID, BillingReservationID: src.BillingReservationID, RunID: src.RunID,
 		RunStepID: src.RunStepID, ExecutionAttemptID: h.ExecutionAttemptID, ChargeDimensionKey: d.key, SettlementDimensionID: dimID,
 		StateVersion: 1, EligibilityFact: in.fact.Fact, DispatchDisposition: in.fact.Disposition, AttemptManifest: in.fact.AttemptManifest,

@@ -79,7 +79,7 @@ func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
 	return n
 }
 
-// factCount counts the business facts written with a token ('' = any).
+// factCount counts the business facts written with a token (” = any).
 func factCount(t *testing.T, pool *pgxpool.Pool, token string) int {
 	t.Helper()
 	n := 0
