@@ -79,7 +79,7 @@ func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
 	return n
 }
 
-// factCount counts the business facts written with a token (” = any).
+// factCount counts the business facts written with a token (empty: any token).
 func factCount(t *testing.T, pool *pgxpool.Pool, token string) int {
 	t.Helper()
 	n := 0
@@ -552,4 +552,26 @@ func BenchmarkWorker(bm *testing.B) {
 	}
 	require.Equal(bm, bm.N, n)
 	bm.ReportMetric(float64(n)/bm.Elapsed().Seconds(), "works/s")
+}
+
+// TestME1WorkerAsMeteringRole: claim, processing (facts, pointer CAS, the
+// outbox append) and the finish all run as the least-privileged
+// oceanway_metering role, with only the pg_catalog search path.
+func TestME1WorkerAsMeteringRole(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(11)
+	dispatched(t, b, a)
+	role := dbtest.RolePool(t, b.pool.Config().ConnString(), meteringschema.RoleMetering)
+	p, err := metering.NewProcessor(role, metering.ProcessorConfig{Reads: b.owners})
+	require.NoError(t, err)
+	att, err := metering.ClaimLane(t.Context(), role, receipt.LaneEligibility, time.Hour)
+	require.NoError(t, err)
+	out, err := p.Process(t.Context(), att)
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	cur, err := metering.ReadCurrentSettlementInput(t.Context(), role, dimensionOf(a, dimOut))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), cur.Ref.StateVersion)
+	requireDenseChains(t, b.pool)
 }

@@ -234,6 +234,8 @@ GRANT EXECUTE ON FUNCTION metering.require_latest_attempt(), metering.eligibilit
 GRANT SELECT, INSERT ON metering.eligibility_decisions, metering.meter_events, metering.settlement_input_snapshots,
   metering.work_blocks TO oceanway_metering;
 GRANT SELECT, INSERT, UPDATE (state_version, snapshot_ref, updated_at) ON metering.settlement_input_current TO oceanway_metering;
+-- The worker appends metering.settlement-input.current-changed@1 (ME-1).
+GRANT oceanway_producer TO oceanway_metering;
 
 -- The claim queue knows each Work's lane, so a worker claims only the lanes
 -- it processes with an index-backed read (unfinished Work of another lane
