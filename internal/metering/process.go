@@ -382,18 +382,30 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 		}
 		out := Outcome{}
 		var set receipt.SnapshotSet
+		var events []envelope.Envelope
 		for _, d := range in.dims {
-			cur, appended, err := p.settleDimension(ctx, tx, a, in, decision, d)
+			cur, ev, err := p.settleDimension(ctx, tx, a, in, decision, d)
 			if err != nil {
 				return Outcome{}, err
 			}
-			if appended {
+			if ev != nil {
+				events = append(events, *ev)
 				out.NewSnapshots++
 			}
 			set.Snapshots = append(set.Snapshots, receipt.SettlementSnapshot{RunStepID: in.source.RunStepID,
 				ExecutionAttemptID: h.ExecutionAttemptID, ChargeDimensionKey: d.key, Snapshot: cur.Snapshot, StateVersion: cur.StateVersion})
 		}
 		set.Count = int64(len(set.Snapshots))
+		// Every new version's event with its billing delivery, in this
+		// transaction (one append for all of them).
+		if len(events) > 0 {
+			if _, err := release.ForProducer(boundary.Metering).AppendTx(ctx, tx, events...); err != nil {
+				return Outcome{}, fmt.Errorf("append settlement input events: %w", err)
+			}
+		}
+		if err := p.stage("append"); err != nil {
+			return Outcome{}, err
+		}
 		if err := p.stage("finish"); err != nil {
 			return Outcome{}, err
 		}
@@ -443,19 +455,21 @@ type currentRow struct {
 }
 
 // settleDimension builds the dimension's snapshot and, when its content
-// differs from the Current one, appends the next version: MeterEvent (when
-// measured), snapshot, pointer CAS and metering.settlement-input.current-changed@1
-// with its billing delivery, all in the caller's transaction (ME-1).
-func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, decision settlement.Decision, d dimensionInput) (settlement.Ref, bool, error) {
+// differs from the Current one, appends the next version in the caller's
+// transaction: MeterEvent (when measured), snapshot and pointer CAS. It
+// returns that version's metering.settlement-input.current-changed@1, which
+// the caller appends with its billing delivery in the same transaction
+// (ME-1); nil when nothing changed.
+func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, decision settlement.Decision, d dimensionInput) (settlement.Ref, *envelope.Envelope, error) {
 	h, src := a.Head, in.source
 	dimID := envelope.SettlementDimensionID(src.BillingReservationID, src.RunID, src.RunStepID, h.ExecutionAttemptID, d.key)
 	rows, err := tx.Query(ctx, qSettlementLock, pgx.NamedArgs{"settlement_dimension_id": dimID})
 	if err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("lock settlement input: %w", err)
+		return settlement.Ref{}, nil, fmt.Errorf("lock settlement input: %w", err)
 	}
 	curRows, err := pgx.CollectRows(rows, pgx.RowToStructByName[currentRow])
 	if err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("lock settlement input: %w", err)
+		return settlement.Ref{}, nil, fmt.Errorf("lock settlement input: %w", err)
 	}
 	s := &settlement.Snapshot{
 		Snapshot:         strict.Quadruple{Ref: "sis-" + uuid.Must(uuid.NewV7()).String()},
@@ -477,31 +491,31 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 		s.ReconciliationState = settlement.ReconciliationRequired
 	}
 	if s.TargetNetAmount, err = settlement.Multiply(s.Quantity, s.Pricing.UnitPrice); err != nil {
-		return settlement.Ref{}, false, &conflict{stage: "settlement_input", reason: "amount_not_computable", candidate: map[string]any{"quantity": s.Quantity}}
+		return settlement.Ref{}, nil, &conflict{stage: "settlement_input", reason: "amount_not_computable", candidate: map[string]any{"quantity": s.Quantity}}
 	}
 	if d.evidence != nil {
 		q, err := insertMeterEvent(ctx, tx, a, dimID, d)
 		if err != nil {
-			return settlement.Ref{}, false, err
+			return settlement.Ref{}, nil, err
 		}
 		s.MeterEvent = &q
 	}
 	content, err := settlement.ContentDigest(s)
 	if err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("settlement content digest: %w", err)
+		return settlement.Ref{}, nil, fmt.Errorf("settlement content digest: %w", err)
 	}
 	if len(curRows) == 1 {
 		c := curRows[0]
 		cur := settlement.Ref{StateVersion: c.StateVersion, Snapshot: strict.Quadruple{Ref: c.SnapshotRef, SchemaVersion: c.SnapshotSchemaVersion,
 			DigestAlgorithmVersion: digest.Algorithm(c.SnapshotDigestAlgorithmVersion), Digest: c.SnapshotDigest}}
 		if c.ContentDigest == content.Value {
-			return cur, false, nil // nothing changed: no new version, no event
+			return cur, nil, nil // nothing changed: no new version, no event
 		}
 		s.StateVersion, s.Predecessor = c.StateVersion+1, &cur
 	}
 	body, err := settlement.Seal(s)
 	if err != nil {
-		return settlement.Ref{}, false, &conflict{stage: "settlement_input", reason: "snapshot_invalid", candidate: s.ToJSON()}
+		return settlement.Ref{}, nil, &conflict{stage: "settlement_input", reason: "snapshot_invalid", candidate: s.ToJSON()}
 	}
 	args := pgx.NamedArgs{"settlement_dimension_id": dimID, "state_version": s.StateVersion, "snapshot_ref": s.Snapshot.Ref,
 		"snapshot_digest": s.Snapshot.Digest, "content_digest": content.Value, "predecessor_state_version": nil,
@@ -513,10 +527,10 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 		args["predecessor_state_version"], args["predecessor_snapshot_ref"] = s.Predecessor.StateVersion, s.Predecessor.Snapshot.Ref
 	}
 	if _, err := tx.Exec(ctx, qSnapshotInsert, args); err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("insert settlement input snapshot: %w", err)
+		return settlement.Ref{}, nil, fmt.Errorf("insert settlement input snapshot: %w", err)
 	}
 	if err := p.stage("snapshot"); err != nil {
-		return settlement.Ref{}, false, err
+		return settlement.Ref{}, nil, err
 	}
 	cas := qCurrentCAS
 	if s.StateVersion == 1 {
@@ -525,27 +539,21 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 	tag, err := tx.Exec(ctx, cas, pgx.NamedArgs{"settlement_dimension_id": dimID, "state_version": s.StateVersion,
 		"snapshot_ref": s.Snapshot.Ref, "attempt_id": h.ExecutionAttemptID, "charge_dimension_key": d.key})
 	if err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("settlement input pointer: %w", err)
+		return settlement.Ref{}, nil, fmt.Errorf("settlement input pointer: %w", err)
 	}
 	if tag.RowsAffected() != 1 {
-		return settlement.Ref{}, false, fmt.Errorf("%w: %s to version %d", ErrPointerMoved, dimID, s.StateVersion)
+		return settlement.Ref{}, nil, fmt.Errorf("%w: %s to version %d", ErrPointerMoved, dimID, s.StateVersion)
 	}
 	if err := p.stage("pointer"); err != nil {
-		return settlement.Ref{}, false, err
+		return settlement.Ref{}, nil, err
 	}
-	if _, err := release.ForProducer(boundary.Metering).AppendTx(ctx, tx, settlementEvent(s)); err != nil {
-		return settlement.Ref{}, false, fmt.Errorf("append settlement input event: %w", err)
-	}
-	if err := p.stage("append"); err != nil {
-		return settlement.Ref{}, false, err
-	}
-	return s.Current(), true, nil
+	return s.Current(), settlementEvent(s), nil
 }
 
 // settlementEvent is metering.settlement-input.current-changed@1 of a new
 // snapshot version: aggregate = settlement dimension id, revision = state
 // version, current and predecessor five-tuples.
-func settlementEvent(s *settlement.Snapshot) envelope.Envelope {
+func settlementEvent(s *settlement.Snapshot) *envelope.Envelope {
 	p := envelope.MeteringSettlementInputCurrentChangedV1Payload{
 		BillingReservationID: s.BillingReservationID, BillingAccountID: s.BillingAccountID, RunID: s.RunID, RunStepID: s.RunStepID,
 		ExecutionAttemptID: s.ExecutionAttemptID, ChargeDimensionKey: s.ChargeDimensionKey, SettlementDimensionID: s.SettlementDimensionID,
@@ -562,7 +570,7 @@ func settlementEvent(s *settlement.Snapshot) envelope.Envelope {
 			SettlementInputSnapshotDigest:                 pr.Snapshot.Digest, SettlementInputStateVersion: pr.StateVersion}
 	}
 	key := map[string]any{"settlementDimensionId": s.SettlementDimensionID, "settlementInputStateVersion": s.StateVersion}
-	return envelope.Envelope{
+	return &envelope.Envelope{
 		EventID: envelope.DeriveID(settlementEventDeriv, key), EventType: envelope.MeteringSettlementInputCurrentChangedV1,
 		EventSchemaVersion: "1", AggregateType: envelope.AggregateSettlementInputDimension, AggregateID: s.SettlementDimensionID,
 		AggregateRevision: s.StateVersion, TenantKind: s.Tenant.Kind, TenantID: s.Tenant.ID, WorkspaceID: s.Tenant.WorkspaceID,
