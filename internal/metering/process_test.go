@@ -141,7 +141,7 @@ func requireDenseChains(t *testing.T, pool *pgxpool.Pool) {
 		"every settlement input event has its billing delivery")
 }
 
-// TestME1SettlementInputChainsAndEvents: usage Work applies one Current
+// TestME1SettlementInputChainsAndEvents (ME-1): usage Work applies one Current
 // chain per attempt × charge dimension (decision, MeterEvent when measured,
 // snapshot, pointer, event + billing delivery); a corrected usage revision
 // appends version 2 of that dimension only, with its exact predecessor.
@@ -196,7 +196,7 @@ func TestME1SettlementInputChainsAndEvents(t *testing.T) {
 	requireDenseChains(t, b.pool)
 }
 
-// TestME1NotDispatchedTerminalNone: not_dispatched needs no gateway usage;
+// TestME1NotDispatchedTerminalNone (ME-1, GW-1): not_dispatched needs no gateway usage;
 // its Work writes an ineligible decision and a terminal-none snapshot
 // (target amount 0) on the not-dispatched dimension.
 func TestME1NotDispatchedTerminalNone(t *testing.T) {
@@ -219,7 +219,7 @@ func TestME1NotDispatchedTerminalNone(t *testing.T) {
 	requireDenseChains(t, b.pool)
 }
 
-// TestME1SnapshotEventAtomic: a failure injected at any point of the
+// TestME1SnapshotEventAtomic (ME-1): a failure injected at any point of the
 // processing transaction (after the decision, the snapshot, the pointer
 // CAS, the event append, before the finish) leaves nothing: no fact, no
 // event, no delivery, no finish, the Work still queued; the retry applies.
@@ -463,7 +463,7 @@ func TestMETUnregisteredDimensionBlocks(t *testing.T) {
 	require.Zero(t, factCount(t, b.pool, ""))
 }
 
-// TestME1SettlementInputDatabaseGuards: PostgreSQL refuses snapshot edits,
+// TestME1SettlementInputDatabaseGuards (ME-1): PostgreSQL refuses snapshot edits,
 // deletes, gaps, forks and pointer jumps, as the metering role and (for the
 // triggers) as the owner.
 func TestME1SettlementInputDatabaseGuards(t *testing.T) {
@@ -554,7 +554,7 @@ func BenchmarkWorker(bm *testing.B) {
 	bm.ReportMetric(float64(n)/bm.Elapsed().Seconds(), "works/s")
 }
 
-// TestME1WorkerAsMeteringRole: claim, processing (facts, pointer CAS, the
+// TestME1WorkerAsMeteringRole (ME-1): claim, processing (facts, pointer CAS, the
 // outbox append) and the finish all run as the least-privileged
 // oceanway_metering role, with only the pg_catalog search path.
 func TestME1WorkerAsMeteringRole(t *testing.T) {
