@@ -24,7 +24,7 @@ func TestGW2ReadProviderEvidenceIsExact(t *testing.T) {
 	a := observe(t, svc, m.ExecutionAttemptID, gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros",
 		State: contract.AvailabilityAvailable, ReasonCode: "provider_reported", Quantity: "1234500", ReportID: "r1"})
 	req := gateway.ProviderEvidenceRead{ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
-		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, EvidenceKind: contract.EvidenceProviderCost,
+		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, Binding: a.Snapshot.Binding, EvidenceKind: contract.EvidenceProviderCost,
 		DimensionKey: "cost.usd_micros", Evidence: a.Snapshot.Evidence}
 
 	res, err := gateway.ReadProviderEvidence(t.Context(), pool, req)

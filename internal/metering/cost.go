@@ -113,7 +113,7 @@ type CostSourceRead struct {
 type CostSource struct {
 	Availability gateway.AvailabilityResult
 	Manifest     ownerread.Result[*contract.AttemptExecutionManifest]
-	Evidence     gateway.EvidenceResult
+	Evidence     gateway.ProviderEvidenceResult
 }
 
 // ReadCostSource reads the cost source in process: Gateway's
@@ -144,7 +144,7 @@ func (r DBReads) ReadCostSource(ctx context.Context, req CostSourceRead) (CostSo
 	if ev := src.Availability.Value.Evidence; ev.Ref != "" && src.Manifest.Answer == ownerread.Found {
 		src.Evidence, err = gateway.ReadProviderEvidence(ctx, r.Gateway, gateway.ProviderEvidenceRead{
 			ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
-			ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID,
+			ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, Binding: src.Availability.Value.Binding,
 			EvidenceKind: contract.EvidenceProviderCost, DimensionKey: req.DimensionKey, Evidence: ev,
 		})
 	}

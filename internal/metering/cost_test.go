@@ -89,7 +89,7 @@ func claimOne(t *testing.T, b *bundle, lease time.Duration) *metering.Attempt {
 	return a
 }
 
-func count(t *testing.T, b *bundle, sql string, args ...any) int {
+func countRows(t *testing.T, b *bundle, sql string, args ...any) int {
 	t.Helper()
 	var n int
 	require.NoError(t, b.pool.QueryRow(t.Context(), sql, args...).Scan(&n))
@@ -105,12 +105,12 @@ func costRowsOf(t *testing.T, b *bundle, a attemptFixture) costRows {
 	t.Helper()
 	var r costRows
 	works := `(SELECT work_ref FROM metering.input_works WHERE execution_attempt_id = $1 AND lane_kind = 'provider_cost')`
-	r.costFacts = count(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE work_ref IN `+works, a.attemptID)
-	r.processing = count(t, b, `SELECT count(*) FROM metering.cost_processing_facts WHERE work_ref IN `+works, a.attemptID)
-	r.finishes = count(t, b, `SELECT count(*) FROM metering.work_finishes WHERE work_ref IN `+works, a.attemptID)
-	r.blocks = count(t, b, `SELECT count(*) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
-	r.evidence = count(t, b, `SELECT count(DISTINCT evidence_digest) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
-	r.queued = count(t, b, `SELECT count(*) FROM metering.pending_works WHERE work_ref IN `+works, a.attemptID)
+	r.costFacts = countRows(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE work_ref IN `+works, a.attemptID)
+	r.processing = countRows(t, b, `SELECT count(*) FROM metering.cost_processing_facts WHERE work_ref IN `+works, a.attemptID)
+	r.finishes = countRows(t, b, `SELECT count(*) FROM metering.work_finishes WHERE work_ref IN `+works, a.attemptID)
+	r.blocks = countRows(t, b, `SELECT count(*) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
+	r.evidence = countRows(t, b, `SELECT count(DISTINCT evidence_digest) FROM metering.work_blocks WHERE work_ref IN `+works, a.attemptID)
+	r.queued = countRows(t, b, `SELECT count(*) FROM metering.pending_works WHERE work_ref IN `+works, a.attemptID)
 	err := b.pool.QueryRow(t.Context(), `SELECT state FROM metering.cost_lane_coordination WHERE execution_attempt_id = $1`, a.attemptID).Scan(&r.coordination)
 	if !errors.Is(err, pgx.ErrNoRows) {
 		require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestME2ProviderCostFiveStates(t *testing.T) {
 			require.Equal(t, receipt.FinishAvailabilityProcessed, res.Finished.Outcome.State)
 			require.Equal(t, res.Processing.Processing, *res.Finished.Outcome.Processing, "the finish binds the processing fact")
 			require.Equal(t, costRows{costFacts: c.costFacts, processing: 1, finishes: 1, coordination: c.laneState}, costRowsOf(t, b, a))
-			require.Zero(t, count(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE amount = 0`), "never a zero cost")
+			require.Zero(t, countRows(t, b, `SELECT count(*) FROM metering.provider_cost_facts WHERE amount = 0`), "never a zero cost")
 			if c.costFacts == 1 {
 				require.Equal(t, "1.2345", res.Cost.Amount)
 				require.Equal(t, "USD", res.Cost.Currency)
@@ -188,8 +188,8 @@ func TestME2ProviderCostFiveStates(t *testing.T) {
 			}
 
 			// ME-2: cost never reaches the eligibility lane or settlement input.
-			require.Zero(t, count(t, b, `SELECT count(*) FROM metering.input_works WHERE lane_kind = 'eligibility_and_settlement_input'`))
-			require.Zero(t, count(t, b, `SELECT eligibility_fence_revision FROM metering.input_fences WHERE execution_attempt_id = $1`, a.attemptID))
+			require.Zero(t, countRows(t, b, `SELECT count(*) FROM metering.input_works WHERE lane_kind = 'eligibility_and_settlement_input'`))
+			require.Zero(t, countRows(t, b, `SELECT eligibility_fence_revision FROM metering.input_fences WHERE execution_attempt_id = $1`, a.attemptID))
 
 			// A newer Gateway head schedules a new generation: pending again.
 			next := b.ack(t, a.availability(b.owners, cost, costDim, 3, contract.AvailabilityAvailable, ""))

@@ -124,7 +124,7 @@ func (c *settlementChain) request(purpose, op string, ref settlement.Ref) meteri
 
 func receipts(t *testing.T, b *bundle) int {
 	t.Helper()
-	return count(t, b, `SELECT count(*) FROM metering.settlement_validation_receipts`)
+	return countRows(t, b, `SELECT count(*) FROM metering.settlement_validation_receipts`)
 }
 
 // TestMETVSCCurrentAndNotCurrentForEachPurpose (ADR-031
