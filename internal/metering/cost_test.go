@@ -362,3 +362,30 @@ func TestME2CostDatabaseGuards(t *testing.T) {
 		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.sql, err)
 	}
 }
+
+// ownersWithCost serves the worker's owner reads and the cost bootstrap read.
+type ownersWithCost struct {
+	*fakeOwners
+	*costReads
+}
+
+// TestME2WorkerRunsTheCostLane: the metering worker claims provider_cost
+// Work on its own lane and processes it (processCostWork): a pending head
+// then a corrected available head end with one cost fact for the latest
+// generation; the older generation is superseded.
+func TestME2WorkerRunsTheCostLane(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := newAttempt(350)
+	reads := newCostReads(b.owners, a)
+	b.ack(t, a.availability(b.owners, cost, costDim, 1, contract.AvailabilityPending, ""))
+	b.ack(t, a.availability(b.owners, cost, costDim, 2, contract.AvailabilityAvailable, ""))
+	w, err := metering.NewWorker(b.pool, metering.WorkerConfig{Processor: metering.ProcessorConfig{Reads: ownersWithCost{b.owners, reads}},
+		Lanes: []string{receipt.LaneProviderCost}})
+	require.NoError(t, err)
+	require.NoError(t, w.RunOnce(t.Context()))
+	s := w.Stats()
+	require.EqualValues(t, 1, s.Applied)
+	require.EqualValues(t, 1, s.Superseded)
+	require.Equal(t, costRows{costFacts: 1, processing: 1, finishes: 2, coordination: receipt.StateAvailabilityProcessed}, costRowsOf(t, b, a))
+}
