@@ -14,7 +14,9 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
 )
 
 // ErrUnknownKind is returned for a kind name that is not listed.
@@ -34,9 +36,13 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then the settlement catch-up and transition objects of contracts/billing.
+// then SettlementInputSnapshot@1 of contracts/settlement and the Metering
+// facts of contracts/meterfacts, then the Billing objects of contracts/billing
+// (the committed finalization, the settlement catch-up and transitions).
 func All() []Kind {
-	return append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), billingKinds()...), settlementKinds()...)
+	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
+	return append(kinds, billingSettlementKinds()...)
 }
 
 // billingKinds: the Billing owner's objects of contracts/billing.
@@ -46,13 +52,23 @@ func billingKinds() []Kind {
 	}
 }
 
-// settlementKinds: the settlement catch-up and post-finality transition
-// objects of contracts/billing (BillingSettlementTransition@1,
+// billingSettlementKinds: the settlement catch-up and post-finality
+// transition objects of contracts/billing (BillingSettlementTransition@1,
 // LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
 // BillingSettlementCatchUpFence@1).
-func settlementKinds() []Kind {
+func billingSettlementKinds() []Kind {
 	var out []Kind
 	for _, c := range billing.SettlementContracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
+// and the embedded digest, Digest prints the candidate digest.
+func settlementKinds() []Kind {
+	var out []Kind
+	for _, c := range settlement.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
@@ -64,6 +80,17 @@ func settlementKinds() []Kind {
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
