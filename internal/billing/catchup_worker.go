@@ -32,6 +32,9 @@ type CatchUpValidationRequest struct {
 	OperationID           string
 	SettlementDimensionID string
 	Input                 billingc.SettlementInput
+	// BasisDigest is what the validation serves: the Work's catch-up basis
+	// digest, or the transition's settlement basis digest.
+	BasisDigest digest.Digest
 }
 
 // CatchUpValidation is Metering's answer: current with its receipt, or
@@ -42,7 +45,13 @@ type CatchUpValidation struct {
 	CurrentInput billingc.SettlementInput
 }
 
-// CatchUpMetering is what the catch-up worker needs from the Metering owner.
+// ErrSettlementInputNotSettleable: the newer input is not settleable yet
+// (awaiting evidence, or reconciliation required): no transition is
+// derived from it; the Work stays pending and is verified again.
+var ErrSettlementInputNotSettleable = errors.New("billing: settlement input is not settleable")
+
+// CatchUpMetering is what the catch-up worker needs from the Metering owner
+// (package catchupmetering adapts the Metering owner in process).
 type CatchUpMetering interface {
 	// ValidateSettlementInputCurrent is Metering's operation-bound current
 	// validation (the same operation answers the same receipt).
@@ -82,6 +91,9 @@ const (
 	CatchUpStepAlreadyEvaluated  = "already_evaluated"
 	CatchUpStepSuperseded        = "superseded"
 	CatchUpStepValidationChanged = "validation_changed"
+	// CatchUpStepNotSettleable: the newer input awaits evidence or needs
+	// reconciliation; nothing is written and the Work is verified again.
+	CatchUpStepNotSettleable = "input_not_settleable"
 )
 
 // NewCatchUpWorker builds the worker over the core database.
@@ -159,7 +171,7 @@ func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) 
 	}
 	basis := claim.work.Basis
 	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposeBillingCatchUpFence,
-		OperationID: claim.work.ValidationOperationID(), SettlementDimensionID: dimID, Input: basis.InputToVerify})
+		OperationID: claim.work.ValidationOperationID(), SettlementDimensionID: dimID, Input: basis.InputToVerify, BasisDigest: basis.Digest()})
 	if err != nil {
 		return "", fmt.Errorf("catch-up step %s: validate: %w", dimID, err)
 	}
@@ -252,6 +264,9 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 	f, work := claim.fence, claim.work
 	dimID := f.SettlementDimensionID
 	targetAmount, err := w.cfg.Metering.SettlementInputTarget(ctx, dimID, target)
+	if errors.Is(err, ErrSettlementInputNotSettleable) {
+		return CatchUpStepNotSettleable, nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("catch-up step %s: read settlement input v%d: %w", dimID, target.StateVersion, err)
 	}
@@ -279,7 +294,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 		t.SettledAmountAfter = f.SettledAmount // never charged (reconcile_before_charge)
 	}
 	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposePostFinalizationTransition,
-		OperationID: t.ValidationOperationID(), SettlementDimensionID: dimID, Input: target})
+		OperationID: t.ValidationOperationID(), SettlementDimensionID: dimID, Input: target, BasisDigest: basis})
 	if err != nil {
 		return "", fmt.Errorf("catch-up step %s: validate transition: %w", dimID, err)
 	}
