@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -590,4 +591,30 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 	require.Equal(t, 4, receipts)
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT max(work_generation) - count(*) FROM billing.settlement_catch_up_works`).Scan(&gaps))
 	require.Zero(t, gaps)
+}
+
+// BI-3: the worker's loop catches a dimension up on its own and stops with
+// its context (no goroutine left behind: dbtest.Main checks).
+func TestBI3WorkerLoopCatchesUp(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	d := catchUpDimension(1)
+	b.metering.append(d, 1, "100")
+	b.metering.append(d, 2, "40")
+	b.finalize(t, "100", d)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.worker.Run(ctx)
+	}()
+	require.Eventually(t, func() bool {
+		var state string
+		err := b.admin.QueryRow(t.Context(), `SELECT coordination_state FROM billing.settlement_catch_up_fences`).Scan(&state)
+		return err == nil && state == billingc.CatchUpCaughtUp
+	}, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	require.Equal(t, []string{"1>2 refund 60 v2"}, b.transitions(t, d))
+	require.EqualValues(t, 1, b.worker.Stats()[billing.CatchUpStepTransition])
 }

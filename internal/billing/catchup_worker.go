@@ -1,9 +1,12 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,12 +79,17 @@ type CatchUpWorkerConfig struct {
 	Batch int
 	// Now is the clock of committed facts (default time.Now, UTC).
 	Now func() time.Time
+	// Idle is how long Run waits after a pass without progress (default 100ms).
+	Idle time.Duration
+	Log  *slog.Logger
 }
 
 // CatchUpWorker verifies pending catch-up Work and commits transitions.
 type CatchUpWorker struct {
-	pool db.Beginner
-	cfg  CatchUpWorkerConfig
+	pool  db.Beginner
+	cfg   CatchUpWorkerConfig
+	mu    sync.Mutex
+	steps map[string]int64
 }
 
 // Results of one Work step.
@@ -107,7 +115,48 @@ func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
-	return &CatchUpWorker{pool: pool, cfg: cfg}, nil
+	if cfg.Idle <= 0 {
+		cfg.Idle = 100 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &CatchUpWorker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
+}
+
+// Stats returns how many steps of each outcome the worker took so far.
+func (w *CatchUpWorker) Stats() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int64, len(w.steps))
+	for k, v := range w.steps {
+		out[k] = v
+	}
+	return out
+}
+
+// Run passes over the pending fences until ctx ends, waiting Idle after a
+// pass that made no progress (nothing pending, or only inputs that are not
+// settleable yet / superseded steps).
+func (w *CatchUpWorker) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		steps, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Log.Warn("billing catch-up worker", "err", err)
+		}
+		if steps[CatchUpStepTransition]+steps[CatchUpStepCaughtUp]+steps[CatchUpStepAlreadyEvaluated] > 0 && err == nil {
+			timer.Reset(0)
+		} else {
+			timer.Reset(w.cfg.Idle)
+		}
+	}
 }
 
 // RunOnce takes one batch of pending fences and steps each once; it returns
@@ -124,14 +173,23 @@ func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("read pending catch-up fences: %w", err)
 	}
 	out := map[string]int{}
+	var firstErr error
 	for _, dimID := range dims {
 		step, err := w.Step(ctx, dimID)
 		if err != nil {
-			return out, err
+			// One dimension's failure (Metering unavailable, …) does not
+			// hold the others back; it is verified again next pass.
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
 		out[step]++
 	}
-	return out, nil
+	w.mu.Lock()
+	for k, v := range out {
+		w.steps[k] += int64(v)
+	}
+	w.mu.Unlock()
+	return out, firstErr
 }
 
 // catchUpClaim is what one step read: the fence revision and generation it
