@@ -82,3 +82,50 @@ func TestBFC6SettlementWatermark(t *testing.T) {
 	_, err = b.settle(t, r.settlement(1, 3, ""))
 	require.ErrorIs(t, err, billing.ErrFinalized)
 }
+
+// BFC race: the closure event and a settlement input of the same
+// reservation arrive in two concurrent sessions. The fence lock serializes
+// them; whichever order wins, the latest generation's trigger snapshot
+// freezes both the closure and the settlement watermark (a settlement that
+// came first waited for the closure, whose trigger then took its mark).
+func TestBFC7ClosureAndSettlementRace(t *testing.T) {
+	t.Parallel()
+	for i := range 4 {
+		b := setup(t)
+		r := newRun(i)
+		admit(t, b.admin, r)
+		start := make(chan struct{})
+		closureErr, settleErr := make(chan error, 1), make(chan error, 1)
+		var adv billing.SettlementAdvance
+		go func() {
+			<-start
+			_, err := b.c.Consume(context.Background(), delivery(r.closure("")))
+			closureErr <- err
+		}()
+		go func() {
+			<-start
+			var err error
+			adv, err = dbWithTx(b, func(ctx context.Context, tx pgx.Tx) (billing.SettlementAdvance, error) {
+				return billing.ApplySettlementInputTx(ctx, tx, r.settlement(1, 1, ""))
+			})
+			settleErr <- err
+		}()
+		close(start)
+		require.NoError(t, <-closureErr)
+		require.NoError(t, <-settleErr)
+		f := b.fence(t, r.fenceID)
+		require.Equal(t, billing.FencePendingEvaluation, f.State)
+		if adv.Outcome == billing.SettlementWaitingForClosure {
+			require.EqualValues(t, 2, f.Latest)
+		} else {
+			require.Equal(t, billing.SettlementWorkScheduled, adv.Outcome)
+			require.EqualValues(t, 3, f.Latest)
+		}
+		var body string
+		require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT s.snapshot_body FROM billing.billing_finalization_works w
+			JOIN billing.billing_finalization_trigger_snapshots s USING (trigger_snapshot_ref)
+			WHERE w.billing_finalization_fence_id = $1 AND w.work_generation = $2`, r.fenceID, f.Latest).Scan(&body))
+		require.Contains(t, body, `"closureEventId":"`+r.closure("").EventID+`"`)
+		require.Contains(t, body, `"settlementInputStateVersion":1`)
+	}
+}
