@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
 )
 
@@ -128,4 +129,45 @@ func TestBFC7ClosureAndSettlementRace(t *testing.T) {
 		require.Contains(t, body, `"closureEventId":"`+r.closure("").EventID+`"`)
 		require.Contains(t, body, `"settlementInputStateVersion":1`)
 	}
+}
+
+func settlementEvent(r run, dimID string, revision int64) *envelope.Envelope {
+	in := r.settlement(1, 2, "")
+	p := envelope.MeteringSettlementInputCurrentChangedV1Payload{BillingReservationID: r.reservationID, BillingAccountID: r.accountID,
+		RunID: r.runID, RunStepID: in.RunStepID, ExecutionAttemptID: in.ExecutionAttemptID, ChargeDimensionKey: in.ChargeDimensionKey,
+		SettlementDimensionID: dimID, SettlementEconomicIdentity: in.EconomicIdentity, SettlementInputStateVersion: 2,
+		PredecessorSettlementInput: envelope.SettlementInputPredecessorV1{State: "present", SettlementInputSnapshotRef: "sis-prev",
+			SettlementInputSnapshotSchemaVersion: "1", SettlementInputSnapshotDigestAlgorithmVersion: "jcs-sha256-v1",
+			SettlementInputSnapshotDigest: quad("sis-prev").Digest, SettlementInputStateVersion: 1}}
+	s := in.Snapshot
+	p.SettlementInputSnapshotRef, p.SettlementInputSnapshotSchemaVersion = s.Ref, s.SchemaVersion
+	p.SettlementInputSnapshotDigestAlgorithmVersion, p.SettlementInputSnapshotDigest = string(s.DigestAlgorithmVersion), s.Digest
+	return &envelope.Envelope{EventID: id("settlement-event-env", dimID), EventType: envelope.MeteringSettlementInputCurrentChangedV1,
+		EventSchemaVersion: "1", AggregateType: envelope.AggregateSettlementInputDimension, AggregateID: dimID, AggregateRevision: revision,
+		TenantKind: envelope.TenantOrganization, TenantID: r.tenantID, WorkspaceID: r.workspaceID,
+		CorrelationID: id("correlation", r.n), OperationID: id("settlement-op"), OccurredAt: occurred, Payload: p.Map()}
+}
+
+// BFC-6: the settlement input is decoded strictly from exactly its pair;
+// the dimension id must be the contracts-derived one and the aggregate
+// revision the snapshot state version.
+func TestBFC6SettlementInputDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	r := newRun(1)
+	in := r.settlement(1, 2, "")
+	dim := envelope.SettlementDimensionID(r.reservationID, r.runID, in.RunStepID, in.ExecutionAttemptID, in.ChargeDimensionKey)
+	got, err := billing.SettlementInputOf(settlementEvent(r, dim, 2))
+	require.NoError(t, err)
+	require.Equal(t, dim, got.SettlementDimensionID)
+	require.Equal(t, in.Snapshot, got.Snapshot)
+	require.EqualValues(t, 2, got.StateVersion)
+
+	_, err = billing.SettlementInputOf(settlementEvent(r, id("not-derived"), 2))
+	require.ErrorIs(t, err, billing.ErrSettlementConflict)
+	_, err = billing.SettlementInputOf(settlementEvent(r, dim, 3))
+	require.ErrorIs(t, err, billing.ErrSettlementConflict)
+	other := settlementEvent(r, dim, 2)
+	other.EventType = envelope.ExecutionRunFinalizationClosedV1
+	_, err = billing.SettlementInputOf(other)
+	require.ErrorIs(t, err, envelope.ErrUnknownEventPair)
 }
