@@ -308,6 +308,21 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT event_payload->>'transitionKind' FROM outbox.outbox_events
 		WHERE event_type = 'billing.settlement-transition.committed@1'`).Scan(&kind))
 	require.Equal(t, billingc.TransitionLateSettlementExposure, kind)
+
+	// Visible (inspect/admin view, as the billing role): open, blocked.
+	v, err := billing.LookupSettlementCatchUp(t.Context(), b.pool, d.BillingReservationID)
+	require.NoError(t, err)
+	require.Len(t, v.Fences, 1)
+	require.Equal(t, "100", v.Fences[0].SettledAmount)
+	require.Len(t, v.Transitions, 1)
+	require.Len(t, v.Exposures, 1)
+	require.Equal(t, "open", v.Exposures[0].ExposureState)
+	require.Equal(t, "blocked", v.Exposures[0].AutomaticCharge)
+	require.Equal(t, "30", v.Exposures[0].ExposureAmount)
+	n, sum, err := billing.OpenExposures(t.Context(), b.pool)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Equal(t, "30", sum)
 }
 
 // BI-2: refunds post to the ledger and append their event in the
