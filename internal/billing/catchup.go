@@ -70,6 +70,7 @@ var (
 	qCatchUpWatermarkAdvance    = catchUpStatements.Get("watermark_advance")
 	qCatchUpFenceSelect         = catchUpStatements.Get("fence_select")
 	qCatchUpFenceExists         = catchUpStatements.Get("fence_exists")
+	qCatchUpFinishInsert        = catchUpStatements.Get("finish_insert")
 	qCatchUpViewFences          = catchUpStatements.Get("view_fences")
 	qCatchUpViewTransitions     = catchUpStatements.Get("view_transitions")
 	qCatchUpViewExposures       = catchUpStatements.Get("view_exposures")

@@ -223,10 +223,7 @@ func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req bil
 		return billing.CatchUpValidation{}, errors.New("fake metering: no settlement input")
 	}
 	cur := chain[len(chain)-1]
-	a := billing.CatchUpValidation{Current: cur == req.Input, CurrentInput: cur}
-	if a.Current {
-		a.Receipt = cquad("mvr-" + req.Purpose + "-" + req.OperationID)
-	}
+	a := billing.CatchUpValidation{Current: cur == req.Input, CurrentInput: cur, Receipt: cquad("mvr-" + req.Purpose + "-" + req.OperationID)}
 	m.answers[key] = a
 	return a, nil
 }

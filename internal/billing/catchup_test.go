@@ -229,6 +229,14 @@ func TestBI3S2EarlyFinalizeOnS1NoS3CatchesUp(t *testing.T) {
 	require.EqualValues(t, 2, f.StateRevision)
 	require.Equal(t, "80", f.Settled)
 	require.EqualValues(t, 2, f.Generation, "caught up by the successor generation")
+	// One finish per generation: gen 1 applied the transition with gen 2 as
+	// its successor, gen 2 caught up.
+	rows, err := b.admin.Query(t.Context(), `SELECT concat(work_generation, ' ', outcome, ' ', COALESCE(successor_generation::text, '-'))
+		FROM billing.settlement_catch_up_finishes ORDER BY work_generation`)
+	require.NoError(t, err)
+	finishes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"1 transition_applied 2", "2 caught_up -"}, finishes)
 }
 
 // BI-3: the first Work verifies once even when no newer event arrived (the
@@ -444,6 +452,8 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		{"transitions are insert-only", "DELETE FROM billing.settlement_transitions", billing.CodeCatchUpInsertOnly, false},
 		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", billing.CodeCatchUpInsertOnly, false},
 		{"receipts are insert-only", "DELETE FROM billing.settlement_catch_up_receipts", pgerrcode.InsufficientPrivilege, true},
+		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", billing.CodeCatchUpInsertOnly, false},
+		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at FROM billing.settlement_catch_up_finishes", pgerrcode.UniqueViolation, true},
 		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", billing.CodeCatchUpFenceGraph, true},
 		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", billing.CodeCatchUpFenceGraph, true},
 		{"state revision only with a transition", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settlement_state_revision = settlement_state_revision + 1, active_work_generation = active_work_generation", billing.CodeCatchUpFenceGraph, true},
