@@ -643,3 +643,24 @@ func TestBI3WorkerLoopCatchesUp(t *testing.T) {
 	require.Equal(t, []string{"1>2 refund 60 v2"}, b.transitions(t, d))
 	require.EqualValues(t, 1, b.worker.Stats()[billing.CatchUpStepTransition])
 }
+
+// OB-DELIVER-4: every receipt the consumer answers (each durability branch
+// and already_observed) passes the dispatcher's ack verification against
+// the event it acknowledges (identity, digest, member).
+func TestBSC7ReceiptsPassAckVerification(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	pre, held, post := catchUpDimension(1), catchUpDimension(2), catchUpDimension(3)
+	b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(held.BillingReservationID, billing.FinalizationInputHeld)
+	b.finalize(t, "100", post)
+	for _, e := range []*envelope.Envelope{inputEvent(pre, 1), inputEvent(held, 1), inputEvent(post, 3), inputEvent(post, 2)} {
+		res, err := b.consumer.Consume(t.Context(), catchUpDelivery(e))
+		require.NoError(t, err)
+		d, err := e.Digest()
+		require.NoError(t, err)
+		facts := receipt.EventFacts{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+			EnvelopeDigest: d, Identity: e.Identity()}
+		require.NoError(t, receipt.VerifyAck(facts, catchUpMember(e.EventType, e.EventSchemaVersion), res.Ack, res.ReceiptBody), e.EventID)
+	}
+}
