@@ -23,8 +23,7 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	summaryPath := filepath.Join(t.TempDir(), "summary.json")
 	r := runMain(t, nil, "demo", "--runs", "30", "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	// The label column is as wide as the longest row label, which grows with the invariants.
-	require.Regexp(t, `verdict +PASSED`, r.stdout)
+	require.Contains(t, r.stdout, "verdict                                   PASSED")
 
 	raw, err := os.ReadFile(summaryPath)
 	require.NoError(t, err)
