@@ -285,6 +285,8 @@ func TestBI3S3DuringVerificationReopensAndEndsAtS3(t *testing.T) {
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
 	require.EqualValues(t, 3, f.LastEvaluated)
 	require.Equal(t, "70", f.Settled)
+	// The stale v2 validation was not reused for v3: a new basis, a new operation.
+	require.Empty(t, b.metering.reused())
 }
 
 // BI-2 (reconcile_before_charge): a positive difference after release is
@@ -538,10 +540,11 @@ func TestBI3EveryOrderConverges(t *testing.T) {
 			require.Contains(t, tr, fmt.Sprintf("%d>%d ", i+1, i+2), "order %v", order)
 		}
 	}
+	require.Empty(t, b.metering.reused(), "a validation operation is never reused for another request")
 }
 
 // BI-3, BSC-6: real concurrent sessions — duplicate and reordered deliveries
-// of S2..S5 racing the worker and the finalization's fence opening —
+// of S2..S5 racing two workers and the finalization's fence opening —
 // converge: caught_up at S5, settled = S5's target, one contiguous chain,
 // one receipt per event, and every Work generation dense.
 func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
@@ -576,7 +579,19 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 			}()
 		}
 	}
-	wg.Add(2)
+	second, err := billing.NewCatchUpWorker(b.pool, billing.CatchUpWorkerConfig{Metering: b.metering, Ledger: b.ledger})
+	require.NoError(t, err)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		<-start
+		for range 10 {
+			if _, err := second.RunOnce(context.Background()); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		<-start
