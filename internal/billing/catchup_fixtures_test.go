@@ -235,6 +235,9 @@ func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req bil
 	return a, nil
 }
 
+// notSettleable marks an input Metering reports as reconciliation required.
+const notSettleable = "not-settleable"
+
 // reused lists the operations asked with more than one distinct request.
 func (m *fakeMetering) reused() []string {
 	m.mu.Lock()
@@ -254,6 +257,9 @@ func (m *fakeMetering) SettlementInputTarget(_ context.Context, _ string, in bil
 	t, ok := m.targets[in]
 	if !ok {
 		return "", fmt.Errorf("fake metering: unknown input %s", in.Snapshot.Ref)
+	}
+	if t == notSettleable {
+		return "", fmt.Errorf("%w: %s", billing.ErrSettlementInputNotSettleable, in.Snapshot.Ref)
 	}
 	return t, nil
 }

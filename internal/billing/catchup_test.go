@@ -679,3 +679,27 @@ func TestBSC7ReceiptsPassAckVerification(t *testing.T) {
 		require.NoError(t, receipt.VerifyAck(facts, catchUpMember(e.EventType, e.EventSchemaVersion), res.Ack, res.ReceiptBody), e.EventID)
 	}
 }
+
+// BI-3: a newer input that is not settleable (reconciliation required)
+// writes nothing and keeps the Work pending; once Metering appends a
+// settleable successor, the catch-up ends there.
+func TestBI3NotSettleableInputWaits(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	d := catchUpDimension(1)
+	b.metering.append(d, 1, "100")
+	b.metering.append(d, 2, notSettleable)
+	b.finalize(t, "100", d)
+	before := b.fence(t, d)
+	step, err := b.worker.Step(t.Context(), d.SettlementDimensionID())
+	require.NoError(t, err)
+	require.Equal(t, billing.CatchUpStepNotSettleable, step)
+	require.Equal(t, before, b.fence(t, d))
+	require.Empty(t, b.transitions(t, d))
+
+	b.metering.append(d, 3, "75")
+	b.ack(t, inputEvent(d, 3))
+	b.drain(t)
+	require.Equal(t, []string{"1>2 refund 25 v3"}, b.transitions(t, d))
+	require.Equal(t, billingc.CatchUpCaughtUp, b.fence(t, d).State)
+}
