@@ -231,7 +231,6 @@ func (b *bundle) decision(t *testing.T, r run, outcome, settled, released string
 		ValidationBundle: quad("fvb-" + r.runID), DecisionObject: quad("bfd-" + r.runID)}
 }
 
-
 func inboxRetryable(err error) (bool, string) { return transport.RetryableAndCode(err) }
 
 func dbWithTx[T any](b *bundle, f func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
