@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
@@ -35,9 +36,11 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then SettlementInputSnapshot@1 of contracts/settlement.
+// then SettlementInputSnapshot@1 of contracts/settlement, then the Metering
+// facts of contracts/meterfacts, then
+// BillingFinalizationCommitted@1 of contracts/billing.
 func All() []Kind {
-	return append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...)
+	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
@@ -48,6 +51,13 @@ func settlementKinds() []Kind {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
