@@ -1,13 +1,8 @@
-// Package retention governs how closed outbox history may leave the hot
-// tables (RET-1). Built so far: the read-only plan (what would leave, by
-// class). Not built: the archive, its verification, the audited delete
-// procedure and the restore drill (docs/outbox-lifecycle.md).
 package retention
 
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"time"
 
@@ -21,7 +16,23 @@ var statementFiles embed.FS
 
 var statements = db.MustLoadStatements("retention", statementFiles, "sql")
 
-var sqlPlan = statements.Get("plan")
+var (
+	sqlPlan              = statements.Get("plan")
+	sqlCutoff            = statements.Get("cutoff")
+	sqlDBNow             = statements.Get("db_now")
+	sqlBatch             = statements.Get("batch")
+	sqlSegment           = statements.Get("segment")
+	sqlDefinitions       = statements.Get("definitions")
+	sqlArchiveRun        = statements.Get("archive_run")
+	sqlRestoreTarget     = statements.Get("restore_target")
+	sqlRestoreDefinition = statements.Get("restore_definition")
+	sqlRestoreSegment    = statements.Get("restore_segment")
+	sqlRestoreCheck      = statements.Get("restore_check")
+	sqlSessionUTC        = statements.Get("session_utc")
+	sqlTriggersOff       = statements.Get("triggers_off")
+	sqlTriggersOn        = statements.Get("triggers_on")
+	sqlCurrentDatabase   = statements.Get("current_database")
+)
 
 // Event classes of a plan. Only ClassClosed may ever leave.
 const (
@@ -31,9 +42,6 @@ const (
 	ClassOpenDelivery   = "open_delivery"
 	ClassLegacyAdoption = "legacy_adoption_record"
 )
-
-// ErrInvalidOlderThan: --older-than must be positive.
-var ErrInvalidOlderThan = errors.New("retention: --older-than must be a positive duration")
 
 // Plan is what an archive run with the same cutoff would take, computed in
 // one statement (one snapshot).
