@@ -228,7 +228,7 @@ func archiveBatch(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams, cuto
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("archive: run %s (manifest %s): %w", runID, manifestSum, translate(err))
+		return nil, fmt.Errorf("archive: run %s (manifest %s): %w", runID, manifestSum, TranslateError(err))
 	}
 	return &RunResult{RunID: runID.String(), ManifestSHA256: manifestSum, Counts: counts}, nil
 }

@@ -53,9 +53,9 @@ func invalid(file, format string, args ...any) error {
 	return &VerifyError{File: file, Reason: fmt.Sprintf(format, args...)}
 }
 
-// translate maps the retention SQLSTATEs to their sentinels, keeping the
-// driver error in the chain.
-func translate(err error) error {
+// TranslateError maps the retention SQLSTATEs to their sentinels, keeping
+// the driver error in the chain; other errors are returned unchanged.
+func TranslateError(err error) error {
 	var sentinel error
 	switch db.SQLState(err) {
 	case CodeNotClosed:

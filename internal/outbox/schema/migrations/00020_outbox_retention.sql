@@ -29,7 +29,8 @@
 --
 -- Completeness after archiving: outbox.delivery_facts (the source of the
 -- Operations completeness proof and of the admin's delivery completeness)
--- keeps the archived deliveries with the same columns, so the proof's source
+-- keeps the archived deliveries with the same columns (00093, after the
+-- view's own migration 00090), so the proof's source
 -- events, mandatory deliveries, fingerprints and receipt anti-join are
 -- unchanged by an archive run: the archived range is part of the approved
 -- source view, never a gap, and receipts are never deleted.
@@ -201,8 +202,9 @@ BEGIN
       USING ERRCODE = 'OWR01';
   END IF;
 
-  -- Lock the events (a concurrent run blocks here, then finds them gone)
-  -- and refuse the first one that is not closed.
+  -- Refuse the first event that is not closed. Closed is final (published_at
+  -- is set once, acknowledged is terminal, a quarantine row needs a
+  -- quarantined delivery), and the advisory lock above serializes runs.
   SELECT p.event_id::text || ': ' || CASE
            WHEN e.event_id IS NULL THEN 'not in the hot table'
            WHEN e.published_at IS NULL THEN 'unpublished'
@@ -215,7 +217,7 @@ BEGIN
          END
     INTO v_bad
     FROM unnest(p_event_ids, p_event_sha256) AS p(event_id, sha)
-    LEFT JOIN LATERAL (SELECT * FROM outbox.outbox_events x WHERE x.event_id = p.event_id FOR UPDATE) e ON true
+    LEFT JOIN outbox.outbox_events e ON e.event_id = p.event_id
    WHERE e.event_id IS NULL OR e.published_at IS NULL OR e.created_at >= p_cutoff
       OR EXISTS (SELECT 1 FROM outbox.outbox_quarantine q WHERE q.event_id = e.event_id)
       OR EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id AND d.status <> 'acknowledged')
@@ -283,41 +285,6 @@ BEGIN
   END IF;
 END
 $fn$;
-
--- The completeness source keeps the archived deliveries (same columns as
--- 00090, in the same order; hot and archived rows never share an event id).
-CREATE OR REPLACE VIEW outbox.delivery_facts AS
-SELECT d.event_id,
-       d.destination,
-       d.consumer_name,
-       d.mandatory,
-       d.status,
-       d.required_projection_name,
-       d.required_projection_version,
-       d.ack_receipt_key,
-       d.ack_receipt_digest,
-       e.event_type,
-       e.schema_version AS event_schema_version,
-       e.event_envelope_digest_algorithm_version,
-       e.event_envelope_sha256
-  FROM outbox.outbox_deliveries d
-  JOIN outbox.outbox_events e ON e.event_id = d.event_id
-UNION ALL
-SELECT d.event_id,
-       d.destination,
-       d.consumer_name,
-       d.mandatory,
-       d.status,
-       d.required_projection_name,
-       d.required_projection_version,
-       d.ack_receipt_key,
-       d.ack_receipt_digest,
-       e.event_type,
-       e.schema_version,
-       e.event_envelope_digest_algorithm_version,
-       e.event_envelope_sha256
-  FROM outbox.archived_deliveries d
-  JOIN outbox.archived_events e ON e.event_id = d.event_id;
 
 -- Owners and grants. The definer owns the guard, the archived-id check and
 -- the controlled function, with exactly what they need; oceanway_retention
