@@ -3,7 +3,10 @@ package retention
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,6 +28,11 @@ type ArchiveParams struct {
 	Dir       string
 	// BatchSize events per run (DefaultBatchSize when 0).
 	BatchSize int
+	// StopBeforeDeleteFunc is a test seam for a process that dies after a
+	// run's files are written and verified, before the controlled delete:
+	// when it returns an error, Archive returns it and leaves the files as
+	// such a crash would (the next Archive sweeps them).
+	StopBeforeDeleteFunc func() error
 }
 
 // ArchiveResult is what Archive did.
@@ -33,6 +41,9 @@ type ArchiveResult struct {
 	Cutoff time.Time   `json:"cutoff"`
 	Runs   []RunResult `json:"runs"`
 	Counts Counts      `json:"counts"`
+	// Swept are manifests of an earlier run of this database that stopped
+	// before its controlled delete (removed: their rows are still hot).
+	Swept []string `json:"swept"`
 }
 
 // RunResult is one batch: its manifest digest and what left.
@@ -62,7 +73,23 @@ func Archive(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams) (*Archive
 		return nil, fmt.Errorf("archive: cutoff: %w", err)
 	}
 	cutoff = cutoff.UTC().Truncate(time.Microsecond)
-	res := &ArchiveResult{Dir: p.Dir, Cutoff: cutoff, Runs: []RunResult{}}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, sqlArchiveLock).Scan(&locked); err != nil {
+		return nil, fmt.Errorf("archive: lock: %w", err)
+	}
+	if !locked {
+		return nil, ErrArchiveBusy
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), sqlArchiveUnlock) }() // released with the session anyway
+	res := &ArchiveResult{Dir: p.Dir, Cutoff: cutoff, Runs: []RunResult{}, Swept: []string{}}
+	if res.Swept, err = sweep(ctx, pool, p.Dir); err != nil {
+		return res, err
+	}
 	after := uuid.Nil
 	for {
 		batch, err := exportBatch(ctx, pool, cutoff, after, p.BatchSize)
@@ -180,38 +207,63 @@ func archiveBatch(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams, cuto
 		Cutoff: cutoff.Format("2006-01-02T15:04:05.000000Z"), FileDigestAlgorithm: fileDigestAlgorithm,
 		Files: []ManifestFile{},
 	}
+	var created []string // files this run added: removed again if the run is refused
+	undo := func() {
+		for _, f := range created {
+			_ = os.Remove(f) // best effort; verify names anything left over
+		}
+	}
+	write := func(sub string, content []byte) (string, error) {
+		sum, isNew, err := writeObject(p.Dir, sub, content)
+		if isNew {
+			created = append(created, filepath.Join(p.Dir, sub, sum+fileSuffix))
+		}
+		return sum, err
+	}
 	for _, d := range b.definitions {
-		sum, err := writeObject(p.Dir, objectsDir, d)
+		sum, err := write(objectsDir, d)
 		if err != nil {
+			undo()
 			return nil, err
 		}
 		m.Files = append(m.Files, ManifestFile{Role: roleDefinition, SHA256: sum, Bytes: int64(len(d))})
 	}
-	sum, err := writeObject(p.Dir, objectsDir, b.segment)
+	sum, err := write(objectsDir, b.segment)
 	if err != nil {
+		undo()
 		return nil, err
 	}
 	m.Files = append(m.Files, ManifestFile{Role: roleSegment, SHA256: sum, Bytes: int64(len(b.segment))})
 	// the manifest's counts and event list come from the verified segment
 	counts, events, err := verifySegment(objectPath(p.Dir, sum), b.segment, func(deliveryset.Quadruple) bool { return true })
 	if err != nil {
+		undo()
 		return nil, err
 	}
 	m.Counts, m.Events = counts, events
 	manifest, err := canonicalJSON(m)
 	if err != nil {
+		undo()
 		return nil, fmt.Errorf("archive: manifest: %w", err)
 	}
-	manifestSum, err := writeObject(p.Dir, manifestsDir, manifest)
+	manifestSum, err := write(manifestsDir, manifest)
 	if err != nil {
+		undo()
 		return nil, err
 	}
 	if _, _, err := verifyManifest(p.Dir, manifestSum); err != nil {
+		undo()
 		return nil, err
 	}
 	var verifiedAt time.Time
 	if err := pool.QueryRow(ctx, sqlDBNow).Scan(&verifiedAt); err != nil {
+		undo()
 		return nil, fmt.Errorf("archive: %w", err)
+	}
+	if p.StopBeforeDeleteFunc != nil {
+		if err := p.StopBeforeDeleteFunc(); err != nil {
+			return nil, err
+		}
 	}
 	ids := make([]uuid.UUID, len(events))
 	shas := make([]string, len(events))
@@ -228,7 +280,73 @@ func archiveBatch(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams, cuto
 		return err
 	})
 	if err != nil {
+		// Refused or failed: nothing was removed, so the files describe no
+		// run. (A crash right here leaves them; the next run sweeps them.)
+		undo()
 		return nil, fmt.Errorf("archive: run %s (manifest %s): %w", runID, manifestSum, TranslateError(err))
 	}
 	return &RunResult{RunID: runID.String(), ManifestSHA256: manifestSum, Counts: counts}, nil
+}
+
+// sweep removes the manifests of this database that describe no recorded
+// run — a previous archive stopped between writing them and the controlled
+// delete, so their rows are still hot and will be archived again — and then
+// every object no remaining manifest lists. The archive lock keeps another
+// command's in-flight manifest out of reach. A manifest that does not
+// verify stops the run: nothing is removed from a directory that is not
+// sound.
+func sweep(ctx context.Context, pool *pgxpool.Pool, dir string) ([]string, error) {
+	sums, err := digestFiles(dir, manifestsDir)
+	if err != nil || len(sums) == 0 {
+		return []string{}, err
+	}
+	var database string
+	if err := pool.QueryRow(ctx, sqlCurrentDatabase).Scan(&database); err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	swept := []string{}
+	keep := map[string]bool{}
+	for _, sum := range sums {
+		m, _, err := verifyManifest(dir, sum)
+		if err != nil {
+			return nil, err
+		}
+		unrecorded := false
+		if m.SourceDatabase == database {
+			ids := make([]uuid.UUID, len(m.Events))
+			shas := make([]string, len(m.Events))
+			for i, e := range m.Events {
+				ids[i], shas[i] = uuid.MustParse(e.EventID), e.EventEnvelopeSHA256
+			}
+			if err := pool.QueryRow(ctx, sqlManifestUnrecord, pgx.NamedArgs{
+				"manifest_sha256": sum, "event_ids": ids, "event_sha256": shas}).Scan(&unrecorded); err != nil {
+				return nil, fmt.Errorf("archive: sweep: %w", err)
+			}
+		}
+		if !unrecorded {
+			for _, f := range m.Files {
+				keep[f.SHA256] = true
+			}
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, manifestsDir, sum+fileSuffix)); err != nil {
+			return nil, fmt.Errorf("archive: sweep: %w", err)
+		}
+		swept = append(swept, sum)
+	}
+	if len(swept) == 0 {
+		return swept, nil
+	}
+	objects, err := digestFiles(dir, objectsDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, sum := range objects {
+		if !keep[sum] {
+			if err := os.Remove(objectPath(dir, sum)); err != nil {
+				return nil, fmt.Errorf("archive: sweep: %w", err)
+			}
+		}
+	}
+	return swept, errors.Join(syncDir(filepath.Join(dir, manifestsDir)), syncDir(filepath.Join(dir, objectsDir)))
 }

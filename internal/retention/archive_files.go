@@ -95,34 +95,35 @@ func sha256Hex(b []byte) string {
 // writeObject stores canonical bytes under dir/sub/<sha256>.json, durably:
 // temporary file, fsync, rename, fsync of the directory. An existing file of
 // that name must hold the same bytes (content addressing: equal content,
-// equal file).
-func writeObject(dir, sub string, content []byte) (string, error) {
-	sum := sha256Hex(content)
+// equal file); created says whether this call added the file.
+func writeObject(dir, sub string, content []byte) (sum string, created bool, err error) {
+	sum = sha256Hex(content)
 	folder := filepath.Join(dir, sub)
 	if err := os.MkdirAll(folder, 0o750); err != nil {
-		return "", fmt.Errorf("archive: %w", err)
+		return "", false, fmt.Errorf("archive: %w", err)
 	}
 	final := filepath.Join(folder, sum+fileSuffix)
 	if existing, err := os.ReadFile(final); err == nil {
 		if !bytes.Equal(existing, content) {
-			return "", invalid(final, "exists with other content than its name's digest")
+			return "", false, invalid(final, "exists with other content than its name's digest")
 		}
-		return sum, nil
+		return sum, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("archive: %w", err)
+		return "", false, fmt.Errorf("archive: %w", err)
 	}
 	tmp := filepath.Join(folder, ".tmp-"+rand.Text())
 	if err := writeSynced(tmp, content); err != nil {
-		return "", err
+		_ = os.Remove(tmp) // best effort; verify reports leftovers
+		return "", false, err
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		_ = os.Remove(tmp) // best effort; verify reports leftovers
-		return "", fmt.Errorf("archive: %w", err)
+		return "", false, fmt.Errorf("archive: %w", err)
 	}
 	if err := syncDir(folder); err != nil {
-		return "", err
+		return sum, true, err
 	}
-	return sum, syncDir(dir)
+	return sum, true, syncDir(dir)
 }
 
 func writeSynced(name string, content []byte) error {

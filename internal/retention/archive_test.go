@@ -2,10 +2,12 @@ package retention_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +146,52 @@ func TestRetentionArchive_RET1_ClosedHistoryLeavesVerifiedAndRestored(t *testing
 	// and so is a drill into the source database
 	_, err = retention.Restore(ctx, f.pool, dir)
 	require.ErrorIs(t, err, retention.ErrRestoreTarget)
+}
+
+// RET-1: a run that stops between its verified files and the controlled
+// delete removed nothing; its manifest describes no recorded run, and the
+// next archive sweeps it and archives the rows once, so the directory never
+// holds two manifests of one event. A second archive command on the same
+// database is refused while one runs.
+func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	f := setupHistory(t, 3, 0)
+	dir := t.TempDir()
+	errStop := errors.New("process stopped")
+	_, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir,
+		StopBeforeDeleteFunc: func() error { return errStop }})
+	require.ErrorIs(t, err, errStop)
+	require.Equal(t, 3, count(t, f.pool, `SELECT count(*) FROM outbox.outbox_events`), "nothing left the hot tables")
+	stale, err := filepath.Glob(filepath.Join(dir, "manifests", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, stale, 1)
+
+	// another archive command holds the lock: refused, nothing touched
+	holder, err := f.pool.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock(hashtext('oceanway.retention.archive'))`)
+	require.NoError(t, err)
+	_, err = retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	require.ErrorIs(t, err, retention.ErrArchiveBusy)
+	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock(hashtext('oceanway.retention.archive'))`)
+	require.NoError(t, err)
+	holder.Release()
+
+	res, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	require.NoError(t, err)
+	require.Equal(t, []string{strings.TrimSuffix(filepath.Base(stale[0]), ".json")}, res.Swept)
+	require.Len(t, res.Runs, 1)
+	require.Zero(t, count(t, f.pool, `SELECT count(*) FROM outbox.outbox_events`))
+	v, err := retention.Verify(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{res.Runs[0].ManifestSHA256}, v.Manifests)
+	require.EqualValues(t, 3, v.Counts.Events)
+
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
+	drill, err := retention.Restore(ctx, scratch.Core(), dir)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, drill.Counts.Events)
 }
 
 // RET-1: `verify` recomputes every digest and fails on one changed byte in

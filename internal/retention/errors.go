@@ -28,6 +28,8 @@ var (
 	ErrArchiveMismatch = errors.New("retention: archive does not match the hot rows")
 	// ErrEventArchived: an archived event id was appended again (OWR03).
 	ErrEventArchived = errors.New("retention: event id was archived")
+	// ErrArchiveBusy: another `retention archive` runs on the database.
+	ErrArchiveBusy = errors.New("retention: another archive run holds the database's archive lock")
 	// ErrArchiveInvalid wraps every verification failure (*VerifyError).
 	ErrArchiveInvalid = errors.New("retention: archive verification failed")
 	// ErrRestoreTarget: the restore target is not a scratch database.

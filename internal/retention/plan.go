@@ -32,6 +32,9 @@ var (
 	sqlTriggersOff       = statements.Get("triggers_off")
 	sqlTriggersOn        = statements.Get("triggers_on")
 	sqlCurrentDatabase   = statements.Get("current_database")
+	sqlArchiveLock       = statements.Get("archive_lock")
+	sqlArchiveUnlock     = statements.Get("archive_unlock")
+	sqlManifestUnrecord  = statements.Get("manifest_unrecorded")
 )
 
 // Event classes of a plan. Only ClassClosed may ever leave.
