@@ -149,7 +149,8 @@ func TestRetentionArchive_RET1_ClosedHistoryLeavesVerifiedAndRestored(t *testing
 }
 
 // RET-1: a run that stops between its verified files and the controlled
-// delete removed nothing; its manifest describes no recorded run, and the
+// delete removed nothing (run here as oceanway_retention, the operator's
+// least-privileged role); its manifest describes no recorded run, and the
 // next archive sweeps it and archives the rows once, so the directory never
 // holds two manifests of one event. A second archive command on the same
 // database is refused while one runs.
@@ -178,7 +179,9 @@ func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
 	require.NoError(t, err)
 	holder.Release()
 
-	res, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	// the operator's least-privileged role is enough for a whole run
+	operator := dbtest.RolePool(t, f.bundle.DSNs[boundary.Core], outboxschema.RoleRetention)
+	res, err := retention.Archive(ctx, operator, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
 	require.NoError(t, err)
 	require.Equal(t, []string{strings.TrimSuffix(filepath.Base(stale[0]), ".json")}, res.Swept)
 	require.Len(t, res.Runs, 1)
