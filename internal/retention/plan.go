@@ -28,6 +28,7 @@ var (
 	sqlRestoreDefinition = statements.Get("restore_definition")
 	sqlRestoreSegment    = statements.Get("restore_segment")
 	sqlRestoreCheck      = statements.Get("restore_check")
+	sqlRestoreAnalyze    = statements.Get("restore_analyze")
 	sqlSessionUTC        = statements.Get("session_utc")
 	sqlTriggersOff       = statements.Get("triggers_off")
 	sqlTriggersOn        = statements.Get("triggers_on")

@@ -115,6 +115,9 @@ func Restore(ctx context.Context, pool *pgxpool.Pool, dir string) (*RestoreResul
 		if _, err := tx.Exec(ctx, sqlTriggersOn); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, sqlRestoreAnalyze); err != nil {
+			return err
+		}
 		rows, err = tx.Query(ctx, sqlRestoreCheck)
 		if err != nil {
 			return err

@@ -13,10 +13,15 @@ SELECT jsonb_build_object(
                      FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id),
     'attemptStarts', (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.destination, s.started_at, s.attempt_id), '[]'::jsonb)
                         FROM outbox.outbox_delivery_attempt_starts s WHERE s.event_id = e.event_id),
-    'attemptFinishes', (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.attempt_id), '[]'::jsonb)
-                          FROM outbox.outbox_delivery_attempt_finishes f
-                          JOIN outbox.outbox_delivery_attempt_starts s USING (attempt_id)
-                         WHERE s.event_id = e.event_id)
+    -- a finish is read by its primary key from its start (a join let the
+    -- planner hash the whole finish table once per event)
+    'attemptFinishes', (SELECT coalesce(jsonb_agg(x.finish ORDER BY x.attempt_id), '[]'::jsonb)
+                          FROM (SELECT s.attempt_id,
+                                       (SELECT to_jsonb(f) FROM outbox.outbox_delivery_attempt_finishes f
+                                         WHERE f.attempt_id = s.attempt_id) AS finish
+                                  FROM outbox.outbox_delivery_attempt_starts s
+                                 WHERE s.event_id = e.event_id) x
+                         WHERE x.finish IS NOT NULL)
   ) ORDER BY e.event_id), '[]'::jsonb))::text AS segment
   FROM outbox.outbox_events e
  WHERE e.event_id = ANY (@event_ids::uuid[])
