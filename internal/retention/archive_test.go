@@ -278,6 +278,11 @@ func TestRetentionDelete_RET1_OnlyThroughTheControlledFunction(t *testing.T) {
 			cutoff, events, deliveries, attempt_starts, attempt_finishes, verified_at)
 			VALUES (gen_random_uuid(), 'jcs-sha256-v1', repeat('a', 64), now(), 1, 0, 0, 0, now())`)
 		require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err), "%s writing a retention run", role)
+		if role != outboxschema.RoleRetention {
+			_, err = rp.Exec(ctx, `SELECT outbox.retention_archive(gen_random_uuid(), repeat('a', 64), now(), now(),
+				ARRAY[gen_random_uuid()], ARRAY[repeat('a', 64)], 0, 0, 0)`)
+			require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(err), "%s executing the retention function", role)
+		}
 	}
 	for _, table := range tables {
 		_, err := f.pool.Exec(ctx, "DELETE FROM "+table)
