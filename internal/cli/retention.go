@@ -25,6 +25,7 @@ type retentionOptions struct {
 	olderThan  string
 	archiveDir string
 	batchSize  int
+	asRole     bool
 }
 
 func newRetentionCmd(streams *IO) *cobra.Command {
@@ -75,6 +76,8 @@ Connection flags: --boundary (default core) with --database-url + --db-prefix or
 	archive.Flags().StringVar(&o.olderThan, "older-than", "", "age of the history archived: a Go duration (720h) or days (30d)")
 	archive.Flags().StringVar(&o.archiveDir, "archive-dir", "", "archive directory (created when missing)")
 	archive.Flags().IntVar(&o.batchSize, "batch-size", retention.DefaultBatchSize, "events per run (one manifest, one call of the controlled function)")
+	archive.Flags().BoolVar(&o.asRole, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
+		"run as oceanway_retention by SET ROLE (it may read the history and execute outbox.retention_archive, nothing else); the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on)")
 	verify := &cobra.Command{
 		Use: "verify", Short: "Recompute every digest of an archive directory (no database)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRetentionVerify(streams, o) },
@@ -154,11 +157,26 @@ func runRetentionArchive(ctx context.Context, streams *IO, o retentionOptions) e
 	if o.archiveDir == "" {
 		return retention.ErrNoArchiveDir
 	}
-	dopts := definitionsOptions{conn: o.conn, boundary: o.boundary}
-	pool, err := dopts.pool(ctx)
+	b, err := boundary.Parse(o.boundary)
 	if err != nil {
 		return err
 	}
+	dsns, err := o.conn.resolveSome(ctx, []boundary.Boundary{b}, nil, nil)
+	if err != nil {
+		return err
+	}
+	role := ""
+	if o.asRole {
+		role = outboxschema.RoleRetention
+		if err := requireRoles(ctx, dsns, map[boundary.Boundary][]string{b: {role}}); err != nil {
+			return err
+		}
+	}
+	pools, err := openRolePools(ctx, map[boundary.Boundary]string{b: dsns[b]}, 4, role)
+	if err != nil {
+		return err
+	}
+	pool := pools[b]
 	defer pool.Close()
 	res, err := retention.Archive(ctx, pool, retention.ArchiveParams{OlderThan: age, Dir: o.archiveDir, BatchSize: o.batchSize})
 	if res != nil && len(res.Runs) > 0 && err != nil {
