@@ -383,3 +383,25 @@ func verifySegment(name string, b []byte, archived func(deliveryset.Quadruple) b
 	}
 	return c, events, nil
 }
+
+// segmentSummary reads a segment's counts and event list without checking
+// it (verifySegment does).
+func segmentSummary(name string, b []byte) (Counts, []ManifestEvent, error) {
+	var s segmentDoc
+	if err := decodeStrict(name, b, &s); err != nil {
+		return Counts{}, nil, err
+	}
+	var c Counts
+	events := make([]ManifestEvent, 0, len(s.Events))
+	for _, se := range s.Events {
+		var e eventRow
+		if err := unmarshalRow(name, se.Event, &e); err != nil {
+			return Counts{}, nil, err
+		}
+		c.add(Counts{Events: 1, Deliveries: int64(len(se.Deliveries)),
+			AttemptStarts: int64(len(se.AttemptStarts)), AttemptFinishes: int64(len(se.AttemptFinishes))})
+		events = append(events, ManifestEvent{EventID: e.EventID,
+			EventEnvelopeDigestAlgorithmVersion: e.EventEnvelopeDigestAlgorithmVersion, EventEnvelopeSHA256: e.EventEnvelopeSHA256})
+	}
+	return c, events, nil
+}
