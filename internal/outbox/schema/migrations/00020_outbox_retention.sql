@@ -120,6 +120,11 @@ CREATE TRIGGER archived_deliveries_no_delete BEFORE DELETE ON outbox.archived_de
 CREATE TRIGGER archived_deliveries_no_truncate BEFORE TRUNCATE ON outbox.archived_deliveries
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
+-- Deleting an attempt start checks the quarantine rows that may reference
+-- it (foreign key on attempt_id): an index keeps that check a lookup however
+-- many quarantine rows accumulate (quarantined events never leave).
+CREATE INDEX outbox_quarantine_attempt ON outbox.outbox_quarantine (attempt_id);
+
 -- The delete guard of the four history tables: a row may go only when a
 -- retention run recorded its event in this very transaction (and only the
 -- retention function can record one). One primary-key lookup per row.
