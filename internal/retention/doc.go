@@ -34,6 +34,11 @@
 //     tables, and deletes the rows in four set-based statements. The delete
 //     triggers of the four history tables admit nothing else (00020).
 //
+// One archive command runs per database (session advisory lock). A run the
+// function refuses removes the files it added; a run interrupted between its
+// files and the function leaves a manifest no recorded run names, which the
+// next Archive on that database sweeps (its rows are still hot).
+//
 // # Completeness
 //
 // The Operations completeness proof reads outbox.delivery_facts, which
