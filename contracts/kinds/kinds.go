@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
 )
 
 // ErrUnknownKind is returned for a kind name that is not listed.
@@ -32,9 +35,29 @@ type Kind struct {
 
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
-// then the admission and execution identity objects of contracts/execution.
+// then the admission and execution identity objects of contracts/execution,
+// then SettlementInputSnapshot@1 of contracts/settlement, then the Metering
+// facts of contracts/meterfacts, then
+// BillingFinalizationCommitted@1 of contracts/billing.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
+}
+
+// settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
+// and the embedded digest, Digest prints the candidate digest.
+func settlementKinds() []Kind {
+	var out []Kind
+	for _, c := range settlement.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
@@ -43,6 +66,17 @@ func All() []Kind {
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
