@@ -12,28 +12,48 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/migrate"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/retention"
 )
 
 // retentionOptions are the flags of `oceanway retention …`.
 type retentionOptions struct {
-	conn      boundaryFlags
-	boundary  string
-	asJSON    bool
-	olderThan string
+	conn       boundaryFlags
+	boundary   string
+	asJSON     bool
+	olderThan  string
+	archiveDir string
+	batchSize  int
+	asRole     bool
 }
 
 func newRetentionCmd(streams *IO) *cobra.Command {
 	o := retentionOptions{}
 	cmd := &cobra.Command{
 		Use:   "retention",
-		Short: "Retention of closed outbox history (RET-1): plan (archive, verify and restore are not built yet)",
+		Short: "Retention of closed outbox history (RET-1): plan, archive, verify, restore drill",
 		Long: `retention plan --older-than D reports, for one producer database, every event
 created more than D ago by class — closed (published, every delivery acknowledged,
 no quarantine row, no legacy adoption record: the only class that may ever leave
 the hot tables), unpublished, quarantined, open_delivery, legacy_adoption_record —
 and what the closed events would take with them (deliveries, attempt starts and
 finishes). It reads only; nothing is archived or removed.
+
+retention archive --older-than D --archive-dir DIR moves that closed history out of
+the hot tables in batches: each batch is written to DIR as content-addressed files
+(objects/<sha256>.json: the events with envelope, digests, frozen definition
+quadruple, deliveries and attempt history; the definitions they froze) plus a
+manifest (manifests/<sha256>.json), fsynced and verified from disk; only then the
+controlled function outbox.retention_archive re-checks every event, records the run
+(counts, manifest digest) and removes the rows.
+
+retention verify --archive-dir DIR recomputes every digest of DIR (no database).
+
+retention restore --archive-dir DIR is the restore drill: it loads DIR into a
+scratch database (the connection flags name it; it is created and migrated when
+missing, and must hold no event) and proves that the restored rows re-export to
+the archived bytes. It needs a superuser on that database.
 
 D is a Go duration (720h) or a number of days (30d).
 Connection flags: --boundary (default core) with --database-url + --db-prefix or --<boundary>-dsn.`,
@@ -49,7 +69,26 @@ Connection flags: --boundary (default core) with --database-url + --db-prefix or
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRetentionPlan(cmd.Context(), streams, o) },
 	}
 	plan.Flags().StringVar(&o.olderThan, "older-than", "", "age of the history considered: a Go duration (720h) or days (30d)")
-	cmd.AddCommand(plan)
+	archive := &cobra.Command{
+		Use: "archive", Short: "Archive closed history older than --older-than to --archive-dir, then remove it from the hot tables", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRetentionArchive(cmd.Context(), streams, o) },
+	}
+	archive.Flags().StringVar(&o.olderThan, "older-than", "", "age of the history archived: a Go duration (720h) or days (30d)")
+	archive.Flags().StringVar(&o.archiveDir, "archive-dir", "", "archive directory (created when missing)")
+	archive.Flags().IntVar(&o.batchSize, "batch-size", retention.DefaultBatchSize, "events per run (one manifest, one call of the controlled function)")
+	archive.Flags().BoolVar(&o.asRole, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
+		"run as oceanway_retention by SET ROLE (it may read the history and execute outbox.retention_archive, nothing else); the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on)")
+	verify := &cobra.Command{
+		Use: "verify", Short: "Recompute every digest of an archive directory (no database)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRetentionVerify(streams, o) },
+	}
+	verify.Flags().StringVar(&o.archiveDir, "archive-dir", "", "archive directory")
+	restore := &cobra.Command{
+		Use: "restore", Short: "Restore drill: load an archive into a scratch database and prove it reproduces the archived rows", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRetentionRestore(cmd.Context(), streams, o) },
+	}
+	restore.Flags().StringVar(&o.archiveDir, "archive-dir", "", "archive directory")
+	cmd.AddCommand(plan, archive, verify, restore)
 	return cmd
 }
 
@@ -99,4 +138,105 @@ func runRetentionPlan(ctx context.Context, streams *IO, o retentionOptions) erro
 	fmt.Fprintf(w, "leaving (closed)\t%d events, %d deliveries, %d attempt starts, %d attempt finishes\n",
 		p.Leaving.Events, p.Leaving.Deliveries, p.Leaving.AttemptStarts, p.Leaving.AttemptFinishes)
 	return w.Flush()
+}
+
+func (o retentionOptions) print(streams *IO, v any, text func() error) error {
+	if o.asJSON {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return text()
+}
+
+func runRetentionArchive(ctx context.Context, streams *IO, o retentionOptions) error {
+	age, err := parseAge(o.olderThan)
+	if err != nil {
+		return err
+	}
+	if o.archiveDir == "" {
+		return retention.ErrNoArchiveDir
+	}
+	b, err := boundary.Parse(o.boundary)
+	if err != nil {
+		return err
+	}
+	dsns, err := o.conn.resolveSome(ctx, []boundary.Boundary{b}, nil, nil)
+	if err != nil {
+		return err
+	}
+	role := ""
+	if o.asRole {
+		role = outboxschema.RoleRetention
+		if err := requireRoles(ctx, dsns, map[boundary.Boundary][]string{b: {role}}); err != nil {
+			return err
+		}
+	}
+	pools, err := openRolePools(ctx, map[boundary.Boundary]string{b: dsns[b]}, 4, role)
+	if err != nil {
+		return err
+	}
+	pool := pools[b]
+	defer pool.Close()
+	res, err := retention.Archive(ctx, pool, retention.ArchiveParams{OlderThan: age, Dir: o.archiveDir, BatchSize: o.batchSize})
+	if res != nil && len(res.Runs) > 0 && err != nil {
+		fmt.Fprintf(streams.Err, "retention: %d run(s) completed before the failure (%d events archived)\n", len(res.Runs), res.Counts.Events)
+	}
+	if err != nil {
+		return err
+	}
+	return o.print(streams, res, func() error {
+		w := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "archived closed history created before %s to %s\n", res.Cutoff.Format(time.RFC3339), res.Dir)
+		fmt.Fprintln(w, "RUN\tMANIFEST\tEVENTS\tDELIVERIES\tSTARTS\tFINISHES")
+		for _, r := range res.Runs {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\n", r.RunID, r.ManifestSHA256, r.Counts.Events, r.Counts.Deliveries,
+				r.Counts.AttemptStarts, r.Counts.AttemptFinishes)
+		}
+		fmt.Fprintf(w, "total\t%d run(s)\t%d\t%d\t%d\t%d\n", len(res.Runs), res.Counts.Events, res.Counts.Deliveries,
+			res.Counts.AttemptStarts, res.Counts.AttemptFinishes)
+		return w.Flush()
+	})
+}
+
+func runRetentionVerify(streams *IO, o retentionOptions) error {
+	res, err := retention.Verify(o.archiveDir)
+	if err != nil {
+		return err
+	}
+	return o.print(streams, res, func() error {
+		_, err := fmt.Fprintf(streams.Out, "verified %s: %d manifest(s), %d file(s), %d events, %d deliveries, %d attempt starts, %d attempt finishes\n",
+			res.Dir, len(res.Manifests), res.Files, res.Counts.Events, res.Counts.Deliveries, res.Counts.AttemptStarts, res.Counts.AttemptFinishes)
+		return err
+	})
+}
+
+func runRetentionRestore(ctx context.Context, streams *IO, o retentionOptions) error {
+	if o.archiveDir == "" {
+		return retention.ErrNoArchiveDir
+	}
+	b, err := boundary.Parse(o.boundary)
+	if err != nil {
+		return err
+	}
+	// the scratch database is created and gets the outbox line when missing
+	dsns, err := o.conn.resolveSome(ctx, []boundary.Boundary{b}, []migrate.Line{outboxschema.Line()}, nil)
+	if err != nil {
+		return err
+	}
+	pools, err := openPools(ctx, map[boundary.Boundary]string{b: dsns[b]}, 2)
+	if err != nil {
+		return err
+	}
+	pool := pools[b]
+	defer pool.Close()
+	res, err := retention.Restore(ctx, pool, o.archiveDir)
+	if err != nil {
+		return err
+	}
+	return o.print(streams, res, func() error {
+		_, err := fmt.Fprintf(streams.Out, "restore drill into %s: %d manifest(s), %d events, %d deliveries, %d attempt starts, %d attempt finishes restored; re-exported rows reproduce every archived digest\n",
+			res.Database, len(res.Manifests), res.Counts.Events, res.Counts.Deliveries, res.Counts.AttemptStarts, res.Counts.AttemptFinishes)
+		return err
+	})
 }

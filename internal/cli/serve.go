@@ -508,7 +508,7 @@ func requireRoles(ctx context.Context, dsns map[boundary.Boundary]string, need m
 				quoted[i] = pgx.Identifier{r}.Sanitize()
 			}
 			return fmt.Errorf("%w: user %s on the %s database is not a member of %s; run `GRANT %s TO %s;` as a superuser "+
-				"(the roles are created by `oceanway migrate`), or start serve with --least-privilege=false",
+				"(the roles are created by `oceanway migrate`), or run with --least-privilege=false",
 				ErrRolesNotGranted, user, b, strings.Join(missing, ", "), strings.Join(quoted, ", "), pgx.Identifier{user}.Sanitize())
 		}
 	}

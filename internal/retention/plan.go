@@ -1,13 +1,7 @@
-// Package retention governs how closed outbox history may leave the hot
-// tables (RET-1). Built so far: the read-only plan (what would leave, by
-// class). Not built: the archive, its verification, the audited delete
-// procedure and the restore drill (docs/outbox-lifecycle.md).
 package retention
 
 import (
 	"context"
-	"embed"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,13 +9,6 @@ import (
 
 	"github.com/oceanway/core/internal/db"
 )
-
-//go:embed sql/*.sql
-var statementFiles embed.FS
-
-var statements = db.MustLoadStatements("retention", statementFiles, "sql")
-
-var sqlPlan = statements.Get("plan")
 
 // Event classes of a plan. Only ClassClosed may ever leave.
 const (
@@ -31,9 +18,6 @@ const (
 	ClassOpenDelivery   = "open_delivery"
 	ClassLegacyAdoption = "legacy_adoption_record"
 )
-
-// ErrInvalidOlderThan: --older-than must be positive.
-var ErrInvalidOlderThan = errors.New("retention: --older-than must be a positive duration")
 
 // Plan is what an archive run with the same cutoff would take, computed in
 // one statement (one snapshot).

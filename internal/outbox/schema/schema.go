@@ -17,6 +17,10 @@ const (
 	RoleProducer   = "oceanway_producer"
 	RoleDispatcher = "oceanway_dispatcher"
 	RoleDefiner    = "oceanway_outbox_definer"
+	// RoleRetention runs `oceanway retention archive`: reads the history and
+	// executes outbox.retention_archive (00020); RoleRetentionDefiner owns it.
+	RoleRetention        = "oceanway_retention"
+	RoleRetentionDefiner = "oceanway_retention_definer"
 )
 
 //go:embed migrations/*.sql
@@ -31,6 +35,6 @@ func Line() migrate.Line {
 		Name:       LineName,
 		Boundaries: boundary.All,
 		FS:         FS,
-		Roles:      []string{RoleProducer, RoleDispatcher, RoleDefiner},
+		Roles:      []string{RoleProducer, RoleDispatcher, RoleDefiner, RoleRetention, RoleRetentionDefiner},
 	}
 }

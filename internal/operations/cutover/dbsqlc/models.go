@@ -247,6 +247,33 @@ type OutboxActiveProjection struct {
 	SwitchedAt         time.Time
 }
 
+type OutboxArchivedDelivery struct {
+	EventID                   string
+	Destination               string
+	ConsumerName              string
+	Mandatory                 bool
+	Status                    string
+	RequiredProjectionName    *string
+	RequiredProjectionVersion *int64
+	AckReceiptKey             string
+	AckReceiptDigest          string
+}
+
+type OutboxArchivedEvent struct {
+	EventID                                     string
+	RunID                                       string
+	EventType                                   string
+	SchemaVersion                               string
+	EventEnvelopeDigestAlgorithmVersion         string
+	EventEnvelopeSha256                         string
+	DeliverySetVersion                          int64
+	DeliverySetDefinitionSchemaVersion          string
+	DeliverySetDefinitionDigestAlgorithmVersion string
+	DeliverySetDefinitionDigest                 string
+	CreatedAt                                   time.Time
+	PublishedAt                                 time.Time
+}
+
 type OutboxBootstrapDefinition struct {
 	DeliverySetVersion int64
 	LegacySource       string
@@ -492,4 +519,19 @@ type OutboxProjectionVersion struct {
 	RegisteredAt      time.Time
 	ReadyAt           *time.Time
 	ReadinessProofRef *string
+}
+
+type OutboxRetentionRun struct {
+	RunID                          string
+	ManifestDigestAlgorithmVersion string
+	ManifestSha256                 string
+	Cutoff                         time.Time
+	Events                         int64
+	Deliveries                     int64
+	AttemptStarts                  int64
+	AttemptFinishes                int64
+	VerifiedAt                     time.Time
+	RecordedAt                     time.Time
+	RecordedBy                     string
+	RecordedTxid                   pgtype.Uint64
 }

@@ -1,0 +1,2 @@
+-- Database time (leases, cutoffs and run times use database time, never the process clock).
+SELECT clock_timestamp() AS now

@@ -1,0 +1,2 @@
+-- Restore drill only: history is loaded exactly as archived, not appended (superuser, scratch database).
+SET LOCAL session_replication_role = replica

@@ -1,0 +1,1 @@
+SET LOCAL session_replication_role = origin
