@@ -180,6 +180,12 @@ func TestAck_OBPUB1_PublicationPlansUsePrimaryKeys(t *testing.T) {
 	defer mu.Unlock()
 	var ackBatch, cas, validate int
 	for _, p := range plans {
+		if strings.Contains(p, `Query Text: SELECT 1 FROM ONLY "outbox".`) {
+			// PostgreSQL's own foreign-key checks: a probe of the referenced
+			// key, which it reads sequentially only while the table is a few
+			// pages long (as here, once autovacuum analyzed it).
+			continue
+		}
 		require.NotContains(t, p, "outbox_events_unpublished", "a per-ack lookup reads the unpublished backlog:\n%s", p)
 		require.NotContains(t, p, "Seq Scan on outbox_", p)
 		if strings.Contains(p, "Fenced acks (OB-CLAIM-2, OB-DELIVER-5) of a batch") {

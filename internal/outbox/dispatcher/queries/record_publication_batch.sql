@@ -1,9 +1,9 @@
 -- name: PublicationRecordBatch :exec
 -- The controlled published_at function (OB-PUB-1) over every ack of a batch
--- that passed its fence, in one call (migration 00010): same parallel arrays
+-- that passed its fence, in one call of outbox.record_publication_batch (migration 00010): same parallel arrays
 -- as DeliveryAckBatch. The function answers complete or not_complete per
 -- ack and raises when any ack is invalid.
-SELECT count(*) FROM outbox.record_publication(sqlc.arg(event_ids)::uuid[], sqlc.arg(destinations)::text[],
+SELECT count(*) FROM outbox.record_publication_batch(sqlc.arg(event_ids)::uuid[], sqlc.arg(destinations)::text[],
   sqlc.arg(consumer_names)::text[], sqlc.arg(attempt_ids)::uuid[], sqlc.arg(lease_tokens)::uuid[],
   sqlc.arg(receipt_types)::text[], sqlc.arg(receipt_refs)::text[], sqlc.arg(receipt_schema_versions)::text[],
   sqlc.arg(receipt_digest_algorithm_versions)::text[], sqlc.arg(receipt_digests)::text[],

@@ -1,5 +1,7 @@
 -- The published_at controlled function over a whole ack batch (OB-PUB-1,
--- issue 17 item 2). The dispatcher records a batch of verified acks with one
+-- issue 17 item 2): outbox.record_publication_batch, record_publication's
+-- arguments as parallel arrays (its own name: an overload of the same arity
+-- would make calls with untyped arguments ambiguous). The dispatcher records a batch of verified acks with one
 -- fenced statement and then one call of this function with parallel arrays,
 -- instead of one call per ack (each a dozen statements inside PL/pgSQL). It
 -- proves exactly what the one-ack function proved, per row, with a few
@@ -16,7 +18,7 @@
 
 -- +goose Up
 -- +goose StatementBegin
-CREATE FUNCTION outbox.record_publication(
+CREATE FUNCTION outbox.record_publication_batch(
   p_event_ids                                    uuid[],
   p_destinations                                 text[],
   p_consumer_names                               text[],
@@ -41,7 +43,7 @@ DECLARE
   v_complete    uuid[];
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
-    RAISE EXCEPTION 'outbox.record_publication runs under READ COMMITTED, not %', current_setting('transaction_isolation')
+    RAISE EXCEPTION 'outbox.record_publication_batch runs under READ COMMITTED, not %', current_setting('transaction_isolation')
       USING ERRCODE = 'OW013';
   END IF;
   v_n := cardinality(p_event_ids);
@@ -203,7 +205,7 @@ BEGIN
 END
 $fn$;
 
-COMMENT ON FUNCTION outbox.record_publication(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[]) IS
+COMMENT ON FUNCTION outbox.record_publication_batch(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[]) IS
   'OB-PUB-1: validates a batch of acknowledged deliveries against their frozen members and events, then CAS published_at NULL → now() for every event whose mandatory deliveries are all acknowledged. One row per input: complete | not_complete; raises OW009 when any is invalid.';
 
 -- The one-ack function is a batch of one: one body writes published_at.
@@ -227,13 +229,17 @@ AS $fn$
 DECLARE
   v_result text;
 BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'outbox.record_publication runs under READ COMMITTED, not %', current_setting('transaction_isolation')
+      USING ERRCODE = 'OW013';
+  END IF;
   IF num_nulls(p_event_id, p_destination, p_consumer_name, p_attempt_id, p_lease_token, p_ack_receipt_type,
        p_ack_receipt_key, p_ack_receipt_schema_version, p_ack_receipt_digest_algorithm_version, p_ack_receipt_digest,
        p_ack_event_envelope_digest_algorithm_version, p_ack_event_envelope_sha256) <> 0 THEN
     RAISE EXCEPTION 'outbox.record_publication: every argument is required' USING ERRCODE = 'OW009';
   END IF;
   SELECT r.result INTO v_result
-    FROM outbox.record_publication(ARRAY[p_event_id], ARRAY[p_destination], ARRAY[p_consumer_name], ARRAY[p_attempt_id],
+    FROM outbox.record_publication_batch(ARRAY[p_event_id], ARRAY[p_destination], ARRAY[p_consumer_name], ARRAY[p_attempt_id],
       ARRAY[p_lease_token], ARRAY[p_ack_receipt_type], ARRAY[p_ack_receipt_key], ARRAY[p_ack_receipt_schema_version],
       ARRAY[p_ack_receipt_digest_algorithm_version], ARRAY[p_ack_receipt_digest],
       ARRAY[p_ack_event_envelope_digest_algorithm_version], ARRAY[p_ack_event_envelope_sha256]) r;
@@ -241,12 +247,12 @@ BEGIN
 END
 $fn$;
 
-ALTER FUNCTION outbox.record_publication(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
+ALTER FUNCTION outbox.record_publication_batch(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
   OWNER TO oceanway_outbox_definer;
 REVOKE ALL ON FUNCTION
-  outbox.record_publication(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
+  outbox.record_publication_batch(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
-  outbox.record_publication(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
+  outbox.record_publication_batch(uuid[], text[], text[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[])
   TO oceanway_dispatcher;
 -- +goose StatementEnd
