@@ -84,7 +84,11 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 		fence.EnvelopeDigestAlgorithmVersions = append(fence.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
 		fence.EnvelopeSha256s = append(fence.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
 	}
-	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, stDeliveryAckBatch.Args(fence.args())...)
+	// Planned per batch (an unnamed statement), never from a generic plan
+	// cached while the table was small: that plan would read every delivery
+	// for as long as the connection lives (issue 17).
+	args := append([]any{pgx.QueryExecModeExec}, stDeliveryAckBatch.Args(fence.args())...)
+	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, args...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errFencedAck, err)
 	}

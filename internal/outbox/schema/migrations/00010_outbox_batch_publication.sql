@@ -34,6 +34,11 @@ CREATE FUNCTION outbox.record_publication_batch(
 RETURNS TABLE (event_id uuid, destination text, result text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- Each statement is planned for the batch at hand and the table as it is
+-- now, never from a generic plan a session cached while the tables were a
+-- few pages long (which reads them sequentially for as long as the session
+-- lives; issue 17). The planning is per batch, not per ack.
+SET plan_cache_mode = force_custom_plan
 AS $fn$
 DECLARE
   v_n           int;
