@@ -14,6 +14,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
 )
 
 // ErrUnknownKind is returned for a kind name that is not listed.
@@ -32,9 +33,20 @@ type Kind struct {
 
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
-// then the admission and execution identity objects of contracts/execution.
+// then the admission and execution identity objects of contracts/execution,
+// then SettlementInputSnapshot@1 of contracts/settlement.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+}
+
+// settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
+// and the embedded digest, Digest prints the candidate digest.
+func settlementKinds() []Kind {
+	var out []Kind
+	for _, c := range settlement.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and

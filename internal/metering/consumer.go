@@ -145,6 +145,7 @@ type fenceRow struct {
 	DispatchDisposition                   *string `db:"dispatch_disposition"`
 	LatestEligibilityWorkGeneration       int64   `db:"latest_eligibility_work_generation"`
 	EligibilityTriggerDigest              *string `db:"eligibility_trigger_digest"`
+	EligibilitySource                     *string `db:"eligibility_source"`
 }
 
 func (f *fenceRow) fact() (strict.Quadruple, bool) {
@@ -257,6 +258,15 @@ func (c *Consumer) applyEligibility(ctx context.Context, tx pgx.Tx, ev *inbox.Ev
 		f.EligibilityFactRef, f.EligibilityFactSchemaVersion, f.EligibilityFactDigestAlgorithmVersion, f.EligibilityFactDigest =
 			&factQ.Ref, &factQ.SchemaVersion, &alg, &factQ.Digest
 		f.DispatchDisposition = &disposition
+		src, err := encodeSource(eligibilitySource{
+			TenantKind: env.TenantKind, TenantID: env.TenantID, WorkspaceID: env.WorkspaceID, ProjectID: env.ProjectID,
+			BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID,
+			RunStepID: p.RunStepID, ExecutionAttemptID: p.ExecutionAttemptID, AttemptManifest: p.AttemptExecutionManifest(), Fact: factQ,
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.EligibilitySource = &src
 		// not_dispatched never waits for the gateway; dispatched waits for usage.
 		schedule := disposition == "not_dispatched" || len(usage) > 0
 		if err := advanceEligibility(ctx, tx, p.ExecutionAttemptID, f, usage, schedule); err != nil {
@@ -301,7 +311,7 @@ func advanceEligibility(ctx context.Context, tx pgx.Tx, attemptID string, f *fen
 		"fact_ref": f.EligibilityFactRef, "fact_schema_version": f.EligibilityFactSchemaVersion,
 		"fact_digest_algorithm_version": f.EligibilityFactDigestAlgorithmVersion, "fact_digest": f.EligibilityFactDigest,
 		"disposition": f.DispatchDisposition, "latest_generation": f.LatestEligibilityWorkGeneration,
-		"trigger_digest": f.EligibilityTriggerDigest,
+		"trigger_digest": f.EligibilityTriggerDigest, "source": f.EligibilitySource,
 	})
 	if err != nil {
 		return fmt.Errorf("advance input fence: %w", err)
