@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/settlement"
 )
@@ -34,9 +36,32 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then SettlementInputSnapshot@1 of contracts/settlement.
+// then SettlementInputSnapshot@1 of contracts/settlement and the Metering
+// facts of contracts/meterfacts, then the Billing objects of contracts/billing
+// (the committed finalization, the settlement catch-up and transitions).
 func All() []Kind {
-	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
+	return append(kinds, billingSettlementKinds()...)
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
+}
+
+// billingSettlementKinds: the settlement catch-up and post-finality
+// transition objects of contracts/billing (BillingSettlementTransition@1,
+// LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
+// BillingSettlementCatchUpFence@1, BillingSettlementCatchUpWorkAttemptFinished@1).
+func billingSettlementKinds() []Kind {
+	var out []Kind
+	for _, c := range billing.SettlementContracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
@@ -55,6 +80,17 @@ func settlementKinds() []Kind {
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
