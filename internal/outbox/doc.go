@@ -48,8 +48,9 @@
 // # published_at
 //
 // published_at is a compatibility summary, not the delivery state: it goes
-// NULL → time once, only through outbox.record_publication, called by the
-// dispatcher in its ack transaction (RecordPublicationTx). The function
+// NULL → time once, only through outbox.record_publication_batch (the
+// dispatcher's ack batch; outbox.record_publication, RecordPublicationTx, is
+// a batch of one), called in the ack transaction. The function
 // checks the ack against the frozen event and member and answers complete,
 // not_complete or raises (invalid).
 package outbox

@@ -16,11 +16,11 @@ import (
 )
 
 // AckBatch records many verified acks in one transaction: one fenced
-// statement for all transitions and finishes, one statement calling the
-// published_at function for each that passed its fence. The returned slice
-// holds, per input, nil or ErrLeaseLost. If the batch transaction fails as a
-// whole (for example the published_at function rejects one ack, or two
-// batches deadlock on sibling deliveries), every ack is retried alone so one
+// statement for all transitions and finishes, one call of the published_at
+// function for all that passed their fences. The returned slice holds, per
+// input, nil or ErrLeaseLost. If the batch transaction fails as a whole (for
+// example the published_at function rejects one ack, or a racing writer
+// appended one attempt's finish first), every ack is retried alone so one
 // bad ack cannot take its neighbours down.
 func (s *Store) AckBatch(ctx context.Context, acks []VerifiedAck) []error {
 	out := make([]error, len(acks))
@@ -45,58 +45,98 @@ func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error)
 	})
 }
 
+// AckBatchTx records verified acks inside tx (READ COMMITTED) as AckBatch
+// does, without the one-by-one fallback: out receives, per ack, nil or
+// ErrLeaseLost; an error means tx must roll back.
+func AckBatchTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck) (out []error, err error) {
+	out = make([]error, len(acks))
+	return out, recordAcksTx(ctx, tx, acks, out)
+}
+
 // errFencedAck marks a failure of the fenced ack statement itself (as
 // opposed to the published_at function that follows it).
 var errFencedAck = errors.New("fenced ack")
 
-// recordAcksTx records verified acks inside tx (READ COMMITTED): one fenced
-// statement per ack for the transition and the success finish, all sent in
-// one round trip (a primary-key probe each, guarded by its own fence), then
-// the controlled published_at function for every ack that passed (its
-// not_complete answer is a normal result). out receives, per ack, nil or
-// ErrLeaseLost; an error fails the whole transaction.
+// recordAcksTx records verified acks inside tx (READ COMMITTED): one
+// set-based fenced statement for every transition and success finish (each
+// row guarded by its own fence), then one call of the controlled
+// published_at function with the acks that passed (its not_complete answer
+// is a normal result). out receives, per ack, nil or ErrLeaseLost; an error
+// fails the whole transaction.
 func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []error) error {
 	order := ackOrder(acks)
-	params := make([]dbsqlc.DeliveryAckParams, len(order))
-	for k, i := range order {
+	var fence ackBatchColumns
+	for _, i := range order {
 		a := acks[i]
 		q := a.ack.AppliedReceipt.Receipt
-		params[k] = dbsqlc.DeliveryAckParams{
-			ConsumerName: a.ack.ConsumerName, ReceiptType: a.claimed.Member.ExpectedReceiptType, ReceiptRef: q.Ref,
-			ReceiptSchemaVersion: q.SchemaVersion, ReceiptDigestAlgorithmVersion: string(q.DigestAlgorithmVersion),
-			ReceiptDigest: q.Digest, EnvelopeDigestAlgorithmVersion: string(a.ack.EventEnvelopeDigest.Algorithm),
-			EnvelopeSha256: a.ack.EventEnvelopeDigest.Value, Destination: string(a.claimed.Destination),
-			EventID: a.claimed.EventID, AttemptID: a.claimed.AttemptID, LeaseToken: a.claimed.LeaseToken,
-		}
+		// The fence is the claim's; the receipt type is the frozen member's
+		// (the transition guard and the table checks compare them).
+		fence.Destinations = append(fence.Destinations, string(a.claimed.Destination))
+		fence.EventIds = append(fence.EventIds, a.claimed.EventID)
+		fence.AttemptIds = append(fence.AttemptIds, a.claimed.AttemptID)
+		fence.LeaseTokens = append(fence.LeaseTokens, a.claimed.LeaseToken)
+		fence.ConsumerNames = append(fence.ConsumerNames, a.ack.ConsumerName)
+		fence.ReceiptTypes = append(fence.ReceiptTypes, a.claimed.Member.ExpectedReceiptType)
+		fence.ReceiptRefs = append(fence.ReceiptRefs, q.Ref)
+		fence.ReceiptSchemaVersions = append(fence.ReceiptSchemaVersions, q.SchemaVersion)
+		fence.ReceiptDigestAlgorithmVersions = append(fence.ReceiptDigestAlgorithmVersions, string(q.DigestAlgorithmVersion))
+		fence.ReceiptDigests = append(fence.ReceiptDigests, q.Digest)
+		fence.EnvelopeDigestAlgorithmVersions = append(fence.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
+		fence.EnvelopeSha256s = append(fence.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
 	}
-	var failed error
+	// Planned per batch (an unnamed statement), never from a generic plan
+	// cached while the table was small: that plan would read every delivery
+	// for as long as the connection lives (issue 17).
+	args := append([]any{pgx.QueryExecModeExec}, stDeliveryAckBatch.Args(fence.args())...)
+	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, args...)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errFencedAck, err)
+	}
+	finished, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("%w: %w", errFencedAck, err)
+	}
+	held := make(map[string]bool, len(finished))
+	for _, id := range finished {
+		held[id] = true
+	}
 	var kept []VerifiedAck
-	queries.DeliveryAck(ctx, tx, params).QueryRow(func(k int, _ string, err error) {
-		i := order[k]
-		switch {
-		case err == nil:
+	for i, a := range acks {
+		if held[a.claimed.AttemptID] {
 			out[i] = nil
-			kept = append(kept, acks[i])
-		case errors.Is(err, pgx.ErrNoRows):
+			kept = append(kept, a)
+		} else {
 			out[i] = ErrLeaseLost
-		case failed == nil:
-			failed = err
 		}
-	})
-	if failed != nil {
-		return fmt.Errorf("%w: %w", errFencedAck, failed)
 	}
 	if len(kept) == 0 {
 		return nil
 	}
-	if err := queries.PublicationRecordBatch(ctx, tx, dbsqlc.PublicationRecordBatchParams(ackColumns(kept))); err != nil {
+	if err := queries.PublicationRecordBatch(ctx, tx, ackColumns(kept)); err != nil {
 		return fmt.Errorf("record publication: %w", err)
 	}
 	return nil
 }
 
+// ackBatchColumns are the parallel arrays of sql/delivery_ack_batch.sql.
+type ackBatchColumns struct {
+	Destinations, EventIds, AttemptIds, LeaseTokens, ConsumerNames, ReceiptTypes, ReceiptRefs []string
+	ReceiptSchemaVersions, ReceiptDigestAlgorithmVersions, ReceiptDigests                     []string
+	EnvelopeDigestAlgorithmVersions, EnvelopeSha256s                                          []string
+}
+
+func (c ackBatchColumns) args() pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"destinations": c.Destinations, "event_ids": c.EventIds, "attempt_ids": c.AttemptIds,
+		"lease_tokens": c.LeaseTokens, "consumer_names": c.ConsumerNames, "receipt_types": c.ReceiptTypes,
+		"receipt_refs": c.ReceiptRefs, "receipt_schema_versions": c.ReceiptSchemaVersions,
+		"receipt_digest_algorithm_versions": c.ReceiptDigestAlgorithmVersions, "receipt_digests": c.ReceiptDigests,
+		"envelope_digest_algorithm_versions": c.EnvelopeDigestAlgorithmVersions, "envelope_sha256s": c.EnvelopeSha256s,
+	}
+}
+
 // ackOrder returns the indexes of acks in (event_id, destination) order, the
-// order every batch locks deliveries and events in.
+// order every batch passes deliveries and events in.
 func ackOrder(acks []VerifiedAck) []int {
 	order := make([]int, len(acks))
 	for i := range order {
@@ -113,13 +153,12 @@ func ackOrder(acks []VerifiedAck) []int {
 }
 
 // ackColumns lays acks out as the parallel arrays of
-// record_publication_batch.sql, in (event_id, destination) order so
-// concurrent batches lock events in one order. The fence (attempt id, lease
-// token) is the claim's; everything the ack says — event id, destination,
-// consumer, receipt type and quadruple, envelope digest — is the ack's own,
-// so outbox.record_publication compares what the consumer answered (not the
-// member's values, which would always match) with the frozen member, the
-// event and the recorded ack (OB-PUB-1).
+// outbox.record_publication, in (event_id, destination) order. The fence
+// (attempt id, lease token) is the claim's; everything the ack says — event
+// id, destination, consumer, receipt type and quadruple, envelope digest —
+// is the ack's own, so the function compares what the consumer answered
+// (not the member's values, which would always match) with the frozen
+// member, the event and the recorded ack (OB-PUB-1).
 func ackColumns(acks []VerifiedAck) dbsqlc.PublicationRecordBatchParams {
 	var c dbsqlc.PublicationRecordBatchParams
 	for _, i := range ackOrder(acks) {

@@ -80,12 +80,13 @@
 //
 // An ack is accepted only after contracts' receipt.VerifyAck has checked the
 // ActiveConsumerAck@1 and the receipt body against the frozen member and the
-// event (OB-DELIVER-4). The ack transaction (READ COMMITTED) sends, in one
-// round trip, one fenced statement per ack of the batch (a primary-key
-// probe) that appends the success finish, sets the delivery acknowledged and
-// freezes the receipt type and quadruple; then one statement calls
-// outbox.record_publication for each ack
-// that passed, whose not_complete answer is normal (OB-DELIVER-5). Verified
+// event (OB-DELIVER-4). The ack transaction (READ COMMITTED) runs one
+// set-based fenced statement for the whole batch (sql/delivery_ack_batch.sql:
+// a primary-key probe per ack, each row guarded by its own fence) that
+// appends the success finishes, sets the deliveries acknowledged and freezes
+// their receipt types and quadruples; then one call of
+// outbox.record_publication_batch with the acks that passed, whose
+// not_complete answers are normal (OB-DELIVER-5). Verified
 // acks are collected into batches of up to AckBatchSize (the consumer slot
 // does not wait for its ack's commit: it starts its next delivery while the
 // acker records the batch; the drain waits for every recording); a single ack

@@ -593,3 +593,69 @@ func TestAck_OBPUB1_LastAckWithoutPublicationCannotCommit(t *testing.T) {
 	require.True(t, b.delivery(t, ids[0]).Published || b.delivery(t, ids[1]).Published)
 	b.invariants(t)
 }
+
+// OB-CLAIM-2 / OB-DELIVER-5 (issue 17 item 2): the batch's acks are one
+// set-based statement, and its fence is still exact per row. In one
+// transaction, without the one-by-one fallback: an ack whose delivery was
+// recovered and re-claimed by another worker (a stale token, a real one) and
+// an ack whose lease ran out are reported lost and change nothing, while
+// their neighbours in the same statement are acknowledged and published;
+// the re-claimed delivery keeps the new holder's lease, and the new holder
+// then acknowledges it.
+func TestAckBatch_OBCLAIM2_StaleTokenInsideOneBatchStatement(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	ids := b.appendRuns(t, 5)
+	claims := b.claim(t, "w1", 5, lease)
+	require.Len(t, claims, 5)
+	acks := make([]dispatcher.VerifiedAck, len(claims))
+	for i, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		acks[i], err = dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+	}
+
+	stale := claims[1]
+	b.expireLease(t, stale.EventID)
+	recovered, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, recovered["core_operations"])
+	fresh := b.claim(t, "w2", 5, lease)
+	require.Len(t, fresh, 1)
+	require.Equal(t, stale.EventID, fresh[0].EventID)
+	expired := claims[3]
+	b.expireLease(t, expired.EventID)
+	staleBefore, expiredBefore := b.delivery(t, stale.EventID), b.delivery(t, expired.EventID)
+
+	tx, err := b.producer.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	require.NoError(t, err)
+	out, err := dispatcher.AckBatchTx(ctx, tx, acks)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	for i, e := range out {
+		if i == 1 || i == 3 {
+			require.ErrorIs(t, e, dispatcher.ErrLeaseLost, "ack %d", i)
+			continue
+		}
+		require.NoError(t, e, "ack %d", i)
+		d := b.delivery(t, ids[i])
+		require.Equal(t, "acknowledged", d.Status)
+		require.True(t, d.Published, "published_at of event %d", i)
+		require.Equal(t, []string{"acknowledged"}, b.finishes(t, ids[i]))
+	}
+	require.Equal(t, staleBefore, b.delivery(t, stale.EventID), "a stale token inside a batch changes nothing")
+	require.Equal(t, []string{"lease_expired_unknown", ""}, b.finishes(t, stale.EventID))
+	require.Equal(t, expiredBefore, b.delivery(t, expired.EventID), "an expired lease inside a batch changes nothing")
+	require.Equal(t, []string{""}, b.finishes(t, expired.EventID))
+
+	res, err := b.consumer.Deliver(ctx, fresh[0].Delivery())
+	require.NoError(t, err)
+	v, err := dispatcher.VerifyResult(fresh[0], res)
+	require.NoError(t, err)
+	require.NoError(t, b.store.AckBatch(ctx, []dispatcher.VerifiedAck{v})[0])
+	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, stale.EventID))
+	require.True(t, b.delivery(t, stale.EventID).Published)
+	b.invariants(t)
+}

@@ -10,29 +10,19 @@ import (
 )
 
 const publicationRecordBatch = `-- name: PublicationRecordBatch :exec
-SELECT outbox.record_publication(i.event_id, i.destination, i.consumer_name, i.attempt_id, i.lease_token, i.receipt_type,
-  i.receipt_ref, i.receipt_schema_version, i.receipt_digest_algorithm_version, i.receipt_digest,
-  i.envelope_digest_algorithm_version, i.envelope_sha256)
-FROM (
-  SELECT destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version, receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256 FROM ROWS FROM (unnest($1::text[]), unnest($2::uuid[]),
-    unnest($3::uuid[]), unnest($4::uuid[]), unnest($5::text[]),
-    unnest($6::text[]), unnest($7::text[]),
-    unnest($8::text[]), unnest($9::text[]),
-    unnest($10::text[]), unnest($11::text[]),
-    unnest($12::text[]))
-    AS i(destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version,
-         receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256)
-  ORDER BY event_id, destination
-  OFFSET 0
-) i
+SELECT count(*) FROM outbox.record_publication_batch($1::uuid[], $2::text[],
+  $3::text[], $4::uuid[], $5::uuid[],
+  $6::text[], $7::text[], $8::text[],
+  $9::text[], $10::text[],
+  $11::text[], $12::text[])
 `
 
 type PublicationRecordBatchParams struct {
-	Destinations                    []string
 	EventIds                        []string
+	Destinations                    []string
+	ConsumerNames                   []string
 	AttemptIds                      []string
 	LeaseTokens                     []string
-	ConsumerNames                   []string
 	ReceiptTypes                    []string
 	ReceiptRefs                     []string
 	ReceiptSchemaVersions           []string
@@ -42,18 +32,17 @@ type PublicationRecordBatchParams struct {
 	EnvelopeSha256s                 []string
 }
 
-// The controlled published_at function (OB-PUB-1) for every ack of a batch
-// that passed its fence, in event_id order so concurrent batches take the
-// event locks in one order. Same parallel arrays as ack_batch.sql. The
-// function answers not_complete or complete and raises when an ack is
-// invalid.
+// The controlled published_at function (OB-PUB-1) over every ack of a batch
+// that passed its fence, in one call of outbox.record_publication_batch (migration 00010): same parallel arrays
+// as DeliveryAckBatch. The function answers complete or not_complete per
+// ack and raises when any ack is invalid.
 func (q *Queries) PublicationRecordBatch(ctx context.Context, db DBTX, arg PublicationRecordBatchParams) error {
 	_, err := db.Exec(ctx, publicationRecordBatch,
-		arg.Destinations,
 		arg.EventIds,
+		arg.Destinations,
+		arg.ConsumerNames,
 		arg.AttemptIds,
 		arg.LeaseTokens,
-		arg.ConsumerNames,
 		arg.ReceiptTypes,
 		arg.ReceiptRefs,
 		arg.ReceiptSchemaVersions,

@@ -1,0 +1,20 @@
+package dispatcher
+
+import (
+	"embed"
+
+	"github.com/oceanway/core/internal/db"
+)
+
+// The statements sqlc cannot express live in sql/*.sql (one statement per
+// file, named arguments): the batched fenced ack, which addresses rows by
+// ctid.
+//
+//go:embed sql/*.sql
+var statementFiles embed.FS
+
+var statements = db.MustLoadStatements("dispatcher", statementFiles, "sql")
+
+// stDeliveryAckBatch runs once per ack batch: its named arguments are
+// rewritten into positional parameters once, here.
+var stDeliveryAckBatch = statements.Statement("delivery_ack_batch")
