@@ -33,7 +33,7 @@ type PublicationRecordBatchParams struct {
 }
 
 // The controlled published_at function (OB-PUB-1) over every ack of a batch
-// that passed its fence, in one call of outbox.record_publication_batch (migration 00010): same parallel arrays
+// that passed its fence, in one call of outbox.record_publication_batch (migration 00095): same parallel arrays
 // as DeliveryAckBatch. The function answers complete or not_complete per
 // ack and raises when any ack is invalid.
 func (q *Queries) PublicationRecordBatch(ctx context.Context, db DBTX, arg PublicationRecordBatchParams) error {

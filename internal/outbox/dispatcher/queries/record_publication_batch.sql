@@ -1,6 +1,6 @@
 -- name: PublicationRecordBatch :exec
 -- The controlled published_at function (OB-PUB-1) over every ack of a batch
--- that passed its fence, in one call of outbox.record_publication_batch (migration 00010): same parallel arrays
+-- that passed its fence, in one call of outbox.record_publication_batch (migration 00095): same parallel arrays
 -- as DeliveryAckBatch. The function answers complete or not_complete per
 -- ack and raises when any ack is invalid.
 SELECT count(*) FROM outbox.record_publication_batch(sqlc.arg(event_ids)::uuid[], sqlc.arg(destinations)::text[],
