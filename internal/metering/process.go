@@ -190,7 +190,15 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	if err != nil {
 		return Outcome{}, err
 	}
-	return p.applyEligibility(ctx, a, in)
+	out, err := p.applyEligibility(ctx, a, in)
+	// A conflict found inside the processing transaction (an amount that
+	// cannot be computed, a snapshot that does not seal) is as deterministic
+	// as one found by the reads: its transaction rolled back, so the attempt
+	// writes Blocked@1 in its own transaction instead of retrying forever.
+	if errors.As(err, &c) {
+		return p.block(ctx, a, in, c)
+	}
+	return out, err
 }
 
 func (p *Processor) peek(ctx context.Context, attemptID string) (*fenceRow, []usageRow, error) {

@@ -581,3 +581,35 @@ func TestME1WorkerAsMeteringRole(t *testing.T) {
 	require.Equal(t, int64(1), cur.Ref.StateVersion)
 	requireDenseChains(t, b.pool)
 }
+
+// TestMETInTxConflictBlocks (review finding 1; issue 14 Deliver 4, "a local
+// deterministic conflict → conflict evidence + Blocked"): a conflict found
+// inside the processing transaction (evidence quantity "1e3" is not an exact
+// decimal the price book multiplies) writes Blocked@1 at stage
+// settlement_input with no business fact; the Work stays queued.
+func TestMETInTxConflictBlocks(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(11)
+	dispatched(t, b, a)
+	b.owners.mu.Lock()
+	for _, e := range b.owners.evidence {
+		e.Quantity = "1e3"
+	}
+	b.owners.mu.Unlock()
+	att := claimEligibility(t, b, time.Hour)
+	out, err := processor(t, b, nil).Process(t.Context(), att)
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	require.Nil(t, out.Finished)
+	require.Equal(t, receipt.CauseEligibilityProcessingConflict, out.Blocked.BlockingCause.Kind)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks WHERE work_ref = $1`, att.Head.Work.Ref).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, "settlement_input", ev.ValidationStage)
+	require.Equal(t, "amount_not_computable", ev.ReasonCode)
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = $1`, att.Head.Work.Ref), "the Work stays active")
+}
