@@ -613,3 +613,49 @@ func TestMETInTxConflictBlocks(t *testing.T) {
 	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = $1`, att.Head.Work.Ref), "the Work stays active")
 }
+
+// asMetering runs sql as the least-privileged metering role and returns its error.
+func asMetering(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) error {
+	t.Helper()
+	return pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(t.Context(), sql, args...)
+		return err
+	})
+}
+
+// TestMET9OldGenerationFencedInDatabase (review finding 2; outbox-publisher
+// "旧Token不能写任何业务Fact或推进新Lane"): a generation-1 Work claimed
+// after generation 2 was scheduled holds its Work's latest token, yet
+// PostgreSQL refuses its decision and its applied finish (ME003) as the
+// metering role; it may write only the superseded finish. A fact naming
+// another execution attempt than its Work's is refused too.
+func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(12)
+	dispatched(t, b, a)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	old := claimEligibility(t, b, time.Hour).Head
+	require.Equal(t, int64(1), old.WorkGeneration, "the oldest queued Work is claimed first")
+	decision := `INSERT INTO metering.eligibility_decisions (decision_ref, decision_digest, execution_attempt_id, decision,
+		decision_rule_version, work_ref, attempt_number, fencing_token, decision_body)
+		VALUES ('med-x', repeat('a', 64), $3::uuid, 'eligible', 'r', $1, $2, $4::uuid, '{}')`
+	finish := `INSERT INTO metering.work_finishes (work_ref, attempt_number, fencing_token, finished_ref, finished_digest, outcome_state, finished_body)
+		VALUES ($1, $2, $4::uuid, 'miwf-x', repeat('a', 64), $3, '{}')`
+	err := asMetering(t, b.pool, decision, old.Work.Ref, old.AttemptNumber, old.ExecutionAttemptID, old.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation decision: %v", err)
+	err = asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishApplied, old.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation applied finish: %v", err)
+	require.NoError(t, asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishSuperseded, old.FencingToken),
+		"the old generation's superseded finish")
+
+	cur := claimEligibility(t, b, time.Hour).Head
+	require.Equal(t, int64(2), cur.WorkGeneration)
+	err = asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, newAttempt(13).attemptID, cur.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "a fact of another attempt: %v", err)
+	require.NoError(t, asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, cur.ExecutionAttemptID, cur.FencingToken),
+		"the latest generation's own fact")
+}
