@@ -659,3 +659,88 @@ func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
 	require.NoError(t, asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, cur.ExecutionAttemptID, cur.FencingToken),
 		"the latest generation's own fact")
 }
+
+// TestME1SettlementInputAtomicInDatabase (ME-1, review finding 3): as the
+// metering role, a snapshot version commits only with its pointer move, its
+// metering.settlement-input.current-changed@1 event and the event's billing
+// delivery (deferred check, ME005 at COMMIT), and its body must say what its
+// columns say (CHECK, 23514): a forged body, a body with another amount or
+// another predecessor is refused. The complete set commits.
+func TestME1SettlementInputAtomicInDatabase(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(14)
+	dispatched(t, b, a)
+	p := processor(t, b, nil)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	// Generation 2 is unfinished: its token may write facts, so only the
+	// atomicity guards stand between it and a partial version.
+	b.ack(t, a.availability(b.owners, usage, dimOut, 2, contract.AvailabilityAvailable, ""))
+	h := claimEligibility(t, b, time.Hour).Head
+	dim := dimensionOf(a, dimOut)
+	var v1Body, content string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT snapshot_body, content_digest FROM metering.settlement_input_snapshots
+		WHERE settlement_dimension_id = $1 AND state_version = 1`, dim).Scan(&v1Body, &content))
+	v1, err := settlement.Decode([]byte(v1Body))
+	require.NoError(t, err)
+	v2 := *v1
+	pred := v1.Current()
+	v2.Snapshot, v2.StateVersion, v2.Predecessor = v1.Snapshot, 2, &pred
+	v2.Snapshot.Ref = "sis-by-hand-v2"
+	body, err := settlement.Seal(&v2)
+	require.NoError(t, err)
+
+	insert := func(tx pgx.Tx, body, amount string, predRef string) error {
+		_, err := tx.Exec(t.Context(), `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
+			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, predecessor_state_version,
+			predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
+			target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body)
+			VALUES ($1, 2, $2, '1', 'jcs-sha256-v1', $3, $4, 1, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15, $16)`,
+			dim, v2.Snapshot.Ref, v2.Snapshot.Digest, content, predRef, v2.BillingReservationID, v2.RunID, v2.RunStepID,
+			v2.ExecutionAttemptID, v2.ChargeDimensionKey, amount, v2.ReconciliationState, h.Work.Ref, h.AttemptNumber, h.FencingToken, body)
+		return err
+	}
+	movePointer := func(tx pgx.Tx) error {
+		_, err := tx.Exec(t.Context(), `UPDATE metering.settlement_input_current SET state_version = 2, snapshot_ref = $2
+			WHERE settlement_dimension_id = $1 AND state_version = 1`, dim, v2.Snapshot.Ref)
+		return err
+	}
+	appendEvent := func(tx pgx.Tx) error {
+		_, err := release.ForProducer(boundary.Metering).AppendTx(t.Context(), tx, *metering.SettlementEvent(&v2))
+		return err
+	}
+	run := func(steps ...func(pgx.Tx) error) error {
+		return pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+				return err
+			}
+			for _, s := range steps {
+				if err := s(tx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	good := func(tx pgx.Tx) error { return insert(tx, string(body), v2.TargetNetAmount, pred.Snapshot.Ref) }
+	for _, c := range []struct {
+		name  string
+		steps []func(pgx.Tx) error
+		state string
+	}{
+		{"snapshot alone", []func(pgx.Tx) error{good}, metering.SQLStateSettlementAtomic},
+		{"snapshot and pointer, no event", []func(pgx.Tx) error{good, movePointer}, metering.SQLStateSettlementAtomic},
+		{"snapshot and event, no pointer", []func(pgx.Tx) error{good, appendEvent}, metering.SQLStateSettlementAtomic},
+		{"forged body", []func(pgx.Tx) error{func(tx pgx.Tx) error { return insert(tx, `{"forged":true}`, v2.TargetNetAmount, pred.Snapshot.Ref) },
+			movePointer, appendEvent}, pgerrcode.CheckViolation},
+		{"amount column differs from body", []func(pgx.Tx) error{func(tx pgx.Tx) error { return insert(tx, string(body), "0", pred.Snapshot.Ref) },
+			movePointer, appendEvent}, pgerrcode.CheckViolation},
+	} {
+		err := run(c.steps...)
+		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.name, err)
+	}
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.settlement_input_snapshots WHERE settlement_dimension_id = $1`, dim))
+	require.NoError(t, run(good, movePointer, appendEvent), "the complete version commits")
+	requireDenseChains(t, b.pool)
+}

@@ -1,0 +1,5 @@
+package metering
+
+// SettlementEvent exposes the settlement input event builder to the
+// external tests that commit a hand-built version as the metering role.
+var SettlementEvent = settlementEvent
