@@ -47,6 +47,12 @@ var (
 	ErrLaneNotBuilt = errors.New("metering: no processor for this lane")
 	// ErrPointerMoved: a settlement input pointer CAS found another version.
 	ErrPointerMoved = errors.New("metering: settlement input pointer moved")
+	// ErrOwnerConflictUnbound: an owner read answered conflicting. Blocked@1
+	// names that owner's conflict fact (execution_eligibility_owner_conflict,
+	// gateway_usage_owner_conflict, gateway_binding_owner_conflict), which
+	// the owner reads do not return yet; rather than forge one, the attempt
+	// writes nothing and the Work is handed back (it wraps ErrOwnerConflict).
+	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
 )
 
 // ProcessorConfig configures the worker's processing.
@@ -241,7 +247,7 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	res, err := p.reads.ReadEligibilityFact(ctx, req)
 	if err != nil {
 		if errors.Is(err, ownerread.ErrInvalidRequest) {
-			return in, &conflict{stage: "eligibility_basis", reason: "eligibility_read_invalid", candidate: requestDoc(req)}
+			return in, &conflict{stage: "eligibility_basis", reason: "eligibility_read_invalid", candidate: eligibilityReadDoc(req)}
 		}
 		return in, retryable("eligibility read: %v", err)
 	}
@@ -250,11 +256,11 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	case ownerread.NotFound:
 		return in, retryable("eligibility fact %s not found", src.Fact.Ref)
 	default:
-		return in, &conflict{stage: "eligibility_basis", reason: "execution_eligibility_conflicting", candidate: requestDoc(req)}
+		return in, ownerConflict(receipt.CauseExecutionEligibilityOwnerConflict, res.Reason)
 	}
 	in.fact = res.Value
 	if in.fact.Disposition != *f.DispatchDisposition {
-		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: requestDoc(req)}
+		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: in.fact.ToJSON()}
 	}
 	if in.fact.Disposition == contract.DispositionNotDispatched {
 		price, err := settlement.PriceOf(settlement.ChargeDimensionNotDispatched)
@@ -290,13 +296,13 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	res, err := p.reads.ReadAvailabilitySnapshot(ctx, req)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: requestDoc(req)}
+		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
 	case err != nil:
 		return dimensionInput{}, retryable("availability read: %v", err)
 	case res.Answer == ownerread.NotFound:
 		return dimensionInput{}, retryable("availability %s not found", snapQ.Ref)
 	case res.Answer != ownerread.Found:
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "gateway_availability_conflicting", candidate: requestDoc(req)}
+		return dimensionInput{}, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, res.Reason)
 	}
 	snap := res.Value
 	price, err := settlement.PriceOf(u.EvidenceDimensionKey)
@@ -316,13 +322,13 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	eres, err := p.reads.ReadProviderEvidence(ctx, ereq)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return d, &conflict{stage: "meter_event", reason: "evidence_read_invalid", candidate: requestDoc(ereq)}
+		return d, &conflict{stage: "meter_event", reason: "evidence_read_invalid", candidate: evidenceReadDoc(ereq)}
 	case err != nil:
 		return d, retryable("evidence read: %v", err)
 	case eres.Answer == ownerread.NotFound:
 		return d, retryable("evidence %s not found", snap.Evidence.Ref)
 	case eres.Answer != ownerread.Found:
-		return d, &conflict{stage: "meter_event", reason: "gateway_evidence_conflicting", candidate: requestDoc(ereq)}
+		return d, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, eres.Reason)
 	}
 	ev := eres.Value
 	d.basis.ProviderEvidence = &ev.Evidence
@@ -330,10 +336,39 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	return d, nil
 }
 
-// requestDoc is a JSON-able view of an owner read request (its digest is
-// the conflicting candidate digest of the evidence).
-func requestDoc(req any) map[string]any {
-	return map[string]any{"request": fmt.Sprintf("%+v", req)}
+// ownerConflict is an owner read's conflicting answer, by the Blocked@1
+// cause it belongs to (never recorded as Metering's own processing conflict).
+func ownerConflict(cause, reason string) error {
+	return fmt.Errorf("%w: %s: %s", ErrOwnerConflictUnbound, cause, reason)
+}
+
+// The read request documents below are the JCS form of what Metering asked
+// an owner; an invalid request is Metering's own deterministic conflict, and
+// the digest of this form is the evidence's conflicting candidate digest.
+
+func eligibilityReadDoc(r execution.EligibilityFactRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "billingReservationId": r.BillingReservationID,
+		"billingAccountId": r.BillingAccountID, "runId": r.RunID, "runStepId": r.RunStepID, "executionAttemptId": r.ExecutionAttemptID}
+	r.AttemptManifest.Put(m, settlement.PrefixAttemptExecutionManifest)
+	r.Fact.Put(m, settlement.PrefixExecutionEligibilityFact)
+	return m
+}
+
+func availabilityReadDoc(r gateway.AvailabilitySnapshotRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
+		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey,
+		"currentAvailabilityStateVersion": r.StateVersion}
+	r.AttemptManifest.Put(m, settlement.PrefixAttemptExecutionManifest)
+	r.Snapshot.Put(m, settlement.PrefixCurrentAvailability)
+	return m
+}
+
+func evidenceReadDoc(r gateway.ProviderEvidenceRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
+		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey}
+	r.Binding.Put(m, settlement.PrefixAttemptRouteBinding)
+	r.Evidence.Put(m, settlement.PrefixProviderEvidence)
+	return m
 }
 
 // --- the processing transaction -----------------------------------------

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
@@ -403,10 +404,12 @@ func TestMETTwoWritersSameWork(t *testing.T) {
 	requireDenseChains(t, b.pool)
 }
 
-// TestMETBlockedThenFixed: a local deterministic conflict writes Blocked@1
-// with EligibilityProcessingConflictEvidence@1 and no fact; the same Work
-// stays active and a later attempt applies once the cause is fixed. A
-// retryable owner failure writes nothing at all.
+// TestMETBlockedThenFixed: a local deterministic conflict (Metering's own
+// check: the owner's fact says another disposition than the accepted event)
+// writes Blocked@1 with EligibilityProcessingConflictEvidence@1 whose
+// candidate digest is the JCS digest of the actual candidate, and no fact;
+// the same Work stays active and a later attempt applies once the cause is
+// fixed. A retryable owner failure writes nothing at all.
 func TestMETBlockedThenFixed(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
@@ -422,7 +425,13 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "retryable: no Blocked")
 	b.owners.blocked.Store(false)
 
-	b.owners.conflict.Store(true)
+	b.owners.mu.Lock()
+	var fact *contract.ExecutionEligibilityFact
+	for _, f := range b.owners.facts {
+		fact = f
+	}
+	fact.Disposition = contract.DispositionNotDispatched
+	b.owners.mu.Unlock()
 	att = claimEligibility(t, b, 0)
 	out, err := p.Process(t.Context(), att)
 	require.NoError(t, err)
@@ -437,9 +446,15 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, out.Blocked.BlockingCause.Fact, ev.Evidence)
 	require.Equal(t, "eligibility_basis", ev.ValidationStage)
+	require.Equal(t, "disposition_differs", ev.ReasonCode)
+	b.owners.mu.Lock()
+	want, err := digest.Of(digest.JCSSHA256V1, fact.ToJSON())
+	fact.Disposition = contract.DispositionDispatched
+	b.owners.mu.Unlock()
+	require.NoError(t, err)
+	require.Equal(t, want, ev.ConflictingCandidateDigest, "the digest of the candidate's JCS form")
 	require.Zero(t, factCount(t, b.pool, ""))
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays active")
-	b.owners.conflict.Store(false)
 
 	fixed := claimEligibility(t, b, time.Hour)
 	require.Equal(t, att.Head.Work, fixed.Head.Work, "the same Work and generation")
@@ -447,6 +462,33 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
 	requireDenseChains(t, b.pool)
+}
+
+// TestMETOwnerConflictNotForged (review finding 4; outbox-publisher
+// blocked_on_owner_conflict): an owner read that answers conflicting is the
+// owner's conflict, never Metering's eligibility_processing_conflict with a
+// made-up candidate. The reads return no owner conflict fact to bind
+// Blocked@1 to, so the attempt writes nothing (no Blocked, no evidence, no
+// fact, no finish) and the Work stays queued.
+func TestMETOwnerConflictNotForged(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(15)
+	dispatched(t, b, a)
+	b.owners.conflict.Store(true)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrOwnerConflictUnbound)
+	require.ErrorIs(t, err, metering.ErrOwnerConflict)
+	require.ErrorContains(t, err, receipt.CauseExecutionEligibilityOwnerConflict)
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays active")
+	b.owners.conflict.Store(false)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
 }
 
 // TestMETUnregisteredDimensionBlocks: a usage dimension the price book does
