@@ -34,6 +34,7 @@ var (
 	qCurrentInsert       = statements.Get("settlement_current_insert")
 	qCurrentCAS          = statements.Get("settlement_current_cas")
 	qBlockInsert         = statements.Get("block_insert")
+	qBlockLatest         = statements.Get("block_latest")
 	qWorkRelease         = statements.Get("work_release")
 	qWorkClaimLane       = statements.Get("work_claim_lane")
 	settlementEventDeriv = "metering_settlement_input_current_changed@1"
@@ -730,6 +731,9 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 			f, err := finishSupersededTx(ctx, tx, h)
 			return Outcome{Finished: f}, err
 		}
+		if prev, err := sameBlock(ctx, tx, h, ev); prev != nil || err != nil {
+			return Outcome{Blocked: prev}, err
+		}
 		var stored string
 		if err := tx.QueryRow(ctx, qBlockInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
 			"fencing_token": h.FencingToken, "blocked_ref": b.Blocked.Ref, "blocked_digest": b.Blocked.Digest,
@@ -743,4 +747,31 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 		}
 		return Outcome{Blocked: got}, nil
 	})
+}
+
+// sameBlock returns the Work's latest Blocked@1 when its evidence records
+// the same conflict (stage, reason, candidate digest) as ev: a Work retried
+// while its cause persists keeps that one Blocked and evidence rather than
+// adding a pair on every lease. nil when there is none or it differs.
+func sameBlock(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, ev *receipt.EligibilityProcessingConflictEvidence) (*receipt.MeteringInputWorkAttemptBlocked, error) {
+	var blockedBody, evidenceBody string
+	err := tx.QueryRow(ctx, qBlockLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&blockedBody, &evidenceBody)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read latest blocked: %w", err)
+	}
+	prev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evidenceBody))
+	if err != nil {
+		return nil, fmt.Errorf("stored conflict evidence: %w", err)
+	}
+	if prev.ValidationStage != ev.ValidationStage || prev.ReasonCode != ev.ReasonCode || prev.ConflictingCandidateDigest != ev.ConflictingCandidateDigest {
+		return nil, nil
+	}
+	b, err := receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(blockedBody))
+	if err != nil {
+		return nil, fmt.Errorf("stored blocked: %w", err)
+	}
+	return b, nil
 }

@@ -164,6 +164,9 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 		return err
 	case out.Blocked != nil:
 		w.stats.blocked.Add(1)
+		// The Work stays active; retry it less often the longer it stays
+		// blocked (its cause needs a fix elsewhere).
+		return Release(context.WithoutCancel(ctx), w.pool, a, blockedBackoff(w.cfg.Idle, a.Head.AttemptNumber))
 	case out.Finished != nil && out.Finished.Outcome.State == receipt.FinishSuperseded:
 		w.stats.superseded.Add(1)
 	case out.Finished != nil:
@@ -171,4 +174,16 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 	}
 	w.stats.snapshots.Add(int64(out.NewSnapshots))
 	return nil
+}
+
+// maxBlockedBackoff caps how long a blocked Work waits between attempts.
+const maxBlockedBackoff = 10 * time.Minute
+
+// blockedBackoff is 10 idle periods doubled per attempt of the Work, capped.
+func blockedBackoff(idle time.Duration, attemptNumber int64) time.Duration {
+	d := 10 * idle
+	for i := int64(1); i < attemptNumber && d < maxBlockedBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBlockedBackoff)
 }

@@ -298,3 +298,47 @@ func TestMETClaimReadsOnlyClaimableWork(t *testing.T) {
 	})
 	require.EqualError(t, err, "roll back")
 }
+
+// TestMETBlockedWorkOneBlockedAndBackoff (review finding 7): a Work blocked
+// on the same conflict keeps its one Blocked@1 and evidence however often
+// it is retried (each attempt returns the stored one), and the worker hands
+// it back with an exponential backoff instead of reclaiming it at once.
+func TestMETBlockedWorkOneBlockedAndBackoff(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(16)
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+	b.ack(t, a.availability(b.owners, usage, "tokens.unpriced", 1, contract.AvailabilityAvailable, ""))
+	p := processor(t, b, nil)
+	var first *receipt.MeteringInputWorkAttemptBlocked
+	for range 3 {
+		out, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+		require.NoError(t, err)
+		require.NotNil(t, out.Blocked)
+		if first == nil {
+			first = out.Blocked
+		}
+		require.Equal(t, first, out.Blocked, "the stored Blocked@1")
+	}
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+
+	w, err := metering.NewWorker(b.pool, metering.WorkerConfig{Processor: metering.ProcessorConfig{Reads: b.owners},
+		Idle: 10 * time.Millisecond, Lease: time.Hour})
+	require.NoError(t, err)
+	backoff := func() time.Duration {
+		t.Helper()
+		_, err := b.pool.Exec(t.Context(), `UPDATE metering.pending_works SET lease_until = '-infinity'`)
+		require.NoError(t, err)
+		require.NoError(t, w.RunOnce(t.Context()), "one claim, then nothing claimable: no spin")
+		var ms float64
+		require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT extract(epoch FROM lease_until - now()) * 1000 FROM metering.pending_works`).Scan(&ms))
+		return time.Duration(ms) * time.Millisecond
+	}
+	b4, b5 := backoff(), backoff()
+	require.Less(t, b4, time.Hour, "released with a backoff, not left under its lease")
+	require.Greater(t, b4, 100*time.Millisecond, "attempt 4 waits 10 idle × 2³")
+	require.Greater(t, b5, b4+b4/2, "the backoff doubles per attempt")
+	require.Equal(t, int64(2), w.Stats().Blocked)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	require.Zero(t, factCount(t, b.pool, ""))
+}
