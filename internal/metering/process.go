@@ -53,6 +53,11 @@ var (
 	// gateway_usage_owner_conflict, gateway_binding_owner_conflict), which
 	// the owner reads do not return yet; rather than forge one, the attempt
 	// writes nothing and the Work is handed back (it wraps ErrOwnerConflict).
+	// ErrEligibilitySource: the Work's input fence has no readable eligibility
+	// source (a fence from before it was stored, or damaged data). An operator
+	// must look: the worker cannot name the run, step, manifest or fact, so it
+	// writes nothing rather than evidence with made-up identities.
+	ErrEligibilitySource = errors.New("metering: input fence has no readable eligibility source")
 	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
 )
 
@@ -235,11 +240,11 @@ func (p *Processor) peek(ctx context.Context, attemptID string) (*fenceRow, []us
 // mapping the price book refuses is a local conflict (Blocked@1).
 func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *fenceRow, usage []usageRow) (*eligibilityInputs, error) {
 	if f.EligibilitySource == nil || f.DispatchDisposition == nil {
-		return nil, &conflict{stage: "eligibility_basis", reason: "eligibility_source_missing", candidate: map[string]any{"executionAttemptId": attemptID}}
+		return nil, fmt.Errorf("%w: %s", ErrEligibilitySource, attemptID)
 	}
 	src, err := decodeSource(*f.EligibilitySource)
 	if err != nil {
-		return nil, &conflict{stage: "eligibility_basis", reason: "eligibility_source_invalid", candidate: map[string]any{"executionAttemptId": attemptID}}
+		return nil, fmt.Errorf("%w: %s: %w", ErrEligibilitySource, attemptID, err)
 	}
 	in := &eligibilityInputs{source: src}
 	req := execution.EligibilityFactRead{ContractVersion: execution.ReadEligibilityFactV1, Audience: execution.AudienceMeteringInput,
@@ -694,16 +699,11 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 		Work: h.Work, OperationID: h.OperationID, WorkGeneration: h.WorkGeneration, LaneTriggerDigest: h.LaneTriggerDigest,
 		ValidationStage: c.stage, ConflictingCandidateDigest: cand, ReasonCode: c.reason, ObservedAt: now,
 	}
-	if in != nil {
-		src := in.source
-		ev.RunID, ev.RunStepID, ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = src.RunID, src.RunStepID, src.AttemptManifest, src.Fact
+	if in == nil {
+		return Outcome{}, fmt.Errorf("%w: %s", ErrEligibilitySource, h.ExecutionAttemptID) // never forged identities
 	}
-	if ev.RunID == "" {
-		// No stored eligibility source: the evidence still names the attempt;
-		// the run and step are unknown, so the attempt id stands in for both.
-		ev.RunID, ev.RunStepID = h.ExecutionAttemptID, h.ExecutionAttemptID
-		ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = h.Work, h.Work
-	}
+	src := in.source
+	ev.RunID, ev.RunStepID, ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = src.RunID, src.RunStepID, src.AttemptManifest, src.Fact
 	if err := ev.Seal(); err != nil {
 		return Outcome{}, fmt.Errorf("seal conflict evidence: %w", err)
 	}

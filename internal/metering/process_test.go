@@ -786,3 +786,39 @@ func TestME1SettlementInputAtomicInDatabase(t *testing.T) {
 	require.NoError(t, run(good, movePointer, appendEvent), "the complete version commits")
 	requireDenseChains(t, b.pool)
 }
+
+// queueWorkWithSource stores, as the owner, a dispatched attempt's input
+// fence with the given eligibility source (nil: none, as a fence from
+// before sources were stored) and its queued generation-1 usage Work.
+func queueWorkWithSource(t *testing.T, b *bundle, a attemptFixture, source *string) {
+	t.Helper()
+	_, err := b.pool.Exec(t.Context(), `
+		INSERT INTO metering.input_fences (execution_attempt_id, eligibility_fence_revision, eligibility_fact_ref,
+		  eligibility_fact_schema_version, eligibility_fact_digest_algorithm_version, eligibility_fact_digest,
+		  dispatch_disposition, latest_eligibility_work_generation, eligibility_trigger_digest, eligibility_source)
+		VALUES ($1, 1, 'eef-x', '1', 'jcs-sha256-v1', repeat('e', 64), 'dispatched', 1, repeat('f', 64), $2)`, a.attemptID, source)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(t.Context(), `
+		WITH w AS (
+		  INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version, work_digest,
+		    execution_attempt_id, lane_kind, work_generation, operation_id, trigger_digest, work_body)
+		  VALUES ('miw-src-' || $1, '1', 'jcs-sha256-v1', repeat('a', 64), $1::uuid, 'eligibility_and_settlement_input', 1,
+		    gen_random_uuid(), repeat('f', 64), '{}') RETURNING work_ref)
+		INSERT INTO metering.pending_works (work_ref, lane_kind) SELECT work_ref, 'eligibility_and_settlement_input' FROM w`, a.attemptID)
+	require.NoError(t, err)
+}
+
+// TestMETMissingSourceNeverForged (review finding 12): a usage Work whose
+// input fence has no eligibility source is an operator error
+// (ErrEligibilitySource): no Blocked@1 and no conflict evidence with the
+// attempt id standing in for run, step and quadruples; nothing is written.
+func TestMETMissingSourceNeverForged(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	queueWorkWithSource(t, b, newAttempt(17), nil)
+	_, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.ErrorIs(t, err, metering.ErrEligibilitySource)
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "no evidence with forged identities")
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+}
