@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -821,4 +822,37 @@ func TestMETMissingSourceNeverForged(t *testing.T) {
 	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "no evidence with forged identities")
 	require.Zero(t, factCount(t, b.pool, ""))
 	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+}
+
+// TestMETSourceDecodedStrictly (review finding 13; strict decoding, fail
+// closed): a stored eligibility source with an unknown field, a missing
+// required field or trailing data is not read leniently: the Work fails
+// with ErrEligibilitySource and nothing is written.
+func TestMETSourceDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	good := newAttempt(18)
+	dispatched(t, b, good)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	var stored string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT eligibility_source FROM metering.input_fences WHERE execution_attempt_id = $1`,
+		good.attemptID).Scan(&stored))
+	for i, bad := range []string{
+		strings.Replace(stored, `{`, `{"unexpected":true,`, 1),
+		strings.Replace(stored, `"runId":`, `"runIdentity":`, 1),
+		strings.Replace(stored, `"runId":"`+good.runID+`"`, `"runId":""`, 1),
+		stored + ` {}`,
+	} {
+		require.NotEqual(t, stored, bad)
+		a := newAttempt(100 + i)
+		queueWorkWithSource(t, b, a, &bad)
+		before := factCount(t, b.pool, "")
+		_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+		require.ErrorIs(t, err, metering.ErrEligibilitySource, "source %d: %s", i, bad)
+		require.Equal(t, before, factCount(t, b.pool, ""))
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	}
 }
