@@ -53,12 +53,12 @@ var (
 	// gateway_usage_owner_conflict, gateway_binding_owner_conflict), which
 	// the owner reads do not return yet; rather than forge one, the attempt
 	// writes nothing and the Work is handed back (it wraps ErrOwnerConflict).
+	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
 	// ErrEligibilitySource: the Work's input fence has no readable eligibility
 	// source (a fence from before it was stored, or damaged data). An operator
 	// must look: the worker cannot name the run, step, manifest or fact, so it
 	// writes nothing rather than evidence with made-up identities.
 	ErrEligibilitySource = errors.New("metering: input fence has no readable eligibility source")
-	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
 )
 
 // ProcessorConfig configures the worker's processing.
