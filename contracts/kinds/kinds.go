@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/settlement"
 )
@@ -34,9 +36,11 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then SettlementInputSnapshot@1 of contracts/settlement.
+// then SettlementInputSnapshot@1 of contracts/settlement, then the Metering
+// facts of contracts/meterfacts, then
+// BillingFinalizationCommitted@1 of contracts/billing.
 func All() []Kind {
-	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
@@ -49,12 +53,30 @@ func settlementKinds() []Kind {
 	return out
 }
 
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
+}
+
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and
 // AttemptExecutionManifest@1; Validate checks the shape and that the embedded
 // digest recomputes, Digest prints the digest of the candidate.
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out

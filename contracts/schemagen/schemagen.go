@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/settlement"
@@ -41,6 +42,15 @@ const ReceiptsTSFile = "ts/receipts-1.d.ts"
 // ExecutionTSFile declares the admission and execution identity objects of
 // contracts/execution.
 const ExecutionTSFile = "ts/execution-1.d.ts"
+
+// MeterfactsTSFile declares the Metering owner's facts of contracts/meterfacts.
+const MeterfactsTSFile = "ts/meterfacts-1.d.ts"
+
+// MeterfactsSchemaFile is the JSON Schema file of one contracts/meterfacts kind
+// ("ProviderCostFact@1" → json/meterfacts/provider-cost-fact-1.schema.json).
+func MeterfactsSchemaFile(kind string) string {
+	return "json/meterfacts/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
 
 // SettlementTSFile declares SettlementInputSnapshot@1 (contracts/settlement).
 const SettlementTSFile = "ts/settlement-1.d.ts"
@@ -119,6 +129,14 @@ func Files() (map[string][]byte, error) {
 		}
 		executionDefs = append(executionDefs, c.Def)
 	}
+	var meterfactsDefs []*schema.Def
+	for _, c := range meterfacts.Contracts() {
+		if err := add(MeterfactsSchemaFile(c.Name), c.Def, "contracts/meterfacts"); err != nil {
+			return nil, err
+		}
+		meterfactsDefs = append(meterfactsDefs, c.Def)
+	}
+	out[MeterfactsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/meterfacts")+"\nThe Metering owner's own facts (schema version 1).", meterfactsDefs...)
 	var settlementDefs []*schema.Def
 	for _, c := range settlement.Contracts() {
 		if err := add(SettlementSchemaFile(c.Name), c.Def, "contracts/settlement"); err != nil {

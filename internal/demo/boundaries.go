@@ -62,6 +62,10 @@ type MeteringReport struct {
 	Superseded                    int64   `json:"superseded"`
 	BlockedWorks                  int64   `json:"blockedWorks"`
 	CostWorkPending               int64   `json:"costWorkPending"`
+	ProviderCostFacts             int64   `json:"providerCostFacts"`
+	CostWaitingForEvidence        int64   `json:"costWaitingForEvidence"`
+	CostNoEvidence                int64   `json:"costNoEvidence"`
+	CostReconciliationRequired    int64   `json:"costReconciliationRequired"`
 	WorksPerSecond                float64 `json:"worksPerSecond"`
 }
 
@@ -187,7 +191,9 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.Metering = &MeteringReport{Snapshots: c.Snapshots, Dimensions: c.Dimensions, RunsWithSettlementInput: c.RunsWithSettlementInput,
 			CurrentAwaitingEvidence: c.CurrentAwaitingEvidence, CurrentReconciliationRequired: c.CurrentReconciliationRequired,
 			EligibleDecisions: c.EligibleDecisions, IneligibleDecisions: c.IneligibleDecisions, MeterEvents: c.MeterEvents,
-			Applied: c.Applied, Superseded: c.Superseded, BlockedWorks: c.BlockedWorks, CostWorkPending: c.CostWorkPending}
+			Applied: c.Applied, Superseded: c.Superseded, BlockedWorks: c.BlockedWorks, CostWorkPending: c.CostWorkPending,
+			ProviderCostFacts: c.ProviderCostFacts, CostWaitingForEvidence: c.CostWaitingForEvidence, CostNoEvidence: c.CostNoEvidence,
+			CostReconciliationRequired: c.CostReconciliationRequired}
 		if s.DurationSeconds > 0 {
 			s.Metering.WorksPerSecond = float64(c.Applied+c.Superseded) / s.DurationSeconds
 		}
@@ -196,6 +202,7 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("settlement_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_settlement_input", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 		s.count("eligibility_work_finished", c.EligibilityWorkOpen, "eligibility Work neither finished nor blocked")
+		s.count("provider_cost_work_finished", c.CostWorkPending, "provider cost Work neither finished nor blocked")
 		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs)
 		s.check("half_runs_settlement_input", half, failDetail(half,
 			fmt.Sprintf("%d of %d runs have settlement input", c.RunsWithSettlementInput, cfg.Runs)))
@@ -230,7 +237,8 @@ func (s *Summary) writeBoundaries(row func(string, any)) {
 		row("metering: current not settleable", fmt.Sprintf("%d awaiting evidence, %d reconciliation required", m.CurrentAwaitingEvidence, m.CurrentReconciliationRequired))
 		row("metering: decisions", fmt.Sprintf("%d eligible, %d ineligible; %d meter events", m.EligibleDecisions, m.IneligibleDecisions, m.MeterEvents))
 		row("metering: work", fmt.Sprintf("%d applied, %d superseded, %d blocked (%.0f finished/s)", m.Applied, m.Superseded, m.BlockedWorks, m.WorksPerSecond))
-		row("metering: provider-cost work", fmt.Sprintf("%d pending: its processing is not built yet", m.CostWorkPending))
+		row("metering: provider cost", fmt.Sprintf("%d cost facts; %d waiting for evidence, %d no cost evidence, %d reconciliation required (Metering diagnostics only, incomplete: no Operations queue)",
+			m.ProviderCostFacts, m.CostWaitingForEvidence, m.CostNoEvidence, m.CostReconciliationRequired))
 	}
 	for _, b := range s.Boundaries {
 		var parts []string

@@ -383,7 +383,7 @@ func (c *Consumer) applyAvailability(ctx context.Context, tx pgx.Tx, ev *inbox.E
 	case receipt.EvidenceProviderUsage:
 		r.Outcome, r.Lane, err = applyUsage(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, f, obs)
 	case receipt.EvidenceProviderCost:
-		r.Outcome, r.Lane, err = applyCost(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, obs)
+		r.Outcome, r.Lane, err = applyCost(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, p.AttemptExecutionManifest(), obs)
 	default:
 		err = transport.NonRetryable(CodePayloadInvalid, fmt.Errorf("provider evidence kind %q", p.ProviderEvidenceKind))
 	}
@@ -477,7 +477,10 @@ type costRow struct {
 }
 
 // applyCost runs under the attempt's fence lock and the cost lane's row lock.
-func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimension string, o observed) (string, receipt.MeteringLane, error) {
+// The lane keeps the manifest quadruple for the worker's event-bound reads;
+// the receipt freezes the coordination the worker committed for the latest
+// generation (pending when none yet).
+func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimension string, manifest strict.Quadruple, o observed) (string, receipt.MeteringLane, error) {
 	args := pgx.NamedArgs{"attempt_id": attemptID, "deployment_id": deploymentID, "dimension_key": dimension}
 	rows, err := tx.Query(ctx, qCostSelect, args)
 	if err != nil {
@@ -516,7 +519,9 @@ func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimensio
 		if _, err := tx.Exec(ctx, qCostUpsert, pgx.NamedArgs{"attempt_id": attemptID, "deployment_id": deploymentID,
 			"dimension_key": dimension, "fence_revision": cur.FenceRevision, "state_version": cur.StateVersion,
 			"ref": cur.CurrentAvailabilityRef, "digest": cur.CurrentAvailabilityDigest, "availability_state": cur.AvailabilityState,
-			"latest_generation": cur.LatestWorkGeneration, "trigger_digest": cur.TriggerDigest}); err != nil {
+			"latest_generation": cur.LatestWorkGeneration, "trigger_digest": cur.TriggerDigest,
+			"manifest_ref": manifest.Ref, "manifest_schema_version": manifest.SchemaVersion,
+			"manifest_digest_algorithm_version": string(manifest.DigestAlgorithmVersion), "manifest_digest": manifest.Digest}); err != nil {
 			return "", receipt.MeteringLane{}, fmt.Errorf("advance cost lane: %w", err)
 		}
 	}
@@ -524,10 +529,14 @@ func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimensio
 	if err != nil {
 		return "", receipt.MeteringLane{}, err
 	}
+	coord, err := costCoordinationOf(ctx, tx, attemptID, deploymentID, dimension, w)
+	if err != nil {
+		return "", receipt.MeteringLane{}, err
+	}
 	return outcome, receipt.MeteringLane{Kind: receipt.LaneProviderCost, ProviderCost: &receipt.ProviderCostLane{
 		GatewayDeploymentID: deploymentID, SourceEvidenceDimensionKey: dimension,
 		FenceRevision: cur.FenceRevision, LatestWorkGeneration: cur.LatestWorkGeneration,
 		TriggerDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: cur.TriggerDigest},
-		Coordination:  receipt.ProviderCostCoordination{State: receipt.StatePending, ActiveWork: &w},
+		Coordination:  coord,
 	}}, nil
 }

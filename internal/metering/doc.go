@@ -38,4 +38,12 @@
 // and the applied finish; a local deterministic conflict writes Blocked@1
 // instead and the Work stays active. ReadCurrentSettlementInput is the
 // verified read of a dimension's Current snapshot.
+//
+// The provider-cost lane (ProcessCostWork, cost.go; ME-2) turns each
+// Gateway cost availability into its one strict result — a
+// ProviderCostFact only when available, waiting_for_evidence,
+// no_cost_evidence (never a zero cost) or reconciliation_required — or,
+// for a local deterministic conflict, conflict evidence + Blocked@1 with the
+// same Work kept active. ValidateSettlementInputCurrent (validate.go) is
+// Billing's operation-bound, TTL-free current check with its four purposes.
 package metering

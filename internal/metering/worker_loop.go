@@ -22,8 +22,8 @@ type WorkerConfig struct {
 	Lease time.Duration
 	// Idle is how long a loop waits after finding no claimable Work (default 100ms).
 	Idle time.Duration
-	// Lanes are the lanes this worker claims (default: the eligibility lane;
-	// the provider-cost lane joins when its processing exists).
+	// Lanes are the lanes this worker claims (default: both, the eligibility
+	// lane first).
 	Lanes []string
 	Log   *slog.Logger
 }
@@ -63,7 +63,7 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 		cfg.Idle = 100 * time.Millisecond
 	}
 	if len(cfg.Lanes) == 0 {
-		cfg.Lanes = []string{receipt.LaneEligibility}
+		cfg.Lanes = []string{receipt.LaneEligibility, receipt.LaneProviderCost}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

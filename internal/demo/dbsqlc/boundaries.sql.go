@@ -194,7 +194,12 @@ SELECT
   (SELECT count(DISTINCT work_ref) FROM metering.work_blocks)::bigint AS blocked_works,
   (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'eligibility_and_settlement_input'
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS eligibility_work_open,
-  (SELECT count(*) FROM metering.pending_works WHERE lane_kind = 'provider_cost')::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'provider_cost'
+     AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.provider_cost_facts)::bigint AS provider_cost_facts,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'waiting_for_evidence')::bigint AS cost_waiting_for_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'no_cost_evidence')::bigint AS cost_no_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'reconciliation_required')::bigint AS cost_reconciliation_required,
   (SELECT count(*) FROM (
      SELECT settlement_dimension_id FROM metering.settlement_input_snapshots GROUP BY settlement_dimension_id
      HAVING min(state_version) <> 1 OR max(state_version) <> count(*)) x)::bigint AS chains_not_dense,
@@ -225,6 +230,10 @@ type MeteringDemoCountsRow struct {
 	BlockedWorks                  int64
 	EligibilityWorkOpen           int64
 	CostWorkPending               int64
+	ProviderCostFacts             int64
+	CostWaitingForEvidence        int64
+	CostNoEvidence                int64
+	CostReconciliationRequired    int64
 	ChainsNotDense                int64
 	PredecessorsNotExact          int64
 	PointersNotAtHead             int64
@@ -251,6 +260,10 @@ func (q *Queries) MeteringDemoCounts(ctx context.Context, db DBTX) (MeteringDemo
 		&i.BlockedWorks,
 		&i.EligibilityWorkOpen,
 		&i.CostWorkPending,
+		&i.ProviderCostFacts,
+		&i.CostWaitingForEvidence,
+		&i.CostNoEvidence,
+		&i.CostReconciliationRequired,
 		&i.ChainsNotDense,
 		&i.PredecessorsNotExact,
 		&i.PointersNotAtHead,
@@ -261,11 +274,10 @@ func (q *Queries) MeteringDemoCounts(ctx context.Context, db DBTX) (MeteringDemo
 
 const meteringOpenWork = `-- name: MeteringOpenWork :one
 SELECT count(*)::bigint FROM metering.pending_works p
-WHERE p.lane_kind = 'eligibility_and_settlement_input'
-  AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref)
+WHERE NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref)
 `
 
-// Eligibility Work the metering worker has still to finish (blocked Work
+// Work the metering worker has still to finish, both lanes (blocked Work
 // waits for a fix and is reported, not waited for).
 func (q *Queries) MeteringOpenWork(ctx context.Context, db DBTX) (int64, error) {
 	row := db.QueryRow(ctx, meteringOpenWork)

@@ -79,7 +79,12 @@ SELECT
   (SELECT count(DISTINCT work_ref) FROM metering.work_blocks)::bigint AS blocked_works,
   (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'eligibility_and_settlement_input'
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS eligibility_work_open,
-  (SELECT count(*) FROM metering.pending_works WHERE lane_kind = 'provider_cost')::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'provider_cost'
+     AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.provider_cost_facts)::bigint AS provider_cost_facts,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'waiting_for_evidence')::bigint AS cost_waiting_for_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'no_cost_evidence')::bigint AS cost_no_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'reconciliation_required')::bigint AS cost_reconciliation_required,
   (SELECT count(*) FROM (
      SELECT settlement_dimension_id FROM metering.settlement_input_snapshots GROUP BY settlement_dimension_id
      HAVING min(state_version) <> 1 OR max(state_version) <> count(*)) x)::bigint AS chains_not_dense,
@@ -96,8 +101,7 @@ SELECT
         AND e.aggregate_id = s.settlement_dimension_id::text AND e.aggregate_revision = s.state_version))::bigint AS snapshots_without_event;
 
 -- name: MeteringOpenWork :one
--- Eligibility Work the metering worker has still to finish (blocked Work
+-- Work the metering worker has still to finish, both lanes (blocked Work
 -- waits for a fix and is reported, not waited for).
 SELECT count(*)::bigint FROM metering.pending_works p
-WHERE p.lane_kind = 'eligibility_and_settlement_input'
-  AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref);
+WHERE NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref);
