@@ -856,3 +856,36 @@ func TestMETSourceDecodedStrictly(t *testing.T) {
 		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
 	}
 }
+
+// TestMETReceiptReportsAppliedLane (review finding 6; outbox-publisher
+// MeteringInputProcessorConsumerReceipt@1: pending binds only the lane's
+// active Work, applied binds the finished generation, operation, Work and
+// Finish quadruples and the snapshot set): an event processed after the
+// latest generation applied reports applied, not pending.
+func TestMETReceiptReportsAppliedLane(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(19)
+	b.ack(t, a.availability(b.owners, usage, dimOut, 2, contract.AvailabilityAvailable, ""))
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+
+	late := b.ack(t, a.availability(b.owners, usage, dimOut, 1, contract.AvailabilityPending, ""))
+	require.Equal(t, receipt.OutcomeAlreadyObserved, late.Outcome)
+	c := late.Lane.Eligibility.Coordination
+	require.Equal(t, receipt.StateApplied, c.State)
+	require.Nil(t, c.ActiveWork)
+	require.NotNil(t, c.Applied)
+	require.Equal(t, int64(1), c.Applied.Work.Generation)
+	require.Equal(t, out.Finished.Work, c.Applied.Work.Work)
+	require.Equal(t, out.Finished.OperationID, c.Applied.Work.OperationID)
+	require.Equal(t, out.Finished.Finished, c.Applied.Finished)
+	require.Equal(t, *out.Finished.Outcome.Snapshots, c.Applied.Snapshots)
+
+	// A new generation is pending again, bound to the new active Work.
+	next := b.ack(t, a.availability(b.owners, usage, dimOut, 3, contract.AvailabilityAvailable, ""))
+	require.Equal(t, receipt.StatePending, next.Lane.Eligibility.Coordination.State)
+	require.Equal(t, int64(2), next.Lane.Eligibility.Coordination.ActiveWork.Generation)
+}
