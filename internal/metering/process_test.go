@@ -503,6 +503,13 @@ func TestMETUnregisteredDimensionBlocks(t *testing.T) {
 	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
 	require.NoError(t, err)
 	require.NotNil(t, out.Blocked)
+	require.Equal(t, receipt.CauseEligibilityProcessingConflict, out.Blocked.BlockingCause.Kind)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks`).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, "meter_event", ev.ValidationStage)
+	require.Equal(t, "charge_dimension_not_registered", ev.ReasonCode)
 	require.Zero(t, factCount(t, b.pool, ""))
 }
 
@@ -888,4 +895,123 @@ func TestMETReceiptReportsAppliedLane(t *testing.T) {
 	next := b.ack(t, a.availability(b.owners, usage, dimOut, 3, contract.AvailabilityAvailable, ""))
 	require.Equal(t, receipt.StatePending, next.Lane.Eligibility.Coordination.State)
 	require.Equal(t, int64(2), next.Lane.Eligibility.Coordination.ActiveWork.Generation)
+}
+
+// holdAt returns a FailAt hook that holds the processing transaction at
+// stage (once) on g.
+func holdAt(stage string, g *gate) func(string) error {
+	var once sync.Once
+	return func(s string) error {
+		if s == stage {
+			once.Do(g.pass)
+		}
+		return nil
+	}
+}
+
+// waitLockWaiter waits until some session of this database waits on a lock.
+func waitLockWaiter(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	}, 5*time.Second, 2*time.Millisecond, "a session waits on the lock")
+}
+
+// TestMET8LateFinishEachOrder (review finding 14; issue 14 "A1 running → A2
+// event → A1 late finish"): each order forced, not left to the scheduler.
+//   - A1 inside its processing transaction (holding the input fence) when
+//     the A2 event is consumed: the event waits for the fence, A1 applies
+//     generation 1 and generation 2 follows;
+//   - the A2 event committed while A1 sits between its bootstrap reads and
+//     its transaction: A1 writes the one superseded finish and no business
+//     fact; a second late run of A1 returns the same finish (one digest).
+func TestMET8LateFinishEachOrder(t *testing.T) {
+	t.Parallel()
+	t.Run("A1 in transaction first", func(t *testing.T) {
+		t.Parallel()
+		b := workerSetup(t)
+		a := newAttempt(20)
+		dispatched(t, b, a)
+		a1 := claimEligibility(t, b, time.Hour)
+		g := newGate()
+		var out metering.Outcome
+		var procErr, evErr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		p := processor(t, b, holdAt("decision", g))
+		go func() { defer wg.Done(); out, procErr = p.Process(context.Background(), a1) }()
+		<-g.reached
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, evErr = b.c.Consume(context.Background(), delivery(a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, "")))
+		}()
+		waitLockWaiter(t, b.pool)
+		close(g.release)
+		wg.Wait()
+		require.NoError(t, procErr)
+		require.NoError(t, evErr)
+		require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+		require.Equal(t, 4, factCount(t, b.pool, a1.Head.FencingToken))
+		next := claimEligibility(t, b, time.Hour)
+		require.Equal(t, int64(2), next.Head.WorkGeneration)
+		out, err := processor(t, b, nil).Process(t.Context(), next)
+		require.NoError(t, err)
+		require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+		requireDenseChains(t, b.pool)
+	})
+	t.Run("A2 event first", func(t *testing.T) {
+		t.Parallel()
+		b := workerSetup(t)
+		a := newAttempt(21)
+		dispatched(t, b, a)
+		a1 := claimEligibility(t, b, time.Hour)
+		g := newGate()
+		b.owners.gate.Store(g)
+		var out metering.Outcome
+		var procErr error
+		done := make(chan struct{})
+		p := processor(t, b, nil)
+		go func() { defer close(done); out, procErr = p.Process(context.Background(), a1) }()
+		<-g.reached
+		b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+		close(g.release)
+		<-done
+		require.NoError(t, procErr)
+		require.Equal(t, receipt.FinishSuperseded, out.Finished.Outcome.State)
+		require.Zero(t, factCount(t, b.pool, a1.Head.FencingToken), "the old token wrote no business fact")
+		again, err := processor(t, b, nil).Process(t.Context(), a1)
+		require.NoError(t, err)
+		require.Equal(t, out.Finished.Finished, again.Finished.Finished, "one superseded finish, one digest")
+		require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref))
+	})
+}
+
+// TestMET9LeaseExpiresDuringApply (review finding 14): A1's lease expires
+// while it is inside its processing transaction; a claim meanwhile finds
+// nothing (the queue row is locked by A1, SKIP LOCKED), A1 applies, and the
+// finished Work is never claimable again.
+func TestMET9LeaseExpiresDuringApply(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(22)
+	dispatched(t, b, a)
+	a1 := claimEligibility(t, b, 0) // lease already expired
+	g := newGate()
+	var out metering.Outcome
+	var procErr error
+	done := make(chan struct{})
+	p := processor(t, b, holdAt("decision", g))
+	go func() { defer close(done); out, procErr = p.Process(context.Background(), a1) }()
+	<-g.reached
+	_, err := metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, time.Hour)
+	require.ErrorIs(t, err, metering.ErrNoWork, "the expired lease's row is held by the running attempt")
+	close(g.release)
+	<-done
+	require.NoError(t, procErr)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	_, err = metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, time.Hour)
+	require.ErrorIs(t, err, metering.ErrNoWork)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_attempts WHERE work_ref = $1`, a1.Head.Work.Ref))
+	requireDenseChains(t, b.pool)
 }
