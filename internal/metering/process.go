@@ -471,25 +471,31 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 	doc := map[string]any{
 		"eligibilityDecisionSchemaVersion": "1", "executionAttemptId": a.Head.ExecutionAttemptID,
 		"decision": d.Decision, "decisionRuleVersion": d.RuleVersion, "reasonCode": d.ReasonCode,
-		"dispatchDisposition": in.fact.Disposition, "meteringInputWorkOperationId": a.Head.OperationID,
+		"dispatchDisposition": in.fact.Disposition,
 	}
 	in.fact.Fact.Put(doc, settlement.PrefixExecutionEligibilityFact)
 	dg, err := digest.Of(digest.JCSSHA256V1, doc)
 	if err != nil {
 		return fmt.Errorf("decision digest: %w", err)
 	}
-	ref := "med-" + uuid.Must(uuid.NewV7()).String()
+	// Content addressed: the same decision of the same attempt and fact has
+	// one ref and one row, whichever generation applies it.
+	ref := "med-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(dg.Value)).String()
 	doc["eligibilityDecisionRef"], doc["eligibilityDecisionDigestAlgorithmVersion"], doc["eligibilityDecisionDigest"] =
 		ref, string(digest.JCSSHA256V1), dg.Value
 	body, err := jcs.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("decision body: %w", err)
 	}
-	if _, err := tx.Exec(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
+	var stored string
+	if err := tx.QueryRow(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
 		"attempt_id": a.Head.ExecutionAttemptID, "decision": d.Decision, "rule_version": d.RuleVersion,
 		"work_ref": a.Head.Work.Ref, "attempt_number": a.Head.AttemptNumber, "fencing_token": a.Head.FencingToken,
-		"decision_body": string(body)}); err != nil {
+		"decision_body": string(body)}).Scan(&stored); err != nil {
 		return fmt.Errorf("insert eligibility decision: %w", err)
+	}
+	if stored != ref {
+		return fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
 	}
 	return nil
 }

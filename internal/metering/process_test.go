@@ -1015,3 +1015,28 @@ func TestMET9LeaseExpiresDuringApply(t *testing.T) {
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_attempts WHERE work_ref = $1`, a1.Head.Work.Ref))
 	requireDenseChains(t, b.pool)
 }
+
+// TestMETDecisionContentAddressed (review finding 9; ADR-031 the snapshot
+// fixes the Current Eligibility Decision and its rule version): a second
+// generation with the same eligibility fact and decision finds the stored
+// EligibilityDecision (one row, one ref derived from its digest); its body
+// carries no Work operation id.
+func TestMETDecisionContentAddressed(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(23)
+	dispatched(t, b, a)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, int64(2), out.Finished.WorkGeneration)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions WHERE execution_attempt_id = $1`, a.attemptID))
+	var body string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT decision_body FROM metering.eligibility_decisions`).Scan(&body))
+	require.NotContains(t, body, "meteringInputWorkOperationId")
+	requireDenseChains(t, b.pool)
+}
