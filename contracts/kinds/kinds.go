@@ -36,11 +36,32 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then SettlementInputSnapshot@1 of contracts/settlement, then the Metering
-// facts of contracts/meterfacts, then
-// BillingFinalizationCommitted@1 of contracts/billing.
+// then SettlementInputSnapshot@1 of contracts/settlement and the Metering
+// facts of contracts/meterfacts, then the Billing objects of contracts/billing
+// (the committed finalization, the settlement catch-up and transitions).
 func All() []Kind {
-	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
+	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
+	return append(kinds, billingSettlementKinds()...)
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing.
+func billingKinds() []Kind {
+	return []Kind{
+		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
+	}
+}
+
+// billingSettlementKinds: the settlement catch-up and post-finality
+// transition objects of contracts/billing (BillingSettlementTransition@1,
+// LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
+// BillingSettlementCatchUpFence@1, BillingSettlementCatchUpWorkAttemptFinished@1).
+func billingSettlementKinds() []Kind {
+	var out []Kind
+	for _, c := range billing.SettlementContracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
@@ -51,13 +72,6 @@ func settlementKinds() []Kind {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out
-}
-
-// billingKinds: the Billing owner's objects of contracts/billing.
-func billingKinds() []Kind {
-	return []Kind{
-		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
-	}
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and

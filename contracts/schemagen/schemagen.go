@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
@@ -42,6 +43,16 @@ const ReceiptsTSFile = "ts/receipts-1.d.ts"
 // ExecutionTSFile declares the admission and execution identity objects of
 // contracts/execution.
 const ExecutionTSFile = "ts/execution-1.d.ts"
+
+// BillingSettlementTSFile declares the settlement catch-up and post-finality
+// transition objects of contracts/billing.
+const BillingSettlementTSFile = "ts/billing-settlement-1.d.ts"
+
+// BillingSchemaFile is the JSON Schema file of one contracts/billing kind
+// ("LateSettlementExposure@1" → json/billing/late-settlement-exposure-1.schema.json).
+func BillingSchemaFile(kind string) string {
+	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
 
 // MeterfactsTSFile declares the Metering owner's facts of contracts/meterfacts.
 const MeterfactsTSFile = "ts/meterfacts-1.d.ts"
@@ -129,6 +140,14 @@ func Files() (map[string][]byte, error) {
 		}
 		executionDefs = append(executionDefs, c.Def)
 	}
+	var billingSettlementDefs []*schema.Def
+	for _, c := range billing.SettlementContracts() {
+		if err := add(BillingSchemaFile(c.Name), c.Def, "contracts/billing"); err != nil {
+			return nil, err
+		}
+		billingSettlementDefs = append(billingSettlementDefs, c.Def)
+	}
+	out[BillingSettlementTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe settlement catch-up and post-finality transition objects (schema version 1).", billingSettlementDefs...)
 	var meterfactsDefs []*schema.Def
 	for _, c := range meterfacts.Contracts() {
 		if err := add(MeterfactsSchemaFile(c.Name), c.Def, "contracts/meterfacts"); err != nil {
