@@ -56,9 +56,7 @@ func ReadAvailabilitySnapshot(ctx context.Context, q db.Executor, req Availabili
 	if err := req.Snapshot.Validate(); err != nil {
 		return AvailabilityResult{}, fmt.Errorf("%w: snapshot: %w", ownerread.ErrInvalidRequest, err)
 	}
-	var body string
-	err := q.QueryRow(ctx, "SELECT snapshot_body FROM gateway.availability_snapshots WHERE current_availability_ref = $1",
-		req.Snapshot.Ref).Scan(&body)
+	body, err := queries.SnapshotBodyByRef(ctx, q, req.Snapshot.Ref)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ownerread.Missing[*contract.AvailabilitySnapshot](), nil
 	}
