@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
@@ -32,9 +33,21 @@ type Kind struct {
 
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
-// then the admission and execution identity objects of contracts/execution.
+// then the admission and execution identity objects of contracts/execution,
+// then the Billing finalization objects of contracts/billing.
 func All() []Kind {
-	return append(append(envelopeKinds(), receiptKinds()...), executionKinds()...)
+	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), billingKinds()...)
+}
+
+// billingKinds: FinalizationInputManifest@1, FinalizationValidationBundle@1
+// and BillingFinalizationDecision@1; Validate checks the shape, the
+// refinement rules and the embedded digest, Digest prints the candidate's.
+func billingKinds() []Kind {
+	var out []Kind
+	for _, c := range billing.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // executionKinds: RunAdmissionManifest@1, RunExecutionToken@1 and

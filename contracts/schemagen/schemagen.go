@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
@@ -40,6 +41,15 @@ const ReceiptsTSFile = "ts/receipts-1.d.ts"
 // ExecutionTSFile declares the admission and execution identity objects of
 // contracts/execution.
 const ExecutionTSFile = "ts/execution-1.d.ts"
+
+// BillingTSFile declares the Billing finalization objects of contracts/billing.
+const BillingTSFile = "ts/billing-1.d.ts"
+
+// BillingSchemaFile is the JSON Schema file of one contracts/billing kind
+// ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
+func BillingSchemaFile(kind string) string {
+	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
 
 // ExecutionSchemaFile is the JSON Schema file of one contracts/execution kind
 // ("RunExecutionToken@1" → json/execution/run-execution-token-1.schema.json).
@@ -110,6 +120,14 @@ func Files() (map[string][]byte, error) {
 		}
 		executionDefs = append(executionDefs, c.Def)
 	}
+	var billingDefs []*schema.Def
+	for _, c := range billing.Contracts() {
+		if err := add(BillingSchemaFile(c.Name), c.Def, "contracts/billing"); err != nil {
+			return nil, err
+		}
+		billingDefs = append(billingDefs, c.Def)
+	}
+	out[BillingTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe Billing finalization input manifest, validation bundle and decision (schema version 1).", billingDefs...)
 	out[ExecutionTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/execution")+"\nThe admission and execution identity, eligibility and closure objects (schema version 1).", executionDefs...)
 	out[ReceiptsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/receipt")+"\nActiveConsumerAck@1 and the receipts and facts it binds (schema version 1).", receiptDefs...)
 	out[EnvelopeTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/envelope")+"\nCanonicalEventEnvelope@1 and the payloads of the exact event pairs.", envelope.Def())
