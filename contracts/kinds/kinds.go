@@ -15,6 +15,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
 )
 
 // ErrUnknownKind is returned for a kind name that is not listed.
@@ -34,9 +35,20 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then the Billing finalization objects of contracts/billing.
+// then SettlementInputSnapshot@1 of contracts/settlement, then the Billing
+// finalization objects of contracts/billing.
 func All() []Kind {
-	return append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), billingKinds()...)
+	return append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), billingKinds()...)
+}
+
+// settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
+// and the embedded digest, Digest prints the candidate digest.
+func settlementKinds() []Kind {
+	var out []Kind
+	for _, c := range settlement.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // billingKinds: FinalizationInputManifest@1, FinalizationValidationBundle@1

@@ -24,6 +24,7 @@ import (
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/settlement"
 )
 
 // Generated file names, relative to the output directory.
@@ -49,6 +50,14 @@ const BillingTSFile = "ts/billing-1.d.ts"
 // ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
 func BillingSchemaFile(kind string) string {
 	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
+
+// SettlementTSFile declares SettlementInputSnapshot@1 (contracts/settlement).
+const SettlementTSFile = "ts/settlement-1.d.ts"
+
+// SettlementSchemaFile is the JSON Schema file of one contracts/settlement kind.
+func SettlementSchemaFile(kind string) string {
+	return "json/settlement/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
 }
 
 // ExecutionSchemaFile is the JSON Schema file of one contracts/execution kind
@@ -128,6 +137,14 @@ func Files() (map[string][]byte, error) {
 		billingDefs = append(billingDefs, c.Def)
 	}
 	out[BillingTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe Billing finalization input manifest, validation bundle and decision (schema version 1).", billingDefs...)
+	var settlementDefs []*schema.Def
+	for _, c := range settlement.Contracts() {
+		if err := add(SettlementSchemaFile(c.Name), c.Def, "contracts/settlement"); err != nil {
+			return nil, err
+		}
+		settlementDefs = append(settlementDefs, c.Def)
+	}
+	out[SettlementTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/settlement")+"\nSettlementInputSnapshot@1 (schema version 1).", settlementDefs...)
 	out[ExecutionTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/execution")+"\nThe admission and execution identity, eligibility and closure objects (schema version 1).", executionDefs...)
 	out[ReceiptsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/receipt")+"\nActiveConsumerAck@1 and the receipts and facts it binds (schema version 1).", receiptDefs...)
 	out[EnvelopeTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/envelope")+"\nCanonicalEventEnvelope@1 and the payloads of the exact event pairs.", envelope.Def())
