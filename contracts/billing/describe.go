@@ -69,7 +69,6 @@ const (
 	ReasonTargetAboveReservation = "target_above_reservation"
 	ReasonEconomicIdentityDiffer = "economic_identity_differs"
 	ReasonExecutionConflicting   = "execution_conflicting"
-	ReasonValidationNotCurrent   = "validation_not_current"
 )
 
 var (
@@ -222,7 +221,7 @@ var outcomeDef = &schema.Def{Name: "BillingFinalizationOutcomeV1", Doc: "The dec
 		{Value: DecisionBlocked, Fields: schema.F("reasonCode", schema.Enum{Values: []string{
 			ReasonExecutionNotClosed, ReasonInputsNotClosed}}, "a normal, visible wait")},
 		{Value: DecisionReconciliationRequired, Fields: schema.F("reasonCode", schema.Enum{Values: []string{
-			ReasonInputConflicting, ReasonTargetAboveReservation, ReasonEconomicIdentityDiffer, ReasonExecutionConflicting, ReasonValidationNotCurrent}}, "recorded as an evaluation until the case and command chain exist")},
+			ReasonInputConflicting, ReasonTargetAboveReservation, ReasonEconomicIdentityDiffer, ReasonExecutionConflicting}}, "recorded as an evaluation until the case and command chain exist")},
 	}}}
 
 // BillingFinalizationDecisionDef describes BillingFinalizationDecision@1.

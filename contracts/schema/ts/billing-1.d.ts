@@ -135,7 +135,7 @@ export type BillingFinalizationOutcomeV1 =
   | {
     readonly decision: "reconciliation_required";
     /** recorded as an evaluation until the case and command chain exist */
-    readonly reasonCode: "input_conflicting" | "target_above_reservation" | "economic_identity_differs" | "execution_conflicting" | "validation_not_current";
+    readonly reasonCode: "input_conflicting" | "target_above_reservation" | "economic_identity_differs" | "execution_conflicting";
   };
 
 /** the attempt-bound Gateway availability snapshot a dispatched dimension's settlement input is based on; none for a not-dispatched dimension (ADR-031: no Gateway receipt may be requested for it). */

@@ -1,0 +1,78 @@
+package finalization
+
+import (
+	"context"
+
+	"github.com/oceanway/core/contracts/settlement"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
+	"github.com/oceanway/core/internal/metering"
+)
+
+// ExecutionReads is the Execution owner as the worker sees it: the closure
+// precondition (which attempts the closure holds) and the operation-bound
+// closure receipt.
+type ExecutionReads interface {
+	ReadRunFinalizationPrecondition(ctx context.Context, req execution.RunFinalizationPreconditionRead) (execution.PreconditionResult, error)
+	ReadRunExecutionFinalization(ctx context.Context, req execution.RunExecutionFinalizationRead) (execution.RunExecutionFinalizationResult, error)
+}
+
+// SettlementValidation is one request of Metering's
+// validateSettlementInputCurrent with purpose finalization: the snapshot
+// five-tuple the manifest names, bound to the finalization operation, a
+// validation operation derived from it and the input manifest.
+type SettlementValidation struct {
+	FinalizationOperationID string
+	ValidationOperationID   string
+	InputManifest           strict.Quadruple
+	SettlementDimensionID   string
+	Snapshot                settlement.Ref
+}
+
+// SettlementValidationResult is Metering's answer: current with its receipt,
+// or not current with the current five-tuple (a newer input exists: its
+// event wakes the fence again).
+type SettlementValidationResult struct {
+	Current     bool
+	Receipt     strict.Quadruple
+	ReceiptBody []byte
+	CurrentRef  settlement.Ref
+}
+
+// MeteringReads is the Metering owner as the worker sees it.
+type MeteringReads interface {
+	ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*metering.SettlementInput, error)
+	ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error)
+}
+
+// GatewayReads is the Gateway owner as the worker sees it.
+type GatewayReads interface {
+	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+}
+
+// Owners bundles the three owner read seams.
+type Owners struct {
+	Execution ExecutionReads
+	Metering  MeteringReads
+	Gateway   GatewayReads
+}
+
+// ExecutionPool answers ExecutionReads in process from the execution database.
+type ExecutionPool struct{ DB db.Executor }
+
+func (p ExecutionPool) ReadRunFinalizationPrecondition(ctx context.Context, req execution.RunFinalizationPreconditionRead) (execution.PreconditionResult, error) {
+	return execution.ReadRunFinalizationPrecondition(ctx, p.DB, req)
+}
+
+func (p ExecutionPool) ReadRunExecutionFinalization(ctx context.Context, req execution.RunExecutionFinalizationRead) (execution.RunExecutionFinalizationResult, error) {
+	return execution.ReadRunExecutionFinalization(ctx, p.DB, req)
+}
+
+// GatewayPool answers GatewayReads in process from the gateway database.
+type GatewayPool struct{ DB db.Executor }
+
+func (p GatewayPool) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
+	return gateway.ReadAvailabilitySnapshot(ctx, p.DB, req)
+}
