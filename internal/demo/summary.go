@@ -69,9 +69,11 @@ type Summary struct {
 	Gateway    *GatewayReport   `json:"gateway,omitempty"`
 	Boundaries []BoundaryReport `json:"boundaries,omitempty"`
 	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
-	Invariants []Check          `json:"invariants"`
-	Passed     bool             `json:"passed"`
-	Notes      []string         `json:"notes,omitempty"`
+	// Ledger is Billing's end state (the finalization loop).
+	Ledger     *LedgerReport `json:"ledger,omitempty"`
+	Invariants []Check       `json:"invariants"`
+	Passed     bool          `json:"passed"`
+	Notes      []string      `json:"notes,omitempty"`
 }
 
 func (s *Summary) check(name string, ok bool, detail string) {
@@ -206,6 +208,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 		}
 	}
 	s.writeBoundaries(row)
+	s.writeLedger(row)
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
 		verdict := "ok"
