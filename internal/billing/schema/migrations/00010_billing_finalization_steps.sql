@@ -89,6 +89,12 @@ CREATE TRIGGER finalization_validation_bundles_immutable BEFORE UPDATE OR DELETE
 CREATE TRIGGER finalization_decisions_immutable BEFORE UPDATE OR DELETE ON billing.finalization_decisions
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
+-- The finalization worker's claim (sql/work_claim.sql) reads only fences
+-- that wait for an evaluation: a partial index keeps it off the history of
+-- committed fences.
+CREATE INDEX billing_finalization_fences_pending ON billing.billing_finalization_fences (billing_finalization_fence_id)
+  WHERE coordination_state = 'pending_evaluation';
+
 REVOKE ALL ON billing.finalization_input_manifests, billing.finalization_owner_receipts,
   billing.finalization_validation_bundles, billing.finalization_decisions FROM PUBLIC;
 GRANT SELECT, INSERT ON billing.finalization_input_manifests, billing.finalization_owner_receipts,
