@@ -1,18 +1,13 @@
-// Package billing holds the Billing finalization objects of ADR-031
-// ("Billing Finalization 使用三组完整验证", BI-1): the content-addressed
-// FinalizationInputManifest@1 (the closure and the exact settlement inputs
-// it covers), FinalizationValidationBundle@1 (the three receipt sets) and
-// BillingFinalizationDecision@1 (settle_and_release_remainder | release_all
-// | blocked | reconciliation_required). The chain is fixed: manifest →
-// receipts → bundle → decision; no receipt refers back to the bundle.
-//
-// Every object is described once (package schema), decoded strictly,
-// content-addressed with a quadruple (ref, schemaVersion "1",
-// jcs-sha256-v1, digest; the candidate excludes the ref, the object's own
-// time field and the digest) and listed in contracts/kinds. Amounts are
-// canonical decimal text, computed with exact rationals (amount.go), never
-// floats. BillingFinalizationCommitted@1 is not here: the Billing core owns
-// it (committed.go).
+// The finalization pipeline's objects (ADR-031 "Billing Finalization 使用三组
+// 完整验证", BI-1): FinalizationInputManifest@1 (the closure and the exact
+// settlement inputs it covers), FinalizationValidationBundle@1 (the three
+// receipt sets) and BillingFinalizationDecision@1
+// (settle_and_release_remainder | release_all | blocked |
+// reconciliation_required). The chain is fixed: manifest → receipts →
+// bundle → decision; no receipt refers back to the bundle. Each is
+// described once (package schema), decoded strictly, refined by its rules
+// and listed in contracts/kinds; amounts use exact rationals (amount.go).
+
 package billing
 
 import (

@@ -6,11 +6,10 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 )
 
-// Prefixes of the objects of this package and of the quadruples they bind.
+// Prefixes of the quadruples the finalization objects bind (their own
+// prefixes, PrefixInputManifest, PrefixValidationBundle and PrefixDecision,
+// are declared with the committed fact in committed.go).
 const (
-	PrefixInputManifest      = "finalizationInputManifest"
-	PrefixValidationBundle   = "finalizationValidationBundle"
-	PrefixDecision           = "billingFinalizationDecision"
 	PrefixRunAdmission       = "runAdmissionManifest"
 	PrefixRunFinalization    = "runExecutionFinalization"
 	PrefixAttemptSet         = "attemptSetManifest"

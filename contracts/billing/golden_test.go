@@ -29,7 +29,7 @@ const (
 	attempt2    = "0195f4a8-0000-7000-8000-000000000061"
 )
 
-func q(ref string, fill byte) strict.Quadruple {
+func fq(ref string, fill byte) strict.Quadruple {
 	d := make([]byte, 64)
 	for i := range d {
 		d[i] = fill
@@ -48,14 +48,14 @@ func dimension(attemptID, key, disposition, state, target string, av *billing.Av
 	return billing.ManifestDimension{
 		RunStepID: step, ExecutionAttemptID: attemptID, ChargeDimensionKey: key,
 		SettlementDimensionID: envelope.SettlementDimensionID(reservation, run, step, attemptID, key),
-		DispatchDisposition:   disposition, SettlementInput: q("sis-"+attemptID[len(attemptID)-2:]+"-"+key, fill), SettlementStateVer: 1,
+		DispatchDisposition:   disposition, SettlementInput: fq("sis-"+attemptID[len(attemptID)-2:]+"-"+key, fill), SettlementStateVer: 1,
 		EconomicIdentity: billing.Credits, InputState: state, TargetAmount: target, Availability: av,
 	}
 }
 
 func availability(key string, fill byte) *billing.Availability {
 	return &billing.Availability{GatewayDeploymentID: "gw-eu-1", ProviderEvidenceKind: "provider_usage", EvidenceDimensionKey: key,
-		StateVersion: 2, Snapshot: q("gas-"+key, fill)}
+		StateVersion: 2, Snapshot: fq("gas-"+key, fill)}
 }
 
 func manifestFixture(ref string, dims []billing.ManifestDimension, total string) *billing.FinalizationInputManifest {
@@ -64,9 +64,9 @@ func manifestFixture(ref string, dims []billing.ManifestDimension, total string)
 		Tenant: billing.Tenant{Kind: "organization", TenantID: "0195f4a8-0000-7000-8000-000000000030",
 			WorkspaceID: "0195f4a8-0000-7000-8000-000000000031"},
 		BillingAccountID: account, BillingReservationID: reservation, RunID: run, FenceID: fence,
-		FinalizationOperationID: billing.FinalizationOperationID(fence), RunAdmissionManifest: q("ram-1", '1'),
+		FinalizationOperationID: billing.FinalizationOperationID(fence), RunAdmissionManifest: fq("ram-1", '1'),
 		ReservedAmount: "1500", ClosureOperationID: "0195f4a8-0000-7000-8000-000000000070",
-		Finalization: q("ref-1", '2'), FinalizationStateVer: 2, AttemptSet: q("ras-1", '3'), AttemptCount: 2,
+		Finalization: fq("ref-1", '2'), FinalizationStateVer: 2, AttemptSet: fq("ras-1", '3'), AttemptCount: 2,
 		Dimensions: dims, TargetTotal: total, CreatedAt: at,
 	}
 }
@@ -90,13 +90,13 @@ func build(t *testing.T) fixtures {
 		b := &billing.FinalizationValidationBundle{
 			Bundle: strict.Quadruple{Ref: ref}, BillingReservationID: reservation, RunID: run,
 			FinalizationOperationID: m.FinalizationOperationID, InputManifest: m.Manifest,
-			Execution: billing.ExecutionEntry{Finalization: m.Finalization, AttemptSet: m.AttemptSet, AttemptCount: m.AttemptCount, Receipt: q("rxr-1", '7')},
+			Execution: billing.ExecutionEntry{Finalization: m.Finalization, AttemptSet: m.AttemptSet, AttemptCount: m.AttemptCount, Receipt: fq("rxr-1", '7')},
 			Metering:  []billing.MeteringEntry{}, Gateway: []billing.GatewayEntry{}, AssembledAt: at.Add(time.Second),
 		}
 		for _, d := range m.Dimensions {
 			b.Metering = append(b.Metering, billing.MeteringEntry{RunStepID: d.RunStepID, ExecutionAttemptID: d.ExecutionAttemptID,
 				ChargeDimensionKey: d.ChargeDimensionKey, SettlementInput: d.SettlementInput, SettlementStateVer: d.SettlementStateVer,
-				Receipt: q("scr-"+d.SettlementDimensionID, '8')})
+				Receipt: fq("scr-"+d.SettlementDimensionID, '8')})
 			if d.Availability != nil {
 				b.Gateway = append(b.Gateway, billing.GatewayEntry{ExecutionAttemptID: d.ExecutionAttemptID, Availability: *d.Availability})
 			}

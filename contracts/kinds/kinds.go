@@ -51,11 +51,13 @@ func settlementKinds() []Kind {
 	return out
 }
 
-// billingKinds: FinalizationInputManifest@1, FinalizationValidationBundle@1
-// and BillingFinalizationDecision@1; Validate checks the shape, the
-// refinement rules and the embedded digest, Digest prints the candidate's.
+// billingKinds: the Billing owner's objects of contracts/billing:
+// BillingFinalizationCommitted@1, then FinalizationInputManifest@1,
+// FinalizationValidationBundle@1 and BillingFinalizationDecision@1;
+// Validate checks the shape, the refinement rules and the embedded digest,
+// Digest prints the candidate's.
 func billingKinds() []Kind {
-	var out []Kind
+	out := []Kind{{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted}}
 	for _, c := range billing.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}

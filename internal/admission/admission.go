@@ -44,6 +44,7 @@ import (
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission/dbsqlc"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
@@ -165,14 +166,15 @@ type Result struct {
 
 // Hooks let tests fail the admission transaction after a given step.
 type Hooks struct {
-	// AfterStep runs after each step inside the transaction (steps:
-	// request, manifest, run, reservation, fence, trigger, work, append);
+	// AfterStep runs after each step inside the transaction (Steps:
+	// request, manifest, run, reservation, billing's hold, fence, trigger,
+	// work, then append);
 	// an error aborts and rolls back the admission.
 	AfterStep func(ctx context.Context, tx pgx.Tx, step string) error
 }
 
 // Steps of the admission transaction, in order (for Hooks.AfterStep).
-var Steps = []string{"request", "manifest", "run", "reservation", "fence", "trigger", "work", "append"}
+var Steps = append(append([]string{"request", "manifest", "run", "reservation"}, billing.OpenSteps...), "append")
 
 // Service admits runs into the core database.
 type Service struct {
@@ -288,52 +290,13 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 		return Result{}, err
 	}
 
-	// 4. The unique fence and its first durable Work.
-	if err := queries.FenceInsert(ctx, tx, dbsqlc.FenceInsertParams{
-		BillingFinalizationFenceID: fenceID, BillingReservationID: reservationID, RunID: runID, CreatedAt: now,
-	}); err != nil {
-		return Result{}, fmt.Errorf("insert billing finalization fence: %w", err)
-	}
-	if err := s.step(ctx, tx, "fence"); err != nil {
-		return Result{}, err
-	}
-	trig := &TriggerSnapshot{
-		Snapshot: strict.Quadruple{Ref: "bft-" + newID()}, FenceID: fenceID, BillingReservationID: reservationID,
-		BillingAccountID: req.BillingAccountID, RunID: runID, FenceRevision: 1, WorkGeneration: 1, Manifest: mq, CapturedAt: now,
-	}
-	trigBody, err := seal(triggerSelf, &trig.Snapshot, trig.ToJSON)
+	// 4. Billing's rows of the reservation: its state and hold posting, the
+	// unique fence and its first durable Work (billing owns them).
+	opened, err := billing.OpenFinalizationTx(ctx, tx, billing.OpenParams{
+		FenceID: fenceID, BillingReservationID: reservationID, BillingAccountID: req.BillingAccountID, RunID: runID,
+		ReservedCredits: req.ReservedCredits, Manifest: mq, At: now, AfterStep: s.hooks.AfterStep,
+	})
 	if err != nil {
-		return Result{}, err
-	}
-	tq := trig.Snapshot
-	if err := queries.TriggerSnapshotInsert(ctx, tx, dbsqlc.TriggerSnapshotInsertParams{
-		TriggerSnapshotRef: tq.Ref, TriggerSnapshotSchemaVersion: tq.SchemaVersion,
-		TriggerSnapshotDigestAlgorithmVersion: string(tq.DigestAlgorithmVersion), TriggerSnapshotDigest: tq.Digest,
-		BillingFinalizationFenceID: fenceID, WorkGeneration: 1, SnapshotBody: string(trigBody), CapturedAt: now,
-	}); err != nil {
-		return Result{}, fmt.Errorf("insert trigger snapshot: %w", err)
-	}
-	if err := s.step(ctx, tx, "trigger"); err != nil {
-		return Result{}, err
-	}
-	w := &Work{
-		Work: strict.Quadruple{Ref: "bfw-" + newID()}, FenceID: fenceID, BillingReservationID: reservationID,
-		BillingAccountID: req.BillingAccountID, RunID: runID, Generation: 1,
-		OperationID: FinalizationOperationID(reservationID, runID, 1, tq.Digested()), Trigger: tq, CreatedAt: now,
-	}
-	workBody, err := seal(workSelf, &w.Work, w.ToJSON)
-	if err != nil {
-		return Result{}, err
-	}
-	wq := w.Work
-	if err := queries.WorkInsert(ctx, tx, dbsqlc.WorkInsertParams{
-		BillingFinalizationFenceID: fenceID, WorkGeneration: 1, WorkRef: wq.Ref, WorkSchemaVersion: wq.SchemaVersion,
-		WorkDigestAlgorithmVersion: string(wq.DigestAlgorithmVersion), WorkDigest: wq.Digest,
-		BillingFinalizationOperationID: w.OperationID, TriggerSnapshotRef: tq.Ref, WorkBody: string(workBody), CreatedAt: now,
-	}); err != nil {
-		return Result{}, fmt.Errorf("insert billing finalization work: %w", err)
-	}
-	if err := s.step(ctx, tx, "work"); err != nil {
 		return Result{}, err
 	}
 
@@ -353,8 +316,8 @@ func (s *Service) admitTx(ctx context.Context, tx pgx.Tx, req Request, reqBody [
 		AdmissionOperationID: req.AdmissionOperationID, RunID: runID, BillingAccountID: req.BillingAccountID,
 		BillingReservationID: reservationID, ReservedCredits: req.ReservedCredits, CorrelationID: req.correlationID(),
 		Manifest: mq, RunCreatedEventID: eventIDs[0], WalletReservedEventID: eventIDs[1],
-		FenceID: fenceID, WorkGeneration: 1, Work: wq, FinalizationOperationID: w.OperationID,
-		WorkState: "waiting", WorkWaitingReason: "closure_event_not_applied", AdmittedAt: now,
+		FenceID: fenceID, WorkGeneration: opened.Generation, Work: opened.Work, FinalizationOperationID: opened.OperationID,
+		WorkState: opened.WorkState, WorkWaitingReason: opened.WaitReason, AdmittedAt: now,
 	}, nil
 }
 
@@ -428,16 +391,18 @@ func Lookup(ctx context.Context, q db.Executor, runID string) (Result, error) {
 	if err != nil {
 		return Result{}, db.NotFound(err)
 	}
+	f, err := billing.LookupFenceOfRun(ctx, q, runID)
+	if err != nil {
+		return Result{}, err
+	}
 	return Result{
 		AdmissionOperationID: r.AdmissionOperationID, RunID: r.RunID, BillingAccountID: r.BillingAccountID,
 		BillingReservationID: r.BillingReservationID, ReservedCredits: r.ReservedCredits, CorrelationID: r.CorrelationID,
 		Manifest: strict.Quadruple{Ref: r.RunAdmissionManifestRef, SchemaVersion: r.RunAdmissionManifestSchemaVersion,
 			DigestAlgorithmVersion: digest.Algorithm(r.RunAdmissionManifestDigestAlgorithmVersion), Digest: r.RunAdmissionManifestDigest},
 		RunCreatedEventID: r.RunCreatedEventID, WalletReservedEventID: r.WalletReservedEventID,
-		FenceID: r.BillingFinalizationFenceID, WorkGeneration: r.WorkGeneration,
-		Work: strict.Quadruple{Ref: r.WorkRef, SchemaVersion: r.WorkSchemaVersion,
-			DigestAlgorithmVersion: digest.Algorithm(r.WorkDigestAlgorithmVersion), Digest: r.WorkDigest},
-		FinalizationOperationID: r.BillingFinalizationOperationID, WorkState: r.WorkState, WorkWaitingReason: r.WaitingReason,
+		FenceID: f.FenceID, WorkGeneration: f.Generation, Work: f.Work,
+		FinalizationOperationID: f.OperationID, WorkState: f.WorkState, WorkWaitingReason: f.WaitReason,
 		AdmittedAt: r.AdmittedAt.UTC(),
 	}, nil
 }

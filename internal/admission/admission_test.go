@@ -18,6 +18,7 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -33,7 +34,7 @@ const projection = "operations_read_model"
 
 func setup(t *testing.T, bootstrap bool) (*pgxpool.Pool, *admission.Service) {
 	t.Helper()
-	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line()}, MaxConns: 10}).Core()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line()}, MaxConns: 10}).Core()
 	if bootstrap {
 		_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{
 			ProjectionName: projection, ProjectionVersion: 1, SourceRelease: "test",
@@ -56,8 +57,9 @@ func request() admission.Request {
 }
 
 var tables = []string{"admission.admission_requests", "admission.run_admission_manifests", "admission.runs",
-	"admission.reservations", "admission.billing_finalization_fences", "admission.billing_finalization_trigger_snapshots",
-	"admission.billing_finalization_works", "outbox.outbox_events", "outbox.outbox_deliveries"}
+	"admission.reservations", "billing.reservation_states", "billing.ledger_posting_groups",
+	"billing.billing_finalization_fences", "billing.billing_finalization_trigger_snapshots",
+	"billing.billing_finalization_works", "outbox.outbox_events", "outbox.outbox_deliveries"}
 
 func counts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 	t.Helper()
@@ -108,7 +110,7 @@ func TestEX1AdmitCreatesRunReservationFenceWorkAndEvents(t *testing.T) {
 	// The unique fence with generation 1 active and its waiting Work.
 	var coordination string
 	var active int64
-	require.NoError(t, pool.QueryRow(ctx, "SELECT coordination_state, active_work_generation FROM admission.billing_finalization_fences WHERE run_id = $1",
+	require.NoError(t, pool.QueryRow(ctx, "SELECT coordination_state, active_work_generation FROM billing.billing_finalization_fences WHERE run_id = $1",
 		res.RunID).Scan(&coordination, &active))
 	require.Equal(t, "pending_evaluation", coordination)
 	require.EqualValues(t, 1, active)
@@ -119,7 +121,7 @@ func TestEX1AdmitCreatesRunReservationFenceWorkAndEvents(t *testing.T) {
 	var trigAlg string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT w.work_body, t.snapshot_body, t.trigger_snapshot_ref, t.trigger_snapshot_schema_version,
 		t.trigger_snapshot_digest_algorithm_version, t.trigger_snapshot_digest
-		FROM admission.billing_finalization_works w JOIN admission.billing_finalization_trigger_snapshots t USING (trigger_snapshot_ref)
+		FROM billing.billing_finalization_works w JOIN billing.billing_finalization_trigger_snapshots t USING (trigger_snapshot_ref)
 		WHERE w.billing_finalization_fence_id = $1`, res.FenceID).Scan(&workBody, &triggerBody, &trigger.Ref, &trigger.SchemaVersion, &trigAlg, &trigger.Digest))
 	trigger.DigestAlgorithmVersion = digest.Algorithm(trigAlg)
 	requireSelfAddressed(t, workBody, "billingFinalizationWork", "createdAt", res.Work)

@@ -115,7 +115,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	consumers, err := consumersFor(pools, pools)
+	// The projector verifies finalizations with Billing's owner read; the
+	// finalization coordinator is not part of the demo loop yet.
+	consumers, err := consumersFor(pools, pools, pools[boundary.Core], false)
 	if err != nil {
 		return err
 	}

@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/billing"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
@@ -66,8 +69,7 @@ Role flags split this across processes and machines (docs/deploy.md):
                               accepting workload tokens of --trust-workload keys
   --consumer-url D=URL        deliver destination D to a consumer endpoint elsewhere,
                               signing each call with --workload-key
-Consumers not built yet (billing_finalization_coordinator, billing_settlement_catch_up)
-are refused. Without role flags everything runs here, in process.`,
+The consumer not built yet (billing_settlement_catch_up) is refused. Without role flags everything runs here, in process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), streams, o)
@@ -131,8 +133,23 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			}
 		}
 	}
+	// Billing's pool on the core database (as oceanway_billing): the
+	// finalization coordinator and the owner read the Operations projector
+	// verifies billing.finalization.committed@1 with.
+	billingDSNs := map[boundary.Boundary]string{}
+	if dsn, ok := dsns[boundary.Core]; ok && (slices.Contains(plan.consume, route.CoreOperations) ||
+		slices.Contains(plan.consume, route.BillingFinalizationCoordinator)) {
+		billingDSNs[boundary.Core] = dsn
+	}
+	billingRole := ""
+	if o.asRoles {
+		billingRole = billingschema.RoleBilling
+	}
 	if o.asRoles {
 		need := map[boundary.Boundary][]string{}
+		for b := range billingDSNs {
+			need[b] = append(need[b], billingRole)
+		}
 		for b := range dispatchDSNs {
 			need[b] = append(need[b], dispatcherRole)
 		}
@@ -161,6 +178,11 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		return err
 	}
 	defer readPools.Close()
+	billingPools, err := openRolePools(ctx, billingDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), billingRole)
+	if err != nil {
+		return err
+	}
+	defer billingPools.Close()
 	// The admin page reads every owner's read views: with least privilege it
 	// gets small pools of its own as the connecting user (the dispatcher
 	// role may not read them).
@@ -175,17 +197,21 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 	}
 	return serve(ctx, serveParams{
-		pools: pools, consumerPools: consumerPools, readPools: readPools, adminPools: adminPools, dispatcher: o.disp, listen: o.listen,
+		pools: pools, consumerPools: consumerPools, readPools: readPools, billingPool: billingPools[boundary.Core],
+		coordinator: slices.Contains(plan.consume, route.BillingFinalizationCoordinator),
+		adminPools:  adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
 		completenessInterval: o.completenessInterval,
 	})
 }
 
 type serveParams struct {
-	pools         server.Pools // dispatchers, metrics, readiness, admin
-	consumerPools server.Pools // consumers (and their read model)
-	readPools     server.Pools // the owner databases consumers read (event-bound owner reads)
-	adminPools    server.Pools // the read-only admin page with least privilege; nil: pools
+	pools         server.Pools  // dispatchers, metrics, readiness, admin
+	consumerPools server.Pools  // consumers (and their read model)
+	readPools     server.Pools  // the owner databases consumers read (event-bound owner reads)
+	billingPool   *pgxpool.Pool // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
+	coordinator   bool          // serve the Billing finalization coordinator
+	adminPools    server.Pools  // the read-only admin page with least privilege; nil: pools
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
@@ -216,16 +242,32 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // consumers' own databases, reads the owner databases they read (the
 // Metering input processor runs only when the execution and gateway
 // databases are there to verify its events).
-func consumersFor(pools, reads server.Pools) (map[route.Destination]transport.ConsumerFunc, error) {
+//
+// billingPool is the core database as the billing role: with it the
+// projector verifies billing.finalization.committed@1 through
+// readBillingFinalizationCommitted (without it, owner_read_unavailable), and
+// coordinator adds the Billing finalization coordinator on it.
+func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
 		// Every projection version the registry lets a delivery freeze
 		// (before and after a cutover, DS-8).
-		p, err := projector.New(core, projector.Config{AllVersions: true})
+		cfg := projector.Config{AllVersions: true}
+		if billingPool != nil {
+			cfg.BillingReads = billing.Reads{DB: billingPool}
+		}
+		p, err := projector.New(core, cfg)
 		if err != nil {
 			return nil, err
 		}
 		consumers[route.CoreOperations] = p.Consume
+	}
+	if billingPool != nil && coordinator {
+		c, err := billing.NewCoordinator(billingPool, billing.CoordinatorConfig{})
+		if err != nil {
+			return nil, err
+		}
+		consumers[route.BillingFinalizationCoordinator] = c.Consume
 	}
 	m, okM := pools[boundary.Metering]
 	ex, okE := reads[boundary.Execution]
@@ -243,7 +285,7 @@ func consumersFor(pools, reads server.Pools) (map[route.Destination]transport.Co
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, err := consumersFor(p.consumerPools, p.readPools)
+	consumers, err := consumersFor(p.consumerPools, p.readPools, p.billingPool, p.coordinator)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func envList(name, sep string) []string {
 }
 
 // builtConsumers are the destinations whose consumer exists in this build.
-var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor}
+var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator}
 
 // consumerReads are the owner databases a consumer reads through its
 // event-bound owner reads (the Metering input processor verifies every
@@ -137,7 +137,7 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		}
 		if !slices.Contains(builtConsumers, d) {
 			b, _ := route.BindingOf(d)
-			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves core_operations and metering_input_processor)",
+			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves core_operations, metering_input_processor and billing_finalization_coordinator)",
 				d, ErrConsumerNotBuilt, b.ConsumerName)
 		}
 		if !slices.Contains(p.consume, d) {

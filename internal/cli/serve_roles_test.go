@@ -32,14 +32,14 @@ import (
 )
 
 // Role flags (issue 21): no flag is everything in one process; the four
-// consumers are named, and the two not built yet are refused clearly.
+// consumers are named, and the one not built yet is refused clearly.
 func TestServeRolePlan(t *testing.T) {
 	t.Parallel()
 	legacy, err := (&roleFlags{}).plan()
 	require.NoError(t, err)
 	require.True(t, legacy.legacy)
 	require.Equal(t, boundary.All, legacy.dispatch)
-	require.Equal(t, []route.Destination{route.CoreOperations, route.MeteringInputProcessor}, legacy.consume)
+	require.Equal(t, []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator}, legacy.consume)
 
 	p, err := (&roleFlags{dispatch: []string{"core", "metering"}, consumerURLs: []string{"core_operations=https://ops:8089"}}).plan()
 	require.NoError(t, err)
@@ -56,7 +56,10 @@ func TestServeRolePlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering}, met.databases(),
 		"the Metering input processor touches its own database and the owners it reads")
-	for _, d := range []string{"billing_finalization_coordinator", "billing_settlement_catch_up"} {
+	coord, err := (&roleFlags{consume: []string{"billing_finalization_coordinator"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, coord.databases(), "the Billing finalization coordinator works in the core database")
+	for _, d := range []string{"billing_settlement_catch_up"} {
 		_, err := (&roleFlags{consume: []string{d}}).plan()
 		require.ErrorIs(t, err, ErrConsumerNotBuilt, d)
 		require.Contains(t, err.Error(), "does not exist in this build")

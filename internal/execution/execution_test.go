@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/execution"
@@ -38,7 +39,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{
 		Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution},
-		Lines:      []migrate.Line{outboxschema.Line(), admissionschema.Line(), executionschema.Line()},
+		Lines:      []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line(), executionschema.Line()},
 		MaxConns:   6,
 	})
 	for _, p := range []*pgxpool.Pool{b.Core(), b.Execution()} {

@@ -9,6 +9,7 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/internal/admission"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/execution"
@@ -29,7 +30,7 @@ func TestGW1NotDispatchedThroughTheGatewayOwnerRead(t *testing.T) {
 	t.Parallel()
 	b := dbtest.New(t, dbtest.Opts{
 		Boundaries: []boundary.Boundary{boundary.Core, boundary.Execution, boundary.Gateway},
-		Lines:      []migrate.Line{outboxschema.Line(), admissionschema.Line(), executionschema.Line(), gatewayschema.Line()},
+		Lines:      []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line(), executionschema.Line(), gatewayschema.Line()},
 		MaxConns:   4,
 	})
 	ctx := t.Context()

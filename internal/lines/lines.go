@@ -6,6 +6,7 @@ package lines
 import (
 	adminschema "github.com/oceanway/core/internal/admin/schema"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
@@ -21,6 +22,7 @@ func All() []migrate.Line {
 		outboxschema.Line(),     // outbox (every producer database)
 		adminschema.Line(),      // admin lookup indexes (every producer database)
 		admissionschema.Line(),  // admission (core)
+		billingschema.Line(),    // billing (core): fences, Work, reservation states, ledger
 		executionschema.Line(),  // execution (execution)
 		gatewayschema.Line(),    // gateway (gateway)
 		meteringschema.Line(),   // metering (metering)

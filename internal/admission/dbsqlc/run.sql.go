@@ -97,14 +97,9 @@ SELECT r.run_id, r.admission_operation_id, r.billing_account_id, r.billing_reser
        r.run_admission_manifest_ref, r.run_admission_manifest_schema_version,
        r.run_admission_manifest_digest_algorithm_version, r.run_admission_manifest_digest,
        r.run_created_event_id, s.wallet_reserved_event_id, s.reserved_credits,
-       f.billing_finalization_fence_id, w.work_generation, w.billing_finalization_operation_id,
-       w.work_ref, w.work_schema_version, w.work_digest_algorithm_version, w.work_digest, w.work_state, w.waiting_reason,
        r.correlation_id, r.admitted_at
   FROM admission.runs r
   JOIN admission.reservations s ON s.run_id = r.run_id
-  JOIN admission.billing_finalization_fences f ON f.run_id = r.run_id
-  JOIN admission.billing_finalization_works w
-    ON w.billing_finalization_fence_id = f.billing_finalization_fence_id AND w.work_generation = 1
  WHERE r.run_id = $1
 `
 
@@ -120,20 +115,12 @@ type RunAdmittedRow struct {
 	RunCreatedEventID                          string
 	WalletReservedEventID                      string
 	ReservedCredits                            int64
-	BillingFinalizationFenceID                 string
-	WorkGeneration                             int64
-	BillingFinalizationOperationID             string
-	WorkRef                                    string
-	WorkSchemaVersion                          string
-	WorkDigestAlgorithmVersion                 string
-	WorkDigest                                 string
-	WorkState                                  string
-	WaitingReason                              string
 	CorrelationID                              string
 	AdmittedAt                                 time.Time
 }
 
-// Everything an admission created, by run id (the replay answer).
+// Everything admission created, by run id (the replay answer; billing's
+// fence and first Work come from billing.LookupFenceOfRun).
 func (q *Queries) RunAdmitted(ctx context.Context, db DBTX, runID string) (RunAdmittedRow, error) {
 	row := db.QueryRow(ctx, runAdmitted, runID)
 	var i RunAdmittedRow
@@ -149,15 +136,6 @@ func (q *Queries) RunAdmitted(ctx context.Context, db DBTX, runID string) (RunAd
 		&i.RunCreatedEventID,
 		&i.WalletReservedEventID,
 		&i.ReservedCredits,
-		&i.BillingFinalizationFenceID,
-		&i.WorkGeneration,
-		&i.BillingFinalizationOperationID,
-		&i.WorkRef,
-		&i.WorkSchemaVersion,
-		&i.WorkDigestAlgorithmVersion,
-		&i.WorkDigest,
-		&i.WorkState,
-		&i.WaitingReason,
 		&i.CorrelationID,
 		&i.AdmittedAt,
 	)

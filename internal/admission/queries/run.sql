@@ -25,19 +25,15 @@ SELECT m.run_admission_manifest_ref, m.run_admission_manifest_schema_version,
  WHERE r.run_id = @run_id;
 
 -- name: RunAdmitted :one
--- Everything an admission created, by run id (the replay answer).
+-- Everything admission created, by run id (the replay answer; billing's
+-- fence and first Work come from billing.LookupFenceOfRun).
 SELECT r.run_id, r.admission_operation_id, r.billing_account_id, r.billing_reservation_id,
        r.run_admission_manifest_ref, r.run_admission_manifest_schema_version,
        r.run_admission_manifest_digest_algorithm_version, r.run_admission_manifest_digest,
        r.run_created_event_id, s.wallet_reserved_event_id, s.reserved_credits,
-       f.billing_finalization_fence_id, w.work_generation, w.billing_finalization_operation_id,
-       w.work_ref, w.work_schema_version, w.work_digest_algorithm_version, w.work_digest, w.work_state, w.waiting_reason,
        r.correlation_id, r.admitted_at
   FROM admission.runs r
   JOIN admission.reservations s ON s.run_id = r.run_id
-  JOIN admission.billing_finalization_fences f ON f.run_id = r.run_id
-  JOIN admission.billing_finalization_works w
-    ON w.billing_finalization_fence_id = f.billing_finalization_fence_id AND w.work_generation = 1
  WHERE r.run_id = @run_id;
 
 -- name: ManifestReadCandidates :many

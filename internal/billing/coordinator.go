@@ -1,0 +1,206 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/billing/dbsqlc"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/outbox/transport"
+)
+
+// Delivery error codes of the coordinator (the shared inbox adds its own).
+const (
+	// Non-retryable.
+	CodePairNotConsumed    = "pair_not_consumed"
+	CodeClosureConflict    = "closure_conflict"
+	CodeClosureIdentity    = "closure_identity_mismatch"
+	CodeSettlementConflict = "settlement_input_conflict"
+	// Retryable.
+	CodeFenceNotBindable      = "fence_not_bindable"
+	CodeClosureNotApplied     = "closure_event_not_applied"
+	CodeResolutionChainAbsent = "resolution_chain_absent"
+)
+
+var (
+	// ErrPairNotConsumed: the pair is not one the coordinator decodes.
+	ErrPairNotConsumed = errors.New("billing: event pair is not consumed by the finalization coordinator")
+	// ErrClosureConflict: the run's fence already applied another closure event.
+	ErrClosureConflict = errors.New("billing: the run already has another closure event applied")
+	// ErrClosureIdentity: the closure event does not match the reservation Core admitted.
+	ErrClosureIdentity = errors.New("billing: closure event does not match the admitted reservation")
+	// ErrFenceNotBindable: no fence (yet) for the event's run (retryable).
+	ErrFenceNotBindable = errors.New("billing: no finalization fence for the event's run yet")
+)
+
+// Coordinator is the Billing finalization coordinator consumer on
+// billing_finalization_coordinator (an inbox.Consumer). It strictly decodes
+// execution.run-finalization.closed@1: in one inbox transaction it locks
+// the run's fence, records the closure watermark with the receipt, freezes
+// a new trigger snapshot and schedules a new Work generation, and writes
+// the work_scheduled BillingFinalizationCoordinatorConsumerReceipt@1. It
+// never reads Execution: the closure event is self-contained, and the
+// Work's owner reads come later (the finalization pipeline).
+// billing.finalization-reconciliation-resolution.applied@1 waits as
+// unsupported: its command chain does not exist.
+type Coordinator struct {
+	receipts *inbox.Table
+	inbox    *inbox.Inbox
+}
+
+// CoordinatorConfig configures the coordinator.
+type CoordinatorConfig struct {
+	Inbox inbox.Config
+	// Billing is checked at start (the reconciliation switch stays off).
+	Billing Config
+}
+
+// NewCoordinator builds the coordinator over the core database.
+func NewCoordinator(pool db.Beginner, cfg CoordinatorConfig) (*Coordinator, error) {
+	if err := cfg.Billing.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Coordinator{receipts: inbox.NewTable("billing", "coordinator_receipts", false)}
+	in, err := inbox.New(pool, c, cfg.Inbox)
+	if err != nil {
+		return nil, err
+	}
+	c.inbox = in
+	return c, nil
+}
+
+// Consume handles one delivery (a transport.ConsumerFunc).
+func (c *Coordinator) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	return c.inbox.Consume(ctx, d)
+}
+
+// Destination implements inbox.Consumer.
+func (c *Coordinator) Destination() route.Destination { return route.BillingFinalizationCoordinator }
+
+// Receipts implements inbox.Consumer.
+func (c *Coordinator) Receipts() *inbox.Table { return c.receipts }
+
+// ReceiptKey implements inbox.Consumer: (consumerName, eventId).
+func (c *Coordinator) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
+	return inbox.Key{ConsumerName: route.BillingFinalizationCoordinatorConsumer, EventID: ev.Envelope.EventID, Projection: route.NotApplicable}, nil
+}
+
+// ApplyTx implements inbox.Consumer.
+func (c *Coordinator) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env := ev.Envelope
+	switch {
+	case env.EventType == receipt.EventExecutionRunFinalizationClosed && env.EventSchemaVersion == "1":
+		return c.applyClosure(ctx, tx, ev)
+	case env.EventType == receipt.EventFinalizationReconciliationResolutionApplied && env.EventSchemaVersion == "1":
+		return inbox.WaitUnsupported(CodeResolutionChainAbsent, ErrReconciliationChainAbsent), nil
+	default:
+		return inbox.Outcome{}, transport.NonRetryable(CodePairNotConsumed, fmt.Errorf("%w: %s (%s)", ErrPairNotConsumed, env.EventType, env.EventSchemaVersion))
+	}
+}
+
+func (c *Coordinator) applyClosure(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env := ev.Envelope
+	p, err := envelope.PayloadOf[envelope.ExecutionRunFinalizationClosedV1Payload](env)
+	if err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEnvelopeInvalid, err)
+	}
+	byRun, err := queries.FenceLockByRun(ctx, tx, p.RunID)
+	fence := dbsqlc.FenceLockRow(byRun)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return inbox.Outcome{}, transport.Retryable(CodeFenceNotBindable, fmt.Errorf("%w: run %s", ErrFenceNotBindable, p.RunID))
+	}
+	if err != nil {
+		return inbox.Outcome{}, fmt.Errorf("lock fence: %w", err)
+	}
+	if _, err := queries.ClosureByFence(ctx, tx, fence.BillingFinalizationFenceID); err == nil {
+		// The receipt lookup found nothing for this event id, so this is a
+		// second closure event for the run (EX-2: rejected).
+		return inbox.Outcome{}, transport.NonRetryable(CodeClosureConflict, fmt.Errorf("%w: run %s, event %s", ErrClosureConflict, p.RunID, env.EventID))
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return inbox.Outcome{}, fmt.Errorf("read closure watermark: %w", err)
+	}
+	if fence.CoordinationState == FenceCommitted || fence.CoordinationState == FenceReconciliationRequired {
+		return inbox.Outcome{}, transport.NonRetryable(CodeClosureConflict, fmt.Errorf("%w: fence %s is %s without a closure", ErrClosureConflict, fence.BillingFinalizationFenceID, fence.CoordinationState))
+	}
+	res, err := queries.ReservationLock(ctx, tx, fence.BillingReservationID)
+	if err != nil {
+		return inbox.Outcome{}, fmt.Errorf("lock reservation: %w", err)
+	}
+	tenant := receipt.Tenant{Kind: env.TenantKind, ID: env.TenantID, WorkspaceID: env.WorkspaceID, ProjectID: env.ProjectID}
+	if mismatch := closureMismatch(p, env, res); mismatch != "" {
+		return inbox.Outcome{}, transport.NonRetryable(CodeClosureIdentity, fmt.Errorf("%w: %s", ErrClosureIdentity, mismatch))
+	}
+	mark := &ClosureMark{
+		EventID: env.EventID, EnvelopeDigest: ev.Delivery.EnvelopeDigest,
+		RunExecutionFinalization: p.RunExecutionFinalization(), StateVersion: p.RunExecutionFinalizationStateVersion,
+		AttemptSetManifest: p.AttemptSetManifest(), AttemptCount: p.AttemptCount,
+	}
+	now := ev.Now.UTC()
+	trig, work, err := nextGeneration(ctx, tx, fence, mark, now)
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{
+		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bfcr-" + uuid.Must(uuid.NewV7()).String()},
+			EventID: env.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest},
+		Source: receipt.CoordinatorSource{Kind: receipt.CoordinatorSourceExecutionClosure, Closure: &receipt.ExecutionClosureSource{
+			Tenant: tenant, BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID,
+			ClosureOperationID: p.ClosureOperationID, RunAdmissionManifest: p.RunAdmissionManifest(),
+			RunExecutionFinalization: mark.RunExecutionFinalization, RunExecutionFinalizationStateVersion: mark.StateVersion,
+			AttemptSetManifest: mark.AttemptSetManifest, AttemptCount: mark.AttemptCount,
+		}},
+		Outcome: receipt.CoordinatorOutcome{State: receipt.CoordinatorWorkScheduled, FinalizationFenceRevision: trig.FenceRevision,
+			Work: &receipt.FinalizationWorkBinding{WorkGeneration: work.Generation, TriggerSnapshot: trig.Snapshot, Work: work.Work}},
+		CommittedAt: now,
+	}
+	if err := r.Seal(); err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("seal coordinator receipt: %w", err))
+	}
+	rq := r.Receipt
+	if err := queries.ClosureInsert(ctx, tx, dbsqlc.ClosureInsertParams{
+		BillingFinalizationFenceID: fence.BillingFinalizationFenceID, RunID: p.RunID, ClosureEventID: env.EventID,
+		ClosureEventEnvelopeDigestAlgorithmVersion: string(mark.EnvelopeDigest.Algorithm), ClosureEventEnvelopeSha256: mark.EnvelopeDigest.Value,
+		ClosureOperationID:          p.ClosureOperationID,
+		RunExecutionFinalizationRef: p.RunExecutionFinalizationRef, RunExecutionFinalizationSchemaVersion: p.RunExecutionFinalizationSchemaVersion,
+		RunExecutionFinalizationDigestAlgorithmVersion: p.RunExecutionFinalizationDigestAlgorithmVersion,
+		RunExecutionFinalizationDigest:                 p.RunExecutionFinalizationDigest, RunExecutionFinalizationStateVersion: mark.StateVersion,
+		AttemptSetManifestRef: p.AttemptSetManifestRef, AttemptSetManifestSchemaVersion: p.AttemptSetManifestSchemaVersion,
+		AttemptSetManifestDigestAlgorithmVersion: p.AttemptSetManifestDigestAlgorithmVersion, AttemptSetManifestDigest: p.AttemptSetManifestDigest,
+		AttemptCount: p.AttemptCount, CoordinatorReceiptRef: rq.Ref, CoordinatorReceiptSchemaVersion: rq.SchemaVersion,
+		CoordinatorReceiptDigestAlgorithmVersion: string(rq.DigestAlgorithmVersion), CoordinatorReceiptDigest: rq.Digest,
+		WorkGeneration: work.Generation, AppliedAt: now,
+	}); err != nil {
+		return inbox.Outcome{}, fmt.Errorf("insert closure watermark: %w", err)
+	}
+	if _, err := advanceFence(ctx, tx, fence, trig, work, now); err != nil {
+		return inbox.Outcome{}, err
+	}
+	return inbox.Applied(r), nil
+}
+
+// closureMismatch compares the closure event with the reservation Core
+// admitted ("" when they agree).
+func closureMismatch(p envelope.ExecutionRunFinalizationClosedV1Payload, env *envelope.Envelope, res dbsqlc.ReservationLockRow) string {
+	manifest := quad(res.RunAdmissionManifestRef, res.RunAdmissionManifestSchemaVersion,
+		res.RunAdmissionManifestDigestAlgorithmVersion, res.RunAdmissionManifestDigest)
+	switch {
+	case p.BillingReservationID != res.BillingReservationID:
+		return "billingReservationId " + p.BillingReservationID
+	case p.BillingAccountID != res.BillingAccountID:
+		return "billingAccountId " + p.BillingAccountID
+	case p.RunAdmissionManifest() != manifest:
+		return "runAdmissionManifest " + p.RunAdmissionManifestRef
+	case env.TenantKind != res.TenantKind || env.TenantID != res.TenantID || env.WorkspaceID != res.WorkspaceID || env.ProjectID != deref(res.ProjectID):
+		return "tenant"
+	}
+	return ""
+}

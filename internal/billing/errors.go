@@ -1,0 +1,49 @@
+package billing
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SQLSTATEs billing's migrations raise (schema/migrations/00001, 00002).
+const (
+	CodeInsertOnly             = "BL001" // update/delete of an insert-only billing fact
+	CodeTransitionRefused      = "BL002" // a transition the state graph refuses
+	CodeReconciliationDisabled = "BL003" // reconciliation_required without the command chain
+	CodeLedgerUnbalanced       = "BL004" // unbalanced posting group / line off identity
+	CodeLedgerMismatch         = "BL005" // finalized reservation whose ledger does not add up
+)
+
+var (
+	// ErrInvalidDecision: the decision is not a committable success (outcome,
+	// amounts, quadruples); nothing was written.
+	ErrInvalidDecision = errors.New("billing: invalid finalization decision")
+	// ErrInvalidEvaluation: the evaluation is malformed; nothing was written.
+	ErrInvalidEvaluation = errors.New("billing: invalid finalization evaluation")
+	// ErrFenceNotFound: no fence for the reservation/run (yet).
+	ErrFenceNotFound = errors.New("billing: finalization fence not found")
+	// ErrStaleWork: the Work generation is not the fence's active one (a
+	// newer generation superseded it, or the fence is not pending).
+	ErrStaleWork = errors.New("billing: work generation is not the fence's active work")
+	// ErrClosureNotApplied: the fence has no applied closure event; only the
+	// closure_event_not_applied blocked evaluation is possible.
+	ErrClosureNotApplied = errors.New("billing: closure event not applied")
+	// ErrAlreadyFinalized: the reservation was finalized by another decision.
+	ErrAlreadyFinalized = errors.New("billing: reservation already finalized with another decision")
+	// ErrEvaluationConflict: this generation's evaluation was recorded with other content.
+	ErrEvaluationConflict = errors.New("billing: evaluation already recorded with other content")
+	// ErrReconciliationChainAbsent: the switch that would let the coordinator
+	// commit reconciliation_required is on while the resolution command
+	// chain does not exist (refused at start).
+	ErrReconciliationChainAbsent = errors.New("billing: reconciliation_required cannot be enabled: the resolution command chain is absent")
+)
+
+// sqlState returns the SQLSTATE of a PostgreSQL error ("" otherwise).
+func sqlState(err error) string {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code
+	}
+	return ""
+}

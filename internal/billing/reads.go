@@ -1,0 +1,68 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/ownerread"
+)
+
+// Reads are Billing's directed owner reads over the core database (as the
+// billing role): today readBillingFinalizationCommitted, which the
+// Operations projector calls for billing.finalization.committed@1.
+type Reads struct {
+	DB db.Executor
+}
+
+var _ projector.BillingReads = Reads{}
+
+// ReadBillingFinalizationCommitted is readBillingFinalizationCommitted: by
+// the exact BillingFinalizationCommitted@1 quadruple the event carries, it
+// answers found when the stored fact recomputes to that quadruple and every
+// identity the event states (event id and envelope digest, reservation,
+// account, run, fence, operation, fence revision, decision, amounts) equals
+// the fact; not_found when Billing has no fact under that ref and none for
+// the reservation; conflicting otherwise (another fact for the reservation,
+// or any field differs). No list, no latest, no bare-ref read.
+func (r Reads) ReadBillingFinalizationCommitted(ctx context.Context, req projector.FinalizationCommittedRead) (ownerread.Answer, error) {
+	if err := req.Committed.Validate(); err != nil || req.EventID == "" || req.BillingReservationID == "" {
+		return "", fmt.Errorf("%w: readBillingFinalizationCommitted needs the full quadruple, the event and the reservation", ownerread.ErrInvalidRequest)
+	}
+	row, err := queries.CommittedByRef(ctx, r.DB, req.Committed.Ref)
+	if errors.Is(err, pgx.ErrNoRows) {
+		other, err := queries.CommittedByReservation(ctx, r.DB, req.BillingReservationID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ownerread.NotFound, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("read committed fact by reservation: %w", err)
+		}
+		_ = other
+		return ownerread.Conflicting, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read committed fact: %w", err)
+	}
+	fact, err := billingc.DecodeCommitted([]byte(row.CommittedBody))
+	if err != nil {
+		// A stored fact that no longer recomputes is never "found".
+		return ownerread.Conflicting, nil
+	}
+	event := digest.Digest{Algorithm: digest.JCSSHA256V1, Value: row.EventEnvelopeSha256}
+	same := fact.Committed == req.Committed && row.EventID == req.EventID && event == req.EventEnvelopeDigest &&
+		fact.BillingReservationID == req.BillingReservationID && fact.BillingAccountID == req.BillingAccountID &&
+		fact.RunID == req.RunID && fact.FenceID == req.FenceID && fact.OperationID == req.OperationID &&
+		fact.FenceRevision == req.FenceRevision && fact.Outcome == req.Decision &&
+		fact.SettledAmount == req.SettledAmount && fact.ReleasedAmount == req.ReleasedAmount
+	if !same {
+		return ownerread.Conflicting, nil
+	}
+	return ownerread.Found, nil
+}
