@@ -14,6 +14,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/settlement"
 )
@@ -38,7 +39,7 @@ type Kind struct {
 // then SettlementInputSnapshot@1 of contracts/settlement, then the Billing
 // finalization objects of contracts/billing.
 func All() []Kind {
-	return append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), billingKinds()...)
+	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules
@@ -70,6 +71,17 @@ func billingKinds() []Kind {
 func executionKinds() []Kind {
 	var out []Kind
 	for _, c := range execution.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// meterfactsKinds: the Metering owner's own facts (ProviderCostFact@1,
+// ProviderCostAvailabilityProcessingFact@1); Validate checks the shape, the
+// refinement rules and that the embedded digest recomputes.
+func meterfactsKinds() []Kind {
+	var out []Kind
+	for _, c := range meterfacts.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out

@@ -22,6 +22,7 @@ import (
 	"github.com/oceanway/core/contracts/deliveryset"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/settlement"
@@ -50,6 +51,15 @@ const BillingTSFile = "ts/billing-1.d.ts"
 // ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
 func BillingSchemaFile(kind string) string {
 	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
+
+// MeterfactsTSFile declares the Metering owner's facts of contracts/meterfacts.
+const MeterfactsTSFile = "ts/meterfacts-1.d.ts"
+
+// MeterfactsSchemaFile is the JSON Schema file of one contracts/meterfacts kind
+// ("ProviderCostFact@1" → json/meterfacts/provider-cost-fact-1.schema.json).
+func MeterfactsSchemaFile(kind string) string {
+	return "json/meterfacts/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
 }
 
 // SettlementTSFile declares SettlementInputSnapshot@1 (contracts/settlement).
@@ -137,6 +147,14 @@ func Files() (map[string][]byte, error) {
 		billingDefs = append(billingDefs, c.Def)
 	}
 	out[BillingTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe Billing finalization input manifest, validation bundle and decision (schema version 1).", billingDefs...)
+	var meterfactsDefs []*schema.Def
+	for _, c := range meterfacts.Contracts() {
+		if err := add(MeterfactsSchemaFile(c.Name), c.Def, "contracts/meterfacts"); err != nil {
+			return nil, err
+		}
+		meterfactsDefs = append(meterfactsDefs, c.Def)
+	}
+	out[MeterfactsTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/meterfacts")+"\nThe Metering owner's own facts (schema version 1).", meterfactsDefs...)
 	var settlementDefs []*schema.Def
 	for _, c := range settlement.Contracts() {
 		if err := add(SettlementSchemaFile(c.Name), c.Def, "contracts/settlement"); err != nil {

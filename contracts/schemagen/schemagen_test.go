@@ -14,6 +14,7 @@ import (
 	"github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/schemagen"
 	"github.com/oceanway/core/contracts/settlement"
@@ -32,7 +33,7 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	t.Parallel()
 	files, err := schemagen.Files()
 	require.NoError(t, err)
-	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(settlement.Contracts()))
+	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts()))
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
 		require.NoError(t, err, "%s missing: run make generate", rel)

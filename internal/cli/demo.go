@@ -127,6 +127,10 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		// the demo's connections on a shared server within budget.
 		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
 	}
+	worker, err := meteringWorker(pools, 2, 10*time.Second, log)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
 	var network *demo.Network
@@ -155,7 +159,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
 	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network, Scenario: scenario, RestartDatabase: restart,
+		Network: network, Scenario: scenario, RestartDatabase: restart, Metering: worker,
 	})
 	if err != nil {
 		return err
@@ -211,7 +215,8 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	// The metering database serves only the Metering input processor (and
 	// its empty outbox's dispatchers): a small pool keeps the demo's
 	// connection budget on a shared server; deliveries wait for a session.
-	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+2))
+	// (plus the metering worker's two loops).
+	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+4))
 	if err != nil {
 		pools.Close()
 		return nil, err

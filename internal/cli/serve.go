@@ -282,6 +282,45 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 	return consumers, nil
 }
 
+// meteringWorker builds the metering worker over the metering database when
+// the execution and gateway databases are there for its owner reads (nil
+// otherwise: the process does not run the Metering owner).
+func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, log *slog.Logger) (*metering.Worker, error) {
+	m, okM := pools[boundary.Metering]
+	ex, okE := pools[boundary.Execution]
+	gw, okG := pools[boundary.Gateway]
+	if !okM || !okE || !okG {
+		return nil, nil
+	}
+	return metering.NewWorker(m, metering.WorkerConfig{Concurrency: concurrency, Lease: lease, Log: log,
+		Processor: metering.ProcessorConfig{Reads: metering.DBReads{Execution: ex, Gateway: gw}}})
+}
+
+// startMeteringWorker runs the metering worker (claim → process → finish)
+// where the Metering input processor is served; wait stops it (after its
+// in-flight attempts).
+func startMeteringWorker(ctx context.Context, p serveParams) (wait func(), err error) {
+	if !slices.Contains(p.plan.consume, route.MeteringInputProcessor) {
+		return func() {}, nil
+	}
+	pools := server.Pools{}
+	for b, pool := range p.readPools {
+		pools[b] = pool
+	}
+	if m, ok := p.consumerPools[boundary.Metering]; ok {
+		pools[boundary.Metering] = m
+	}
+	w, err := meteringWorker(pools, 4, 30*time.Second, p.log)
+	if err != nil || w == nil {
+		return func() {}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	fmt.Fprintln(p.out, "oceanway serve: metering worker running (4 loops, lease 30s)")
+	return func() { cancel(); <-done }, nil
+}
+
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -289,6 +328,11 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
+	waitWorker, err := startMeteringWorker(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer waitWorker()
 	waitProofs := func() {}
 	if core, ok := p.consumerPools[boundary.Core]; ok && slices.Contains(p.plan.consume, route.CoreOperations) {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))

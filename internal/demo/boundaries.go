@@ -48,6 +48,27 @@ type GatewayReport struct {
 	Bound, Rejected, Chains, Snapshots, Evidence int64
 }
 
+// MeteringReport is the Metering worker's end state.
+type MeteringReport struct {
+	Snapshots                     int64   `json:"snapshots"`
+	Dimensions                    int64   `json:"dimensions"`
+	RunsWithSettlementInput       int64   `json:"runsWithSettlementInput"`
+	CurrentAwaitingEvidence       int64   `json:"currentAwaitingEvidence"`
+	CurrentReconciliationRequired int64   `json:"currentReconciliationRequired"`
+	EligibleDecisions             int64   `json:"eligibleDecisions"`
+	IneligibleDecisions           int64   `json:"ineligibleDecisions"`
+	MeterEvents                   int64   `json:"meterEvents"`
+	Applied                       int64   `json:"applied"`
+	Superseded                    int64   `json:"superseded"`
+	BlockedWorks                  int64   `json:"blockedWorks"`
+	CostWorkPending               int64   `json:"costWorkPending"`
+	ProviderCostFacts             int64   `json:"providerCostFacts"`
+	CostWaitingForEvidence        int64   `json:"costWaitingForEvidence"`
+	CostNoEvidence                int64   `json:"costNoEvidence"`
+	CostReconciliationRequired    int64   `json:"costReconciliationRequired"`
+	WorksPerSecond                float64 `json:"worksPerSecond"`
+}
+
 // PendingNote says plainly which deliveries wait for a consumer that does
 // not exist yet.
 type PendingNote struct {
@@ -162,6 +183,30 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("chain_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_snapshot", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 	}
+	if m, ok := pools[boundary.Metering]; ok && cfg.Metering != nil {
+		c, err := q.MeteringDemoCounts(ctx, m)
+		if err != nil {
+			return fmt.Errorf("demo metering: %w", err)
+		}
+		s.Metering = &MeteringReport{Snapshots: c.Snapshots, Dimensions: c.Dimensions, RunsWithSettlementInput: c.RunsWithSettlementInput,
+			CurrentAwaitingEvidence: c.CurrentAwaitingEvidence, CurrentReconciliationRequired: c.CurrentReconciliationRequired,
+			EligibleDecisions: c.EligibleDecisions, IneligibleDecisions: c.IneligibleDecisions, MeterEvents: c.MeterEvents,
+			Applied: c.Applied, Superseded: c.Superseded, BlockedWorks: c.BlockedWorks, CostWorkPending: c.CostWorkPending,
+			ProviderCostFacts: c.ProviderCostFacts, CostWaitingForEvidence: c.CostWaitingForEvidence, CostNoEvidence: c.CostNoEvidence,
+			CostReconciliationRequired: c.CostReconciliationRequired}
+		if s.DurationSeconds > 0 {
+			s.Metering.WorksPerSecond = float64(c.Applied+c.Superseded) / s.DurationSeconds
+		}
+		s.count("settlement_input_dense_from_1", c.ChainsNotDense, "settlement dimensions whose chain has a gap or does not start at 1")
+		s.count("settlement_input_exact_predecessor", c.PredecessorsNotExact, "snapshots whose predecessor is not the exact previous version")
+		s.count("settlement_input_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
+		s.count("one_event_per_settlement_input", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
+		s.count("eligibility_work_finished", c.EligibilityWorkOpen, "eligibility Work neither finished nor blocked")
+		s.count("provider_cost_work_finished", c.CostWorkPending, "provider cost Work neither finished nor blocked")
+		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs)
+		s.check("half_the_runs_have_settlement_input", half, failDetail(half,
+			fmt.Sprintf("%d of %d runs have settlement input", c.RunsWithSettlementInput, cfg.Runs)))
+	}
 	return nil
 }
 
@@ -186,6 +231,14 @@ func (s *Summary) writeBoundaries(row func(string, any)) {
 	if g := s.Gateway; g != nil {
 		row("gateway: slots", fmt.Sprintf("%d bound, %d terminal_rejected", g.Bound, g.Rejected))
 		row("gateway: availability", fmt.Sprintf("%d chains, %d snapshots, %d evidence", g.Chains, g.Snapshots, g.Evidence))
+	}
+	if m := s.Metering; m != nil {
+		row("metering: settlement input", fmt.Sprintf("%d snapshots on %d dimensions, %d runs", m.Snapshots, m.Dimensions, m.RunsWithSettlementInput))
+		row("metering: current not settleable", fmt.Sprintf("%d awaiting evidence, %d reconciliation required", m.CurrentAwaitingEvidence, m.CurrentReconciliationRequired))
+		row("metering: decisions", fmt.Sprintf("%d eligible, %d ineligible; %d meter events", m.EligibleDecisions, m.IneligibleDecisions, m.MeterEvents))
+		row("metering: work", fmt.Sprintf("%d applied, %d superseded, %d blocked (%.0f finished/s)", m.Applied, m.Superseded, m.BlockedWorks, m.WorksPerSecond))
+		row("metering: provider cost", fmt.Sprintf("%d cost facts; %d waiting for evidence, %d no cost evidence, %d reconciliation required (Metering diagnostics only, incomplete: no Operations queue)",
+			m.ProviderCostFacts, m.CostWaitingForEvidence, m.CostNoEvidence, m.CostReconciliationRequired))
 	}
 	for _, b := range s.Boundaries {
 		var parts []string

@@ -32,6 +32,8 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/demo/dbsqlc"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/server"
@@ -64,6 +66,10 @@ type Config struct {
 	// (its mix is reported, and the Execution and Gateway end states are
 	// proved on their databases).
 	Scenario *Scenario
+	// Metering, when set, is the metering worker: it runs with the
+	// dispatchers, the demo waits until it finished every eligibility Work,
+	// and the summary proves its settlement input chains.
+	Metering *metering.Worker
 }
 
 func (c Config) withDefaults() Config {
@@ -109,6 +115,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	}
 	dispatchCtx, stopDispatch := context.WithCancel(ctx)
 	dispatchDone := make(chan error, 1)
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		if cfg.Metering != nil {
+			cfg.Metering.Run(dispatchCtx)
+		}
+	}()
 	go func() {
 		if cfg.Chaos {
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
@@ -137,7 +150,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
-		waitErr = waitQuiescent(ctx, core, pools, rt.Served())
+		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg.Metering != nil)
 	}
 	elapsed := time.Since(start)
 	stopProgress()
@@ -145,6 +158,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	progress.final()
 	stopDispatch()
 	dispatchErr := <-dispatchDone
+	<-workerDone
 
 	if admitErr != nil {
 		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
@@ -349,7 +363,9 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // delivery to a served destination is pending or leased in the other
 // boundaries (the Metering input processor drains the execution and gateway
 // outboxes; unserved destinations stay pending).
-func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination) error {
+// With the metering worker, the eligibility Work it has to finish counts as
+// open too (its settlement input events are appended by then).
+func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, meteringWorker bool) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))
@@ -367,6 +383,11 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 			var n int
 			err = p.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased') AND destination = ANY($1)`, dests).Scan(&n)
 			open += n
+		}
+		if m, ok := pools[boundary.Metering]; ok && meteringWorker && err == nil {
+			var n int64
+			n, err = dbsqlc.New().MeteringOpenWork(ctx, m)
+			open += int(n)
 		}
 		switch {
 		case err != nil && !db.Transient(err):

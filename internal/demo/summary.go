@@ -67,6 +67,7 @@ type Summary struct {
 	Scenario   *Mix             `json:"scenario,omitempty"`
 	Execution  *ExecutionReport `json:"execution,omitempty"`
 	Gateway    *GatewayReport   `json:"gateway,omitempty"`
+	Metering   *MeteringReport  `json:"metering,omitempty"`
 	Boundaries []BoundaryReport `json:"boundaries,omitempty"`
 	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
 	// Ledger is Billing's end state (the finalization loop).

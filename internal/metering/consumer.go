@@ -145,6 +145,7 @@ type fenceRow struct {
 	DispatchDisposition                   *string `db:"dispatch_disposition"`
 	LatestEligibilityWorkGeneration       int64   `db:"latest_eligibility_work_generation"`
 	EligibilityTriggerDigest              *string `db:"eligibility_trigger_digest"`
+	EligibilitySource                     *string `db:"eligibility_source"`
 }
 
 func (f *fenceRow) fact() (strict.Quadruple, bool) {
@@ -257,6 +258,15 @@ func (c *Consumer) applyEligibility(ctx context.Context, tx pgx.Tx, ev *inbox.Ev
 		f.EligibilityFactRef, f.EligibilityFactSchemaVersion, f.EligibilityFactDigestAlgorithmVersion, f.EligibilityFactDigest =
 			&factQ.Ref, &factQ.SchemaVersion, &alg, &factQ.Digest
 		f.DispatchDisposition = &disposition
+		src, err := encodeSource(eligibilitySource{
+			TenantKind: env.TenantKind, TenantID: env.TenantID, WorkspaceID: env.WorkspaceID, ProjectID: env.ProjectID,
+			BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID,
+			RunStepID: p.RunStepID, ExecutionAttemptID: p.ExecutionAttemptID, AttemptManifest: p.AttemptExecutionManifest(), Fact: factQ,
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.EligibilitySource = &src
 		// not_dispatched never waits for the gateway; dispatched waits for usage.
 		schedule := disposition == "not_dispatched" || len(usage) > 0
 		if err := advanceEligibility(ctx, tx, p.ExecutionAttemptID, f, usage, schedule); err != nil {
@@ -301,7 +311,7 @@ func advanceEligibility(ctx context.Context, tx pgx.Tx, attemptID string, f *fen
 		"fact_ref": f.EligibilityFactRef, "fact_schema_version": f.EligibilityFactSchemaVersion,
 		"fact_digest_algorithm_version": f.EligibilityFactDigestAlgorithmVersion, "fact_digest": f.EligibilityFactDigest,
 		"disposition": f.DispatchDisposition, "latest_generation": f.LatestEligibilityWorkGeneration,
-		"trigger_digest": f.EligibilityTriggerDigest,
+		"trigger_digest": f.EligibilityTriggerDigest, "source": f.EligibilitySource,
 	})
 	if err != nil {
 		return fmt.Errorf("advance input fence: %w", err)
@@ -373,7 +383,7 @@ func (c *Consumer) applyAvailability(ctx context.Context, tx pgx.Tx, ev *inbox.E
 	case receipt.EvidenceProviderUsage:
 		r.Outcome, r.Lane, err = applyUsage(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, f, obs)
 	case receipt.EvidenceProviderCost:
-		r.Outcome, r.Lane, err = applyCost(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, obs)
+		r.Outcome, r.Lane, err = applyCost(ctx, tx, p.ExecutionAttemptID, p.GatewayDeploymentID, p.EvidenceDimensionKey, p.AttemptExecutionManifest(), obs)
 	default:
 		err = transport.NonRetryable(CodePayloadInvalid, fmt.Errorf("provider evidence kind %q", p.ProviderEvidenceKind))
 	}
@@ -467,7 +477,10 @@ type costRow struct {
 }
 
 // applyCost runs under the attempt's fence lock and the cost lane's row lock.
-func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimension string, o observed) (string, receipt.MeteringLane, error) {
+// The lane keeps the manifest quadruple for the worker's event-bound reads;
+// the receipt freezes the coordination the worker committed for the latest
+// generation (pending when none yet).
+func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimension string, manifest strict.Quadruple, o observed) (string, receipt.MeteringLane, error) {
 	args := pgx.NamedArgs{"attempt_id": attemptID, "deployment_id": deploymentID, "dimension_key": dimension}
 	rows, err := tx.Query(ctx, qCostSelect, args)
 	if err != nil {
@@ -506,7 +519,9 @@ func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimensio
 		if _, err := tx.Exec(ctx, qCostUpsert, pgx.NamedArgs{"attempt_id": attemptID, "deployment_id": deploymentID,
 			"dimension_key": dimension, "fence_revision": cur.FenceRevision, "state_version": cur.StateVersion,
 			"ref": cur.CurrentAvailabilityRef, "digest": cur.CurrentAvailabilityDigest, "availability_state": cur.AvailabilityState,
-			"latest_generation": cur.LatestWorkGeneration, "trigger_digest": cur.TriggerDigest}); err != nil {
+			"latest_generation": cur.LatestWorkGeneration, "trigger_digest": cur.TriggerDigest,
+			"manifest_ref": manifest.Ref, "manifest_schema_version": manifest.SchemaVersion,
+			"manifest_digest_algorithm_version": string(manifest.DigestAlgorithmVersion), "manifest_digest": manifest.Digest}); err != nil {
 			return "", receipt.MeteringLane{}, fmt.Errorf("advance cost lane: %w", err)
 		}
 	}
@@ -514,10 +529,14 @@ func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimensio
 	if err != nil {
 		return "", receipt.MeteringLane{}, err
 	}
+	coord, err := costCoordinationOf(ctx, tx, attemptID, deploymentID, dimension, w)
+	if err != nil {
+		return "", receipt.MeteringLane{}, err
+	}
 	return outcome, receipt.MeteringLane{Kind: receipt.LaneProviderCost, ProviderCost: &receipt.ProviderCostLane{
 		GatewayDeploymentID: deploymentID, SourceEvidenceDimensionKey: dimension,
 		FenceRevision: cur.FenceRevision, LatestWorkGeneration: cur.LatestWorkGeneration,
 		TriggerDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: cur.TriggerDigest},
-		Coordination:  receipt.ProviderCostCoordination{State: receipt.StatePending, ActiveWork: &w},
+		Coordination:  coord,
 	}}, nil
 }

@@ -28,4 +28,22 @@
 // waits for the gateway. Cost lanes have no counterpart wait. An owner read
 // or lock that is unavailable is retryable with nothing written; the same
 // revision with another digest is non_retryable.
+//
+// The metering worker (Worker, Processor; docs/metering.md) claims Work
+// under a lease with a fencing token that PostgreSQL itself binds (ME003),
+// reads the owners event-bound, and in one transaction writes the
+// EligibilityDecision, MeterEvents, the next SettlementInputSnapshot@1 of
+// every changed attempt × charge dimension with its pointer CAS and its
+// metering.settlement-input.current-changed@1 + billing delivery (ME-1),
+// and the applied finish; a local deterministic conflict writes Blocked@1
+// instead and the Work stays active. ReadCurrentSettlementInput is the
+// verified read of a dimension's Current snapshot.
+//
+// The provider-cost lane (ProcessCostWork, cost.go; ME-2) turns each
+// Gateway cost availability into its one strict result — a
+// ProviderCostFact only when available, waiting_for_evidence,
+// no_cost_evidence (never a zero cost) or reconciliation_required — or,
+// for a local deterministic conflict, conflict evidence + Blocked@1 with the
+// same Work kept active. ValidateSettlementInputCurrent (validate.go) is
+// Billing's operation-bound, TTL-free current check with its four purposes.
 package metering

@@ -43,4 +43,10 @@ const (
 	SQLStateInsertOnly = "ME001"
 	// SQLStateBackwards: a fence revision, watermark or generation moved backwards.
 	SQLStateBackwards = "ME002"
+	// SQLStateFenced: a fact or finish whose fencing token is not the Work's
+	// latest attempt, or a fact of an already finished Work.
+	SQLStateFenced = "ME003"
+	// SQLStateSettlementChain: a settlement input version that is not the
+	// next one, or a pointer CAS that does not advance by exactly one.
+	SQLStateSettlementChain = "ME004"
 )

@@ -52,12 +52,14 @@ type fakeOwners struct {
 	mu       sync.Mutex
 	facts    map[strict.Quadruple]*contract.ExecutionEligibilityFact
 	snaps    map[strict.Quadruple]*contract.AvailabilitySnapshot
+	evidence map[strict.Quadruple]*contract.ProviderEvidence
 	blocked  atomic.Bool
 	conflict atomic.Bool
 }
 
 func newOwners() *fakeOwners {
-	return &fakeOwners{facts: map[strict.Quadruple]*contract.ExecutionEligibilityFact{}, snaps: map[strict.Quadruple]*contract.AvailabilitySnapshot{}}
+	return &fakeOwners{facts: map[strict.Quadruple]*contract.ExecutionEligibilityFact{}, snaps: map[strict.Quadruple]*contract.AvailabilitySnapshot{},
+		evidence: map[strict.Quadruple]*contract.ProviderEvidence{}}
 }
 
 var errUnavailable = errors.New("owner unavailable")
@@ -94,6 +96,19 @@ func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.Ava
 	return ownerread.FoundWith(s, nil), nil
 }
 
+func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
+	if o.blocked.Load() {
+		return gateway.ProviderEvidenceResult{}, errUnavailable
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.evidence[req.Evidence]
+	if !ok {
+		return ownerread.Missing[*contract.ProviderEvidence](), nil
+	}
+	return ownerread.FoundWith(e, nil), nil
+}
+
 // attemptFixture builds the events of one attempt deterministically.
 type attemptFixture struct {
 	n          int
@@ -121,7 +136,13 @@ func (a attemptFixture) eligibility(o *fakeOwners, disposition string) *envelope
 	fq := quad(fmt.Sprintf("eef-%d-%s", a.n, disposition))
 	if o != nil {
 		o.mu.Lock()
-		o.facts[fq] = &contract.ExecutionEligibilityFact{Fact: fq, ExecutionAttemptID: a.attemptID, Disposition: disposition}
+		f := &contract.ExecutionEligibilityFact{Fact: fq, ExecutionAttemptID: a.attemptID, Disposition: disposition,
+			RunID: a.runID, RunStepID: id("step", a.n), BillingAccountID: id("account", a.n), BillingReservationID: id("reservation", a.n),
+			RunAdmissionManifest: quad(fmt.Sprintf("ram-%d", a.n)), AttemptManifest: a.manifest}
+		if disposition == contract.DispositionNotDispatched {
+			f.NotDispatched = quad(fmt.Sprintf("and-%d", a.n))
+		}
+		o.facts[fq] = f
 		o.mu.Unlock()
 	}
 	p := envelope.ExecutionAttemptEligibilityFinalizedV1Payload{
@@ -142,9 +163,18 @@ func (a attemptFixture) eligibility(o *fakeOwners, disposition string) *envelope
 // (kind, dimension); variant changes the snapshot (same revision, other digest).
 func (a attemptFixture) availability(o *fakeOwners, kind, dim string, sv int64, state, variant string) *envelope.Envelope {
 	sq := quad(fmt.Sprintf("gas-%d-%s-%s-%d%s", a.n, kind, dim, sv, variant))
+	ev := quad(fmt.Sprintf("gpe-%d-%s-%s-%d%s", a.n, kind, dim, sv, variant))
 	if o != nil {
 		o.mu.Lock()
-		o.snaps[sq] = &contract.AvailabilitySnapshot{Snapshot: sq, EvidenceKind: kind, DimensionKey: dim, State: state, StateVersion: sv}
+		snap := &contract.AvailabilitySnapshot{Snapshot: sq, EvidenceKind: kind, DimensionKey: dim, State: state, StateVersion: sv,
+			SlotKey: contract.SlotKey{ExecutionAttemptID: a.attemptID, GatewayDeploymentID: a.deployment, AttemptManifest: a.manifest},
+			Binding: quad(fmt.Sprintf("arb-%d", a.n)), RouteSnapshot: quad(fmt.Sprintf("grs-%d", a.n))}
+		if state == contract.AvailabilityAvailable {
+			snap.Evidence = ev
+			o.evidence[ev] = &contract.ProviderEvidence{Evidence: ev, ExecutionAttemptID: a.attemptID, GatewayDeploymentID: a.deployment,
+				Binding: snap.Binding, EvidenceKind: kind, DimensionKey: dim, Quantity: quantityOf(sv, variant)}
+		}
+		o.snaps[sq] = snap
 		o.mu.Unlock()
 	}
 	p := envelope.GatewayEvidenceAvailabilityCurrentChangedV1Payload{
@@ -157,7 +187,7 @@ func (a attemptFixture) availability(o *fakeOwners, kind, dim string, sv int64, 
 	p.SetGatewayRouteSnapshot(quad(fmt.Sprintf("grs-%d", a.n)))
 	p.SetCurrentAvailability(sq)
 	if state == contract.AvailabilityAvailable {
-		e := quad(fmt.Sprintf("gpe-%d-%s-%s-%d%s", a.n, kind, dim, sv, variant))
+		e := ev
 		p.AvailableEvidence = envelope.GatewayAvailableEvidenceV1{State: "present", ProviderEvidenceRef: e.Ref, ProviderEvidenceSchemaVersion: e.SchemaVersion,
 			ProviderEvidenceDigestAlgorithmVersion: string(e.DigestAlgorithmVersion), ProviderEvidenceDigest: e.Digest}
 	}
@@ -237,3 +267,7 @@ func retryableAndCode(err error) (bool, string) {
 	}
 	return transport.RetryableAndCode(err)
 }
+
+// quantityOf is the fixture's measured quantity of a state version (a
+// correction measures more).
+func quantityOf(sv int64, variant string) string { return fmt.Sprint(1000*sv + int64(len(variant))) }

@@ -14,6 +14,9 @@ import (
 type OwnerReads interface {
 	ReadEligibilityFact(ctx context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error)
 	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+	// ReadProviderEvidence is the worker's read of the evidence an accepted
+	// availability snapshot references (the usage quantity).
+	ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error)
 }
 
 // DBReads are the owner reads in process, over the owners' databases (the
@@ -31,4 +34,9 @@ func (r DBReads) ReadEligibilityFact(ctx context.Context, req execution.Eligibil
 // ReadAvailabilitySnapshot calls gateway.ReadAvailabilitySnapshot.
 func (r DBReads) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
 	return gateway.ReadAvailabilitySnapshot(ctx, r.Gateway, req)
+}
+
+// ReadProviderEvidence calls gateway.ReadProviderEvidence.
+func (r DBReads) ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
+	return gateway.ReadProviderEvidence(ctx, r.Gateway, req)
 }

@@ -174,3 +174,114 @@ func (q *Queries) GatewayDemoCounts(ctx context.Context, db DBTX) (GatewayDemoCo
 	)
 	return i, err
 }
+
+const meteringDemoCounts = `-- name: MeteringDemoCounts :one
+SELECT
+  (SELECT count(*) FROM metering.settlement_input_snapshots)::bigint AS snapshots,
+  (SELECT count(*) FROM metering.settlement_input_current)::bigint AS dimensions,
+  (SELECT count(DISTINCT run_id) FROM metering.settlement_input_snapshots)::bigint AS runs_with_settlement_input,
+  (SELECT count(*) FROM metering.settlement_input_current c JOIN metering.settlement_input_snapshots s
+     ON s.settlement_dimension_id = c.settlement_dimension_id AND s.state_version = c.state_version
+   WHERE s.reconciliation_state = 'awaiting_evidence')::bigint AS current_awaiting_evidence,
+  (SELECT count(*) FROM metering.settlement_input_current c JOIN metering.settlement_input_snapshots s
+     ON s.settlement_dimension_id = c.settlement_dimension_id AND s.state_version = c.state_version
+   WHERE s.reconciliation_state = 'reconciliation_required')::bigint AS current_reconciliation_required,
+  (SELECT count(*) FROM metering.eligibility_decisions WHERE decision = 'eligible')::bigint AS eligible_decisions,
+  (SELECT count(*) FROM metering.eligibility_decisions WHERE decision = 'ineligible')::bigint AS ineligible_decisions,
+  (SELECT count(*) FROM metering.meter_events)::bigint AS meter_events,
+  (SELECT count(*) FROM metering.work_finishes WHERE outcome_state = 'applied')::bigint AS applied,
+  (SELECT count(*) FROM metering.work_finishes WHERE outcome_state = 'superseded')::bigint AS superseded,
+  (SELECT count(DISTINCT work_ref) FROM metering.work_blocks)::bigint AS blocked_works,
+  (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'eligibility_and_settlement_input'
+     AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS eligibility_work_open,
+  (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'provider_cost'
+     AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.provider_cost_facts)::bigint AS provider_cost_facts,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'waiting_for_evidence')::bigint AS cost_waiting_for_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'no_cost_evidence')::bigint AS cost_no_evidence,
+  (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'reconciliation_required')::bigint AS cost_reconciliation_required,
+  (SELECT count(*) FROM (
+     SELECT settlement_dimension_id FROM metering.settlement_input_snapshots GROUP BY settlement_dimension_id
+     HAVING min(state_version) <> 1 OR max(state_version) <> count(*)) x)::bigint AS chains_not_dense,
+  (SELECT count(*) FROM metering.settlement_input_snapshots s
+    WHERE s.state_version > 1 AND NOT EXISTS (SELECT 1 FROM metering.settlement_input_snapshots p
+      WHERE p.settlement_dimension_id = s.settlement_dimension_id AND p.state_version = s.state_version - 1
+        AND p.snapshot_ref = s.predecessor_snapshot_ref))::bigint AS predecessors_not_exact,
+  (SELECT count(*) FROM metering.settlement_input_current c
+    WHERE c.state_version <> (SELECT max(state_version) FROM metering.settlement_input_snapshots s
+      WHERE s.settlement_dimension_id = c.settlement_dimension_id))::bigint AS pointers_not_at_head,
+  (SELECT count(*) FROM metering.settlement_input_snapshots s
+    WHERE NOT EXISTS (SELECT 1 FROM outbox.outbox_events e
+      WHERE e.event_type = 'metering.settlement-input.current-changed@1'
+        AND e.aggregate_id = s.settlement_dimension_id::text AND e.aggregate_revision = s.state_version))::bigint AS snapshots_without_event
+`
+
+type MeteringDemoCountsRow struct {
+	Snapshots                     int64
+	Dimensions                    int64
+	RunsWithSettlementInput       int64
+	CurrentAwaitingEvidence       int64
+	CurrentReconciliationRequired int64
+	EligibleDecisions             int64
+	IneligibleDecisions           int64
+	MeterEvents                   int64
+	Applied                       int64
+	Superseded                    int64
+	BlockedWorks                  int64
+	EligibilityWorkOpen           int64
+	CostWorkPending               int64
+	ProviderCostFacts             int64
+	CostWaitingForEvidence        int64
+	CostNoEvidence                int64
+	CostReconciliationRequired    int64
+	ChainsNotDense                int64
+	PredecessorsNotExact          int64
+	PointersNotAtHead             int64
+	SnapshotsWithoutEvent         int64
+}
+
+// The Metering worker's end state: settlement input chains dense from 1
+// with exact predecessors, each version with its event, the pointer at the
+// head; decisions, meter events, finishes and blocked work.
+func (q *Queries) MeteringDemoCounts(ctx context.Context, db DBTX) (MeteringDemoCountsRow, error) {
+	row := db.QueryRow(ctx, meteringDemoCounts)
+	var i MeteringDemoCountsRow
+	err := row.Scan(
+		&i.Snapshots,
+		&i.Dimensions,
+		&i.RunsWithSettlementInput,
+		&i.CurrentAwaitingEvidence,
+		&i.CurrentReconciliationRequired,
+		&i.EligibleDecisions,
+		&i.IneligibleDecisions,
+		&i.MeterEvents,
+		&i.Applied,
+		&i.Superseded,
+		&i.BlockedWorks,
+		&i.EligibilityWorkOpen,
+		&i.CostWorkPending,
+		&i.ProviderCostFacts,
+		&i.CostWaitingForEvidence,
+		&i.CostNoEvidence,
+		&i.CostReconciliationRequired,
+		&i.ChainsNotDense,
+		&i.PredecessorsNotExact,
+		&i.PointersNotAtHead,
+		&i.SnapshotsWithoutEvent,
+	)
+	return i, err
+}
+
+const meteringOpenWork = `-- name: MeteringOpenWork :one
+SELECT count(*)::bigint FROM metering.pending_works p
+WHERE NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref)
+`
+
+// Work the metering worker has still to finish, both lanes (blocked Work
+// waits for a fix and is reported, not waited for).
+func (q *Queries) MeteringOpenWork(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, meteringOpenWork)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}

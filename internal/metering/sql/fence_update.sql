@@ -6,5 +6,6 @@ UPDATE metering.input_fences SET
   dispatch_disposition = @disposition,
   latest_eligibility_work_generation = @latest_generation,
   eligibility_trigger_digest = @trigger_digest,
+  eligibility_source = coalesce(eligibility_source, @source::text),
   updated_at = now()
 WHERE execution_attempt_id = @attempt_id;

@@ -148,6 +148,7 @@ CREATE TABLE metering.settlement_input_current (
 );
 CREATE INDEX settlement_input_current_attempt ON metering.settlement_input_current (execution_attempt_id);
 
+-- (Triggers fire in name order: chain_next runs before latest_attempt.)
 -- A snapshot is only ever the next version of its dimension: version 1 when
 -- the dimension has no pointer, else the pointer's version + 1. With the
 -- predecessor FK this refuses gaps and forks for every writer.
@@ -165,7 +166,7 @@ BEGIN
   RETURN NEW;
 END
 $fn$;
-CREATE TRIGGER settlement_input_snapshots_next BEFORE INSERT ON metering.settlement_input_snapshots
+CREATE TRIGGER settlement_input_snapshots_chain_next BEFORE INSERT ON metering.settlement_input_snapshots
   FOR EACH ROW EXECUTE FUNCTION metering.settlement_input_next();
 
 CREATE FUNCTION metering.settlement_input_pointer_cas() RETURNS trigger
@@ -233,4 +234,15 @@ GRANT EXECUTE ON FUNCTION metering.require_latest_attempt(), metering.eligibilit
 GRANT SELECT, INSERT ON metering.eligibility_decisions, metering.meter_events, metering.settlement_input_snapshots,
   metering.work_blocks TO oceanway_metering;
 GRANT SELECT, INSERT, UPDATE (state_version, snapshot_ref, updated_at) ON metering.settlement_input_current TO oceanway_metering;
+-- The worker appends metering.settlement-input.current-changed@1 (ME-1).
+GRANT oceanway_producer TO oceanway_metering;
+
+-- The claim queue knows each Work's lane, so a worker claims only the lanes
+-- it processes with an index-backed read (unfinished Work of another lane
+-- is never walked).
+ALTER TABLE metering.pending_works ADD COLUMN lane_kind text;
+UPDATE metering.pending_works p SET lane_kind = w.lane_kind FROM metering.input_works w WHERE w.work_ref = p.work_ref;
+ALTER TABLE metering.pending_works ALTER COLUMN lane_kind SET NOT NULL,
+  ADD CONSTRAINT pending_works_lane_kind_check CHECK (lane_kind IN ('eligibility_and_settlement_input', 'provider_cost'));
+CREATE INDEX pending_works_lane_queued ON metering.pending_works (lane_kind, queued_at, work_ref);
 -- +goose StatementEnd

@@ -1,0 +1,805 @@
+package metering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oceanway/core/contracts/digest"
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/jcs"
+	"github.com/oceanway/core/contracts/meterfacts"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
+	"github.com/oceanway/core/internal/ownerread"
+)
+
+// Provider cost processing (issue 14 item 4; ME-2; docs/metering.md "Provider
+// cost"): one claimed provider_cost Work reads its Gateway cost availability
+// (event-bound owner reads, before any lock) and commits exactly one strict
+// result under the attempt's input fence lock and the Work's latest token:
+//
+//	available              ProviderCostFact@1 + ProviderCostAvailabilityProcessingFact@1 (available_applied)
+//	pending                processing fact waiting_for_evidence
+//	not_reported|unavailable  processing fact no_cost_evidence (never a zero cost)
+//	conflicting            processing fact reconciliation_required (Metering's reconciliation anchor)
+//
+// each with the Work's availability_processed finish and the lane's
+// coordination CAS; or, for a proven local deterministic conflict,
+// ProviderCostProcessingConflictEvidence@1 + MeteringInputWorkAttemptBlocked@1
+// with the same Work kept queued (lease released) and retried by a new
+// attempt after the fix. Cost never writes anything the eligibility lane or
+// customer charging reads.
+
+var (
+	qCostLaneRead       = statements.Get("cost_lane_read")
+	qCostCoordSelect    = statements.Get("cost_coordination_select")
+	qCostCoordCAS       = statements.Get("cost_coordination_cas")
+	qCostFactInsert     = statements.Get("cost_fact_insert")
+	qCostProcessing     = statements.Get("cost_processing_insert")
+	qCostBlockInsert    = statements.Get("cost_block_insert")
+	qCostWorkRelease    = statements.Get("cost_work_release")
+	qCostWorkResult     = statements.Get("cost_work_result")
+	qCostDiagnostics    = statements.Get("cost_diagnostics")
+	unsignedIntegerText = regexp.MustCompile(`^(0|[1-9][0-9]{0,29})$`)
+)
+
+var (
+	// ErrNotCostWork: the attempt's Work is not of the provider_cost lane.
+	ErrNotCostWork = errors.New("metering: not a provider cost work")
+	// ErrCostSourceUnavailable: an owner read failed or does not (yet) have
+	// the object (retryable: nothing was written, the lease runs out).
+	ErrCostSourceUnavailable = errors.New("metering: provider cost source read unavailable")
+	// ErrCostSourceConflict: Gateway or Execution answered conflicting for
+	// the availability or manifest itself. No Gateway conflict fact exists to
+	// bind yet, so nothing is written; the Work is retried after its lease.
+	ErrCostSourceConflict = errors.New("metering: provider cost source read answered conflicting")
+	// ErrCostLaneMoved: the cost lane's committed coordination differs from
+	// this result (another generation finished or the same one differently).
+	ErrCostLaneMoved = errors.New("metering: cost lane coordination moved")
+	// ErrCostLaneUnbound: the cost lane has no attempt manifest to read with.
+	ErrCostLaneUnbound = errors.New("metering: cost lane has no attempt manifest")
+)
+
+// SQLStateCostCoordination: a cost lane coordination change PostgreSQL
+// refuses (an older generation, or a finished generation changing result).
+const SQLStateCostCoordination = "ME010"
+
+// CostUnit maps one provider cost source dimension to money: amount =
+// provider quantity / 10^Scale in Currency.
+type CostUnit struct {
+	Currency string
+	Scale    int64
+}
+
+// DefaultCostMappings is Metering's provider cost mapping of the source
+// dimensions the Gateway adapters report.
+var DefaultCostMappings = map[string]CostUnit{
+	"cost.usd_micros": {Currency: "USD", Scale: 6},
+	"cost.usd_cents":  {Currency: "USD", Scale: 2},
+	"cost.usd":        {Currency: "USD", Scale: 0},
+}
+
+// CostReads is the event-bound bootstrap read of a provider_cost Work: the
+// cost availability snapshot its lane names, the attempt manifest, and the
+// available evidence the snapshot names. Requests and answers are plain
+// values, so an implementation may call the owners over any transport.
+type CostReads interface {
+	ReadCostSource(ctx context.Context, req CostSourceRead) (CostSource, error)
+}
+
+// CostSourceRead names the exact objects of one cost lane generation.
+type CostSourceRead struct {
+	ExecutionAttemptID  string
+	GatewayDeploymentID string
+	DimensionKey        string
+	AttemptManifest     strict.Quadruple
+	StateVersion        int64
+	Availability        strict.Quadruple
+}
+
+// CostSource is the answer of each owner read (Evidence is zero when the
+// availability names no evidence).
+type CostSource struct {
+	Availability gateway.AvailabilityResult
+	Manifest     ownerread.Result[*contract.AttemptExecutionManifest]
+	Evidence     gateway.ProviderEvidenceResult
+}
+
+// ReadCostSource reads the cost source in process: Gateway's
+// readEvidenceAvailabilitySnapshot@1 and readGatewayProviderEvidence@1, and
+// the attempt manifest from Execution (compared by quadruple).
+func (r DBReads) ReadCostSource(ctx context.Context, req CostSourceRead) (CostSource, error) {
+	var src CostSource
+	var err error
+	src.Availability, err = gateway.ReadAvailabilitySnapshot(ctx, r.Gateway, gateway.AvailabilitySnapshotRead{
+		ContractVersion: gateway.ReadAvailabilitySnapshotV1, Audience: gateway.AudienceMeteringInput,
+		ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest,
+		EvidenceKind: contract.EvidenceProviderCost, DimensionKey: req.DimensionKey, StateVersion: req.StateVersion, Snapshot: req.Availability,
+	})
+	if err != nil || src.Availability.Answer != ownerread.Found {
+		return src, err
+	}
+	m, _, err := execution.AttemptByID(ctx, r.Execution, req.ExecutionAttemptID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		src.Manifest = ownerread.Missing[*contract.AttemptExecutionManifest]()
+	case err != nil:
+		return src, err
+	case m.Manifest != req.AttemptManifest:
+		src.Manifest = ownerread.Conflict[*contract.AttemptExecutionManifest]("the attempt has another manifest")
+	default:
+		src.Manifest = ownerread.FoundWith(m, nil)
+	}
+	if ev := src.Availability.Value.Evidence; ev.Ref != "" && src.Manifest.Answer == ownerread.Found {
+		src.Evidence, err = gateway.ReadProviderEvidence(ctx, r.Gateway, gateway.ProviderEvidenceRead{
+			ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
+			ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, Binding: src.Availability.Value.Binding,
+			EvidenceKind: contract.EvidenceProviderCost, DimensionKey: req.DimensionKey, Evidence: ev,
+		})
+	}
+	return src, err
+}
+
+// CostConfig configures provider cost processing.
+type CostConfig struct {
+	// Reads are the event-bound cost source reads (required).
+	Reads CostReads
+	// Mappings maps source dimensions to money (nil: DefaultCostMappings).
+	Mappings map[string]CostUnit
+	// BlockedRetry is how long a blocked Work waits before a new attempt may
+	// claim it (the lease is released; 0 = at once).
+	BlockedRetry time.Duration
+}
+
+// CostResult is what one provider cost attempt committed.
+type CostResult struct {
+	// State is the lane state it committed: availability_processed,
+	// waiting_for_evidence, no_cost_evidence, reconciliation_required,
+	// blocked_on_processing_conflict, or superseded (a newer generation).
+	State      string
+	Finished   *receipt.MeteringInputWorkAttemptFinished
+	Processing *meterfacts.ProviderCostAvailabilityProcessingFact
+	Cost       *meterfacts.ProviderCostFact
+	Blocked    *receipt.MeteringInputWorkAttemptBlocked
+	Evidence   *receipt.ProviderCostProcessingConflictEvidence
+}
+
+// costLane is the cost lane as the worker reads it before its owner reads.
+type costLane struct {
+	StateVersion          int64  `db:"state_version"`
+	AvailabilityRef       string `db:"current_availability_ref"`
+	AvailabilityDigest    string `db:"current_availability_digest"`
+	AvailabilityState     string `db:"availability_state"`
+	LatestWorkGeneration  int64  `db:"latest_work_generation"`
+	TriggerDigest         string `db:"trigger_digest"`
+	ManifestRef           string `db:"attempt_manifest_ref"`
+	ManifestSchemaVersion string `db:"attempt_manifest_schema_version"`
+	ManifestAlgorithm     string `db:"attempt_manifest_digest_algorithm_version"`
+	ManifestDigest        string `db:"attempt_manifest_digest"`
+}
+
+func (l costLane) manifest() strict.Quadruple {
+	return strict.Quadruple{Ref: l.ManifestRef, SchemaVersion: l.ManifestSchemaVersion,
+		DigestAlgorithmVersion: digest.Algorithm(l.ManifestAlgorithm), Digest: l.ManifestDigest}
+}
+
+func (l costLane) availability() strict.Quadruple {
+	return strict.Quadruple{Ref: l.AvailabilityRef, SchemaVersion: contract.SchemaVersion1,
+		DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: l.AvailabilityDigest}
+}
+
+// costPlan is the decided result, before any write: exactly one of
+// processing (with cost when available) or conflict.
+type costPlan struct {
+	snapshot   *contract.AvailabilitySnapshot
+	manifest   *contract.AttemptExecutionManifest
+	processing *meterfacts.ProviderCostAvailabilityProcessingFact
+	cost       *meterfacts.ProviderCostFact
+	conflict   *costConflict
+}
+
+// costConflict is a proven local deterministic conflict
+// (metering_deterministic_validation branch of the evidence cause).
+type costConflict struct {
+	stage     string
+	reason    string
+	candidate digest.Digest
+}
+
+// ProcessCostWork processes one claimed provider_cost Work attempt (the
+// worker's provider_cost lane). A Work whose lane has a newer generation
+// gets its superseded finish. Owner reads that fail or answer not_found are
+// ErrCostSourceUnavailable with nothing written; an old token is ErrFenced
+// with nothing written.
+func ProcessCostWork(ctx context.Context, pool db.Beginner, cfg CostConfig, a *Attempt) (CostResult, error) {
+	h := a.Head
+	if h.Lane.Kind != receipt.LaneProviderCost {
+		return CostResult{}, fmt.Errorf("%w: %s", ErrNotCostWork, h.Lane.Kind)
+	}
+	if cfg.Reads == nil {
+		return CostResult{}, errors.New("metering: cost reads are required")
+	}
+	lane, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (costLane, error) { return readCostLane(ctx, tx, h) })
+	if err != nil {
+		return CostResult{}, err
+	}
+	if lane.LatestWorkGeneration > h.WorkGeneration {
+		f, err := FinishSupersededIfMoved(ctx, pool, a)
+		if err != nil {
+			return CostResult{}, err
+		}
+		return CostResult{State: receipt.FinishSuperseded, Finished: f}, nil
+	}
+	if lane.ManifestRef == "" {
+		return CostResult{}, fmt.Errorf("%w: %s", ErrCostLaneUnbound, h.Work.Ref)
+	}
+	src, err := cfg.Reads.ReadCostSource(ctx, CostSourceRead{
+		ExecutionAttemptID: h.ExecutionAttemptID, GatewayDeploymentID: h.Lane.GatewayDeploymentID,
+		DimensionKey: h.Lane.SourceEvidenceDimensionKey, AttemptManifest: lane.manifest(),
+		StateVersion: lane.StateVersion, Availability: lane.availability(),
+	})
+	if err != nil {
+		return CostResult{}, fmt.Errorf("%w: %w", ErrCostSourceUnavailable, err)
+	}
+	mappings := cfg.Mappings
+	if mappings == nil {
+		mappings = DefaultCostMappings
+	}
+	plan, err := decideCost(h, lane, src, mappings)
+	if err != nil {
+		return CostResult{}, err
+	}
+	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (CostResult, error) {
+		return commitCost(ctx, tx, a, plan, cfg.BlockedRetry)
+	})
+}
+
+func readCostLane(ctx context.Context, q db.Executor, h receipt.WorkAttemptHead) (costLane, error) {
+	rows, err := q.Query(ctx, qCostLaneRead, pgx.NamedArgs{"attempt_id": h.ExecutionAttemptID,
+		"deployment_id": h.Lane.GatewayDeploymentID, "dimension_key": h.Lane.SourceEvidenceDimensionKey})
+	if err != nil {
+		return costLane{}, fmt.Errorf("read cost lane: %w", err)
+	}
+	l, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[costLane])
+	if err != nil {
+		return costLane{}, fmt.Errorf("read cost lane of %s: %w", h.Work.Ref, db.NotFound(err))
+	}
+	return l, nil
+}
+
+// readAnswer turns a non-found owner answer into the worker's error:
+// not_found is retryable (the owner is behind), conflicting writes nothing.
+func readAnswer(what string, a ownerread.Answer, reason string) error {
+	switch a {
+	case ownerread.Found:
+		return nil
+	case ownerread.NotFound:
+		return fmt.Errorf("%w: %s not found", ErrCostSourceUnavailable, what)
+	default:
+		return fmt.Errorf("%w: %s: %s", ErrCostSourceConflict, what, reason)
+	}
+}
+
+// decideCost is the pure decision: which processing fact (and cost fact),
+// or which deterministic conflict, the owner answers call for.
+func decideCost(h receipt.WorkAttemptHead, lane costLane, src CostSource, mappings map[string]CostUnit) (*costPlan, error) {
+	if err := readAnswer("cost availability", src.Availability.Answer, src.Availability.Reason); err != nil {
+		return nil, err
+	}
+	if err := readAnswer("attempt manifest", src.Manifest.Answer, src.Manifest.Reason); err != nil {
+		return nil, err
+	}
+	s, m := src.Availability.Value, src.Manifest.Value
+	plan := &costPlan{snapshot: s, manifest: m}
+	fail := func(stage, reason string, candidate any) (*costPlan, error) {
+		d, err := digest.Of(digest.JCSSHA256V1, candidate)
+		if err != nil {
+			return nil, fmt.Errorf("conflict candidate: %w", err)
+		}
+		plan.conflict = &costConflict{stage: stage, reason: reason, candidate: d}
+		return plan, nil
+	}
+	// source_identity: the snapshot must be the lane's, of this attempt,
+	// deployment, kind, dimension and state version.
+	if s.Snapshot != lane.availability() || s.ExecutionAttemptID != h.ExecutionAttemptID || s.GatewayDeploymentID != h.Lane.GatewayDeploymentID ||
+		s.EvidenceKind != contract.EvidenceProviderCost || s.DimensionKey != h.Lane.SourceEvidenceDimensionKey || s.StateVersion != lane.StateVersion ||
+		m.ExecutionAttemptID != h.ExecutionAttemptID {
+		return fail("source_identity", "availability_identity_mismatch", map[string]any{
+			"currentAvailabilityRef": s.Snapshot.Ref, "currentAvailabilityDigest": s.Snapshot.Digest, "executionAttemptId": s.ExecutionAttemptID,
+			"gatewayDeploymentId": s.GatewayDeploymentID, "providerEvidenceKind": s.EvidenceKind, "evidenceDimensionKey": s.DimensionKey,
+			"stateVersion": s.StateVersion})
+	}
+	outcome, known := meterfacts.OutcomeFor(s.State)
+	if !known {
+		return fail("source_schema", "unknown_availability_state", map[string]any{"availabilityState": s.State})
+	}
+	p := &meterfacts.ProviderCostAvailabilityProcessingFact{
+		Processing: strict.Quadruple{Ref: "pcap-" + uuid.Must(uuid.NewV7()).String()},
+		Work:       h.Work, OperationID: h.OperationID, WorkGeneration: h.WorkGeneration, LaneTriggerDigest: h.LaneTriggerDigest,
+		ExecutionAttemptID: h.ExecutionAttemptID, GatewayDeploymentID: h.Lane.GatewayDeploymentID,
+		SourceEvidenceDimensionKey: h.Lane.SourceEvidenceDimensionKey, AttemptManifest: s.AttemptManifest,
+		CostAvailability: s.Snapshot, CostAvailabilityStateVersion: s.StateVersion,
+		AvailabilityState: s.State, StateReasonCode: s.ReasonCode, Outcome: outcome,
+	}
+	plan.processing = p
+	if outcome != meterfacts.OutcomeAvailableApplied {
+		return plan, nil
+	}
+	if err := readAnswer("provider evidence", src.Evidence.Answer, src.Evidence.Reason); err != nil {
+		if errors.Is(err, ErrCostSourceConflict) {
+			// The Gateway proved its stored evidence does not match what the
+			// snapshot names: a deterministic identity conflict of the source.
+			return fail("source_identity", "gateway_evidence_conflicting", map[string]any{
+				"providerEvidenceRef": s.Evidence.Ref, "providerEvidenceDigest": s.Evidence.Digest})
+		}
+		return nil, err
+	}
+	ev := src.Evidence.Value
+	if ev.Evidence != s.Evidence || ev.Binding != s.Binding {
+		return fail("source_identity", "evidence_identity_mismatch", map[string]any{
+			"providerEvidenceRef": ev.Evidence.Ref, "providerEvidenceDigest": ev.Evidence.Digest, "attemptRouteBindingRef": ev.Binding.Ref})
+	}
+	unit, mapped := mappings[h.Lane.SourceEvidenceDimensionKey]
+	if !mapped {
+		return fail("provider_cost_mapping", "no_cost_mapping_for_dimension", map[string]any{
+			"gatewayDeploymentId": h.Lane.GatewayDeploymentID, "sourceEvidenceDimensionKey": h.Lane.SourceEvidenceDimensionKey})
+	}
+	amount, err := scaleQuantity(ev.Quantity, unit.Scale)
+	if err != nil || schema.CurrencyText.Check(unit.Currency) != nil {
+		return fail("provider_cost_normalization", "quantity_not_normalizable", map[string]any{
+			"providerQuantity": ev.Quantity, "currency": unit.Currency, "quantityScale": unit.Scale})
+	}
+	plan.cost = &meterfacts.ProviderCostFact{
+		Fact: strict.Quadruple{Ref: "pcf-" + uuid.Must(uuid.NewV7()).String()},
+		Work: h.Work, OperationID: h.OperationID, WorkGeneration: h.WorkGeneration,
+		RunID: m.RunID, RunStepID: m.RunStepID, ExecutionAttemptID: h.ExecutionAttemptID,
+		GatewayDeploymentID: h.Lane.GatewayDeploymentID, SourceEvidenceDimensionKey: h.Lane.SourceEvidenceDimensionKey,
+		AttemptManifest: s.AttemptManifest, AttemptRouteBinding: s.Binding, GatewayRouteSnapshot: s.RouteSnapshot,
+		CostAvailability: s.Snapshot, CostAvailabilityStateVersion: s.StateVersion, ProviderEvidence: ev.Evidence,
+		ProviderQuantity: ev.Quantity, Currency: unit.Currency, QuantityScale: unit.Scale, Amount: amount,
+	}
+	return plan, nil
+}
+
+// scaleQuantity returns quantity / 10^scale as canonical exact decimal text
+// (no float ever): "90000", 6 → "0.09".
+func scaleQuantity(quantity string, scale int64) (string, error) {
+	if !unsignedIntegerText.MatchString(quantity) || scale < 0 || scale > 17 {
+		return "", fmt.Errorf("quantity %q scale %d", quantity, scale)
+	}
+	digits := quantity
+	if pad := int(scale) + 1 - len(digits); pad > 0 {
+		digits = strings.Repeat("0", pad) + digits
+	}
+	whole, frac := digits[:len(digits)-int(scale)], strings.TrimRight(digits[len(digits)-int(scale):], "0")
+	whole = strings.TrimLeft(whole, "0")
+	if whole == "" {
+		whole = "0"
+	}
+	out := whole
+	if frac != "" {
+		out += "." + frac
+	}
+	if err := schema.AmountText.Check(out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// fenceCostAttemptTx locks the Work's queue row and checks that the attempt
+// holds the Work's latest token (an older token writes nothing).
+func fenceCostAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
+	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return fmt.Errorf("lock queued work: %w", err)
+	}
+	var number int64
+	var token string
+	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
+		return fmt.Errorf("read latest attempt: %w", db.NotFound(err))
+	}
+	if number != h.AttemptNumber || token != h.FencingToken {
+		return fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
+	}
+	return nil
+}
+
+func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retry time.Duration) (CostResult, error) {
+	h := a.Head
+	if _, err := lockFence(ctx, tx, h.ExecutionAttemptID); err != nil {
+		return CostResult{}, err
+	}
+	latest, err := laneLatest(ctx, tx, h)
+	if err != nil {
+		return CostResult{}, err
+	}
+	if latest > h.WorkGeneration {
+		f, err := finishSupersededTx(ctx, tx, h)
+		if err != nil {
+			return CostResult{}, err
+		}
+		return CostResult{State: receipt.FinishSuperseded, Finished: f}, nil
+	}
+	if err := fenceCostAttemptTx(ctx, tx, h); err != nil {
+		return CostResult{}, err
+	}
+	if res, done, err := storedCostResult(ctx, tx, h); err != nil || done {
+		return res, err
+	}
+	if plan.conflict != nil {
+		return blockCostTx(ctx, tx, h, plan, retry)
+	}
+	res := CostResult{}
+	p := plan.processing
+	if plan.cost != nil {
+		stored, same, err := insertCostFact(ctx, tx, h, plan.cost)
+		if err != nil {
+			return CostResult{}, err
+		}
+		if !same {
+			return repositoryConflict(ctx, tx, h, plan, "stored_cost_fact_differs", retry)
+		}
+		res.Cost = stored
+		q := stored.Fact
+		p.ProviderCostFact = &q
+	}
+	storedP, same, err := insertProcessing(ctx, tx, h, p, res.Cost)
+	if err != nil {
+		return CostResult{}, err
+	}
+	if !same {
+		return repositoryConflict(ctx, tx, h, plan, "stored_processing_fact_differs", retry)
+	}
+	res.Processing = storedP
+	f, err := finishCostWorkTx(ctx, tx, h, receipt.FinishOutcome{Kind: receipt.LaneProviderCost,
+		State: receipt.FinishAvailabilityProcessed, Processing: &storedP.Processing})
+	if err != nil {
+		return CostResult{}, err
+	}
+	res.Finished = f
+	res.State = laneStateOf(storedP.Outcome)
+	c := costCoordination{Generation: h.WorkGeneration, State: res.State, ProcessingRef: storedP.Processing.Ref,
+		ProcessingDigest: storedP.Processing.Digest, FinishedRef: f.Finished.Ref, FinishedDigest: f.Finished.Digest}
+	if res.State == receipt.StateReconciliationRequired {
+		c.AvailabilityState, c.StateReasonCode = storedP.AvailabilityState, storedP.StateReasonCode
+	}
+	if err := casCostCoordination(ctx, tx, h, c); err != nil {
+		return CostResult{}, err
+	}
+	return res, nil
+}
+
+// storedCostResult returns the stored result when the Work is already
+// finished (a replay of a committed attempt whose answer was lost).
+func storedCostResult(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (CostResult, bool, error) {
+	var finished, processing, cost string
+	err := tx.QueryRow(ctx, qCostWorkResult, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&finished, &processing, &cost)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CostResult{}, false, nil
+	}
+	if err != nil {
+		return CostResult{}, false, fmt.Errorf("read stored cost result: %w", err)
+	}
+	var res CostResult
+	if res.Finished, err = receipt.DecodeMeteringInputWorkAttemptFinished([]byte(finished)); err != nil {
+		return CostResult{}, false, fmt.Errorf("stored finish: %w", err)
+	}
+	res.State = res.Finished.Outcome.State
+	if processing != "" {
+		if res.Processing, err = meterfacts.DecodeProviderCostAvailabilityProcessingFact([]byte(processing)); err != nil {
+			return CostResult{}, false, fmt.Errorf("stored processing fact: %w", err)
+		}
+		res.State = laneStateOf(res.Processing.Outcome)
+	}
+	if cost != "" {
+		if res.Cost, err = meterfacts.DecodeProviderCostFact([]byte(cost)); err != nil {
+			return CostResult{}, false, fmt.Errorf("stored cost fact: %w", err)
+		}
+	}
+	return res, true, nil
+}
+
+// laneStateOf is the provider cost lane state a processing outcome fixes.
+func laneStateOf(outcome string) string {
+	return map[string]string{
+		meterfacts.OutcomeAvailableApplied:     receipt.StateAvailabilityProcessed,
+		meterfacts.OutcomeWaitingForEvidence:   receipt.StateWaitingForEvidence,
+		meterfacts.OutcomeNoCostEvidence:       receipt.StateNoCostEvidence,
+		meterfacts.OutcomeReconciliationNeeded: receipt.StateReconciliationRequired,
+	}[outcome]
+}
+
+// repositoryConflict: a stored fact of the same Work recomputes to another
+// digest (provider_cost_repository). Nothing of this attempt was written
+// (the inserts compared and did nothing), so the attempt blocks instead.
+func repositoryConflict(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, plan *costPlan, reason string, retry time.Duration) (CostResult, error) {
+	var d digest.Digest
+	var err error
+	if reason == "stored_cost_fact_differs" {
+		d, err = meterfacts.DigestOf(plan.cost)
+	} else {
+		d, err = meterfacts.DigestOf(plan.processing)
+	}
+	if err != nil {
+		return CostResult{}, fmt.Errorf("repository conflict candidate: %w", err)
+	}
+	plan.conflict = &costConflict{stage: "provider_cost_repository", reason: reason, candidate: d}
+	return blockCostTx(ctx, tx, h, plan, retry)
+}
+
+func insertCostFact(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, f *meterfacts.ProviderCostFact) (*meterfacts.ProviderCostFact, bool, error) {
+	f.RecordedAt = time.Now().UTC().Truncate(time.Microsecond)
+	body, err := meterfacts.Seal(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("seal provider cost fact: %w", err)
+	}
+	var ref, dg, stored string
+	if err := tx.QueryRow(ctx, qCostFactInsert, pgx.NamedArgs{"ref": f.Fact.Ref, "digest": f.Fact.Digest, "work_ref": h.Work.Ref,
+		"attempt_number": h.AttemptNumber, "fencing_token": h.FencingToken,
+		"attempt_id": h.ExecutionAttemptID, "deployment_id": h.Lane.GatewayDeploymentID, "dimension_key": h.Lane.SourceEvidenceDimensionKey,
+		"currency": f.Currency, "amount": f.Amount, "body": string(body)}).Scan(&ref, &dg, &stored); err != nil {
+		return nil, false, fmt.Errorf("insert provider cost fact: %w", err)
+	}
+	if dg != f.Fact.Digest {
+		return nil, false, nil
+	}
+	out, err := meterfacts.DecodeProviderCostFact([]byte(stored))
+	if err != nil {
+		return nil, false, fmt.Errorf("stored provider cost fact: %w", err)
+	}
+	return out, true, nil
+}
+
+func insertProcessing(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, p *meterfacts.ProviderCostAvailabilityProcessingFact,
+	cost *meterfacts.ProviderCostFact) (*meterfacts.ProviderCostAvailabilityProcessingFact, bool, error) {
+	p.ProcessedAt = time.Now().UTC().Truncate(time.Microsecond)
+	body, err := meterfacts.Seal(p)
+	if err != nil {
+		return nil, false, fmt.Errorf("seal cost processing fact: %w", err)
+	}
+	var costRef *string
+	if cost != nil {
+		costRef = &cost.Fact.Ref
+	}
+	var ref, dg, stored string
+	if err := tx.QueryRow(ctx, qCostProcessing, pgx.NamedArgs{"ref": p.Processing.Ref, "digest": p.Processing.Digest,
+		"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber, "fencing_token": h.FencingToken, "availability_state": p.AvailabilityState, "outcome": p.Outcome, "cost_fact_ref": costRef,
+		"body": string(body)}).Scan(&ref, &dg, &stored); err != nil {
+		return nil, false, fmt.Errorf("insert cost processing fact: %w", err)
+	}
+	if dg != p.Processing.Digest {
+		return nil, false, nil
+	}
+	out, err := meterfacts.DecodeProviderCostAvailabilityProcessingFact([]byte(stored))
+	if err != nil {
+		return nil, false, fmt.Errorf("stored cost processing fact: %w", err)
+	}
+	return out, true, nil
+}
+
+// finishCostWorkTx writes (or finds) the Work's one finish with the given
+// outcome, bound to the attempt whose token the caller checked, and takes
+// the Work off the queue. finishedAt and the ref are outside the digest, so
+// a replay compares equal.
+func finishCostWorkTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, outcome receipt.FinishOutcome) (*receipt.MeteringInputWorkAttemptFinished, error) {
+	f := &receipt.MeteringInputWorkAttemptFinished{
+		Finished:        strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()},
+		WorkAttemptHead: h, Outcome: outcome, FinishedAt: time.Now().UTC().Truncate(time.Microsecond),
+	}
+	if err := f.Seal(); err != nil {
+		return nil, fmt.Errorf("seal finish: %w", err)
+	}
+	body, err := jcs.Marshal(f.ToJSON())
+	if err != nil {
+		return nil, fmt.Errorf("finish body: %w", err)
+	}
+	var storedRef, storedDigest, storedBody string
+	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
+		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
+		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
+		return nil, fmt.Errorf("insert finish: %w", err)
+	}
+	if storedDigest != f.Finished.Digest {
+		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
+	}
+	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return nil, fmt.Errorf("dequeue finished work: %w", err)
+	}
+	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
+}
+
+// blockCostTx writes the conflict evidence and the attempt's Blocked fact,
+// sets the lane blocked_on_processing_conflict and releases the lease: the
+// same Work (operation, generation) stays queued for a new attempt. No
+// processing fact, cost fact, finish or terminal CAS.
+func blockCostTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, plan *costPlan, retry time.Duration) (CostResult, error) {
+	s, m := plan.snapshot, plan.manifest
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ev := &receipt.ProviderCostProcessingConflictEvidence{
+		Evidence: strict.Quadruple{Ref: "pcpce-" + uuid.Must(uuid.NewV7()).String()},
+		Work:     h.Work, OperationID: h.OperationID, WorkGeneration: h.WorkGeneration,
+		RunID: m.RunID, RunStepID: m.RunStepID, ExecutionAttemptID: h.ExecutionAttemptID,
+		GatewayDeploymentID: h.Lane.GatewayDeploymentID, SourceEvidenceDimensionKey: h.Lane.SourceEvidenceDimensionKey,
+		AttemptExecutionManifest: s.AttemptManifest, AttemptRouteBinding: s.Binding, GatewayRouteSnapshot: s.RouteSnapshot,
+		CostAvailability: s.Snapshot, CostAvailabilityVersion: s.StateVersion,
+		Cause: receipt.ProviderCostCause{Kind: receipt.CostCauseMeteringDeterministicValidation, ValidationStage: plan.conflict.stage,
+			ConflictingCandidateDigest: plan.conflict.candidate, ReasonCode: plan.conflict.reason},
+		DetectedAt: now,
+	}
+	if err := ev.Seal(); err != nil {
+		return CostResult{}, fmt.Errorf("seal conflict evidence: %w", err)
+	}
+	evBody, err := jcs.Marshal(ev.ToJSON())
+	if err != nil {
+		return CostResult{}, fmt.Errorf("conflict evidence body: %w", err)
+	}
+	b := &receipt.MeteringInputWorkAttemptBlocked{
+		Blocked:         strict.Quadruple{Ref: "miwb-" + uuid.Must(uuid.NewV7()).String()},
+		WorkAttemptHead: h,
+		BlockingCause:   receipt.BlockingCause{Kind: receipt.CauseProviderCostProcessingConflict, Fact: ev.Evidence},
+		BlockedAt:       now,
+	}
+	if err := b.Seal(); err != nil {
+		return CostResult{}, fmt.Errorf("seal blocked: %w", err)
+	}
+	bBody, err := jcs.Marshal(b.ToJSON())
+	if err != nil {
+		return CostResult{}, fmt.Errorf("blocked body: %w", err)
+	}
+	var bDigest, bStored, evDigest, evStored string
+	if err := tx.QueryRow(ctx, qCostBlockInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
+		"fencing_token": h.FencingToken, "blocked_ref": b.Blocked.Ref, "blocked_digest": b.Blocked.Digest, "blocked_body": string(bBody),
+		"evidence_ref": ev.Evidence.Ref, "evidence_digest": ev.Evidence.Digest, "evidence_body": string(evBody)}).Scan(&bDigest, &bStored, &evDigest, &evStored); err != nil {
+		return CostResult{}, fmt.Errorf("insert blocked: %w", err)
+	}
+	if bDigest != b.Blocked.Digest || evDigest != ev.Evidence.Digest {
+		return CostResult{}, fmt.Errorf("%w: attempt %d of %s already blocked with another body", ErrFinishConflict, h.AttemptNumber, h.Work.Ref)
+	}
+	if b, err = receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(bStored)); err != nil {
+		return CostResult{}, fmt.Errorf("stored blocked: %w", err)
+	}
+	if ev, err = receipt.DecodeProviderCostProcessingConflictEvidence([]byte(evStored)); err != nil {
+		return CostResult{}, fmt.Errorf("stored conflict evidence: %w", err)
+	}
+	if err := casCostCoordination(ctx, tx, h, costCoordination{Generation: h.WorkGeneration, State: receipt.StateBlockedOnProcessingConflict,
+		BlockedRef: b.Blocked.Ref, BlockedDigest: b.Blocked.Digest}); err != nil {
+		return CostResult{}, err
+	}
+	if _, err := tx.Exec(ctx, qCostWorkRelease, pgx.NamedArgs{"work_ref": h.Work.Ref, "retry_seconds": retry.Seconds()}); err != nil {
+		return CostResult{}, fmt.Errorf("release blocked work: %w", err)
+	}
+	return CostResult{State: receipt.StateBlockedOnProcessingConflict, Blocked: b, Evidence: ev}, nil
+}
+
+// costCoordination is one row of metering.cost_lane_coordination.
+type costCoordination struct {
+	Generation        int64  `db:"work_generation"`
+	State             string `db:"state"`
+	AvailabilityState string `db:"availability_state"`
+	StateReasonCode   string `db:"state_reason_code"`
+	ProcessingRef     string `db:"processing_ref"`
+	ProcessingDigest  string `db:"processing_digest"`
+	FinishedRef       string `db:"finished_ref"`
+	FinishedDigest    string `db:"finished_digest"`
+	BlockedRef        string `db:"blocked_ref"`
+	BlockedDigest     string `db:"blocked_digest"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// casCostCoordination commits the lane's coordination for the Work's
+// generation; a replay of the same result is accepted, anything else is
+// ErrCostLaneMoved (and PostgreSQL refuses it too, ME003).
+func casCostCoordination(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, c costCoordination) error {
+	tag, err := tx.Exec(ctx, qCostCoordCAS, pgx.NamedArgs{"attempt_id": h.ExecutionAttemptID, "deployment_id": h.Lane.GatewayDeploymentID,
+		"dimension_key": h.Lane.SourceEvidenceDimensionKey, "generation": c.Generation, "work_ref": h.Work.Ref, "state": c.State,
+		"availability_state": nullable(c.AvailabilityState), "state_reason_code": nullable(c.StateReasonCode),
+		"processing_ref": nullable(c.ProcessingRef), "processing_digest": nullable(c.ProcessingDigest),
+		"finished_ref": nullable(c.FinishedRef), "finished_digest": nullable(c.FinishedDigest),
+		"blocked_ref": nullable(c.BlockedRef), "blocked_digest": nullable(c.BlockedDigest)})
+	if err != nil {
+		return fmt.Errorf("cost lane coordination: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	stored, ok, err := readCostCoordination(ctx, tx, h.ExecutionAttemptID, h.Lane.GatewayDeploymentID, h.Lane.SourceEvidenceDimensionKey)
+	if err != nil {
+		return err
+	}
+	if ok && stored == c {
+		return nil
+	}
+	return fmt.Errorf("%w: %s generation %d is %s", ErrCostLaneMoved, h.Work.Ref, stored.Generation, stored.State)
+}
+
+func readCostCoordination(ctx context.Context, q db.Executor, attemptID, deploymentID, dimension string) (costCoordination, bool, error) {
+	rows, err := q.Query(ctx, qCostCoordSelect, pgx.NamedArgs{"attempt_id": attemptID, "deployment_id": deploymentID, "dimension_key": dimension})
+	if err != nil {
+		return costCoordination{}, false, fmt.Errorf("read cost lane coordination: %w", err)
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[costCoordination])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return costCoordination{}, false, nil
+	}
+	if err != nil {
+		return costCoordination{}, false, fmt.Errorf("read cost lane coordination: %w", err)
+	}
+	return c, true, nil
+}
+
+// costCoordinationOf is the receipt's provider cost coordination state for
+// the lane's latest generation w: what the worker committed for w, or
+// pending when it committed nothing yet for w.
+func costCoordinationOf(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimension string, w receipt.WorkBinding) (receipt.ProviderCostCoordination, error) {
+	c, ok, err := readCostCoordination(ctx, tx, attemptID, deploymentID, dimension)
+	if err != nil {
+		return receipt.ProviderCostCoordination{}, err
+	}
+	if !ok || c.Generation != w.Generation {
+		return receipt.ProviderCostCoordination{State: receipt.StatePending, ActiveWork: &w}, nil
+	}
+	q := func(ref, d string) strict.Quadruple {
+		return strict.Quadruple{Ref: ref, SchemaVersion: receipt.SchemaVersion1, DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: d}
+	}
+	if c.State == receipt.StateBlockedOnProcessingConflict {
+		b := q(c.BlockedRef, c.BlockedDigest)
+		return receipt.ProviderCostCoordination{State: c.State, ActiveWork: &w, Blocked: &b}, nil
+	}
+	outcome := map[string]string{
+		receipt.StateAvailabilityProcessed:  receipt.ProcessingAvailableApplied,
+		receipt.StateWaitingForEvidence:     receipt.ProcessingWaitingForEvidence,
+		receipt.StateNoCostEvidence:         receipt.ProcessingNoCostEvidence,
+		receipt.StateReconciliationRequired: receipt.ProcessingReconciliationRequired,
+	}[c.State]
+	return receipt.ProviderCostCoordination{State: c.State, ProcessingOutcome: outcome, AvailabilityState: c.AvailabilityState,
+		StateReasonCode: c.StateReasonCode, Processed: &receipt.ProcessedWork{Work: w,
+			Processing: q(c.ProcessingRef, c.ProcessingDigest), Finished: q(c.FinishedRef, c.FinishedDigest)}}, nil
+}
+
+// CostDiagnostics is Metering's directed provider cost diagnostic. It is
+// complete only for what Metering itself stores: no Provider Cost
+// Processing event exists in the Delivery Set, so Operations has no queue of
+// these states and any alert built on this is best effort (ADR-031).
+type CostDiagnostics struct {
+	// ByState counts cost lanes by their latest committed coordination
+	// state; "pending" counts lanes whose latest generation has none yet.
+	ByState map[string]int64
+	// Completeness is always "incomplete_best_effort" (see Notes).
+	Completeness string
+	Notes        []string
+}
+
+// ReadCostDiagnostics reads the cost lane states (an operator read, not a hot path).
+func ReadCostDiagnostics(ctx context.Context, q db.Executor) (CostDiagnostics, error) {
+	rows, err := q.Query(ctx, qCostDiagnostics)
+	if err != nil {
+		return CostDiagnostics{}, fmt.Errorf("cost diagnostics: %w", err)
+	}
+	d := CostDiagnostics{ByState: map[string]int64{}, Completeness: "incomplete_best_effort", Notes: []string{
+		"Metering-local diagnostics only: the Delivery Set has no provider cost processing event, so Operations holds no queue of these states",
+		"reconciliation_required is a Metering-owned anchor (the processing fact); no Operations reconciliation case is opened",
+		"provider cost never blocks or triggers customer charging",
+	}}
+	var state string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { d.ByState[state] = n; return nil }); err != nil {
+		return CostDiagnostics{}, fmt.Errorf("cost diagnostics: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,577 @@
+package metering_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oceanway/core/contracts/envelope"
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/metering"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
+	"github.com/oceanway/core/internal/migrate"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
+)
+
+const (
+	dimIn  = "text.input_tokens"
+	dimOut = "text.output_tokens"
+)
+
+var errInjected = errors.New("injected failure")
+
+// workerSetup is setup plus the metering outbox's release (the worker
+// appends metering.settlement-input.current-changed@1 with its delivery).
+func workerSetup(t *testing.T) *bundle {
+	t.Helper()
+	b := setup(t)
+	_, err := release.Bootstrap(t.Context(), b.pool, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
+	require.NoError(t, err)
+	return b
+}
+
+func processor(t *testing.T, b *bundle, failAt func(string) error) *metering.Processor {
+	t.Helper()
+	p, err := metering.NewProcessor(b.pool, metering.ProcessorConfig{Reads: b.owners, FailAt: failAt})
+	require.NoError(t, err)
+	return p
+}
+
+func claimEligibility(t *testing.T, b *bundle, lease time.Duration) *metering.Attempt {
+	t.Helper()
+	a, err := metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, lease)
+	require.NoError(t, err)
+	return a
+}
+
+// dispatched delivers usage revision 1 of two dimensions, then the
+// attempt's eligibility: one usage Work (generation 1) with both inputs.
+func dispatched(t *testing.T, b *bundle, a attemptFixture) {
+	t.Helper()
+	b.ack(t, a.availability(b.owners, usage, dimOut, 1, contract.AvailabilityAvailable, ""))
+	b.ack(t, a.availability(b.owners, usage, dimIn, 1, contract.AvailabilityPending, ""))
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+}
+
+func dimensionOf(a attemptFixture, key string) string {
+	return envelope.SettlementDimensionID(id("reservation", a.n), a.runID, id("step", a.n), a.attemptID, key)
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(t.Context(), sql, args...).Scan(&n))
+	return n
+}
+
+// factCount counts the business facts written with a token (empty: any token).
+func factCount(t *testing.T, pool *pgxpool.Pool, token string) int {
+	t.Helper()
+	n := 0
+	for _, table := range []string{"eligibility_decisions", "meter_events", "settlement_input_snapshots"} {
+		n += count(t, pool, fmt.Sprintf(`SELECT count(*) FROM metering.%s WHERE $1 = '' OR fencing_token::text = $1`, table), token)
+	}
+	return n
+}
+
+// requireDenseChains: every dimension's versions are 1..n, each v > 1
+// pointing at the exact v - 1 (ref and version), the pointer at n, and one
+// event per version with revision = version and the same predecessor.
+func requireDenseChains(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	require.Zero(t, count(t, pool, `
+		SELECT count(*) FROM (
+		  SELECT settlement_dimension_id, max(state_version) AS top, count(*) AS n
+		  FROM metering.settlement_input_snapshots GROUP BY settlement_dimension_id) c
+		LEFT JOIN metering.settlement_input_current p USING (settlement_dimension_id)
+		WHERE c.top <> c.n OR p.state_version IS DISTINCT FROM c.top`), "dense from 1, pointer at the top")
+	require.Zero(t, count(t, pool, `
+		SELECT count(*) FROM metering.settlement_input_snapshots s
+		LEFT JOIN metering.settlement_input_snapshots p
+		  ON p.settlement_dimension_id = s.settlement_dimension_id AND p.state_version = s.state_version - 1
+		WHERE s.state_version > 1 AND (p.snapshot_ref IS DISTINCT FROM s.predecessor_snapshot_ref)`), "exact predecessors")
+	rows, err := pool.Query(context.Background(), `
+		SELECT s.snapshot_body, e.event_envelope
+		FROM metering.settlement_input_snapshots s
+		LEFT JOIN outbox.outbox_events e ON e.aggregate_id = s.settlement_dimension_id::text AND e.aggregate_revision = s.state_version
+		  AND e.event_type = 'metering.settlement-input.current-changed@1'`)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var body string
+		var env *string
+		require.NoError(t, rows.Scan(&body, &env))
+		require.NotNil(t, env, "every snapshot version has its event")
+		s, err := settlement.Decode([]byte(body))
+		require.NoError(t, err)
+		e, err := envelope.DecodeEnvelope([]byte(*env))
+		require.NoError(t, err)
+		p, err := envelope.PayloadOf[envelope.MeteringSettlementInputCurrentChangedV1Payload](e)
+		require.NoError(t, err)
+		require.Equal(t, s.Snapshot, p.SettlementInputSnapshot())
+		require.Equal(t, s.StateVersion, p.SettlementInputStateVersion)
+		if s.Predecessor == nil {
+			require.Equal(t, "none", p.PredecessorSettlementInput.State)
+		} else {
+			require.Equal(t, s.Predecessor.Snapshot.Ref, p.PredecessorSettlementInput.SettlementInputSnapshotRef)
+			require.Equal(t, s.Predecessor.Snapshot.Digest, p.PredecessorSettlementInput.SettlementInputSnapshotDigest)
+			require.Equal(t, s.Predecessor.StateVersion, p.PredecessorSettlementInput.SettlementInputStateVersion)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Zero(t, count(t, pool, `
+		SELECT count(*) FROM outbox.outbox_events e
+		WHERE e.event_type = 'metering.settlement-input.current-changed@1'
+		  AND NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id AND d.destination = 'billing_settlement_catch_up')`),
+		"every settlement input event has its billing delivery")
+}
+
+// TestME1SettlementInputChainsAndEvents (ME-1): usage Work applies one Current
+// chain per attempt × charge dimension (decision, MeterEvent when measured,
+// snapshot, pointer, event + billing delivery); a corrected usage revision
+// appends version 2 of that dimension only, with its exact predecessor.
+func TestME1SettlementInputChainsAndEvents(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(1)
+	dispatched(t, b, a)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, 2, out.NewSnapshots)
+	require.Equal(t, int64(2), out.Finished.Outcome.Snapshots.Count)
+
+	measured, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimOut))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), measured.Ref.StateVersion)
+	s := measured.Snapshot
+	require.Equal(t, "1000", s.Quantity)
+	require.Equal(t, "3", s.TargetNetAmount, "1000 tokens × 0.003 credits, exact")
+	require.Equal(t, settlement.DecisionEligible, s.Decision.Decision)
+	require.NotNil(t, s.MeterEvent)
+	require.Equal(t, settlement.ReconciliationNotRequired, s.ReconciliationState)
+	pending, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimIn))
+	require.NoError(t, err)
+	require.Nil(t, pending.Snapshot.MeterEvent, "pending usage has no MeterEvent")
+	require.Equal(t, "0", pending.Snapshot.TargetNetAmount)
+	require.Equal(t, settlement.ReconciliationAwaitingEvidence, pending.Snapshot.ReconciliationState)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions`))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.meter_events`))
+
+	// The pending dimension becomes available: generation 2, version 2 of it only.
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	out, err = p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, 1, out.NewSnapshots, "the unchanged dimension gets no new version")
+	v2, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimIn))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), v2.Ref.StateVersion)
+	require.Equal(t, pending.Ref, *v2.Snapshot.Predecessor, "exact predecessor five-tuple")
+	require.Equal(t, "2", v2.Snapshot.TargetNetAmount, "2000 × 0.001")
+	v1, err := metering.ReadSettlementInputAt(t.Context(), b.pool, dimensionOf(a, dimIn), 1)
+	require.NoError(t, err)
+	require.Equal(t, pending.Ref, v1.Ref, "version 1 is immutable")
+	_, err = metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, "text.other"))
+	require.ErrorIs(t, err, metering.ErrNoSettlementInput)
+
+	require.Equal(t, 3, count(t, b.pool, `SELECT count(*) FROM outbox.outbox_events WHERE event_type = 'metering.settlement-input.current-changed@1'`))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "every Work finished")
+	requireDenseChains(t, b.pool)
+}
+
+// TestME1NotDispatchedTerminalNone (ME-1, GW-1): not_dispatched needs no gateway usage;
+// its Work writes an ineligible decision and a terminal-none snapshot
+// (target amount 0) on the not-dispatched dimension.
+func TestME1NotDispatchedTerminalNone(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(2)
+	b.ack(t, a.eligibility(b.owners, contract.DispositionNotDispatched))
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	cur, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, settlement.ChargeDimensionNotDispatched))
+	require.NoError(t, err)
+	s := cur.Snapshot
+	require.Equal(t, settlement.DecisionIneligible, s.Decision.Decision)
+	require.Equal(t, settlement.BasisNotDispatched, s.Basis.Kind)
+	require.Equal(t, quad("and-2"), s.Basis.NotDispatchedFact)
+	require.Nil(t, s.MeterEvent)
+	require.Equal(t, "0", s.TargetNetAmount)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions WHERE decision = 'ineligible'`))
+	requireDenseChains(t, b.pool)
+}
+
+// TestME1SnapshotEventAtomic (ME-1): a failure injected at any point of the
+// processing transaction (after the decision, the snapshot, the pointer
+// CAS, the event append, before the finish) leaves nothing: no fact, no
+// event, no delivery, no finish, the Work still queued; the retry applies.
+func TestME1SnapshotEventAtomic(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(3)
+	dispatched(t, b, a)
+	for _, stage := range []string{"decision", "snapshot", "pointer", "append", "finish"} {
+		p := processor(t, b, func(s string) error {
+			if s == stage {
+				return errInjected
+			}
+			return nil
+		})
+		att := claimEligibility(t, b, 0)
+		_, err := p.Process(t.Context(), att)
+		require.ErrorIs(t, err, errInjected, stage)
+		require.Zero(t, factCount(t, b.pool, ""), stage)
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.settlement_input_current`), stage)
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM outbox.outbox_events WHERE event_type = 'metering.settlement-input.current-changed@1'`), stage)
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM outbox.outbox_deliveries WHERE destination = 'billing_settlement_catch_up'`), stage)
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`), stage)
+		require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), stage)
+	}
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, 2, count(t, b.pool, `SELECT count(*) FROM outbox.outbox_deliveries WHERE destination = 'billing_settlement_catch_up'`))
+	requireDenseChains(t, b.pool)
+}
+
+// TestMET8EligibilityLateFinish: A1 running → A2 event → A1 late finish on
+// the eligibility lane: the input processor writes the one superseded
+// finish bound to A1's token; A1's late processing returns that same body
+// and writes no business fact; generation 2 then applies.
+func TestMET8EligibilityLateFinish(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(4)
+	dispatched(t, b, a)
+	a1 := claimEligibility(t, b, time.Hour)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	out, err := p.Process(t.Context(), a1)
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishSuperseded, out.Finished.Outcome.State)
+	require.Equal(t, a1.Head.FencingToken, out.Finished.FencingToken)
+	rows, digests := finishes(t, b)
+	require.Equal(t, 1, rows)
+	require.Equal(t, 1, digests)
+	var stored string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT finished_digest FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref).Scan(&stored))
+	require.Equal(t, stored, out.Finished.Finished.Digest, "the late worker gets the stored body")
+	require.Zero(t, factCount(t, b.pool, a1.Head.FencingToken), "the old token writes no business fact")
+
+	out, err = p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	requireDenseChains(t, b.pool)
+}
+
+// TestMET8EligibilityLateFinishRace: the A2 event and A1's processing race
+// on real sessions (run with -race -count=50). Whichever commits first, the
+// generation-1 Work has exactly one finish; if it is superseded, A1's token
+// wrote no business fact; generation 2 applies and the chains stay dense.
+func TestMET8EligibilityLateFinishRace(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(5)
+	dispatched(t, b, a)
+	a1 := claimEligibility(t, b, time.Hour)
+	ev := a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, "")
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var evErr, procErr error
+	var out metering.Outcome
+	wg.Add(2)
+	go func() { defer wg.Done(); <-start; _, evErr = b.c.Consume(context.Background(), delivery(ev)) }()
+	go func() { defer wg.Done(); <-start; out, procErr = p.Process(context.Background(), a1) }()
+	close(start)
+	wg.Wait()
+	require.NoError(t, evErr)
+	require.NoError(t, procErr)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref), "one finish")
+	var state string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT outcome_state FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref).Scan(&state))
+	require.Equal(t, state, out.Finished.Outcome.State, "the worker reports the stored finish")
+	if state == receipt.FinishSuperseded {
+		require.Zero(t, factCount(t, b.pool, a1.Head.FencingToken), "a superseded attempt wrote no business fact")
+	} else {
+		require.Equal(t, receipt.FinishApplied, state)
+	}
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	v, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimIn))
+	require.NoError(t, err)
+	require.Equal(t, "2000", v.Snapshot.Quantity, "the new lane state wins")
+	requireDenseChains(t, b.pool)
+}
+
+// TestMET9FencingTokenBoundInDatabase: claims are lease-aware (a live lease
+// is not claimable, an expired one is, with a new token); the old token's
+// processing is ErrFenced with nothing written, and PostgreSQL itself
+// refuses a fact or finish carrying it (ME003) as the metering role.
+func TestMET9FencingTokenBoundInDatabase(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(6)
+	dispatched(t, b, a)
+	live := claimEligibility(t, b, time.Hour)
+	_, err := metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, time.Hour)
+	require.ErrorIs(t, err, metering.ErrNoWork, "a started attempt under a live lease is not claimable")
+	require.NoError(t, metering.Release(t.Context(), b.pool, live, 0))
+	a2 := claimEligibility(t, b, time.Hour)
+	require.Equal(t, live.Head.Work, a2.Head.Work)
+	require.Equal(t, live.Head.AttemptNumber+1, a2.Head.AttemptNumber)
+	require.NotEqual(t, live.Head.FencingToken, a2.Head.FencingToken)
+
+	_, err = p.Process(t.Context(), live)
+	require.ErrorIs(t, err, metering.ErrFenced)
+	require.Zero(t, factCount(t, b.pool, ""))
+
+	old := live.Head
+	for _, c := range []struct{ name, sql string }{
+		{"decision", `INSERT INTO metering.eligibility_decisions (decision_ref, decision_digest, execution_attempt_id, decision,
+			decision_rule_version, work_ref, attempt_number, fencing_token, decision_body)
+			VALUES ('med-x', repeat('a', 64), $3::uuid, 'eligible', 'r', $1, $2, $4::uuid, '{}')`},
+		{"finish", `INSERT INTO metering.work_finishes (work_ref, attempt_number, fencing_token, finished_ref, finished_digest, outcome_state, finished_body)
+			VALUES ($1, $2, $4::uuid, 'miwf-x', repeat('a', 64), 'applied', '{}') RETURNING $3::text`},
+		{"snapshot", `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
+			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, billing_reservation_id,
+			run_id, run_step_id, execution_attempt_id, charge_dimension_key, target_net_amount, reconciliation_state,
+			work_ref, attempt_number, fencing_token, snapshot_body)
+			VALUES ($3::uuid, 1, 'sis-x', '1', 'jcs-sha256-v1', repeat('a', 64), repeat('b', 64), $3::uuid, $3::uuid, $3::uuid, $3::uuid,
+			'text.input_tokens', 0, 'not_required', $1, $2, $4::uuid, '{}')`},
+	} {
+		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(t.Context(), c.sql, old.Work.Ref, old.AttemptNumber, old.ExecutionAttemptID, old.FencingToken)
+			return err
+		})
+		require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "%s: %v", c.name, err)
+	}
+	out, err := p.Process(t.Context(), a2)
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Zero(t, factCount(t, b.pool, old.FencingToken))
+	require.Equal(t, 4, factCount(t, b.pool, a2.Head.FencingToken), "decision, meter event, two snapshots")
+}
+
+// TestMETTwoWritersSameWork: two attempts of the same Work process at once
+// on two real sessions (the first's lease expired); exactly one applies,
+// with the latest token; the other writes nothing.
+func TestMETTwoWritersSameWork(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(7)
+	dispatched(t, b, a)
+	first := claimEligibility(t, b, 0)
+	second := claimEligibility(t, b, time.Hour)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, 2)
+	for i, att := range []*metering.Attempt{first, second} {
+		wg.Add(1)
+		go func() { defer wg.Done(); <-start; _, errs[i] = p.Process(context.Background(), att) }()
+	}
+	close(start)
+	wg.Wait()
+	require.ErrorIs(t, errs[0], metering.ErrFenced)
+	require.NoError(t, errs[1])
+	require.Zero(t, factCount(t, b.pool, first.Head.FencingToken))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE fencing_token::text = $1 AND outcome_state = 'applied'`, second.Head.FencingToken))
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETBlockedThenFixed: a local deterministic conflict writes Blocked@1
+// with EligibilityProcessingConflictEvidence@1 and no fact; the same Work
+// stays active and a later attempt applies once the cause is fixed. A
+// retryable owner failure writes nothing at all.
+func TestMETBlockedThenFixed(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(8)
+	dispatched(t, b, a)
+
+	b.owners.blocked.Store(true)
+	att := claimEligibility(t, b, 0)
+	_, err := p.Process(t.Context(), att)
+	require.ErrorIs(t, err, metering.ErrRetryable)
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "retryable: no Blocked")
+	b.owners.blocked.Store(false)
+
+	b.owners.conflict.Store(true)
+	att = claimEligibility(t, b, 0)
+	out, err := p.Process(t.Context(), att)
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	require.Nil(t, out.Finished)
+	require.NoError(t, out.Blocked.VerifyDigest())
+	require.Equal(t, receipt.CauseEligibilityProcessingConflict, out.Blocked.BlockingCause.Kind)
+	require.Equal(t, att.Head.FencingToken, out.Blocked.FencingToken)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks WHERE work_ref = $1`, att.Head.Work.Ref).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, out.Blocked.BlockingCause.Fact, ev.Evidence)
+	require.Equal(t, "eligibility_basis", ev.ValidationStage)
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays active")
+	b.owners.conflict.Store(false)
+
+	fixed := claimEligibility(t, b, time.Hour)
+	require.Equal(t, att.Head.Work, fixed.Head.Work, "the same Work and generation")
+	out, err = p.Process(t.Context(), fixed)
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETUnregisteredDimensionBlocks: a usage dimension the price book does
+// not register is a mapping conflict (Blocked at meter_event), never a zero charge.
+func TestMETUnregisteredDimensionBlocks(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(9)
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+	b.ack(t, a.availability(b.owners, usage, "tokens.unpriced", 1, contract.AvailabilityAvailable, ""))
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	require.Zero(t, factCount(t, b.pool, ""))
+}
+
+// TestME1SettlementInputDatabaseGuards (ME-1): PostgreSQL refuses snapshot edits,
+// deletes, gaps, forks and pointer jumps, as the metering role and (for the
+// triggers) as the owner.
+func TestME1SettlementInputDatabaseGuards(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(10)
+	dispatched(t, b, a)
+	_, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	dim := dimensionOf(a, dimOut)
+	insertV := func(v int, pred string) string {
+		return fmt.Sprintf(`INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
+			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, predecessor_state_version,
+			predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
+			target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body)
+			SELECT settlement_dimension_id, %d, 'sis-forged-%d', '1', 'jcs-sha256-v1', snapshot_digest, content_digest, %d, %s,
+			  billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key, target_net_amount,
+			  reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body
+			FROM metering.settlement_input_snapshots WHERE settlement_dimension_id = '%s' AND state_version = 1`, v, v, v-1, pred, dim)
+	}
+	for _, c := range []struct {
+		name, sql, state string
+		asRole           bool
+	}{
+		{"update as role", "UPDATE metering.settlement_input_snapshots SET target_net_amount = 0", pgerrcode.InsufficientPrivilege, true},
+		{"delete as role", "DELETE FROM metering.settlement_input_snapshots", pgerrcode.InsufficientPrivilege, true},
+		{"delete pointer as role", "DELETE FROM metering.settlement_input_current", pgerrcode.InsufficientPrivilege, true},
+		{"update as owner", "UPDATE metering.settlement_input_snapshots SET target_net_amount = 0", metering.SQLStateInsertOnly, false},
+		{"delete as owner", "DELETE FROM metering.settlement_input_snapshots", metering.SQLStateInsertOnly, false},
+		{"delete decision as owner", "DELETE FROM metering.eligibility_decisions", metering.SQLStateInsertOnly, false},
+		{"gap v3", insertV(3, "'sis-none'"), metering.SQLStateSettlementChain, false},
+		{"fork v1", insertV(1, "NULL"), metering.SQLStateSettlementChain, false},
+		{"pointer jump", fmt.Sprintf("UPDATE metering.settlement_input_current SET state_version = 3 WHERE settlement_dimension_id = '%s'", dim), metering.SQLStateSettlementChain, true},
+		{"pointer into another chain", fmt.Sprintf(`UPDATE metering.settlement_input_current SET snapshot_ref = (SELECT snapshot_ref FROM metering.settlement_input_snapshots WHERE settlement_dimension_id <> '%s' LIMIT 1), state_version = 2 WHERE settlement_dimension_id = '%s'`, dim, dim), pgerrcode.ForeignKeyViolation, true},
+	} {
+		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+			if c.asRole {
+				if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+					return err
+				}
+			}
+			_, err := tx.Exec(t.Context(), c.sql)
+			return err
+		})
+		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.name, err)
+	}
+	requireDenseChains(t, b.pool)
+}
+
+// BenchmarkWorker measures the worker's throughput on one session: per
+// iteration one dispatched attempt's usage Work (two measured dimensions:
+// decision, two meter events, two snapshots, two pointer CAS, two events
+// with their billing deliveries, the applied finish, in one transaction).
+// The input processor's events are consumed before the timer starts.
+func BenchmarkWorker(bm *testing.B) {
+	pool := dbtest.New(bm, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Metering},
+		Lines: []migrate.Line{outboxschema.Line(), meteringschema.Line()}, MaxConns: 4}).Metering()
+	_, err := release.Bootstrap(context.Background(), pool, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "bench"})
+	require.NoError(bm, err)
+	o := newOwners()
+	c, err := metering.New(pool, metering.Config{Inbox: inbox.Config{LockTimeout: time.Second}, Reads: o})
+	require.NoError(bm, err)
+	p, err := metering.NewProcessor(pool, metering.ProcessorConfig{Reads: o})
+	require.NoError(bm, err)
+	for i := range bm.N {
+		a := newAttempt(200000 + i)
+		for _, e := range []*envelope.Envelope{a.availability(o, usage, dimOut, 1, contract.AvailabilityAvailable, ""),
+			a.availability(o, usage, dimIn, 1, contract.AvailabilityAvailable, ""), a.eligibility(o, contract.DispositionDispatched)} {
+			if _, err := c.Consume(context.Background(), delivery(e)); err != nil {
+				bm.Fatal(err)
+			}
+		}
+	}
+	bm.ResetTimer()
+	n := 0
+	for {
+		a, err := metering.ClaimLane(context.Background(), pool, receipt.LaneEligibility, time.Hour)
+		if errors.Is(err, metering.ErrNoWork) {
+			break
+		}
+		require.NoError(bm, err)
+		if _, err := p.Process(context.Background(), a); err != nil {
+			bm.Fatal(err)
+		}
+		n++
+	}
+	require.Equal(bm, bm.N, n)
+	bm.ReportMetric(float64(n)/bm.Elapsed().Seconds(), "works/s")
+}
+
+// TestME1WorkerAsMeteringRole (ME-1): claim, processing (facts, pointer CAS, the
+// outbox append) and the finish all run as the least-privileged
+// oceanway_metering role, with only the pg_catalog search path.
+func TestME1WorkerAsMeteringRole(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(11)
+	dispatched(t, b, a)
+	role := dbtest.RolePool(t, b.pool.Config().ConnString(), meteringschema.RoleMetering)
+	p, err := metering.NewProcessor(role, metering.ProcessorConfig{Reads: b.owners})
+	require.NoError(t, err)
+	att, err := metering.ClaimLane(t.Context(), role, receipt.LaneEligibility, time.Hour)
+	require.NoError(t, err)
+	out, err := p.Process(t.Context(), att)
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	cur, err := metering.ReadCurrentSettlementInput(t.Context(), role, dimensionOf(a, dimOut))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), cur.Ref.StateVersion)
+	requireDenseChains(t, b.pool)
+}
