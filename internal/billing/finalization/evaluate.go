@@ -9,6 +9,7 @@ import (
 
 	contract "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/meterfacts"
 	excontract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
@@ -300,7 +301,7 @@ func (e *evaluator) receipts(ctx context.Context, fact *excontract.RunExecutionF
 			reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
 			continue
 		}
-		e.ev.Receipts = append(e.ev.Receipts, Receipt{Kind: "SettlementInputCurrentReceipt", Quad: v.Receipt, Body: v.ReceiptBody})
+		e.ev.Receipts = append(e.ev.Receipts, Receipt{Kind: meterfacts.KindSettlementInputCurrentValidationReceipt, Quad: v.Receipt, Body: v.ReceiptBody})
 		b.Metering = append(b.Metering, contract.MeteringEntry{RunStepID: d.RunStepID, ExecutionAttemptID: d.ExecutionAttemptID,
 			ChargeDimensionKey: d.ChargeDimensionKey, SettlementInput: d.SettlementInput, SettlementStateVer: d.SettlementStateVer, Receipt: v.Receipt})
 		if d.Availability == nil {

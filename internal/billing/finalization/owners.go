@@ -3,6 +3,8 @@ package finalization
 import (
 	"context"
 
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -75,4 +77,30 @@ type GatewayPool struct{ DB db.Executor }
 
 func (p GatewayPool) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
 	return gateway.ReadAvailabilitySnapshot(ctx, p.DB, req)
+}
+
+// MeteringPool answers MeteringReads in process from the metering database:
+// the attempt's current settlement inputs and validateSettlementInputCurrent
+// with purpose finalization.
+type MeteringPool struct {
+	DB interface {
+		db.Executor
+		db.Beginner
+	}
+}
+
+func (p MeteringPool) ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*metering.SettlementInput, error) {
+	return metering.ReadAttemptSettlementInputs(ctx, p.DB, executionAttemptID)
+}
+
+func (p MeteringPool) ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error) {
+	v, err := metering.ValidateSettlementInputCurrent(ctx, p.DB, metering.SettlementValidationRequest{
+		Purpose: meterfacts.PurposeFinalization, OperationID: req.ValidationOperationID,
+		SettlementDimensionID: req.SettlementDimensionID, Snapshot: req.Snapshot,
+		InputManifestDigest: digest.Digest{Algorithm: req.InputManifest.DigestAlgorithmVersion, Value: req.InputManifest.Digest},
+	})
+	if err != nil {
+		return SettlementValidationResult{}, err
+	}
+	return SettlementValidationResult{Current: v.Receipt.Current, Receipt: v.Receipt.Receipt, ReceiptBody: v.Body, CurrentRef: v.Current}, nil
 }
