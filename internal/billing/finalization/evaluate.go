@@ -9,8 +9,8 @@ import (
 
 	contract "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/meterfacts"
 	excontract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/execution"
@@ -37,6 +37,11 @@ type Closure struct {
 	StateVersion         int64
 	AttemptSet           strict.Quadruple
 	AttemptCount         int64
+	// Recorded are the settlement inputs the coordinator recorded for the
+	// reservation (its settlement-input watermarks), by settlement
+	// dimension id: the manifest covers exactly these, and only when they
+	// equal what Metering answers as the attempts' whole current set.
+	Recorded map[string]settlement.Ref
 }
 
 // Receipt is one owner receipt the evaluation obtained: its quadruple and
@@ -150,6 +155,10 @@ func (w *why) worse(outcome, code string) {
 func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.AttemptSetItem) ([]contract.ManifestDimension, why, error) {
 	var out []contract.ManifestDimension
 	var reason why
+	unmatched := map[string]bool{}
+	for id := range e.c.Recorded {
+		unmatched[id] = true
+	}
 	for _, a := range attempts {
 		inputs, err := e.o.Metering.ReadAttemptSettlementInputs(ctx, a.ExecutionAttemptID)
 		if err != nil {
@@ -161,6 +170,16 @@ func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.Attemp
 		}
 		for _, in := range inputs {
 			s := in.Snapshot
+			rec, observed := e.c.Recorded[s.SettlementDimensionID]
+			delete(unmatched, s.SettlementDimensionID)
+			switch {
+			case !observed || rec.StateVersion < in.Ref.StateVersion:
+				// Its current-changed event has not reached Billing yet: it
+				// is on its way and wakes the fence.
+				reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
+			case rec != in.Ref:
+				reason.worse(contract.DecisionReconciliationRequired, contract.ReasonInputConflicting)
+			}
 			d := contract.ManifestDimension{
 				RunStepID: s.RunStepID, ExecutionAttemptID: s.ExecutionAttemptID, ChargeDimensionKey: s.ChargeDimensionKey,
 				SettlementDimensionID: s.SettlementDimensionID, DispatchDisposition: s.DispatchDisposition,
@@ -195,6 +214,11 @@ func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.Attemp
 			}
 			out = append(out, d)
 		}
+	}
+	if len(unmatched) > 0 {
+		// Billing recorded an input Metering does not hold for the closed
+		// attempt set.
+		reason.worse(contract.DecisionReconciliationRequired, contract.ReasonInputConflicting)
 	}
 	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].Key(), out[j].Key()) })
 	return out, reason, nil

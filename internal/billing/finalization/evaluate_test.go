@@ -14,6 +14,9 @@ import (
 
 func evaluate(t *testing.T, w *world) *finalization.Evaluation {
 	t.Helper()
+	if w.closure.Recorded == nil {
+		w.recordAll()
+	}
 	ev, err := finalization.Evaluate(t.Context(), w.owners(), w.closure, time.Now())
 	require.NoError(t, err)
 	m, err := billing.DecodeFinalizationInputManifest(ev.ManifestBody)
@@ -77,6 +80,7 @@ func TestBI1EvaluationIsContentAddressed(t *testing.T) {
 	require.Equal(t, a.Bundle.Bundle, b.Bundle.Bundle)
 	require.Equal(t, a.Decision.Decision, b.Decision.Decision)
 	w.setUsage("text.output_tokens", "21", 2)
+	w.recordAll()
 	c := evaluate(t, w)
 	require.NotEqual(t, a.Manifest.Manifest.Digest, c.Manifest.Manifest.Digest, "another input is another manifest")
 }
@@ -94,7 +98,8 @@ func TestBI1ReleaseAllOnZeroTargets(t *testing.T) {
 
 // BI-1: inputs not closed (a pending dimension, an attempt without any
 // settlement input, Metering answering not current, the Gateway not finding
-// the availability) → blocked with a visible reason, no bundle, no amounts.
+// the availability, a current input whose event Billing has not observed
+// yet) → blocked with a visible reason, no bundle, no amounts.
 func TestBI1BlockedWhileInputsAreNotClosed(t *testing.T) {
 	t.Parallel()
 	for name, setup := range map[string]func(w *world){
@@ -104,6 +109,14 @@ func TestBI1BlockedWhileInputsAreNotClosed(t *testing.T) {
 			w.notCurrnt[w.inputs[dispatched][0].Snapshot.SettlementDimensionID] = true
 		},
 		"availability not found": func(w *world) { w.gwAnswer = ownerread.NotFound },
+		"event not yet observed by Billing": func(w *world) {
+			w.recordAll()
+			delete(w.closure.Recorded, w.inputs[dispatched][1].Snapshot.SettlementDimensionID)
+		},
+		"Billing observed an older version": func(w *world) {
+			w.recordAll()
+			w.setUsage("text.output_tokens", "101", 2)
+		},
 	} {
 		w := newWorld("100", "100")
 		setup(w)
@@ -128,6 +141,7 @@ func TestBI1ReconciliationRequiredIsAnEvaluationOnly(t *testing.T) {
 	t.Parallel()
 	w := newWorld("1000000", "1") // 1000 credits of input; the correction below adds 600 of output
 	w.setUsage("text.output_tokens", "200000", 2)
+	w.recordAll()
 	ev := evaluate(t, w)
 	require.Equal(t, billing.DecisionReconciliationRequired, ev.Decision.Outcome)
 	require.Equal(t, billing.ReasonTargetAboveReservation, ev.Decision.ReasonCode)
@@ -140,6 +154,15 @@ func TestBI1ReconciliationRequiredIsAnEvaluationOnly(t *testing.T) {
 		"conflicting input":     func(w *world) { w.setUsage("text.input_tokens", "conflict", 2) },
 		"gateway conflicting":   func(w *world) { w.gwAnswer = ownerread.Conflicting },
 		"execution conflicting": func(w *world) { w.closure.Finalization = quad("ref-other", '9') },
+		"recorded another snapshot at the same version": func(w *world) {
+			w.recordAll()
+			id := w.inputs[dispatched][0].Snapshot.SettlementDimensionID
+			w.closure.Recorded[id] = settlement.Ref{Snapshot: quad("sis-other", '8'), StateVersion: 1}
+		},
+		"recorded an input of no closed attempt": func(w *world) {
+			w.recordAll()
+			w.closure.Recorded["0195f4a8-0000-7000-8000-0000000000ee"] = settlement.Ref{Snapshot: quad("sis-stray", '8'), StateVersion: 1}
+		},
 		"money identity": func(w *world) {
 			in := w.inputs[rejected][0].Snapshot
 			in.EconomicIdentity = settlement.EconomicIdentity{Kind: "money", Currency: "EUR"}

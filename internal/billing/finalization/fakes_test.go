@@ -149,6 +149,16 @@ func (w *world) put(s *settlement.Snapshot) {
 	w.inputs[s.ExecutionAttemptID] = append(list, in)
 }
 
+// recordAll records every current input as observed by the coordinator.
+func (w *world) recordAll() {
+	w.closure.Recorded = map[string]settlement.Ref{}
+	for _, list := range w.inputs {
+		for _, in := range list {
+			w.closure.Recorded[in.Snapshot.SettlementDimensionID] = in.Ref
+		}
+	}
+}
+
 func (w *world) owners() finalization.Owners {
 	return finalization.Owners{Execution: fakeExecution{w}, Metering: fakeMetering{w}, Gateway: fakeGateway{w}}
 }

@@ -11,6 +11,7 @@ import (
 
 	contract "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 )
@@ -18,6 +19,7 @@ import (
 var (
 	qWorkClaim     = statements.Get("work_claim")
 	qClosureSelect = statements.Get("closure_select")
+	qRecorded      = statements.Get("recorded_inputs")
 )
 
 // Work is the claimed active Work of a fence.
@@ -176,5 +178,20 @@ func loadClosure(ctx context.Context, tx pgx.Tx, fenceID string) (Closure, error
 		return strict.Quadruple{Ref: v[0], SchemaVersion: v[1], DigestAlgorithmVersion: digest.Algorithm(v[2]), Digest: v[3]}
 	}
 	c.RunAdmissionManifest, c.Finalization, c.AttemptSet = q(ram), q(fin), q(set)
+	rows, err := tx.Query(ctx, qRecorded, pgx.NamedArgs{"reservation_id": c.BillingReservationID})
+	if err != nil {
+		return Closure{}, fmt.Errorf("load recorded settlement inputs: %w", err)
+	}
+	c.Recorded = map[string]settlement.Ref{}
+	var dim string
+	var v [4]string
+	var version int64
+	_, err = pgx.ForEachRow(rows, []any{&dim, &v[0], &v[1], &v[2], &v[3], &version}, func() error {
+		c.Recorded[dim] = settlement.Ref{Snapshot: q(v), StateVersion: version}
+		return nil
+	})
+	if err != nil {
+		return Closure{}, fmt.Errorf("load recorded settlement inputs: %w", err)
+	}
 	return c, nil
 }
