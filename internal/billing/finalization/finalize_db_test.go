@@ -140,7 +140,7 @@ func (k *core) settle(t *testing.T, w *world, attempt, dim string) {
 	require.NotNil(t, in, dim)
 	err := db.WithTx(t.Context(), k.pool, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := billing.ApplySettlementInputTx(ctx, tx, billing.SettlementInput{
-			EventID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(in.dimensionID+fmt.Sprint(in.version))).String(),
+			EventID:              uuid.NewSHA1(uuid.NameSpaceOID, []byte(in.dimensionID+fmt.Sprint(in.version))).String(),
 			BillingReservationID: reservation, RunID: run, RunStepID: in.step, ExecutionAttemptID: attempt, ChargeDimensionKey: dim,
 			SettlementDimensionID: in.dimensionID, EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"},
 			Snapshot: in.snapshot, StateVersion: in.version,

@@ -141,8 +141,8 @@ func TestBI1StepsAreImmutableAsTheBillingRole(t *testing.T) {
 		}
 	}
 	for name, mutate := range map[string]string{
-		"amounts do not add up": `settled_amount = 1, released_amount = 1`,
-		"settled above reserved": `settled_amount = 1600, released_amount = -100`,
+		"amounts do not add up":   `settled_amount = 1, released_amount = 1`,
+		"settled above reserved":  `settled_amount = 1600, released_amount = -100`,
 		"evaluation with amounts": `bundle_ref = NULL, reason_code = 'inputs_not_closed', decision = 'blocked'`,
 	} {
 		_, err := k.admin.Exec(t.Context(), `
