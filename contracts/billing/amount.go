@@ -17,8 +17,8 @@ var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,29}(\.[0-9]{0,17}[1-9])
 // ErrAmount marks text that is not a canonical non-negative decimal amount.
 var ErrAmount = fmt.Errorf("billing: not a canonical decimal amount")
 
-// parseAmount parses canonical decimal text exactly.
-func parseAmount(s string) (*big.Rat, error) {
+// parseDecimal parses canonical decimal text exactly.
+func parseDecimal(s string) (*big.Rat, error) {
 	if !amountPattern.MatchString(s) {
 		return nil, fmt.Errorf("%w: %q", ErrAmount, s)
 	}
@@ -29,9 +29,9 @@ func parseAmount(s string) (*big.Rat, error) {
 	return r, nil
 }
 
-// formatAmount renders a non-negative decimal rational canonically; it fails
+// formatDecimal renders a non-negative decimal rational canonically; it fails
 // on a negative value or one that needs more than 18 fractional digits.
-func formatAmount(r *big.Rat) (string, error) {
+func formatDecimal(r *big.Rat) (string, error) {
 	if r.Sign() < 0 {
 		return "", fmt.Errorf("%w: negative %s", ErrAmount, r.RatString())
 	}
@@ -51,22 +51,22 @@ func formatAmount(r *big.Rat) (string, error) {
 func SumAmounts(amounts ...string) (string, error) {
 	total := new(big.Rat)
 	for _, a := range amounts {
-		r, err := parseAmount(a)
+		r, err := parseDecimal(a)
 		if err != nil {
 			return "", err
 		}
 		total.Add(total, r)
 	}
-	return formatAmount(total)
+	return formatDecimal(total)
 }
 
 // CompareAmounts compares two canonical amounts (-1, 0, +1).
 func CompareAmounts(a, b string) (int, error) {
-	x, err := parseAmount(a)
+	x, err := parseDecimal(a)
 	if err != nil {
 		return 0, err
 	}
-	y, err := parseAmount(b)
+	y, err := parseDecimal(b)
 	if err != nil {
 		return 0, err
 	}
@@ -76,13 +76,13 @@ func CompareAmounts(a, b string) (int, error) {
 // SubtractAmounts returns a − b; it fails when b exceeds a (an amount is
 // never negative).
 func SubtractAmounts(a, b string) (string, error) {
-	x, err := parseAmount(a)
+	x, err := parseDecimal(a)
 	if err != nil {
 		return "", err
 	}
-	y, err := parseAmount(b)
+	y, err := parseDecimal(b)
 	if err != nil {
 		return "", err
 	}
-	return formatAmount(new(big.Rat).Sub(x, y))
+	return formatDecimal(new(big.Rat).Sub(x, y))
 }

@@ -36,10 +36,26 @@ type Kind struct {
 // All lists every contract kind: the envelope and the Delivery Set Definition,
 // then ActiveConsumerAck@1 and the receipts and facts of contracts/receipt,
 // then the admission and execution identity objects of contracts/execution,
-// then SettlementInputSnapshot@1 of contracts/settlement, then the Billing
-// finalization objects of contracts/billing.
+// then SettlementInputSnapshot@1 of contracts/settlement and the Metering
+// facts of contracts/meterfacts, then the Billing objects of contracts/billing
+// (the committed finalization, the finalization pipeline's manifest, bundle
+// and decision, the settlement catch-up and transitions).
 func All() []Kind {
-	return append(append(append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...), meterfactsKinds()...), billingKinds()...)
+	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
+	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
+	return append(kinds, billingSettlementKinds()...)
+}
+
+// billingSettlementKinds: the settlement catch-up and post-finality
+// transition objects of contracts/billing (BillingSettlementTransition@1,
+// LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
+// BillingSettlementCatchUpFence@1).
+func billingSettlementKinds() []Kind {
+	var out []Kind
+	for _, c := range billing.SettlementContracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // settlementKinds: SettlementInputSnapshot@1; Validate checks shape, rules

@@ -47,6 +47,10 @@ const ExecutionTSFile = "ts/execution-1.d.ts"
 // BillingTSFile declares the Billing finalization objects of contracts/billing.
 const BillingTSFile = "ts/billing-1.d.ts"
 
+// BillingSettlementTSFile declares the settlement catch-up and post-finality
+// transition objects of contracts/billing.
+const BillingSettlementTSFile = "ts/billing-settlement-1.d.ts"
+
 // BillingSchemaFile is the JSON Schema file of one contracts/billing kind
 // ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
 func BillingSchemaFile(kind string) string {
@@ -147,6 +151,14 @@ func Files() (map[string][]byte, error) {
 		billingDefs = append(billingDefs, c.Def)
 	}
 	out[BillingTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe Billing finalization input manifest, validation bundle and decision (schema version 1).", billingDefs...)
+	var billingSettlementDefs []*schema.Def
+	for _, c := range billing.SettlementContracts() {
+		if err := add(BillingSchemaFile(c.Name), c.Def, "contracts/billing"); err != nil {
+			return nil, err
+		}
+		billingSettlementDefs = append(billingSettlementDefs, c.Def)
+	}
+	out[BillingSettlementTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe settlement catch-up and post-finality transition objects (schema version 1).", billingSettlementDefs...)
 	var meterfactsDefs []*schema.Def
 	for _, c := range meterfacts.Contracts() {
 		if err := add(MeterfactsSchemaFile(c.Name), c.Def, "contracts/meterfacts"); err != nil {

@@ -33,7 +33,7 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	t.Parallel()
 	files, err := schemagen.Files()
 	require.NoError(t, err)
-	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts()))
+	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts())+1+len(billing.SettlementContracts()))
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
 		require.NoError(t, err, "%s missing: run make generate", rel)
@@ -210,4 +210,19 @@ func TestCT5BillingGoldensAgainstGeneratedSchema(t *testing.T) {
 		require.Error(t, schemas[n.Kind].Validate(v), "%s (%s) must be rejected by the schema", n.File, n.Expected)
 	}
 	require.Greater(t, shape, 5)
+}
+
+// CT-5: every settlement catch-up and transition golden validates against
+// its generated schema.
+func TestCT5SettlementGoldensAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	for _, c := range billing.SettlementContracts() {
+		s := compile(t, schemagen.BillingSchemaFile(c.Name))
+		dirs, err := filepath.Glob(filepath.Join("..", "billing", "testdata", "golden", c.Name, "*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, dirs)
+		for _, dir := range dirs {
+			require.NoError(t, s.Validate(instance(t, filepath.Join(dir, "raw.json"))), dir)
+		}
+	}
 }

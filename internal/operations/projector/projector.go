@@ -103,6 +103,9 @@ type Config struct {
 	// BillingReads is the Billing owner read the finalization pair needs;
 	// nil answers owner_read_unavailable (retryable).
 	BillingReads BillingReads
+	// SettlementReads is the Billing owner read the settlement transition
+	// pair needs; nil answers owner_read_unavailable (retryable).
+	SettlementReads SettlementReads
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
 	// ShadowToken makes this projector a shadow builder: every transaction
@@ -178,9 +181,10 @@ func (p *Projector) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 
 // supported lists the pairs this release projects.
 var supported = map[string]bool{
-	envelope.RunCreatedV2:                   true,
-	envelope.WalletReservedV2:               true,
-	envelope.BillingFinalizationCommittedV1: true,
+	envelope.RunCreatedV2:                           true,
+	envelope.WalletReservedV2:                       true,
+	envelope.BillingFinalizationCommittedV1:         true,
+	envelope.BillingSettlementTransitionCommittedV1: true,
 }
 
 // SupportedPairs returns the event types this release projects.
@@ -221,6 +225,14 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		}
 		fin = &f
 	}
+	var transition *SettlementTransitionRead
+	if env.EventType == envelope.BillingSettlementTransitionCommittedV1 {
+		req := transitionRead(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyTransition(ctx, req); err != nil {
+			return inbox.Outcome{}, err
+		}
+		transition = &req
+	}
 
 	t := ev.Key.Projection
 	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now, p.cfg.ShadowToken == "")
@@ -243,6 +255,8 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		m, err = applyWallet(ctx, tx, ev, walletFrom(env))
 	case envelope.BillingFinalizationCommittedV1:
 		m, err = applyFinalization(ctx, tx, ev, *fin)
+	case envelope.BillingSettlementTransitionCommittedV1:
+		m, err = applyTransition(ctx, tx, ev, *transition)
 	}
 	if err != nil {
 		return inbox.Outcome{}, err

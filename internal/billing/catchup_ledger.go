@@ -1,0 +1,58 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
+)
+
+// derivationTransitionPostingGroup names the id of a transition's posting
+// group: one per transition ref.
+const derivationTransitionPostingGroup = "billing_settlement_transition_posting_group@1"
+
+// groupKindSettlementTransition is the posting group kind of a transition
+// (migration 00022).
+const groupKindSettlementTransition = "settlement_transition"
+
+// ErrTransitionNotPostable: a transition the ledger refuses to post
+// automatically (an adjustment needs a funding decision; the reservation is
+// not finalized).
+var ErrTransitionNotPostable = errors.New("billing: settlement transition cannot be posted automatically")
+
+// TransitionPostings is the CatchUpLedger over the reservation's ledger: a
+// refund moves the amount back from settled revenue to the customer's
+// wallet (debit settled_revenue, credit customer_wallet), one balanced group
+// per transition on the reservation's economic identity. The ledger's
+// guards keep every balance non-negative, so a refund can never take back
+// more than was settled. Adjustments are refused (reconcile_before_charge:
+// they need a funding decision the first phase does not have); exposures
+// never reach the ledger.
+type TransitionPostings struct{}
+
+var _ CatchUpLedger = TransitionPostings{}
+
+// PostSettlementTransitionTx implements CatchUpLedger.
+func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
+	if t.TransitionKind != billingc.TransitionRefund {
+		return fmt.Errorf("%w: %s", ErrTransitionNotPostable, t.TransitionKind)
+	}
+	d := t.Dimension
+	var identity, state string
+	if err := tx.QueryRow(ctx, qCatchUpReservationIdentity, pgx.NamedArgs{"billing_reservation_id": d.BillingReservationID}).Scan(&identity, &state); err != nil {
+		return fmt.Errorf("read reservation %s: %w", d.BillingReservationID, err)
+	}
+	if state != billingc.ReservationSettled {
+		return fmt.Errorf("%w: reservation %s is %s", ErrTransitionNotPostable, d.BillingReservationID, state)
+	}
+	group := envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.Transition.Ref})
+	return insertPostings(ctx, tx, group, groupKindSettlementTransition, d.BillingReservationID, d.BillingAccountID, identity, t.CommittedAt,
+		[]billingc.Posting{
+			{LineNo: 1, AccountKind: "settled_revenue", Direction: "debit", Amount: t.TransitionAmount},
+			{LineNo: 2, AccountKind: "customer_wallet", Direction: "credit", Amount: t.TransitionAmount},
+		})
+}

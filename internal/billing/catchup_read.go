@@ -1,0 +1,76 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/ownerread"
+)
+
+var _ projector.SettlementReads = Reads{}
+
+// ReadBillingSettlementTransition is readBillingSettlementTransition: by the
+// exact BillingSettlementTransition@1 quadruple the event carries, it
+// answers found when the stored transition recomputes to that quadruple and
+// every identity and amount the event states (event id and envelope digest,
+// reservation, account, run, step, attempt, dimension, kind, amount, from/to
+// revisions, logical operation, basis digest, validation operation) equals
+// it; not_found when Billing has no transition under that ref and none from
+// the same revision of the dimension; conflicting otherwise. No list, no
+// latest, no bare-ref read.
+func (r Reads) ReadBillingSettlementTransition(ctx context.Context, req projector.SettlementTransitionRead) (ownerread.Answer, error) {
+	if err := req.Transition.Validate(); err != nil || req.EventID == "" || req.SettlementDimensionID == "" {
+		return "", fmt.Errorf("%w: readBillingSettlementTransition needs the full quadruple, the event and the dimension", ownerread.ErrInvalidRequest)
+	}
+	type row struct {
+		DimensionID  string `db:"settlement_dimension_id"`
+		From         int64  `db:"from_settlement_state_revision"`
+		EventID      string `db:"event_id"`
+		EventSHA256  string `db:"event_envelope_sha256"`
+		TransitionJS string `db:"transition_body"`
+	}
+	rows, err := r.DB.Query(ctx, qCatchUpTransitionByRef, pgx.NamedArgs{"transition_ref": req.Transition.Ref})
+	if err != nil {
+		return "", fmt.Errorf("read settlement transition: %w", err)
+	}
+	got, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[row])
+	if errors.Is(err, pgx.ErrNoRows) {
+		var taken bool
+		if err := r.DB.QueryRow(ctx, qCatchUpTransitionAt, pgx.NamedArgs{"settlement_dimension_id": req.SettlementDimensionID,
+			"from_settlement_state_revision": req.FromSettlementStateRevision}).Scan(&taken); err != nil {
+			return "", fmt.Errorf("read settlement transition by revision: %w", err)
+		}
+		if taken {
+			return ownerread.Conflicting, nil
+		}
+		return ownerread.NotFound, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read settlement transition: %w", err)
+	}
+	t, err := billingc.DecodeBillingSettlementTransition([]byte(got.TransitionJS))
+	if err != nil {
+		// A stored transition that no longer recomputes is never "found".
+		return ownerread.Conflicting, nil
+	}
+	d := t.Dimension
+	same := t.Transition == req.Transition && got.EventID == req.EventID &&
+		(digest.Digest{Algorithm: digest.JCSSHA256V1, Value: got.EventSHA256}) == req.EventEnvelopeDigest &&
+		d.BillingReservationID == req.BillingReservationID && d.BillingAccountID == req.BillingAccountID && d.RunID == req.RunID &&
+		d.RunStepID == req.RunStepID && d.ExecutionAttemptID == req.ExecutionAttemptID && d.ChargeDimensionKey == req.ChargeDimensionKey &&
+		d.SettlementDimensionID() == req.SettlementDimensionID && got.DimensionID == req.SettlementDimensionID &&
+		t.TransitionKind == req.TransitionKind && t.TransitionAmount == req.TransitionAmount &&
+		t.FromSettlementStateRevision == req.FromSettlementStateRevision && got.From == req.FromSettlementStateRevision &&
+		t.ToSettlementStateRevision() == req.ToSettlementStateRevision && t.LogicalOperationID == req.LogicalOperationID &&
+		t.SettlementBasis == req.SettlementBasis && t.ValidationOperationID() == req.ValidationOperationID
+	if !same {
+		return ownerread.Conflicting, nil
+	}
+	return ownerread.Found, nil
+}

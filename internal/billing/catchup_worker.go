@@ -1,0 +1,479 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/release"
+)
+
+// Validation purposes the catch-up worker asks the Metering owner for.
+const (
+	PurposeBillingCatchUpFence        = billingc.PurposeBillingCatchUpFence
+	PurposePostFinalizationTransition = "post_finalization_transition"
+)
+
+// CatchUpValidationRequest asks the Metering owner whether Input is the
+// current settlement input of the dimension, bound to a purpose and an
+// operation (validateSettlementInputCurrent).
+type CatchUpValidationRequest struct {
+	Purpose               string
+	OperationID           string
+	SettlementDimensionID string
+	Input                 billingc.SettlementInput
+	// BasisDigest is what the validation serves: the Work's catch-up basis
+	// digest, or the transition's settlement basis digest.
+	BasisDigest digest.Digest
+}
+
+// CatchUpValidation is Metering's answer: current with its receipt, or
+// not_current with the current five-tuple.
+type CatchUpValidation struct {
+	Current      bool
+	Receipt      strict.Quadruple
+	CurrentInput billingc.SettlementInput
+}
+
+// ErrSettlementInputNotSettleable: the newer input is not settleable yet
+// (awaiting evidence, or reconciliation required): no transition is
+// derived from it; the Work stays pending and is verified again.
+var ErrSettlementInputNotSettleable = errors.New("billing: settlement input is not settleable")
+
+// CatchUpMetering is what the catch-up worker needs from the Metering owner
+// (package catchupmetering adapts the Metering owner in process).
+type CatchUpMetering interface {
+	// ValidateSettlementInputCurrent is Metering's operation-bound current
+	// validation (the same operation answers the same receipt).
+	ValidateSettlementInputCurrent(ctx context.Context, req CatchUpValidationRequest) (CatchUpValidation, error)
+	// SettlementInputTarget reads the target net amount of one exact
+	// settlement input (its lineage), verified against the five-tuple.
+	SettlementInputTarget(ctx context.Context, settlementDimensionID string, in billingc.SettlementInput) (string, error)
+}
+
+// CatchUpLedger writes the ledger postings of a transition that moves money
+// (refund, adjustment) in the transition's transaction (the Billing ledger
+// implements it). An exposure never posts.
+type CatchUpLedger interface {
+	PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error
+}
+
+// CatchUpWorkerConfig configures the catch-up worker.
+type CatchUpWorkerConfig struct {
+	Metering CatchUpMetering
+	Ledger   CatchUpLedger
+	// Batch is how many pending fences one pass reads (default 32).
+	Batch int
+	// Now is the clock of committed facts (default time.Now, UTC).
+	Now func() time.Time
+}
+
+// CatchUpWorker verifies pending catch-up Work and commits transitions.
+type CatchUpWorker struct {
+	pool db.Beginner
+	cfg  CatchUpWorkerConfig
+}
+
+// Results of one Work step.
+const (
+	CatchUpStepCaughtUp          = "caught_up"
+	CatchUpStepTransition        = "transition_applied"
+	CatchUpStepAlreadyEvaluated  = "already_evaluated"
+	CatchUpStepSuperseded        = "superseded"
+	CatchUpStepValidationChanged = "validation_changed"
+	// CatchUpStepNotSettleable: the newer input awaits evidence or needs
+	// reconciliation; nothing is written and the Work is verified again.
+	CatchUpStepNotSettleable = "input_not_settleable"
+)
+
+// NewCatchUpWorker builds the worker over the core database.
+func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker, error) {
+	if cfg.Metering == nil || cfg.Ledger == nil {
+		return nil, errors.New("billing: the catch-up worker needs Metering reads and the ledger")
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 32
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return time.Now().UTC() }
+	}
+	return &CatchUpWorker{pool: pool, cfg: cfg}, nil
+}
+
+// RunOnce takes one batch of pending fences and steps each once; it returns
+// the steps taken by outcome.
+func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
+	dims, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) ([]string, error) {
+		rows, err := tx.Query(ctx, qCatchUpFencePending, pgx.NamedArgs{"limit": w.cfg.Batch})
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[string])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read pending catch-up fences: %w", err)
+	}
+	out := map[string]int{}
+	for _, dimID := range dims {
+		step, err := w.Step(ctx, dimID)
+		if err != nil {
+			return out, err
+		}
+		out[step]++
+	}
+	return out, nil
+}
+
+// catchUpClaim is what one step read: the fence revision and generation it
+// works on (the compare-and-set of the commit) and the Work.
+type catchUpClaim struct {
+	fence *catchUpFenceRow
+	work  *billingc.BillingSettlementCatchUpWork
+}
+
+// Step advances one dimension's active Work by one step: verify the Work's
+// input with Metering (purpose billing_catch_up_fence); if it is current and
+// already evaluated, the fence is caught_up; otherwise the newer current
+// input is validated for post_finalization_transition and one transition
+// (or, for no difference, a rebaseline) commits with the successor Work.
+// A fence that moved meanwhile (a newer event, another worker) makes the
+// step superseded: nothing is written, the new generation is next.
+func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) {
+	claim, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (*catchUpClaim, error) {
+		f, err := selectCatchUpFence(ctx, tx, dimID)
+		if err != nil {
+			return nil, err
+		}
+		if f.CoordinationState != billingc.CatchUpPendingVerification {
+			return nil, nil
+		}
+		work, err := selectCatchUpWork(ctx, tx, dimID, f.ActiveWorkGeneration)
+		if err != nil {
+			return nil, err
+		}
+		return &catchUpClaim{fence: f, work: work}, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("catch-up step %s: %w", dimID, err)
+	}
+	if claim == nil {
+		return CatchUpStepSuperseded, nil
+	}
+	basis := claim.work.Basis
+	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposeBillingCatchUpFence,
+		OperationID: claim.work.ValidationOperationID(), SettlementDimensionID: dimID, Input: basis.InputToVerify, BasisDigest: basis.Digest()})
+	if err != nil {
+		return "", fmt.Errorf("catch-up step %s: validate: %w", dimID, err)
+	}
+	target := basis.InputToVerify
+	if !v.Current {
+		target = v.CurrentInput
+	}
+	last := claim.fence.lastEvaluated()
+	if target.StateVersion == last.StateVersion && target.Snapshot == last.Snapshot {
+		if !v.Current {
+			// Metering went back to the evaluated input after a newer one:
+			// never caught up on another operation's receipt; a new Work
+			// generation verifies it.
+			return w.rebaseline(ctx, claim, target, "")
+		}
+		return w.caughtUp(ctx, claim, v.Receipt)
+	}
+	if target.StateVersion < last.StateVersion {
+		return "", fmt.Errorf("catch-up step %s: %w: Metering's current state version %d is behind the settled %d",
+			dimID, ErrCatchUpConflict, target.StateVersion, last.StateVersion)
+	}
+	return w.transition(ctx, claim, target)
+}
+
+// caughtUp marks the fence caught_up on the generation's own receipt, if
+// nothing moved: same revision and generation, watermark not ahead (the
+// fence guard BC004 refuses it otherwise).
+func (w *CatchUpWorker) caughtUp(ctx context.Context, claim *catchUpClaim, receiptQuad strict.Quadruple) (string, error) {
+	now := w.cfg.Now()
+	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
+		f, moved, err := w.relock(ctx, tx, claim)
+		if err != nil || moved {
+			return CatchUpStepSuperseded, err
+		}
+		wm, err := selectCatchUpWatermark(ctx, tx, f.BillingReservationID, f.SettlementDimensionID)
+		switch {
+		case err == nil && wm.StateVersion > f.LastEvaluatedStateVersion:
+			// A newer event is on its way into this fence: its consumer
+			// transaction will reopen it; never claim caught up.
+			return CatchUpStepSuperseded, nil
+		case err != nil && !errors.Is(err, errCatchUpNoWatermark):
+			return "", err
+		}
+		c := f.change()
+		c.State, c.CaughtUpReceipt = billingc.CatchUpCaughtUp, receiptQuad
+		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
+			return "", err
+		}
+		return CatchUpStepCaughtUp, nil
+	})
+}
+
+// relock locks the fence again and reports whether it moved since the claim.
+func (w *CatchUpWorker) relock(ctx context.Context, tx pgx.Tx, claim *catchUpClaim) (*catchUpFenceRow, bool, error) {
+	if err := lockCatchUpDimension(ctx, tx, claim.fence.SettlementDimensionID); err != nil {
+		return nil, false, err
+	}
+	f, err := selectCatchUpFence(ctx, tx, claim.fence.SettlementDimensionID)
+	if err != nil {
+		return nil, false, err
+	}
+	moved := f.FenceRevision != claim.fence.FenceRevision || f.ActiveWorkGeneration != claim.fence.ActiveWorkGeneration ||
+		f.CoordinationState != billingc.CatchUpPendingVerification
+	return f, moved, nil
+}
+
+// transitionBasis is the full basis a transition is derived from; its
+// digest and the Work's operation derive the validation operation, so a
+// stale validation (another from revision, another input) is never reused.
+func transitionBasis(f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, target billingc.SettlementInput) digest.Digest {
+	d, err := digest.Of(digest.JCSSHA256V1, map[string]any{
+		"settlementDimensionId":       f.SettlementDimensionID,
+		"fromSettlementStateRevision": f.SettlementStateRevision,
+		"settledAmountBefore":         f.SettledAmount,
+		"previousSettlementInput":     map[string]any{"ref": f.LastEvaluatedRef, "digest": f.LastEvaluatedDigest, "stateVersion": f.LastEvaluatedStateVersion},
+		"settlementInput":             map[string]any{"ref": target.Snapshot.Ref, "digest": target.Snapshot.Digest, "stateVersion": target.StateVersion},
+		"workRef":                     work.Work.Ref,
+		"workDigest":                  work.Work.Digest,
+	})
+	if err != nil {
+		panic("billing: transition basis digest: " + err.Error()) // only programming errors
+	}
+	return d
+}
+
+// transition validates the newer input for post_finalization_transition and
+// commits one transition (or a rebaseline for no difference) with the
+// successor Work.
+func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput) (string, error) {
+	f, work := claim.fence, claim.work
+	dimID := f.SettlementDimensionID
+	targetAmount, err := w.cfg.Metering.SettlementInputTarget(ctx, dimID, target)
+	if errors.Is(err, ErrSettlementInputNotSettleable) {
+		return CatchUpStepNotSettleable, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("catch-up step %s: read settlement input v%d: %w", dimID, target.StateVersion, err)
+	}
+	kind, amount, changes, err := billingc.TransitionKindFor(f.SettledAmount, targetAmount)
+	if err != nil {
+		return "", fmt.Errorf("catch-up step %s: %w", dimID, err)
+	}
+	if !changes {
+		return w.rebaseline(ctx, claim, target, CatchUpStepAlreadyEvaluated)
+	}
+	dim, err := f.dimension()
+	if err != nil {
+		return "", err
+	}
+	logicalOp := work.ValidationOperationID()
+	basis := transitionBasis(f, work, target)
+	t := &billingc.BillingSettlementTransition{
+		Transition: strict.Quadruple{Ref: "bst-" + uuid.Must(uuid.NewV7()).String()}, Dimension: dim, TransitionKind: kind,
+		FromSettlementStateRevision: f.SettlementStateRevision, SettledAmountBefore: f.SettledAmount, TargetAmount: targetAmount,
+		TransitionAmount: amount, PreviousSettlementInput: f.lastEvaluated(), SettlementInput: target,
+		LogicalOperationID: logicalOp, SettlementBasis: basis,
+	}
+	t.SettledAmountAfter = targetAmount
+	if kind == billingc.TransitionLateSettlementExposure {
+		t.SettledAmountAfter = f.SettledAmount // never charged (reconcile_before_charge)
+	}
+	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposePostFinalizationTransition,
+		OperationID: t.ValidationOperationID(), SettlementDimensionID: dimID, Input: target, BasisDigest: basis})
+	if err != nil {
+		return "", fmt.Errorf("catch-up step %s: validate transition: %w", dimID, err)
+	}
+	if !v.Current {
+		// A newer input arrived between the two validations: nothing is
+		// written; the next step verifies again with a new basis (and so a
+		// new validation operation).
+		return CatchUpStepValidationChanged, nil
+	}
+	t.ValidationReceipt = v.Receipt
+	if f.SettlementStateRevision == 1 {
+		t.CausationKind, t.CausedBy = billingc.TransitionCausedByFinalization, f.finalizationCommitted()
+	} else {
+		t.CausationKind = billingc.TransitionCausedByTransition
+	}
+	now := w.cfg.Now()
+	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
+		cur, moved, err := w.relock(ctx, tx, claim)
+		if err != nil || moved {
+			return CatchUpStepSuperseded, err
+		}
+		if t.CausationKind == billingc.TransitionCausedByTransition {
+			if t.CausedBy, err = selectTransitionQuad(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
+				return "", err
+			}
+		}
+		t.CommittedAt = now
+		if err := commitCatchUpTransition(ctx, tx, cur, work, t, w.cfg.Ledger); err != nil {
+			return "", err
+		}
+		return CatchUpStepTransition, nil
+	})
+}
+
+// rebaseline moves the fence's evaluated input to target without a
+// transition (no difference) and creates the successor Work.
+func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, step string) (string, error) {
+	if step == "" {
+		step = CatchUpStepAlreadyEvaluated
+	}
+	now := w.cfg.Now()
+	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
+		f, moved, err := w.relock(ctx, tx, claim)
+		if err != nil || moved {
+			return CatchUpStepSuperseded, err
+		}
+		c := f.change()
+		c.LastEvaluated = target
+		if err := successorCatchUpWork(ctx, tx, f, &c, now); err != nil {
+			return "", err
+		}
+		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
+			return "", err
+		}
+		return step, nil
+	})
+}
+
+// successorCatchUpWork creates the next generation for the change c (its
+// state revision and evaluated input already set): it verifies the highest
+// input observed, or the evaluated one.
+func successorCatchUpWork(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c *catchUpFenceChange, now time.Time) error {
+	dim, err := f.dimension()
+	if err != nil {
+		return err
+	}
+	toVerify := c.LastEvaluated
+	wm, err := selectCatchUpWatermark(ctx, tx, f.BillingReservationID, f.SettlementDimensionID)
+	switch {
+	case err == nil && wm.StateVersion > toVerify.StateVersion:
+		toVerify = wm.input()
+	case err != nil && !errors.Is(err, errCatchUpNoWatermark):
+		return err
+	}
+	basis := billingc.CatchUpBasis{SettlementDimensionID: f.SettlementDimensionID, SettlementCatchUpFenceRevision: f.FenceRevision + 1,
+		WorkGeneration: f.ActiveWorkGeneration + 1, SettlementStateRevision: c.StateRevision, LastEvaluatedInput: c.LastEvaluated,
+		InputToVerify: toVerify}
+	if _, err := insertCatchUpWork(ctx, tx, dim, basis, billingc.CatchUpCauseSuccessor, now); err != nil {
+		return err
+	}
+	c.State, c.Generation, c.CaughtUpReceipt = billingc.CatchUpPendingVerification, basis.WorkGeneration, strict.Quadruple{}
+	return nil
+}
+
+// commitCatchUpTransition writes, in tx, the transition, its exposure or
+// ledger postings, billing.settlement-transition.committed@1 with its
+// deliveries, the successor Work and the fence's next revision.
+func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, t *billingc.BillingSettlementTransition, ledger CatchUpLedger) error {
+	body, err := billingc.SealSettlement(t)
+	if err != nil {
+		return fmt.Errorf("seal settlement transition: %w", err)
+	}
+	eventID := uuid.Must(uuid.NewV7()).String()
+	event, err := envelope.Build(transitionEvent(f, t, eventID))
+	if err != nil {
+		return fmt.Errorf("build settlement transition event: %w", err)
+	}
+	eventDigest, err := event.Digest()
+	if err != nil {
+		return fmt.Errorf("digest settlement transition event: %w", err)
+	}
+	q := t.Transition
+	if _, err := tx.Exec(ctx, qCatchUpTransitionInsert, pgx.NamedArgs{
+		"settlement_dimension_id": f.SettlementDimensionID, "from_settlement_state_revision": t.FromSettlementStateRevision,
+		"to_settlement_state_revision": t.ToSettlementStateRevision(), "billing_reservation_id": f.BillingReservationID,
+		"billing_account_id": f.BillingAccountID, "transition_ref": q.Ref, "transition_schema_version": q.SchemaVersion,
+		"transition_digest_algorithm_version": string(q.DigestAlgorithmVersion), "transition_digest": q.Digest,
+		"transition_kind": t.TransitionKind, "settled_amount_before": t.SettledAmountBefore, "settled_amount_after": t.SettledAmountAfter,
+		"transition_amount": t.TransitionAmount, "settlement_input_state_version": t.SettlementInput.StateVersion,
+		"validation_operation_id": t.ValidationOperationID(), "work_generation": work.Basis.WorkGeneration, "event_id": eventID,
+		"event_envelope_sha256": eventDigest.Value, "transition_body": string(body), "committed_at": t.CommittedAt,
+	}); err != nil {
+		return fmt.Errorf("insert settlement transition: %w", err)
+	}
+	switch t.TransitionKind {
+	case billingc.TransitionLateSettlementExposure:
+		if err := insertLateSettlementExposure(ctx, tx, t); err != nil {
+			return err
+		}
+	default:
+		if err := ledger.PostSettlementTransitionTx(ctx, tx, t); err != nil {
+			return fmt.Errorf("post settlement transition: %w", err)
+		}
+	}
+	if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, *event); err != nil {
+		return fmt.Errorf("append settlement transition event: %w", err)
+	}
+	c := f.change()
+	c.StateRevision, c.SettledAmount, c.LastEvaluated, c.LastEventID = t.ToSettlementStateRevision(), t.SettledAmountAfter, t.SettlementInput, eventID
+	if err := successorCatchUpWork(ctx, tx, f, &c, t.CommittedAt); err != nil {
+		return err
+	}
+	if _, err := updateCatchUpFence(ctx, tx, f, c, t.CommittedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+func insertLateSettlementExposure(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
+	e := &billingc.LateSettlementExposure{Exposure: strict.Quadruple{Ref: "lse-" + uuid.Must(uuid.NewV7()).String()},
+		Dimension: t.Dimension, Transition: t.Transition, SettlementStateRevision: t.ToSettlementStateRevision(),
+		SettlementInput: t.SettlementInput, ExposureAmount: t.TransitionAmount, RecordedAt: t.CommittedAt}
+	body, err := billingc.SealSettlement(e)
+	if err != nil {
+		return fmt.Errorf("seal late settlement exposure: %w", err)
+	}
+	q := e.Exposure
+	if _, err := tx.Exec(ctx, qCatchUpExposureInsert, pgx.NamedArgs{
+		"late_settlement_exposure_id": e.ExposureID(), "settlement_dimension_id": t.Dimension.SettlementDimensionID(),
+		"settlement_state_revision": e.SettlementStateRevision, "billing_reservation_id": t.Dimension.BillingReservationID,
+		"billing_account_id": t.Dimension.BillingAccountID, "exposure_ref": q.Ref, "exposure_schema_version": q.SchemaVersion,
+		"exposure_digest_algorithm_version": string(q.DigestAlgorithmVersion), "exposure_digest": q.Digest,
+		"exposure_amount": e.ExposureAmount, "exposure_body": string(body), "recorded_at": e.RecordedAt,
+	}); err != nil {
+		return fmt.Errorf("insert late settlement exposure: %w", err)
+	}
+	return nil
+}
+
+// transitionEvent is billing.settlement-transition.committed@1: aggregate
+// the dimension at the from revision, caused by the finalization's event or
+// the previous transition's.
+func transitionEvent(f *catchUpFenceRow, t *billingc.BillingSettlementTransition, eventID string) envelope.Envelope {
+	d := t.Dimension
+	p := envelope.BillingSettlementTransitionCommittedV1Payload{
+		BillingReservationID: d.BillingReservationID, BillingAccountID: d.BillingAccountID, RunID: d.RunID, RunStepID: d.RunStepID,
+		ExecutionAttemptID: d.ExecutionAttemptID, ChargeDimensionKey: d.ChargeDimensionKey, SettlementDimensionID: d.SettlementDimensionID(),
+		SettlementEconomicIdentity: d.EconomicIdentity, TransitionKind: t.TransitionKind, TransitionAmount: t.TransitionAmount,
+		FromSettlementStateRevision: t.FromSettlementStateRevision, ToSettlementStateRevision: t.ToSettlementStateRevision(),
+		LogicalOperationID: t.LogicalOperationID, SettlementBasisDigestAlgorithmVersion: string(t.SettlementBasis.Algorithm),
+		SettlementBasisDigest: t.SettlementBasis.Value, ValidationOperationID: t.ValidationOperationID(),
+	}
+	p.SetBillingSettlementTransition(t.Transition)
+	tenant := f.tenant()
+	return envelope.Envelope{
+		EventID: eventID, EventType: envelope.BillingSettlementTransitionCommittedV1, EventSchemaVersion: "1",
+		AggregateType: envelope.AggregateBillingSettlementDimension, AggregateID: d.SettlementDimensionID(),
+		AggregateRevision: t.FromSettlementStateRevision, TenantKind: tenant.Kind, TenantID: tenant.ID, WorkspaceID: tenant.WorkspaceID,
+		ProjectID: tenant.ProjectID, CorrelationID: f.CorrelationID, CausationID: f.LastEventID, OperationID: t.LogicalOperationID,
+		OccurredAt: t.CommittedAt, Payload: p.Map(),
+	}
+}

@@ -1,0 +1,16 @@
+-- A finalized dimension's catch-up fence, created by the finalization's
+-- transaction with its first Work (pending_verification).
+INSERT INTO billing.settlement_catch_up_fences (settlement_dimension_id, billing_reservation_id, billing_account_id, run_id,
+  run_step_id, execution_attempt_id, charge_dimension_key, economic_identity, tenant_kind, tenant_id, workspace_id, project_id,
+  correlation_id, finalization_committed_ref, finalization_committed_schema_version,
+  finalization_committed_digest_algorithm_version, finalization_committed_digest, finalization_event_id, fence_revision,
+  settlement_state_revision, settled_amount, last_evaluated_ref, last_evaluated_schema_version,
+  last_evaluated_digest_algorithm_version, last_evaluated_digest, last_evaluated_state_version, last_event_id,
+  coordination_state, active_work_generation, created_at, updated_at)
+VALUES (@settlement_dimension_id, @billing_reservation_id, @billing_account_id, @run_id,
+  @run_step_id, @execution_attempt_id, @charge_dimension_key, @economic_identity, @tenant_kind, @tenant_id, @workspace_id,
+  NULLIF(@project_id::text, '')::uuid, @correlation_id, @finalization_committed_ref, @finalization_committed_schema_version,
+  @finalization_committed_digest_algorithm_version, @finalization_committed_digest, @finalization_event_id, 1,
+  1, @settled_amount::numeric, @last_evaluated_ref, @last_evaluated_schema_version,
+  @last_evaluated_digest_algorithm_version, @last_evaluated_digest, @last_evaluated_state_version, @finalization_event_id,
+  'pending_verification', 1, @now, @now)
