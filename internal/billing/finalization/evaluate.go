@@ -42,6 +42,8 @@ type Closure struct {
 	// dimension id: the manifest covers exactly these, and only when they
 	// equal what Metering answers as the attempts' whole current set.
 	Recorded map[string]settlement.Ref
+	// CorrelationID is the run's correlation id (not part of any object).
+	CorrelationID string
 }
 
 // Receipt is one owner receipt the evaluation obtained: its quadruple and
@@ -63,6 +65,8 @@ type Evaluation struct {
 	BundleBody   []byte
 	Decision     *contract.BillingFinalizationDecision
 	DecisionBody []byte
+	// CorrelationID is the run's correlation (events the commit appends).
+	CorrelationID string
 }
 
 // ErrInvalidClosure marks a closure the worker cannot evaluate (a Billing
@@ -78,6 +82,7 @@ func Evaluate(ctx context.Context, o Owners, c Closure, now time.Time) (*Evaluat
 		return nil, fmt.Errorf("%w: reserved amount: %w", ErrInvalidClosure, err)
 	}
 	e := &evaluator{o: o, c: c, now: now.UTC().Truncate(time.Microsecond), op: contract.FinalizationOperationID(c.FenceID)}
+	e.ev.CorrelationID = c.CorrelationID
 	return e.run(ctx)
 }
 

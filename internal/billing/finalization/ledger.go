@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	contract "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
 )
 
@@ -20,15 +21,39 @@ type BillingLedger struct {
 	Commit billing.CommitOpts
 }
 
-// CommitTx commits a success decision.
+// CommitTx commits a success decision and, in the same transaction, opens
+// one settlement catch-up fence per manifest dimension at the input it
+// settled (ADR-031: the successful finalization creates them; BI-3).
 func (l BillingLedger) CommitTx(ctx context.Context, tx pgx.Tx, w Work, ev *Evaluation) error {
 	d := ev.Decision
-	_, err := billing.CommitFinalizationTx(ctx, tx, billing.Decision{
+	res, err := billing.CommitFinalizationTx(ctx, tx, billing.Decision{
 		FenceID: w.FenceID, WorkGeneration: w.Generation, OperationID: w.OperationID, Outcome: d.Outcome,
 		SettledAmount: d.SettledAmount, ReleasedAmount: d.ReleasedAmount,
 		InputManifest: ev.Manifest.Manifest, ValidationBundle: ev.Bundle.Bundle, DecisionObject: d.Decision,
 	}, l.Commit)
-	return err
+	if err != nil {
+		return err
+	}
+	m := ev.Manifest
+	dims := make([]billing.CatchUpOpenDimension, 0, len(m.Dimensions))
+	for _, x := range m.Dimensions {
+		dims = append(dims, billing.CatchUpOpenDimension{
+			Dimension: contract.SettlementDimension{BillingReservationID: m.BillingReservationID, BillingAccountID: m.BillingAccountID,
+				RunID: m.RunID, RunStepID: x.RunStepID, ExecutionAttemptID: x.ExecutionAttemptID, ChargeDimensionKey: x.ChargeDimensionKey,
+				EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: x.EconomicIdentity.Kind, EntitlementKey: x.EconomicIdentity.EntitlementKey,
+					Unit: x.EconomicIdentity.Unit, Currency: x.EconomicIdentity.Currency}},
+			SettledInput:  contract.SettlementInput{Snapshot: x.SettlementInput, StateVersion: x.SettlementStateVer},
+			SettledAmount: x.TargetAmount,
+		})
+	}
+	if len(dims) == 0 {
+		return nil
+	}
+	return billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{
+		Tenant:        billing.CatchUpTenant{Kind: m.Tenant.Kind, ID: m.Tenant.TenantID, WorkspaceID: m.Tenant.WorkspaceID, ProjectID: m.Tenant.ProjectID},
+		CorrelationID: ev.CorrelationID, FinalizationCommitted: res.Fact.Committed, FinalizationEventID: res.EventID,
+		Dimensions: dims, Now: res.Fact.CommittedAt,
+	})
 }
 
 // RecordTx records an evaluation-only decision with its visible reason.

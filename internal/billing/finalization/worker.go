@@ -164,7 +164,7 @@ func loadClosure(ctx context.Context, tx pgx.Tx, fenceID string) (Closure, error
 	var project *string
 	var ram, fin, set [4]string
 	err := tx.QueryRow(ctx, qClosureSelect, pgx.NamedArgs{"fence_id": fenceID}).Scan(
-		&c.FenceID, &c.BillingReservationID, &c.RunID, &c.BillingAccountID,
+		&c.FenceID, &c.BillingReservationID, &c.RunID, &c.BillingAccountID, &c.CorrelationID,
 		&c.Tenant.Kind, &c.Tenant.TenantID, &c.Tenant.WorkspaceID, &project,
 		&ram[0], &ram[1], &ram[2], &ram[3], &c.ReservedAmount, &c.ClosureOperationID,
 		&fin[0], &fin[1], &fin[2], &fin[3], &c.StateVersion, &set[0], &set[1], &set[2], &set[3], &c.AttemptCount)

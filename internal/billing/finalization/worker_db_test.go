@@ -58,7 +58,7 @@ func TestBI1FailureAfterEachWriteLeavesNoRow(t *testing.T) {
 			}}}, finalization.Config{}, nil)
 		_, err := wk.ProcessOne(t.Context())
 		require.ErrorIs(t, err, injected, step)
-		for _, table := range append(stepTables, "billing.finalization_committed", "billing.finalization_evaluations") {
+		for _, table := range append(stepTables, "billing.finalization_committed", "billing.finalization_evaluations", "billing.settlement_catch_up_fences") {
 			require.Zero(t, k.count(t, table), "%s after a failure at %s", table, step)
 		}
 		var groups int
@@ -73,6 +73,7 @@ func TestBI1FailureAfterEachWriteLeavesNoRow(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, contract.DecisionSettleAndReleaseRemainder, r.Decision.Outcome)
 	require.Equal(t, 1, k.count(t, "billing.finalization_committed"))
+	require.Equal(t, 3, k.count(t, "billing.settlement_catch_up_fences"), "BI-3: one catch-up fence per settled dimension, in the same transaction")
 	_, err = wk.ProcessOne(t.Context())
 	require.ErrorIs(t, err, finalization.ErrNoWork, "success is absorbing: nothing left to run")
 }

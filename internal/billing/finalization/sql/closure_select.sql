@@ -1,7 +1,7 @@
 -- name: ClosureSelect
 -- What the coordinator applied for a fence: the run's identities (admission
 -- row), the reservation's amount and the closure watermark (primary keys).
-SELECT f.billing_finalization_fence_id, f.billing_reservation_id, f.run_id, r.billing_account_id,
+SELECT f.billing_finalization_fence_id, f.billing_reservation_id, f.run_id, r.billing_account_id, r.correlation_id,
        r.tenant_kind, r.tenant_id, r.workspace_id, r.project_id,
        r.run_admission_manifest_ref, r.run_admission_manifest_schema_version,
        r.run_admission_manifest_digest_algorithm_version, r.run_admission_manifest_digest,
