@@ -173,6 +173,24 @@ func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.Attemp
 			reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
 			continue
 		}
+		// Metering settles an attempt's dimensions as their evidence
+		// arrives: the manifest waits until every usage dimension the
+		// Gateway holds for a dispatched attempt has its settlement input.
+		if a.DispatchDisposition == excontract.DispositionDispatched {
+			keys, err := e.o.Gateway.ReadAttemptUsageDimensions(ctx, a.ExecutionAttemptID)
+			if err != nil {
+				return nil, why{}, fmt.Errorf("read usage dimensions of %s: %w", a.ExecutionAttemptID, err)
+			}
+			settled := map[string]bool{}
+			for _, in := range inputs {
+				settled[in.Snapshot.ChargeDimensionKey] = true
+			}
+			for _, k := range keys {
+				if !settled[k] {
+					reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
+				}
+			}
+		}
 		for _, in := range inputs {
 			s := in.Snapshot
 			rec, observed := e.c.Recorded[s.SettlementDimensionID]

@@ -113,6 +113,7 @@ func TestBI1BlockedWhileInputsAreNotClosed(t *testing.T) {
 			w.recordAll()
 			delete(w.closure.Recorded, w.inputs[dispatched][1].Snapshot.SettlementDimensionID)
 		},
+		"a usage dimension Metering has not settled yet": func(w *world) { w.gwExtra = []string{"tools.calls"} },
 		"Billing observed an older version": func(w *world) {
 			w.recordAll()
 			w.setUsage("text.output_tokens", "101", 2)

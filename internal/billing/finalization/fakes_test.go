@@ -41,6 +41,7 @@ type world struct {
 	inputs    map[string][]*metering.SettlementInput // by attempt
 	notCurrnt map[string]bool                        // settlement dimension → Metering says not current
 	gwAnswer  ownerread.Answer
+	gwExtra   []string // usage dimensions the Gateway holds beyond Metering's
 	gwCalls   int
 	mtCalls   []finalization.SettlementValidation
 }
@@ -217,6 +218,18 @@ func (f fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req fina
 }
 
 type fakeGateway struct{ w *world }
+
+func (f fakeGateway) ReadAttemptUsageDimensions(_ context.Context, attempt string) ([]string, error) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	keys := append([]string(nil), f.w.gwExtra...)
+	for _, in := range f.w.inputs[attempt] {
+		if in.Snapshot.DispatchDisposition == settlement.DispositionDispatched {
+			keys = append(keys, in.Snapshot.ChargeDimensionKey)
+		}
+	}
+	return keys, nil
+}
 
 func (f fakeGateway) ReadAvailabilitySnapshot(_ context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
 	f.w.mu.Lock()

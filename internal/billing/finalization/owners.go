@@ -49,9 +49,12 @@ type MeteringReads interface {
 	ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error)
 }
 
-// GatewayReads is the Gateway owner as the worker sees it.
+// GatewayReads is the Gateway owner as the worker sees it: the immutable
+// availability snapshot a dimension is based on, and which usage
+// dimensions a bound attempt has (the manifest must cover each).
 type GatewayReads interface {
 	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+	ReadAttemptUsageDimensions(ctx context.Context, executionAttemptID string) ([]string, error)
 }
 
 // Owners bundles the three owner read seams.
@@ -77,6 +80,11 @@ type GatewayPool struct{ DB db.Executor }
 
 func (p GatewayPool) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
 	return gateway.ReadAvailabilitySnapshot(ctx, p.DB, req)
+}
+
+func (p GatewayPool) ReadAttemptUsageDimensions(ctx context.Context, executionAttemptID string) ([]string, error) {
+	return gateway.ReadAttemptUsageDimensions(ctx, p.DB, gateway.AttemptUsageDimensionsRead{
+		ContractVersion: gateway.ReadAttemptUsageDimensionsV1, Audience: gateway.AudienceBillingFinalization, ExecutionAttemptID: executionAttemptID})
 }
 
 // MeteringPool answers MeteringReads in process from the metering database:

@@ -9,6 +9,13 @@ SELECT
   (SELECT count(*) FROM billing.finalization_committed WHERE decision = 'release_all'),
   (SELECT count(*) FROM billing.finalization_decisions WHERE decision = 'blocked'),
   (SELECT count(*) FROM billing.finalization_decisions WHERE decision = 'reconciliation_required'),
+  -- fences that wait for the reconciliation chain (issue 15: recorded,
+  -- visible, never entered) and fences left in any other wait
+  (SELECT count(*) FROM billing.billing_finalization_fences
+    WHERE coordination_state = 'awaiting_finalization' AND waiting_reason LIKE 'reconciliation_deferred:%'),
+  (SELECT count(*) FROM billing.billing_finalization_fences
+    WHERE coordination_state <> 'committed'
+      AND NOT (coordination_state = 'awaiting_finalization' AND waiting_reason LIKE 'reconciliation_deferred:%')),
   (SELECT COALESCE(sum(reserved_amount), 0)::text FROM billing.reservation_states),
   (SELECT COALESCE(sum(settled_amount), 0)::text FROM billing.reservation_states),
   (SELECT COALESCE(sum(released_amount), 0)::text FROM billing.reservation_states),
