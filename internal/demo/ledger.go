@@ -22,23 +22,23 @@ var (
 // decision, the evaluations that waited, the exact totals and the
 // admission → finalization latency.
 type LedgerReport struct {
-	Reservations           int64   `json:"reservations"`
-	Finalized              int64   `json:"finalized"`
-	SettleAndRelease       int64   `json:"settleAndReleaseRemainder"`
-	ReleaseAll             int64   `json:"releaseAll"`
-	BlockedEvaluations     int64   `json:"blockedEvaluations"`
-	ReconciliationDeferred int64   `json:"reconciliationDeferredEvaluations"`
+	Reservations           int64 `json:"reservations"`
+	Finalized              int64 `json:"finalized"`
+	SettleAndRelease       int64 `json:"settleAndReleaseRemainder"`
+	ReleaseAll             int64 `json:"releaseAll"`
+	BlockedEvaluations     int64 `json:"blockedEvaluations"`
+	ReconciliationDeferred int64 `json:"reconciliationDeferredEvaluations"`
 	// WaitingReconciliation are reservations whose fence waits, with its
 	// reason, for the reconciliation chain (not built: issue 15 records
 	// them as evaluations); StillOpen any other unfinished fence.
-	WaitingReconciliation int64 `json:"waitingForReconciliation"`
-	StillOpen             int64 `json:"stillOpen"`
-	Reserved               string  `json:"reserved"`
-	Settled                string  `json:"settled"`
-	Released               string  `json:"released"`
-	FinalizedPerSecond     float64 `json:"finalizedPerSecond"`
-	FinalizeP50Millis      float64 `json:"admissionToFinalizationP50Millis"`
-	FinalizeP99Millis      float64 `json:"admissionToFinalizationP99Millis"`
+	WaitingReconciliation int64   `json:"waitingForReconciliation"`
+	StillOpen             int64   `json:"stillOpen"`
+	Reserved              string  `json:"reserved"`
+	Settled               string  `json:"settled"`
+	Released              string  `json:"released"`
+	FinalizedPerSecond    float64 `json:"finalizedPerSecond"`
+	FinalizeP50Millis     float64 `json:"admissionToFinalizationP50Millis"`
+	FinalizeP99Millis     float64 `json:"admissionToFinalizationP99Millis"`
 }
 
 // summarizeLedger reports the ledger and proves the invariants that can
