@@ -198,13 +198,13 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 			s.Metering.WorksPerSecond = float64(c.Applied+c.Superseded) / s.DurationSeconds
 		}
 		s.count("settlement_input_dense_from_1", c.ChainsNotDense, "settlement dimensions whose chain has a gap or does not start at 1")
-		s.count("settlement_input_exact_predecessor", c.PredecessorsNotExact, "snapshots whose predecessor is not the exact previous version")
-		s.count("settlement_input_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
+		s.count("settlement_input_predecessors", c.PredecessorsNotExact, "snapshots whose predecessor is not the exact previous version")
+		s.count("settlement_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_settlement_input", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 		s.count("eligibility_work_finished", c.EligibilityWorkOpen, "eligibility Work neither finished nor blocked")
 		s.count("provider_cost_work_finished", c.CostWorkPending, "provider cost Work neither finished nor blocked")
 		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs)
-		s.check("half_the_runs_have_settlement_input", half, failDetail(half,
+		s.check("half_runs_settlement_input", half, failDetail(half,
 			fmt.Sprintf("%d of %d runs have settlement input", c.RunsWithSettlementInput, cfg.Runs)))
 	}
 	return nil

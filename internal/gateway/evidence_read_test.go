@@ -6,53 +6,52 @@ import (
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/gateway"
+	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/ownerread"
 )
 
-// GW-2 / ME-2: readGatewayProviderEvidence@1 answers found only for the exact
-// evidence quadruple with the expected attempt, deployment, kind and
-// dimension (the Metering cost worker's event-bound evidence read);
-// not_found for an unknown ref; conflicting for another identity or digest;
-// an invalid request is refused.
-func TestGW2ReadProviderEvidenceIsExact(t *testing.T) {
+// GW-2 / ME-1: readGatewayProviderEvidence@1, the metering worker's
+// event-bound read of the evidence an availability snapshot references, as
+// the gateway role: found only for the exact quadruple and identities,
+// not_found for an unknown ref, conflicting for another identity, an
+// invalid request refused.
+func TestGW2ReadProviderEvidenceEventBound(t *testing.T) {
 	t.Parallel()
 	pool, svc := setup(t)
+	ctx := t.Context()
 	m, body := manifest(t)
-	_, err := svc.Dispatch(t.Context(), gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: gateway.Decision{Route: route("channel/eu")}})
+	_, err := svc.Dispatch(ctx, gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: gateway.Decision{Route: route("channel/eu")}})
 	require.NoError(t, err)
-	a := observe(t, svc, m.ExecutionAttemptID, gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros",
-		State: contract.AvailabilityAvailable, ReasonCode: "provider_reported", Quantity: "1234500", ReportID: "r1"})
+	a := observe(t, svc, m.ExecutionAttemptID, gateway.Observation{EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: "text.input_tokens",
+		State: contract.AvailabilityAvailable, ReasonCode: "provider_reported", Quantity: "1200", ReportID: "r1"})
+	require.NotNil(t, a.Evidence)
+	role := dbtest.RolePool(t, pool.Config().ConnString(), gatewayschema.RoleGateway)
 	req := gateway.ProviderEvidenceRead{ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
-		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, Binding: a.Snapshot.Binding, EvidenceKind: contract.EvidenceProviderCost,
-		DimensionKey: "cost.usd_micros", Evidence: a.Snapshot.Evidence}
+		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, Binding: a.Snapshot.Binding,
+		EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: "text.input_tokens", Evidence: a.Snapshot.Evidence}
 
-	res, err := gateway.ReadProviderEvidence(t.Context(), pool, req)
+	res, err := gateway.ReadProviderEvidence(ctx, role, req)
 	require.NoError(t, err)
 	require.Equal(t, ownerread.Found, res.Answer)
-	require.Equal(t, "1234500", res.Value.Quantity)
-	require.Equal(t, a.Snapshot.Evidence, res.Value.Evidence)
+	require.Equal(t, "1200", res.Value.Quantity)
 
 	other := req
-	other.DimensionKey = "cost.usd"
-	res, err = gateway.ReadProviderEvidence(t.Context(), pool, other)
+	other.DimensionKey = "text.output_tokens"
+	res, err = gateway.ReadProviderEvidence(ctx, role, other)
 	require.NoError(t, err)
 	require.Equal(t, ownerread.Conflicting, res.Answer)
 
-	other = req
-	other.Evidence.Digest = a.Snapshot.Snapshot.Digest
-	res, err = gateway.ReadProviderEvidence(t.Context(), pool, other)
-	require.NoError(t, err)
-	require.Equal(t, ownerread.Conflicting, res.Answer)
-
-	other = req
-	other.Evidence.Ref = "gpe-unknown"
-	res, err = gateway.ReadProviderEvidence(t.Context(), pool, other)
+	missing := req
+	missing.Evidence = strict.Quadruple{Ref: "gpe-missing", SchemaVersion: "1", DigestAlgorithmVersion: req.Evidence.DigestAlgorithmVersion, Digest: req.Evidence.Digest}
+	res, err = gateway.ReadProviderEvidence(ctx, role, missing)
 	require.NoError(t, err)
 	require.Equal(t, ownerread.NotFound, res.Answer)
 
-	other = req
-	other.Audience = "billing"
-	_, err = gateway.ReadProviderEvidence(t.Context(), pool, other)
+	bad := req
+	bad.ContractVersion = "readGatewayProviderEvidence@0"
+	_, err = gateway.ReadProviderEvidence(ctx, role, bad)
 	require.ErrorIs(t, err, ownerread.ErrInvalidRequest)
 }
