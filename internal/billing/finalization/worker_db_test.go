@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -133,7 +134,7 @@ func TestBI1StepsAreImmutableAsTheBillingRole(t *testing.T) {
 		for _, stmt := range []string{"UPDATE " + table + " SET recorded_at = now()", "DELETE FROM " + table} {
 			// The role holds no UPDATE or DELETE grant (42501); even the
 			// owner is refused by the trigger (BL001).
-			for pool, code := range map[*pgxpool.Pool]string{k.pool: "42501", k.admin: billing.CodeInsertOnly} {
+			for pool, code := range map[*pgxpool.Pool]string{k.pool: pgerrcode.InsufficientPrivilege, k.admin: billing.CodeInsertOnly} {
 				_, err := pool.Exec(t.Context(), stmt)
 				var pg *pgconn.PgError
 				require.ErrorAs(t, err, &pg, stmt)
@@ -158,7 +159,7 @@ func TestBI1StepsAreImmutableAsTheBillingRole(t *testing.T) {
 		_, err = k.admin.Exec(t.Context(), `UPDATE billing.finalization_decisions SET `+mutate+` WHERE decision_ref = 'bfd-test-'||md5($1)`, name)
 		var pg *pgconn.PgError
 		require.ErrorAs(t, err, &pg, name)
-		require.Equal(t, "23514", pg.Code, name) // check_violation
+		require.Equal(t, pgerrcode.CheckViolation, pg.Code, name)
 		_, err = k.admin.Exec(t.Context(), `ALTER TABLE billing.finalization_decisions ENABLE TRIGGER finalization_decisions_immutable`)
 		require.NoError(t, err)
 	}
