@@ -154,6 +154,9 @@ func CommitFinalizationTx(ctx context.Context, tx pgx.Tx, d Decision, opts Commi
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("stored reserved amount %q: %w", res.ReservedAmount, err)
 	}
+	if res.EconomicIdentity != creditsIdentity() {
+		return CommitResult{}, fmt.Errorf("%w: reservation economic identity %s", ErrInvalidDecision, res.EconomicIdentity)
+	}
 	if sum.Cmp(reserved) != 0 {
 		return CommitResult{}, fmt.Errorf("%w: settled %s + released %s != reserved %s",
 			ErrInvalidDecision, d.SettledAmount, d.ReleasedAmount, res.ReservedAmount)
@@ -202,9 +205,6 @@ func CommitFinalizationTx(ctx context.Context, tx pgx.Tx, d Decision, opts Commi
 		Outcome: d.Outcome, EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"},
 		ReservedAmount: res.ReservedAmount, SettledAmount: d.SettledAmount, ReleasedAmount: d.ReleasedAmount,
 		ReservationState: state, LedgerPostingGroupID: group, Postings: postings, CommittedAt: now,
-	}
-	if res.EconomicIdentity != creditsIdentity() {
-		return CommitResult{}, fmt.Errorf("%w: reservation economic identity %s", ErrInvalidDecision, res.EconomicIdentity)
 	}
 	body, err := fact.Seal()
 	if err != nil {

@@ -264,6 +264,15 @@ func TestBI1EvaluationWritesNoLedger(t *testing.T) {
 	require.Equal(t, billing.FenceAwaitingFinalization, f.State)
 	require.Equal(t, "reconciliation_deferred:target_above_reservation", *f.Waiting)
 	require.Equal(t, map[string]string{"reservation_hold": "2500", "customer_wallet": "2500"}, b.balances(t, r.reservationID))
+	// The reason is visible in the reservation's view (inspect, admin).
+	view, err := billing.LookupReservation(t.Context(), b.pool, r.reservationID)
+	require.NoError(t, err)
+	require.Equal(t, "reserved", view.State)
+	require.Equal(t, billing.FenceAwaitingFinalization, view.FenceState)
+	require.Equal(t, "reconciliation_deferred:target_above_reservation", view.WaitingReason)
+	require.Len(t, view.Evaluations, 1)
+	require.Equal(t, "target 3000 credits above reservation 2500", view.Evaluations[0].ReasonDetail)
+	require.Len(t, view.Postings, 2, "only the admission hold")
 
 	res, err = tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.EvaluationResult, error) {
 		return billing.RecordEvaluationTx(ctx, tx, ev)

@@ -1,10 +1,6 @@
 package billing
 
-import (
-	"errors"
-
-	"github.com/jackc/pgx/v5/pgconn"
-)
+import "errors"
 
 // SQLSTATEs billing's migrations raise (schema/migrations/00001, 00002).
 const (
@@ -38,12 +34,3 @@ var (
 	// chain does not exist (refused at start).
 	ErrReconciliationChainAbsent = errors.New("billing: reconciliation_required cannot be enabled: the resolution command chain is absent")
 )
-
-// sqlState returns the SQLSTATE of a PostgreSQL error ("" otherwise).
-func sqlState(err error) string {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code
-	}
-	return ""
-}

@@ -159,3 +159,29 @@ func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) 
 	adv.Outcome, adv.Scheduled = SettlementWorkScheduled, &s
 	return adv, nil
 }
+
+// SettlementInputOf strictly decodes metering.settlement-input.current-changed@1
+// (exactly that pair; the payload against its description) into the input
+// ApplySettlementInputTx takes, checking what the envelope and payload must
+// agree on: the aggregate is the contracts-derived settlement dimension id
+// and its revision the snapshot state version. Errors are the event's
+// fault (non-retryable for a consumer).
+func SettlementInputOf(env *envelope.Envelope) (SettlementInput, error) {
+	p, err := envelope.PayloadOf[envelope.MeteringSettlementInputCurrentChangedV1Payload](env)
+	if err != nil {
+		return SettlementInput{}, fmt.Errorf("%w: %w", ErrSettlementConflict, err)
+	}
+	dim := envelope.SettlementDimensionID(p.BillingReservationID, p.RunID, p.RunStepID, p.ExecutionAttemptID, p.ChargeDimensionKey)
+	switch {
+	case p.SettlementDimensionID != dim:
+		return SettlementInput{}, fmt.Errorf("%w: settlementDimensionId %s is not the derived %s", ErrSettlementConflict, p.SettlementDimensionID, dim)
+	case env.AggregateID != dim || env.AggregateRevision != p.SettlementInputStateVersion:
+		return SettlementInput{}, fmt.Errorf("%w: aggregate %s@%d is not dimension %s@%d", ErrSettlementConflict,
+			env.AggregateID, env.AggregateRevision, dim, p.SettlementInputStateVersion)
+	}
+	return SettlementInput{
+		EventID: env.EventID, BillingReservationID: p.BillingReservationID, RunID: p.RunID, RunStepID: p.RunStepID,
+		ExecutionAttemptID: p.ExecutionAttemptID, ChargeDimensionKey: p.ChargeDimensionKey, SettlementDimensionID: dim,
+		EconomicIdentity: p.SettlementEconomicIdentity, Snapshot: p.SettlementInputSnapshot(), StateVersion: p.SettlementInputStateVersion,
+	}, nil
+}

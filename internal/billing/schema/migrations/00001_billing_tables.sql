@@ -257,6 +257,24 @@ CREATE TRIGGER ledger_postings_immutable BEFORE UPDATE OR DELETE ON billing.ledg
 CREATE TRIGGER ledger_balances_no_delete BEFORE DELETE ON billing.ledger_balances
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
+-- Reservations admitted before this line existed get their state and
+-- balanced hold posting (the admission transaction writes both from now on).
+INSERT INTO billing.reservation_states (billing_reservation_id, billing_account_id, run_id, economic_identity,
+    reserved_amount, state, created_at)
+SELECT billing_reservation_id, billing_account_id, run_id, '{"kind":"credits"}', reserved_credits, 'reserved', created_at
+  FROM admission.reservations;
+CREATE TEMPORARY TABLE hold_backfill ON COMMIT DROP AS
+SELECT gen_random_uuid() AS posting_group_id, billing_reservation_id, billing_account_id, reserved_amount, created_at
+  FROM billing.reservation_states;
+INSERT INTO billing.ledger_posting_groups (posting_group_id, billing_reservation_id, group_kind, economic_identity, created_at)
+SELECT posting_group_id, billing_reservation_id, 'reservation_hold', '{"kind":"credits"}', created_at FROM hold_backfill;
+INSERT INTO billing.ledger_postings (posting_group_id, line_no, billing_reservation_id, billing_account_id, economic_identity,
+    account_kind, direction, amount, posted_at)
+SELECT posting_group_id, line.no, billing_reservation_id, billing_account_id, '{"kind":"credits"}', line.account, line.direction,
+       reserved_amount, created_at
+  FROM hold_backfill,
+       (VALUES (1, 'reservation_hold', 'credit'), (2, 'customer_wallet', 'debit')) AS line (no, account, direction);
+
 -- 6. Finalization evaluations that end a Work generation without economic
 -- effect: blocked (a normal, visible wait) or reconciliation_deferred
 -- (would require reconciliation; recorded until the command chain exists).
