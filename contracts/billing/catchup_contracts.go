@@ -8,6 +8,7 @@ package billing
 //	LateSettlementExposure@1        a positive difference after release, recorded and blocked (never charged)
 //	BillingSettlementCatchUpWork@1  immutable, content-addressed catch-up verification work of one generation
 //	BillingSettlementCatchUpFence@1 one revision of a dimension's catch-up fence (boundary DTO)
+//	BillingSettlementCatchUpWorkAttemptFinished@1 the one finish of a Work generation
 //
 // The documents name these objects and some of their fields; the field lists
 // below are this project's definition, and each type's comment says why a
@@ -85,14 +86,16 @@ type settlementSpec struct {
 var settlementKindsInOrder = []string{
 	KindBillingSettlementTransition, KindLateSettlementExposure,
 	KindBillingSettlementCatchUpWork, KindBillingSettlementCatchUpFence,
+	KindBillingSettlementCatchUpWorkAttemptFinished,
 }
 
 func settlementSpecOf(kind string) (settlementSpec, bool) {
 	s, ok := map[string]settlementSpec{
-		KindBillingSettlementTransition:   {TransitionDef, transitionSelf, transitionRules},
-		KindLateSettlementExposure:        {ExposureDef, exposureSelf, exposureRules},
-		KindBillingSettlementCatchUpWork:  {CatchUpWorkDef, catchUpWorkSelf, catchUpWorkRules},
-		KindBillingSettlementCatchUpFence: {CatchUpFenceDef, catchUpFenceSelf, catchUpFenceRules},
+		KindBillingSettlementTransition:                 {TransitionDef, transitionSelf, transitionRules},
+		KindLateSettlementExposure:                      {ExposureDef, exposureSelf, exposureRules},
+		KindBillingSettlementCatchUpWork:                {CatchUpWorkDef, catchUpWorkSelf, catchUpWorkRules},
+		KindBillingSettlementCatchUpFence:               {CatchUpFenceDef, catchUpFenceSelf, catchUpFenceRules},
+		KindBillingSettlementCatchUpWorkAttemptFinished: {CatchUpFinishedDef, catchUpFinishedSelf, catchUpFinishedRules},
 	}[kind]
 	return s, ok
 }

@@ -104,6 +104,19 @@ func settlementGoldens(t *testing.T) []settlementGolden {
 		})
 	}
 	observed := billing.CatchUpWatermark{Observed: true, Input: settlementInput(2, 'b'), InboxRevision: 1}
+	finished := func(ref, outcome string, w, successor *billing.BillingSettlementCatchUpWork, transition strict.Quadruple) *billing.BillingSettlementCatchUpWorkAttemptFinished {
+		f := &billing.BillingSettlementCatchUpWorkAttemptFinished{Finished: strict.Quadruple{Ref: ref}, Dimension: dim, Work: w.Work,
+			WorkGeneration: w.Basis.WorkGeneration, ValidationOperationID: w.ValidationOperationID(), ValidationReceipt: settlementQuad("mvr-f", '6'),
+			Outcome: outcome, FinishedAt: settlementAt}
+		if successor != nil {
+			f.RebaselinedInput, f.SuccessorWork = successor.Basis.LastEvaluatedInput, successor.Work
+			f.SuccessorWorkGeneration, f.SuccessorValidationOperationID = successor.Basis.WorkGeneration, successor.ValidationOperationID()
+		}
+		if outcome == billing.CatchUpFinishedTransitionApplied {
+			f.Transition, f.ToSettlementStateRevision = transition, 2
+		}
+		return sealedSettlement(t, f)
+	}
 	return []settlementGolden{
 		{billing.KindBillingSettlementTransition, "refund_after_finalization", refund},
 		{billing.KindBillingSettlementTransition, "late_settlement_exposure", exposureTransition},
@@ -114,6 +127,9 @@ func settlementGoldens(t *testing.T) []settlementGolden {
 		{billing.KindBillingSettlementCatchUpWork, "successor", w2},
 		{billing.KindBillingSettlementCatchUpFence, "pending_first", fence("bscf-1", billing.CatchUpPendingVerification, 1, w1, billing.CatchUpWatermark{}, strict.Quadruple{})},
 		{billing.KindBillingSettlementCatchUpFence, "caught_up", fence("bscf-3", billing.CatchUpCaughtUp, 3, w2, observed, settlementQuad("mvr-c", '7'))},
+		{billing.KindBillingSettlementCatchUpWorkAttemptFinished, "transition_applied", finished("bscf-f1", billing.CatchUpFinishedTransitionApplied, w1, w2, refund.Transition)},
+		{billing.KindBillingSettlementCatchUpWorkAttemptFinished, "already_evaluated", finished("bscf-f2", billing.CatchUpFinishedAlreadyEvaluated, w1, w2, strict.Quadruple{})},
+		{billing.KindBillingSettlementCatchUpWorkAttemptFinished, "caught_up", finished("bscf-f3", billing.CatchUpFinishedCaughtUp, w2, nil, strict.Quadruple{})},
 		{billing.KindBillingSettlementCatchUpFence, "blocked", fence("bscf-4", billing.CatchUpBlockedOnOwnerConflict, 2, w2, observed, settlementQuad("bscb-1", '8'))},
 	}
 }
@@ -172,6 +188,8 @@ func TestSettlementDecodeRoundTrip(t *testing.T) {
 			back, err = billing.DecodeBillingSettlementCatchUpWork(body)
 		case billing.KindBillingSettlementCatchUpFence:
 			back, err = billing.DecodeBillingSettlementCatchUpFence(body)
+		case billing.KindBillingSettlementCatchUpWorkAttemptFinished:
+			back, err = billing.DecodeBillingSettlementCatchUpWorkAttemptFinished(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)
@@ -226,6 +244,12 @@ func settlementNegatives() []settlementNegative {
 		{billing.KindBillingSettlementCatchUpFence, "pending_with_receipt", "BI-3", "pending_first", func(m map[string]any) {
 			cs := m["coordinationState"].(map[string]any)
 			settlementQuad("mvr-c", '7').Put(cs, "catchUpValidationReceipt")
+		}, strict.ErrMixedUnion},
+		{billing.KindBillingSettlementCatchUpWorkAttemptFinished, "successor_skips_generation", "BI-3", "transition_applied", func(m map[string]any) {
+			m["outcome"].(map[string]any)["successorWorkGeneration"] = int64(4)
+		}, billing.ErrCatchUpRule},
+		{billing.KindBillingSettlementCatchUpWorkAttemptFinished, "caught_up_with_successor", "BI-3", "caught_up", func(m map[string]any) {
+			m["outcome"].(map[string]any)["successorWorkGeneration"] = int64(3)
 		}, strict.ErrMixedUnion},
 		{billing.KindBillingSettlementCatchUpFence, "unknown_state", "CT-2", "pending_first", func(m map[string]any) {
 			m["coordinationState"].(map[string]any)["state"] = "done"

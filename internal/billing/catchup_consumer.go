@@ -248,9 +248,8 @@ func sealCatchUpReceipt(r *receipt.BillingSettlementCatchUpConsumerReceipt) (inb
 
 // AdvanceCatchUpWatermarkTx applies a settlement input event to the
 // dimension's watermark (billing.settlement_input_watermarks), under the
-// caller's locks. It
-// returns the inbox revision the receipt binds and, for an event below the
-// watermark, the highest observed input (already_observed). The same state
+// caller's locks. It returns the inbox revision the receipt binds and, for
+// an event below the watermark, the highest observed input (already_observed). The same state
 // version with the same snapshot re-binds the current advance: only a
 // delivery of this very event that waited can get there, because another
 // event of the same revision would be Metering writing the revision twice.

@@ -188,13 +188,16 @@ type fakeMetering struct {
 	targets map[billingc.SettlementInput]string
 	answers map[string]billing.CatchUpValidation
 	ops     map[string]int // operation id → validations asked
+	// asked is operation id → the distinct requests (purpose, input, basis)
+	// it was asked with: an operation is never reused for another request.
+	asked map[string]map[string]bool
 	// beforeValidate runs before a validation is answered (test hooks).
 	beforeValidate func(req billing.CatchUpValidationRequest)
 }
 
 func newFakeMetering() *fakeMetering {
 	return &fakeMetering{chain: map[string][]billingc.SettlementInput{}, targets: map[billingc.SettlementInput]string{},
-		answers: map[string]billing.CatchUpValidation{}, ops: map[string]int{}}
+		answers: map[string]billing.CatchUpValidation{}, ops: map[string]int{}, asked: map[string]map[string]bool{}}
 }
 
 // append makes version v (target amount) of d current in Metering.
@@ -215,6 +218,10 @@ func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req bil
 	defer m.mu.Unlock()
 	key := req.Purpose + "|" + req.OperationID
 	m.ops[req.OperationID]++
+	if m.asked[req.OperationID] == nil {
+		m.asked[req.OperationID] = map[string]bool{}
+	}
+	m.asked[req.OperationID][fmt.Sprintf("%s|%s|%d|%s", req.Purpose, req.Input.Snapshot.Ref, req.Input.StateVersion, req.BasisDigest)] = true
 	if a, ok := m.answers[key]; ok {
 		return a, nil
 	}
@@ -223,12 +230,25 @@ func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req bil
 		return billing.CatchUpValidation{}, errors.New("fake metering: no settlement input")
 	}
 	cur := chain[len(chain)-1]
-	a := billing.CatchUpValidation{Current: cur == req.Input, CurrentInput: cur}
-	if a.Current {
-		a.Receipt = cquad("mvr-" + req.Purpose + "-" + req.OperationID)
-	}
+	a := billing.CatchUpValidation{Current: cur == req.Input, CurrentInput: cur, Receipt: cquad("mvr-" + req.Purpose + "-" + req.OperationID)}
 	m.answers[key] = a
 	return a, nil
+}
+
+// notSettleable marks an input Metering reports as reconciliation required.
+const notSettleable = "not-settleable"
+
+// reused lists the operations asked with more than one distinct request.
+func (m *fakeMetering) reused() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for op, reqs := range m.asked {
+		if len(reqs) > 1 {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 func (m *fakeMetering) SettlementInputTarget(_ context.Context, _ string, in billingc.SettlementInput) (string, error) {
@@ -237,6 +257,9 @@ func (m *fakeMetering) SettlementInputTarget(_ context.Context, _ string, in bil
 	t, ok := m.targets[in]
 	if !ok {
 		return "", fmt.Errorf("fake metering: unknown input %s", in.Snapshot.Ref)
+	}
+	if t == notSettleable {
+		return "", fmt.Errorf("%w: %s", billing.ErrSettlementInputNotSettleable, in.Snapshot.Ref)
 	}
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -228,6 +229,14 @@ func TestBI3S2EarlyFinalizeOnS1NoS3CatchesUp(t *testing.T) {
 	require.EqualValues(t, 2, f.StateRevision)
 	require.Equal(t, "80", f.Settled)
 	require.EqualValues(t, 2, f.Generation, "caught up by the successor generation")
+	// One finish per generation: gen 1 applied the transition with gen 2 as
+	// its successor, gen 2 caught up.
+	rows, err := b.admin.Query(t.Context(), `SELECT concat(work_generation, ' ', outcome, ' ', COALESCE(successor_generation::text, '-'))
+		FROM billing.settlement_catch_up_finishes ORDER BY work_generation`)
+	require.NoError(t, err)
+	finishes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"1 transition_applied 2", "2 caught_up -"}, finishes)
 }
 
 // BI-3: the first Work verifies once even when no newer event arrived (the
@@ -276,6 +285,8 @@ func TestBI3S3DuringVerificationReopensAndEndsAtS3(t *testing.T) {
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
 	require.EqualValues(t, 3, f.LastEvaluated)
 	require.Equal(t, "70", f.Settled)
+	// The stale v2 validation was not reused for v3: a new basis, a new operation.
+	require.Empty(t, b.metering.reused())
 }
 
 // BI-2 (reconcile_before_charge): a positive difference after release is
@@ -307,6 +318,21 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT event_payload->>'transitionKind' FROM outbox.outbox_events
 		WHERE event_type = 'billing.settlement-transition.committed@1'`).Scan(&kind))
 	require.Equal(t, billingc.TransitionLateSettlementExposure, kind)
+
+	// Visible (inspect/admin view, as the billing role): open, blocked.
+	v, err := billing.LookupSettlementCatchUp(t.Context(), b.pool, d.BillingReservationID)
+	require.NoError(t, err)
+	require.Len(t, v.Fences, 1)
+	require.Equal(t, "100", v.Fences[0].SettledAmount)
+	require.Len(t, v.Transitions, 1)
+	require.Len(t, v.Exposures, 1)
+	require.Equal(t, "open", v.Exposures[0].ExposureState)
+	require.Equal(t, "blocked", v.Exposures[0].AutomaticCharge)
+	require.Equal(t, "30", v.Exposures[0].ExposureAmount)
+	n, sum, err := billing.OpenExposures(t.Context(), b.pool)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Equal(t, "30", sum)
 }
 
 // BI-2: refunds post to the ledger and append their event in the
@@ -428,6 +454,8 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		{"transitions are insert-only", "DELETE FROM billing.settlement_transitions", billing.CodeCatchUpInsertOnly, false},
 		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", billing.CodeCatchUpInsertOnly, false},
 		{"receipts are insert-only", "DELETE FROM billing.settlement_catch_up_receipts", pgerrcode.InsufficientPrivilege, true},
+		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", billing.CodeCatchUpInsertOnly, false},
+		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at FROM billing.settlement_catch_up_finishes", pgerrcode.UniqueViolation, true},
 		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", billing.CodeCatchUpFenceGraph, true},
 		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", billing.CodeCatchUpFenceGraph, true},
 		{"state revision only with a transition", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settlement_state_revision = settlement_state_revision + 1, active_work_generation = active_work_generation", billing.CodeCatchUpFenceGraph, true},
@@ -512,10 +540,11 @@ func TestBI3EveryOrderConverges(t *testing.T) {
 			require.Contains(t, tr, fmt.Sprintf("%d>%d ", i+1, i+2), "order %v", order)
 		}
 	}
+	require.Empty(t, b.metering.reused(), "a validation operation is never reused for another request")
 }
 
 // BI-3, BSC-6: real concurrent sessions — duplicate and reordered deliveries
-// of S2..S5 racing the worker and the finalization's fence opening —
+// of S2..S5 racing two workers and the finalization's fence opening —
 // converge: caught_up at S5, settled = S5's target, one contiguous chain,
 // one receipt per event, and every Work generation dense.
 func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
@@ -550,7 +579,19 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 			}()
 		}
 	}
-	wg.Add(2)
+	second, err := billing.NewCatchUpWorker(b.pool, billing.CatchUpWorkerConfig{Metering: b.metering, Ledger: b.ledger})
+	require.NoError(t, err)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		<-start
+		for range 10 {
+			if _, err := second.RunOnce(context.Background()); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		<-start
@@ -590,4 +631,75 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 	require.Equal(t, 4, receipts)
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT max(work_generation) - count(*) FROM billing.settlement_catch_up_works`).Scan(&gaps))
 	require.Zero(t, gaps)
+}
+
+// BI-3: the worker's loop catches a dimension up on its own and stops with
+// its context (no goroutine left behind: dbtest.Main checks).
+func TestBI3WorkerLoopCatchesUp(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	d := catchUpDimension(1)
+	b.metering.append(d, 1, "100")
+	b.metering.append(d, 2, "40")
+	b.finalize(t, "100", d)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.worker.Run(ctx)
+	}()
+	require.Eventually(t, func() bool {
+		var state string
+		err := b.admin.QueryRow(t.Context(), `SELECT coordination_state FROM billing.settlement_catch_up_fences`).Scan(&state)
+		return err == nil && state == billingc.CatchUpCaughtUp
+	}, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	require.Equal(t, []string{"1>2 refund 60 v2"}, b.transitions(t, d))
+	require.EqualValues(t, 1, b.worker.Stats()[billing.CatchUpStepTransition])
+}
+
+// OB-DELIVER-4: every receipt the consumer answers (each durability branch
+// and already_observed) passes the dispatcher's ack verification against
+// the event it acknowledges (identity, digest, member).
+func TestBSC7ReceiptsPassAckVerification(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	pre, held, post := catchUpDimension(1), catchUpDimension(2), catchUpDimension(3)
+	b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(held.BillingReservationID, billing.FinalizationInputHeld)
+	b.finalize(t, "100", post)
+	for _, e := range []*envelope.Envelope{inputEvent(pre, 1), inputEvent(held, 1), inputEvent(post, 3), inputEvent(post, 2)} {
+		res, err := b.consumer.Consume(t.Context(), catchUpDelivery(e))
+		require.NoError(t, err)
+		d, err := e.Digest()
+		require.NoError(t, err)
+		facts := receipt.EventFacts{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+			EnvelopeDigest: d, Identity: e.Identity()}
+		require.NoError(t, receipt.VerifyAck(facts, catchUpMember(e.EventType, e.EventSchemaVersion), res.Ack, res.ReceiptBody), e.EventID)
+	}
+}
+
+// BI-3: a newer input that is not settleable (reconciliation required)
+// writes nothing and keeps the Work pending; once Metering appends a
+// settleable successor, the catch-up ends there.
+func TestBI3NotSettleableInputWaits(t *testing.T) {
+	t.Parallel()
+	b := setupCatchUp(t)
+	d := catchUpDimension(1)
+	b.metering.append(d, 1, "100")
+	b.metering.append(d, 2, notSettleable)
+	b.finalize(t, "100", d)
+	before := b.fence(t, d)
+	step, err := b.worker.Step(t.Context(), d.SettlementDimensionID())
+	require.NoError(t, err)
+	require.Equal(t, billing.CatchUpStepNotSettleable, step)
+	require.Equal(t, before, b.fence(t, d))
+	require.Empty(t, b.transitions(t, d))
+
+	b.metering.append(d, 3, "75")
+	b.ack(t, inputEvent(d, 3))
+	b.drain(t)
+	require.Equal(t, []string{"1>2 refund 25 v3"}, b.transitions(t, d))
+	require.Equal(t, billingc.CatchUpCaughtUp, b.fence(t, d).State)
 }

@@ -1,9 +1,12 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,12 +79,17 @@ type CatchUpWorkerConfig struct {
 	Batch int
 	// Now is the clock of committed facts (default time.Now, UTC).
 	Now func() time.Time
+	// Idle is how long Run waits after a pass without progress (default 100ms).
+	Idle time.Duration
+	Log  *slog.Logger
 }
 
 // CatchUpWorker verifies pending catch-up Work and commits transitions.
 type CatchUpWorker struct {
-	pool db.Beginner
-	cfg  CatchUpWorkerConfig
+	pool  db.Beginner
+	cfg   CatchUpWorkerConfig
+	mu    sync.Mutex
+	steps map[string]int64
 }
 
 // Results of one Work step.
@@ -107,7 +115,48 @@ func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
-	return &CatchUpWorker{pool: pool, cfg: cfg}, nil
+	if cfg.Idle <= 0 {
+		cfg.Idle = 100 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &CatchUpWorker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
+}
+
+// Stats returns how many steps of each outcome the worker took so far.
+func (w *CatchUpWorker) Stats() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int64, len(w.steps))
+	for k, v := range w.steps {
+		out[k] = v
+	}
+	return out
+}
+
+// Run passes over the pending fences until ctx ends, waiting Idle after a
+// pass that made no progress (nothing pending, or only inputs that are not
+// settleable yet / superseded steps).
+func (w *CatchUpWorker) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		steps, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Log.Warn("billing catch-up worker", "err", err)
+		}
+		if steps[CatchUpStepTransition]+steps[CatchUpStepCaughtUp]+steps[CatchUpStepAlreadyEvaluated] > 0 && err == nil {
+			timer.Reset(0)
+		} else {
+			timer.Reset(w.cfg.Idle)
+		}
+	}
 }
 
 // RunOnce takes one batch of pending fences and steps each once; it returns
@@ -124,14 +173,23 @@ func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("read pending catch-up fences: %w", err)
 	}
 	out := map[string]int{}
+	var firstErr error
 	for _, dimID := range dims {
 		step, err := w.Step(ctx, dimID)
 		if err != nil {
-			return out, err
+			// One dimension's failure (Metering unavailable, …) does not
+			// hold the others back; it is verified again next pass.
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
 		out[step]++
 	}
-	return out, nil
+	w.mu.Lock()
+	for k, v := range out {
+		w.steps[k] += int64(v)
+	}
+	w.mu.Unlock()
+	return out, firstErr
 }
 
 // catchUpClaim is what one step read: the fence revision and generation it
@@ -185,7 +243,7 @@ func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) 
 			// Metering went back to the evaluated input after a newer one:
 			// never caught up on another operation's receipt; a new Work
 			// generation verifies it.
-			return w.rebaseline(ctx, claim, target, "")
+			return w.rebaseline(ctx, claim, target, v.Receipt)
 		}
 		return w.caughtUp(ctx, claim, v.Receipt)
 	}
@@ -193,7 +251,7 @@ func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) 
 		return "", fmt.Errorf("catch-up step %s: %w: Metering's current state version %d is behind the settled %d",
 			dimID, ErrCatchUpConflict, target.StateVersion, last.StateVersion)
 	}
-	return w.transition(ctx, claim, target)
+	return w.transition(ctx, claim, target, v.Receipt)
 }
 
 // caughtUp marks the fence caught_up on the generation's own receipt, if
@@ -218,6 +276,9 @@ func (w *CatchUpWorker) caughtUp(ctx context.Context, claim *catchUpClaim, recei
 		c := f.change()
 		c.State, c.CaughtUpReceipt = billingc.CatchUpCaughtUp, receiptQuad
 		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
+			return "", err
+		}
+		if err := insertCatchUpFinish(ctx, tx, f, claim.work, receiptQuad, billingc.CatchUpFinishedCaughtUp, nil, nil, now); err != nil {
 			return "", err
 		}
 		return CatchUpStepCaughtUp, nil
@@ -260,7 +321,7 @@ func transitionBasis(f *catchUpFenceRow, work *billingc.BillingSettlementCatchUp
 // transition validates the newer input for post_finalization_transition and
 // commits one transition (or a rebaseline for no difference) with the
 // successor Work.
-func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput) (string, error) {
+func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
 	f, work := claim.fence, claim.work
 	dimID := f.SettlementDimensionID
 	targetAmount, err := w.cfg.Metering.SettlementInputTarget(ctx, dimID, target)
@@ -275,7 +336,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 		return "", fmt.Errorf("catch-up step %s: %w", dimID, err)
 	}
 	if !changes {
-		return w.rebaseline(ctx, claim, target, CatchUpStepAlreadyEvaluated)
+		return w.rebaseline(ctx, claim, target, catchUpReceipt)
 	}
 	dim, err := f.dimension()
 	if err != nil {
@@ -322,7 +383,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 			}
 		}
 		t.CommittedAt = now
-		if err := commitCatchUpTransition(ctx, tx, cur, work, t, w.cfg.Ledger); err != nil {
+		if err := commitCatchUpTransition(ctx, tx, cur, work, t, w.cfg.Ledger, catchUpReceipt); err != nil {
 			return "", err
 		}
 		return CatchUpStepTransition, nil
@@ -331,10 +392,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 
 // rebaseline moves the fence's evaluated input to target without a
 // transition (no difference) and creates the successor Work.
-func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, step string) (string, error) {
-	if step == "" {
-		step = CatchUpStepAlreadyEvaluated
-	}
+func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
 	now := w.cfg.Now()
 	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		f, moved, err := w.relock(ctx, tx, claim)
@@ -343,23 +401,27 @@ func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, tar
 		}
 		c := f.change()
 		c.LastEvaluated = target
-		if err := successorCatchUpWork(ctx, tx, f, &c, now); err != nil {
+		successor, err := successorCatchUpWork(ctx, tx, f, &c, now)
+		if err != nil {
 			return "", err
 		}
 		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
 			return "", err
 		}
-		return step, nil
+		if err := insertCatchUpFinish(ctx, tx, f, claim.work, catchUpReceipt, billingc.CatchUpFinishedAlreadyEvaluated, nil, successor, now); err != nil {
+			return "", err
+		}
+		return CatchUpStepAlreadyEvaluated, nil
 	})
 }
 
 // successorCatchUpWork creates the next generation for the change c (its
 // state revision and evaluated input already set): it verifies the highest
 // input observed, or the evaluated one.
-func successorCatchUpWork(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c *catchUpFenceChange, now time.Time) error {
+func successorCatchUpWork(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c *catchUpFenceChange, now time.Time) (*billingc.BillingSettlementCatchUpWork, error) {
 	dim, err := f.dimension()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	toVerify := c.LastEvaluated
 	wm, err := selectCatchUpWatermark(ctx, tx, f.BillingReservationID, f.SettlementDimensionID)
@@ -367,22 +429,57 @@ func successorCatchUpWork(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c 
 	case err == nil && wm.StateVersion > toVerify.StateVersion:
 		toVerify = wm.input()
 	case err != nil && !errors.Is(err, errCatchUpNoWatermark):
-		return err
+		return nil, err
 	}
 	basis := billingc.CatchUpBasis{SettlementDimensionID: f.SettlementDimensionID, SettlementCatchUpFenceRevision: f.FenceRevision + 1,
 		WorkGeneration: f.ActiveWorkGeneration + 1, SettlementStateRevision: c.StateRevision, LastEvaluatedInput: c.LastEvaluated,
 		InputToVerify: toVerify}
-	if _, err := insertCatchUpWork(ctx, tx, dim, basis, billingc.CatchUpCauseSuccessor, now); err != nil {
-		return err
+	w, err := insertCatchUpWork(ctx, tx, dim, basis, billingc.CatchUpCauseSuccessor, now)
+	if err != nil {
+		return nil, err
 	}
 	c.State, c.Generation, c.CaughtUpReceipt = billingc.CatchUpPendingVerification, basis.WorkGeneration, strict.Quadruple{}
+	return w, nil
+}
+
+// insertCatchUpFinish seals and inserts the one finish of work (with its
+// successor, and the transition it committed).
+func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, catchUpReceipt strict.Quadruple,
+	outcome string, t *billingc.BillingSettlementTransition, successor *billingc.BillingSettlementCatchUpWork, now time.Time) error {
+	fin := &billingc.BillingSettlementCatchUpWorkAttemptFinished{
+		Finished: strict.Quadruple{Ref: "bscwf-" + uuid.Must(uuid.NewV7()).String()}, Dimension: work.Dimension, Work: work.Work,
+		WorkGeneration: work.Basis.WorkGeneration, ValidationOperationID: work.ValidationOperationID(), ValidationReceipt: catchUpReceipt,
+		Outcome: outcome, FinishedAt: now,
+	}
+	args := pgx.NamedArgs{"settlement_dimension_id": f.SettlementDimensionID, "work_generation": work.Basis.WorkGeneration,
+		"outcome": outcome, "successor_generation": nil, "transition_to_revision": nil, "finished_at": now}
+	if successor != nil {
+		fin.RebaselinedInput, fin.SuccessorWork = successor.Basis.LastEvaluatedInput, successor.Work
+		fin.SuccessorWorkGeneration, fin.SuccessorValidationOperationID = successor.Basis.WorkGeneration, successor.ValidationOperationID()
+		args["successor_generation"] = successor.Basis.WorkGeneration
+	}
+	if t != nil {
+		fin.Transition, fin.ToSettlementStateRevision = t.Transition, t.ToSettlementStateRevision()
+		args["transition_to_revision"] = t.ToSettlementStateRevision()
+	}
+	body, err := billingc.SealSettlement(fin)
+	if err != nil {
+		return fmt.Errorf("seal catch-up finish: %w", err)
+	}
+	q := fin.Finished
+	args["finished_ref"], args["finished_schema_version"] = q.Ref, q.SchemaVersion
+	args["finished_digest_algorithm_version"], args["finished_digest"] = string(q.DigestAlgorithmVersion), q.Digest
+	args["finished_body"] = string(body)
+	if _, err := tx.Exec(ctx, qCatchUpFinishInsert, args); err != nil {
+		return fmt.Errorf("insert catch-up finish: %w", err)
+	}
 	return nil
 }
 
 // commitCatchUpTransition writes, in tx, the transition, its exposure or
 // ledger postings, billing.settlement-transition.committed@1 with its
 // deliveries, the successor Work and the fence's next revision.
-func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, t *billingc.BillingSettlementTransition, ledger CatchUpLedger) error {
+func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, t *billingc.BillingSettlementTransition, ledger CatchUpLedger, catchUpReceipt strict.Quadruple) error {
 	body, err := billingc.SealSettlement(t)
 	if err != nil {
 		return fmt.Errorf("seal settlement transition: %w", err)
@@ -424,13 +521,14 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 	}
 	c := f.change()
 	c.StateRevision, c.SettledAmount, c.LastEvaluated, c.LastEventID = t.ToSettlementStateRevision(), t.SettledAmountAfter, t.SettlementInput, eventID
-	if err := successorCatchUpWork(ctx, tx, f, &c, t.CommittedAt); err != nil {
+	successor, err := successorCatchUpWork(ctx, tx, f, &c, t.CommittedAt)
+	if err != nil {
 		return err
 	}
 	if _, err := updateCatchUpFence(ctx, tx, f, c, t.CommittedAt); err != nil {
 		return err
 	}
-	return nil
+	return insertCatchUpFinish(ctx, tx, f, work, catchUpReceipt, billingc.CatchUpFinishedTransitionApplied, t, successor, t.CommittedAt)
 }
 
 func insertLateSettlementExposure(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {

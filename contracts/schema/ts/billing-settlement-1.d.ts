@@ -158,6 +158,41 @@ export type BillingSettlementCatchUpFenceV1 = {
   readonly recordedAt: string;
 };
 
+/** BillingSettlementCatchUpWorkAttemptFinished@1: the one finish of a catch-up Work generation (caught_up, or transition_applied / already_evaluated with the successor Work). */
+export type BillingSettlementCatchUpWorkAttemptFinishedV1 = {
+  /** assigned by Billing's repository; excluded from the digest candidate */
+  readonly billingSettlementCatchUpWorkAttemptFinishedRef: string;
+  readonly billingSettlementCatchUpWorkAttemptFinishedSchemaVersion: "1";
+  readonly billingSettlementCatchUpWorkAttemptFinishedDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly billingSettlementCatchUpWorkAttemptFinishedDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** the finished generation's BillingSettlementCatchUpWork@1 */
+  readonly billingSettlementCatchUpWorkRef: string;
+  readonly billingSettlementCatchUpWorkSchemaVersion: "1";
+  readonly billingSettlementCatchUpWorkDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly billingSettlementCatchUpWorkDigest: string;
+  readonly workGeneration: number;
+  /** the finished generation's validation operation */
+  readonly billingCatchUpValidationOperationId: string;
+  /** Metering's billing_catch_up_fence receipt of the generation */
+  readonly catchUpValidationReceiptRef: string;
+  readonly catchUpValidationReceiptSchemaVersion: string;
+  readonly catchUpValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly catchUpValidationReceiptDigest: string;
+  readonly outcome: BillingSettlementCatchUpFinishedOutcomeV1;
+  /** excluded from the digest candidate */
+  readonly finishedAt: string;
+};
+
 /** The fence's coordination state; every branch binds the generation's Work and validation operation. */
 export type BillingSettlementCatchUpCoordinationV1 =
   | {
@@ -202,6 +237,46 @@ export type BillingSettlementCatchUpCoordinationV1 =
     readonly billingSettlementCatchUpWorkAttemptBlockedSchemaVersion: string;
     readonly billingSettlementCatchUpWorkAttemptBlockedDigestAlgorithmVersion: "jcs-sha256-v1";
     readonly billingSettlementCatchUpWorkAttemptBlockedDigest: string;
+  };
+
+/** caught_up (no successor), or a rebaseline with its successor Work (transition_applied also names the transition). */
+export type BillingSettlementCatchUpFinishedOutcomeV1 =
+  | {
+    readonly kind: "caught_up";
+  }
+  | {
+    readonly kind: "transition_applied";
+    /** the committed BillingSettlementTransition@1 */
+    readonly billingSettlementTransitionRef: string;
+    readonly billingSettlementTransitionSchemaVersion: "1";
+    readonly billingSettlementTransitionDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly billingSettlementTransitionDigest: string;
+    readonly toSettlementStateRevision: number;
+    /** the input the fence now settles (or verified) */
+    readonly rebaselinedInput: SettlementInputV1;
+    /** the successor BillingSettlementCatchUpWork@1 */
+    readonly successorBillingSettlementCatchUpWorkRef: string;
+    readonly successorBillingSettlementCatchUpWorkSchemaVersion: "1";
+    readonly successorBillingSettlementCatchUpWorkDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly successorBillingSettlementCatchUpWorkDigest: string;
+    /** workGeneration + 1 */
+    readonly successorWorkGeneration: number;
+    /** the successor's validation operation */
+    readonly successorBillingCatchUpValidationOperationId: string;
+  }
+  | {
+    readonly kind: "already_evaluated";
+    /** the input the fence now settles (or verified) */
+    readonly rebaselinedInput: SettlementInputV1;
+    /** the successor BillingSettlementCatchUpWork@1 */
+    readonly successorBillingSettlementCatchUpWorkRef: string;
+    readonly successorBillingSettlementCatchUpWorkSchemaVersion: "1";
+    readonly successorBillingSettlementCatchUpWorkDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly successorBillingSettlementCatchUpWorkDigest: string;
+    /** workGeneration + 1 */
+    readonly successorWorkGeneration: number;
+    /** the successor's validation operation */
+    readonly successorBillingCatchUpValidationOperationId: string;
   };
 
 /** The dimension's settlement input wakeup watermark: none, or the highest input event accepted. */

@@ -1,0 +1,6 @@
+-- The one finish of a catch-up Work generation.
+INSERT INTO billing.settlement_catch_up_finishes (settlement_dimension_id, work_generation, finished_ref, finished_schema_version,
+  finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at)
+VALUES (@settlement_dimension_id, @work_generation, @finished_ref, @finished_schema_version,
+  @finished_digest_algorithm_version, @finished_digest, @outcome, @successor_generation, @transition_to_revision, @finished_body,
+  @finished_at)
