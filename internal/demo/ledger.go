@@ -64,9 +64,9 @@ func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) 
 	all := l.Reservations == int64(cfg.Runs) && l.Finalized+l.WaitingReconciliation == l.Reservations && l.StillOpen == 0
 	s.check("every_reservation_decided", all, failDetail(all, fmt.Sprintf("%d admitted, %d reservations: %d finalized, %d waiting for reconciliation, %d still open",
 		cfg.Runs, l.Reservations, l.Finalized, l.WaitingReconciliation, l.StillOpen)))
-	s.count("one_finalization_per_reservation", severalFacts+severalEvents+finalizedWithoutOneEvent,
+	s.count("finalized_exactly_once", severalFacts+severalEvents+finalizedWithoutOneEvent,
 		"reservations with other than exactly one committed fact and one billing.finalization.committed@1")
-	s.count("settled_plus_released_is_reserved", notAddingUp+factsNotAddingUp, "finalizations where settled + released ≠ reserved or settled > reserved")
+	s.count("settled_released_add_up", notAddingUp+factsNotAddingUp, "finalizations where settled + released ≠ reserved or settled > reserved")
 	s.count("ledger_balanced", unbalanced, "posting groups whose debits differ from their credits")
 	s.count("no_negative_balance", negative, "ledger balances below zero")
 	return nil
