@@ -164,3 +164,37 @@ func TestBI1StepsAreImmutableAsTheBillingRole(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// BI-1: workers racing on the same fence in real concurrent sessions: the
+// claim's row lock with SKIP LOCKED lets exactly one process the Work; the
+// others find nothing runnable; one committed fact, nothing left to run.
+func TestBI1ConcurrentWorkersCommitOnce(t *testing.T) {
+	t.Parallel()
+	k := newCore(t)
+	w := newWorld("1200", "333")
+	closedWorld(t, k, w)
+	const n = 4
+	results := make(chan error, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		go func() {
+			wk := finalization.NewWorker(k.pool, w.owners(), finalization.BillingLedger{}, finalization.Config{}, nil)
+			<-start
+			_, err := wk.ProcessOne(t.Context())
+			results <- err
+		}()
+	}
+	close(start)
+	committedRuns := 0
+	for i := 0; i < n; i++ {
+		err := <-results
+		if err == nil {
+			committedRuns++
+			continue
+		}
+		require.ErrorIs(t, err, finalization.ErrNoWork)
+	}
+	require.Equal(t, 1, committedRuns)
+	require.Equal(t, 1, k.count(t, "billing.finalization_committed"))
+	require.Equal(t, 1, k.count(t, "billing.finalization_decisions"))
+}
