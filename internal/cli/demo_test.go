@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/dbtest"
@@ -43,6 +45,29 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.GreaterOrEqual(t, s.Acknowledged, int64(60))
 	require.Equal(t, s.Events, s.Acknowledged)
 	require.NotEmpty(t, s.Invariants)
+
+	// issue 15: inspect shows a finalized reservation's postings and its
+	// decision chain, and a waiting one its visible reason.
+	core, err := pgx.Connect(t.Context(), srv.DatabaseURL(prefix+"_core"))
+	require.NoError(t, err)
+	defer func() { _ = core.Close(context.WithoutCancel(t.Context())) }()
+	var finalized string
+	require.NoError(t, core.QueryRow(t.Context(), `SELECT billing_reservation_id::text FROM billing.finalization_committed LIMIT 1`).Scan(&finalized))
+	ins := runMain(t, nil, "inspect", "reservation", finalized, "--database-url", srv.URL, "--db-prefix", prefix)
+	require.Equal(t, 0, ins.code, ins.stderr)
+	require.Contains(t, ins.stdout, "billing: reservation ")
+	require.Contains(t, ins.stdout, "finalization fence: committed")
+	require.Contains(t, ins.stdout, "ledger postings (")
+	require.Regexp(t, `finalization +[0-9]+ +customer_wallet`, ins.stdout)
+	require.Contains(t, ins.stdout, "1 finalization(s))")
+	require.Regexp(t, `settle_and_release_remainder|release_all`, ins.stdout)
+	var waiting string
+	if err := core.QueryRow(t.Context(), `SELECT billing_reservation_id::text FROM billing.billing_finalization_fences
+		WHERE coordination_state = 'awaiting_finalization' LIMIT 1`).Scan(&waiting); err == nil {
+		ins = runMain(t, nil, "inspect", "reservation", waiting, "--database-url", srv.URL, "--db-prefix", prefix, "--json")
+		require.Equal(t, 0, ins.code, ins.stderr)
+		require.Contains(t, ins.stdout, `"fenceWaitingReason": "reconciliation_deferred:`)
+	}
 
 	again := runMain(t, nil, "demo", "--runs", "5", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
 	require.NotEqual(t, 0, again.code)
