@@ -49,7 +49,7 @@ func All() []Kind {
 // billingSettlementKinds: the settlement catch-up and post-finality
 // transition objects of contracts/billing (BillingSettlementTransition@1,
 // LateSettlementExposure@1, BillingSettlementCatchUpWork@1,
-// BillingSettlementCatchUpFence@1).
+// BillingSettlementCatchUpFence@1, BillingSettlementCatchUpWorkAttemptFinished@1).
 func billingSettlementKinds() []Kind {
 	var out []Kind
 	for _, c := range billing.SettlementContracts() {

@@ -208,6 +208,8 @@ func TestBFC5OnlyClosureDecoded(t *testing.T) {
 	require.False(t, retryable, "error: %v", err)
 	require.EqualValues(t, 1, b.fence(t, r.fenceID).Revision)
 
-	_, err = b.c.ApplyTx(t.Context(), nil, &inbox.Event{Envelope: &envelope.Envelope{EventType: receipt.EventFinalizationReconciliationResolutionApplied, EventSchemaVersion: "1"}})
+	out, err := b.c.ApplyTx(t.Context(), nil, &inbox.Event{Envelope: &envelope.Envelope{EventType: receipt.EventFinalizationReconciliationResolutionApplied, EventSchemaVersion: "1"}})
 	require.NoError(t, err)
+	require.True(t, out.Waiting(), "the resolution pair waits: its command chain does not exist")
+	require.Nil(t, out.Receipt())
 }

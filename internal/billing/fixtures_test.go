@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/route"
@@ -231,8 +230,6 @@ func (b *bundle) decision(t *testing.T, r run, outcome, settled, released string
 		SettledAmount: settled, ReleasedAmount: released, InputManifest: quad("fim-" + r.runID),
 		ValidationBundle: quad("fvb-" + r.runID), DecisionObject: quad("bfd-" + r.runID)}
 }
-
-var _ = billingc.SuccessReleaseAll
 
 func inboxRetryable(err error) (bool, string) { return transport.RetryableAndCode(err) }
 

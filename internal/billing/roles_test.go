@@ -68,8 +68,6 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 		return `INSERT INTO billing.ledger_postings VALUES (` + group + `, ` + line + `, ` + reservation + `, '` + r.accountID + `', ` + ident +
 			`, '` + kind + `', '` + dir + `', ` + amount + `, now())`
 	}
-	groupInsert := `INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'reservation_hold_x', ` + ident + `, now())`
-	_ = groupInsert
 
 	for name, c := range map[string]struct {
 		code  string
