@@ -119,7 +119,7 @@ const (
 	// update that is not the consumer's reopen.
 	CodeCatchUpFenced = "BC006"
 	// CodeCatchUpAttemptGraph (00024): an attempt that is not the next of
-	// the fence's active generation, or started while a lease is live.
+	// the fence's active, claimable generation.
 	CodeCatchUpAttemptGraph = "BC007"
 )
 

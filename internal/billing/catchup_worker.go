@@ -87,7 +87,7 @@ type CatchUpWorkerConfig struct {
 	// BlockedBackoff is the first wait after an owner conflict blocked a
 	// Work generation; it doubles per block of the generation, up to 5 minutes (default 1s).
 	BlockedBackoff time.Duration
-	Log  *slog.Logger
+	Log            *slog.Logger
 }
 
 // CatchUpWorker verifies pending catch-up Work and commits transitions.

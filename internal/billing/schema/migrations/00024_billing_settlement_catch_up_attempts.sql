@@ -13,8 +13,12 @@
 --                                 rows only, never caught-up history.
 --   settlement_catch_up_attempts  the Started log: one row per attempt of a
 --                                 Work generation, dense attempt numbers, a
---                                 fresh fencing token and its lease; a new
---                                 attempt only after the previous lease ended.
+--                                 fresh fencing token and its lease. The claim
+--                                 starts a new attempt only after the previous
+--                                 lease ended or its worker released it (a
+--                                 step that wrote nothing, a blocked backoff);
+--                                 safety does not rest on the lease: whatever
+--                                 the clocks, only the latest token writes.
 --   settlement_catch_up_blocks    BillingSettlementCatchUpWorkAttemptBlocked@1,
 --                                 one per attempt, with the owner's conflict
 --                                 fact quadruple.
@@ -30,7 +34,7 @@
 --   BC006 a worker write with a fencing token that is not the latest attempt
 --         of its generation (or none), or a token-less update that is not a reopen
 --   BC007 an attempt outside its graph (not dense, generation not the
---         fence's active one, fence not claimable, previous lease still live)
+--         fence's active one, fence not claimable)
 
 -- +goose Up
 -- +goose StatementBegin
@@ -74,8 +78,8 @@ BEGIN
   SELECT * INTO prev FROM billing.settlement_catch_up_attempts
   WHERE settlement_dimension_id = NEW.settlement_dimension_id AND work_generation = NEW.work_generation
   ORDER BY attempt_number DESC LIMIT 1;
-  IF NEW.attempt_number <> COALESCE(prev.attempt_number, 0) + 1 OR prev.lease_expires_at > NEW.started_at THEN
-    RAISE EXCEPTION 'billing: catch-up attempt %/%/% out of order or the previous lease is live',
+  IF NEW.attempt_number <> COALESCE(prev.attempt_number, 0) + 1 THEN
+    RAISE EXCEPTION 'billing: catch-up attempt %/%/% is not the next attempt of its generation',
       NEW.settlement_dimension_id, NEW.work_generation, NEW.attempt_number USING ERRCODE = 'BC007';
   END IF;
   RETURN NEW;
