@@ -49,6 +49,11 @@ func (e *SettlementInputOwnerConflictError) Unwrap() error { return ErrSettlemen
 // Blocked@1 and the fence is blocked_on_owner_conflict until a retry succeeds.
 const CatchUpStepBlocked = "blocked_on_owner_conflict"
 
+// CatchUpStepFencedOut: the attempt's lease ended and a newer attempt
+// reclaimed the Work; PostgreSQL refused this attempt's writes (BC006) and
+// nothing of it was committed.
+const CatchUpStepFencedOut = "fenced_out"
+
 // Defaults of the attempt lease and the blocked backoff.
 const (
 	defaultCatchUpLease          = 30 * time.Second

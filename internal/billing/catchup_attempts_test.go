@@ -122,7 +122,8 @@ func TestCatchUpAttemptTwoWorkersOneWins(t *testing.T) {
 // A lease expires mid-transition: another worker reclaims the Work with a
 // new fencing token (attempt 2) while the first is still working; the first
 // worker's commit (same fence revision, so the application's compare-and-set
-// passes) is refused by PostgreSQL (BC006) and writes nothing. The database
+// passes) is refused by PostgreSQL (BC006: the worker reports fenced_out,
+// which only that SQLSTATE produces) and writes nothing. The database
 // also refuses the old token written directly as the billing role.
 func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	t.Parallel()
@@ -143,10 +144,11 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 		once.Do(func() { reclaimStep, reclaimErr = reclaimer.Step(t.Context(), d.SettlementDimensionID()) })
 	}
 	before := b.fence(t, d)
-	_, err := old.Step(t.Context(), d.SettlementDimensionID())
+	step, err := old.Step(t.Context(), d.SettlementDimensionID())
 	require.ErrorIs(t, reclaimErr, errMeteringDown)
 	require.Empty(t, reclaimStep)
-	require.Equal(t, billing.CodeCatchUpFenced, pgCode(err), "the old token's commit: %v", err)
+	require.NoError(t, err)
+	require.Equal(t, billing.CatchUpStepFencedOut, step, "the old token's commit is refused by PostgreSQL (BC006)")
 	require.Equal(t, before, b.fence(t, d))
 	require.Empty(t, b.transitions(t, d))
 	require.Zero(t, b.count(t, `SELECT count(*) FROM billing.settlement_catch_up_finishes`))
@@ -173,7 +175,7 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	// A later worker reclaims again and finishes the Work.
 	b.metering.beforeValidate = nil
 	later := b.workerAt(t, b.metering, clockAt(start.Add(10*time.Minute)))
-	step, err := later.Step(t.Context(), d.SettlementDimensionID())
+	step, err = later.Step(t.Context(), d.SettlementDimensionID())
 	require.NoError(t, err)
 	require.Equal(t, billing.CatchUpStepTransition, step)
 	require.Equal(t, []string{"1>2 refund 30 v2"}, b.transitions(t, d))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
@@ -235,6 +236,12 @@ func (w *CatchUpWorker) stepAttempt(ctx context.Context, a catchUpAttempt) (stri
 	var blocking *catchUpBlockingError
 	if errors.As(err, &blocking) {
 		step, err = w.block(ctx, blocking.claim, blocking.conflict)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == CodeCatchUpFenced {
+		// Our lease ended and another attempt holds the Work: the database
+		// refused every write of this one; the claim is the other's.
+		return CatchUpStepFencedOut, nil
 	}
 	switch step {
 	case CatchUpStepCaughtUp, CatchUpStepTransition, CatchUpStepAlreadyEvaluated, CatchUpStepBlocked:
