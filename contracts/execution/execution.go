@@ -50,7 +50,7 @@ var kindsInOrder = []string{
 	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
-	KindProviderEvidence, KindAvailabilitySnapshot,
+	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -97,6 +97,8 @@ func specOf(kind string) (spec, bool) {
 		KindGatewayPreBindingRejectionFact: {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
 		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
 		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
+
+		KindRunExecutionFinalizationReceipt: {RunExecutionFinalizationReceiptDef, finalizationReceiptSelf, nil},
 	}[kind]
 	return s, ok
 }

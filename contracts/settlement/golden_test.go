@@ -2,6 +2,7 @@ package settlement_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -134,35 +135,38 @@ type negative struct {
 	name, requirement, base string
 	mutate                  func(m map[string]any)
 	want                    error
+	// rule names the specific snapshot rule a settlement.ErrSnapshotRule
+	// negative must break (the generic prefix alone proves nothing).
+	rule string
 }
 
 func negatives() []negative {
 	return []negative{
-		{"unknown_field", "CT-2", "usage_available_v1", func(m map[string]any) { m["latest"] = true }, strict.ErrUnknownField},
-		{"float_amount", "CT-2", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "3.70e0" }, strict.ErrInvalidValue},
-		{"digest_does_not_recompute", "CT-3", "usage_available_v1", func(m map[string]any) { m["quantity"] = "1235"; m["targetNetAmount"] = "3.705" }, digest.ErrMismatch},
-		{"amount_not_quantity_times_price", "ME-1", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "4" }, settlement.ErrSnapshotRule},
+		{"unknown_field", "CT-2", "usage_available_v1", func(m map[string]any) { m["latest"] = true }, strict.ErrUnknownField, ""},
+		{"float_amount", "CT-2", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "3.70e0" }, strict.ErrInvalidValue, ""},
+		{"digest_does_not_recompute", "CT-3", "usage_available_v1", func(m map[string]any) { m["quantity"] = "1235"; m["targetNetAmount"] = "3.705" }, digest.ErrMismatch, ""},
+		{"amount_not_quantity_times_price", "ME-1", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "4" }, settlement.ErrSnapshotRule, "is not quantity × unitPrice"},
 		{"dimension_id_not_derived", "ME-1", "usage_available_v1", func(m map[string]any) {
 			m["settlementDimensionId"] = "0195f4a8-0000-7000-8000-0000000000ff"
-		}, settlement.ErrSnapshotRule},
-		{"v1_with_predecessor", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(1) }, settlement.ErrSnapshotRule},
-		{"version_gap", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(3) }, settlement.ErrSnapshotRule},
+		}, settlement.ErrSnapshotRule, "settlementDimensionId does not recompute"},
+		{"v1_with_predecessor", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(1) }, settlement.ErrSnapshotRule, "state version 1 has no predecessor"},
+		{"version_gap", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(3) }, settlement.ErrSnapshotRule, "needs its direct predecessor 2"},
 		{"not_dispatched_with_amount", "ME-1", "not_dispatched_terminal_none", func(m map[string]any) {
 			m["quantity"] = "1"
-		}, settlement.ErrSnapshotRule},
+		}, settlement.ErrSnapshotRule, "not_dispatched is terminal-none"},
 		{"not_dispatched_eligible", "ME-1", "not_dispatched_terminal_none", func(m map[string]any) {
 			m["eligibilityDecision"].(map[string]any)["decision"] = "eligible"
-		}, settlement.ErrSnapshotRule},
+		}, settlement.ErrSnapshotRule, "not_dispatched is ineligible"},
 		{"pending_with_meter_event", "ME-1", "usage_pending", func(m map[string]any) {
 			m["meterEventHead"] = map[string]any{"state": "present", "meterEventRef": "mev-9", "meterEventSchemaVersion": "1",
 				"meterEventDigestAlgorithmVersion": "jcs-sha256-v1", "meterEventDigest": "9999999999999999999999999999999999999999999999999999999999999999"}
-		}, settlement.ErrSnapshotRule},
+		}, settlement.ErrSnapshotRule, "a MeterEvent and provider evidence exist exactly when the usage is available"},
 		{"other_price_book", "ME-1", "usage_available_v1", func(m map[string]any) {
 			m["pricing"].(map[string]any)["priceBookVersion"] = "oceanway-price-book@0"
-		}, strict.ErrUnexpectedLiteral},
+		}, strict.ErrUnexpectedLiteral, ""},
 		{"bare_meter_event_ref", "CT-3", "usage_available_v1", func(m map[string]any) {
 			delete(m["meterEventHead"].(map[string]any), "meterEventDigest")
-		}, strict.ErrMissingField},
+		}, strict.ErrMissingField, ""},
 	}
 }
 
@@ -191,8 +195,17 @@ func TestNegatives_CT2_SettlementInputSnapshot(t *testing.T) {
 		goldentest.Check(t, filepath.Join("testdata", "negative", file), goldentest.Indent(t, m))
 		raw, err := os.ReadFile(filepath.Join("testdata", "negative", file))
 		require.NoError(t, err)
-		require.ErrorIs(t, settlement.Contracts()[0].Validate(raw), n.want, file)
-		entries = append(entries, manifestEntry{File: file, Requirement: n.requirement, Expected: n.want.Error()})
+		verr := settlement.Contracts()[0].Validate(raw)
+		require.ErrorIs(t, verr, n.want, file)
+		if errors.Is(n.want, settlement.ErrSnapshotRule) {
+			require.NotEmpty(t, n.rule, "%s: a snapshot rule negative names its rule", file)
+			require.ErrorContains(t, verr, n.rule, file)
+		}
+		expected := n.want.Error()
+		if n.rule != "" {
+			expected += ": " + n.rule
+		}
+		entries = append(entries, manifestEntry{File: file, Requirement: n.requirement, Expected: expected})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].File < entries[j].File })
 	b, err := json.MarshalIndent(entries, "", "  ")

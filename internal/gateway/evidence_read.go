@@ -51,9 +51,7 @@ func ReadProviderEvidence(ctx context.Context, q db.Executor, req ProviderEviden
 	if err := req.Evidence.Validate(); err != nil {
 		return ProviderEvidenceResult{}, fmt.Errorf("%w: evidence: %w", ownerread.ErrInvalidRequest, err)
 	}
-	var body string
-	err := q.QueryRow(ctx, "SELECT evidence_body FROM gateway.provider_evidence WHERE provider_evidence_ref = $1",
-		req.Evidence.Ref).Scan(&body)
+	body, err := queries.EvidenceBodyByRef(ctx, q, req.Evidence.Ref)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ownerread.Missing[*contract.ProviderEvidence](), nil
 	}

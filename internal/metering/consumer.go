@@ -28,15 +28,16 @@ var sqlFiles embed.FS
 var statements = db.MustLoadStatements("metering", sqlFiles, "sql")
 
 var (
-	qFenceEnsure = statements.Get("fence_ensure")
-	qFenceSelect = statements.Get("fence_select")
-	qFenceUpdate = statements.Get("fence_update")
-	qUsageSelect = statements.Get("usage_select")
-	qUsageUpsert = statements.Get("usage_upsert")
-	qCostSelect  = statements.Get("cost_select")
-	qCostUpsert  = statements.Get("cost_upsert")
-	qWorkInsert  = statements.Get("work_insert")
-	qWorkLatest  = statements.Get("work_latest")
+	qFenceEnsure  = statements.Get("fence_ensure")
+	qFenceSelect  = statements.Get("fence_select")
+	qFinishSelect = statements.Get("finish_select")
+	qFenceUpdate  = statements.Get("fence_update")
+	qUsageSelect  = statements.Get("usage_select")
+	qUsageUpsert  = statements.Get("usage_upsert")
+	qCostSelect   = statements.Get("cost_select")
+	qCostUpsert   = statements.Get("cost_upsert")
+	qWorkInsert   = statements.Get("work_insert")
+	qWorkLatest   = statements.Get("work_latest")
 )
 
 // Config configures the input processor.
@@ -333,6 +334,15 @@ func eligibilityLane(ctx context.Context, tx pgx.Tx, attemptID string, f *fenceR
 			return receipt.MeteringLane{}, err
 		}
 		e.Coordination = receipt.EligibilityCoordination{State: receipt.StatePending, ActiveWork: &w}
+		// pending binds only an active Work: a latest generation that already
+		// applied is the applied state with its finish and snapshot set.
+		applied, err := appliedWork(ctx, tx, w)
+		if err != nil {
+			return receipt.MeteringLane{}, err
+		}
+		if applied != nil {
+			e.Coordination = receipt.EligibilityCoordination{State: receipt.StateApplied, Applied: applied}
+		}
 	case !hasFact:
 		e.Coordination = receipt.EligibilityCoordination{State: receipt.StateWaitingForExecution}
 	case len(usage) == 0:
@@ -341,6 +351,28 @@ func eligibilityLane(ctx context.Context, tx pgx.Tx, attemptID string, f *fenceR
 		return receipt.MeteringLane{}, fmt.Errorf("metering: eligibility lane of %s has both inputs but no work", attemptID)
 	}
 	return receipt.MeteringLane{Kind: receipt.LaneEligibility, Eligibility: e}, nil
+}
+
+// appliedWork is the applied binding of w (generation, operation, Work and
+// Finish quadruples, snapshot set) when w finished applied; nil otherwise
+// (unfinished, including blocked Work, which stays pending).
+func appliedWork(ctx context.Context, tx pgx.Tx, w receipt.WorkBinding) (*receipt.AppliedWork, error) {
+	var state, body string
+	err := tx.QueryRow(ctx, qFinishSelect, pgx.NamedArgs{"work_ref": w.Work.Ref}).Scan(&state, &body)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != receipt.FinishApplied) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read work finish: %w", err)
+	}
+	f, err := receipt.DecodeMeteringInputWorkAttemptFinished([]byte(body))
+	if err != nil {
+		return nil, fmt.Errorf("stored work finish %s: %w", w.Work.Ref, err)
+	}
+	if f.Outcome.Snapshots == nil {
+		return nil, fmt.Errorf("metering: applied finish %s has no snapshot set", f.Finished.Ref)
+	}
+	return &receipt.AppliedWork{Work: w, Finished: f.Finished, Snapshots: *f.Outcome.Snapshots}, nil
 }
 
 // --- gateway availability --------------------------------------------------

@@ -49,4 +49,8 @@ const (
 	// SQLStateSettlementChain: a settlement input version that is not the
 	// next one, or a pointer CAS that does not advance by exactly one.
 	SQLStateSettlementChain = "ME004"
+	// SQLStateSettlementAtomic: at COMMIT a settlement input version lacks
+	// its pointer move, its current-changed event or the event's billing
+	// delivery, or names a predecessor digest that is not stored (ME-1).
+	SQLStateSettlementAtomic = "ME005"
 )

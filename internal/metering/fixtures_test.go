@@ -55,6 +55,21 @@ type fakeOwners struct {
 	evidence map[strict.Quadruple]*contract.ProviderEvidence
 	blocked  atomic.Bool
 	conflict atomic.Bool
+	// gate, when set, holds ReadProviderEvidence (a worker between its
+	// bootstrap reads and its processing transaction) until released.
+	gate atomic.Pointer[gate]
+}
+
+// gate holds a caller at a point: reached is closed when it gets there,
+// release lets it go on.
+type gate struct{ reached, release chan struct{} }
+
+func newGate() *gate { return &gate{reached: make(chan struct{}), release: make(chan struct{})} }
+
+// pass is called at the held point (once).
+func (g *gate) pass() {
+	close(g.reached)
+	<-g.release
 }
 
 func newOwners() *fakeOwners {
@@ -97,6 +112,9 @@ func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.Ava
 }
 
 func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
+	if g := o.gate.Swap(nil); g != nil {
+		g.pass()
+	}
 	if o.blocked.Load() {
 		return gateway.ProviderEvidenceResult{}, errUnavailable
 	}

@@ -34,6 +34,7 @@ var (
 	qCurrentInsert       = statements.Get("settlement_current_insert")
 	qCurrentCAS          = statements.Get("settlement_current_cas")
 	qBlockInsert         = statements.Get("block_insert")
+	qBlockLatest         = statements.Get("block_latest")
 	qWorkRelease         = statements.Get("work_release")
 	qWorkClaimLane       = statements.Get("work_claim_lane")
 	settlementEventDeriv = "metering_settlement_input_current_changed@1"
@@ -47,6 +48,17 @@ var (
 	ErrLaneNotBuilt = errors.New("metering: no processor for this lane")
 	// ErrPointerMoved: a settlement input pointer CAS found another version.
 	ErrPointerMoved = errors.New("metering: settlement input pointer moved")
+	// ErrOwnerConflictUnbound: an owner read answered conflicting. Blocked@1
+	// names that owner's conflict fact (execution_eligibility_owner_conflict,
+	// gateway_usage_owner_conflict, gateway_binding_owner_conflict), which
+	// the owner reads do not return yet; rather than forge one, the attempt
+	// writes nothing and the Work is handed back (it wraps ErrOwnerConflict).
+	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
+	// ErrEligibilitySource: the Work's input fence has no readable eligibility
+	// source (a fence from before it was stored, or damaged data). An operator
+	// must look: the worker cannot name the run, step, manifest or fact, so it
+	// writes nothing rather than evidence with made-up identities.
+	ErrEligibilitySource = errors.New("metering: input fence has no readable eligibility source")
 )
 
 // ProcessorConfig configures the worker's processing.
@@ -190,7 +202,15 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	if err != nil {
 		return Outcome{}, err
 	}
-	return p.applyEligibility(ctx, a, in)
+	out, err := p.applyEligibility(ctx, a, in)
+	// A conflict found inside the processing transaction (an amount that
+	// cannot be computed, a snapshot that does not seal) is as deterministic
+	// as one found by the reads: its transaction rolled back, so the attempt
+	// writes Blocked@1 in its own transaction instead of retrying forever.
+	if errors.As(err, &c) {
+		return p.block(ctx, a, in, c)
+	}
+	return out, err
 }
 
 func (p *Processor) peek(ctx context.Context, attemptID string) (*fenceRow, []usageRow, error) {
@@ -220,11 +240,11 @@ func (p *Processor) peek(ctx context.Context, attemptID string) (*fenceRow, []us
 // mapping the price book refuses is a local conflict (Blocked@1).
 func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *fenceRow, usage []usageRow) (*eligibilityInputs, error) {
 	if f.EligibilitySource == nil || f.DispatchDisposition == nil {
-		return nil, &conflict{stage: "eligibility_basis", reason: "eligibility_source_missing", candidate: map[string]any{"executionAttemptId": attemptID}}
+		return nil, fmt.Errorf("%w: %s", ErrEligibilitySource, attemptID)
 	}
 	src, err := decodeSource(*f.EligibilitySource)
 	if err != nil {
-		return nil, &conflict{stage: "eligibility_basis", reason: "eligibility_source_invalid", candidate: map[string]any{"executionAttemptId": attemptID}}
+		return nil, fmt.Errorf("%w: %s: %w", ErrEligibilitySource, attemptID, err)
 	}
 	in := &eligibilityInputs{source: src}
 	req := execution.EligibilityFactRead{ContractVersion: execution.ReadEligibilityFactV1, Audience: execution.AudienceMeteringInput,
@@ -233,7 +253,7 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	res, err := p.reads.ReadEligibilityFact(ctx, req)
 	if err != nil {
 		if errors.Is(err, ownerread.ErrInvalidRequest) {
-			return in, &conflict{stage: "eligibility_basis", reason: "eligibility_read_invalid", candidate: requestDoc(req)}
+			return in, &conflict{stage: "eligibility_basis", reason: "eligibility_read_invalid", candidate: eligibilityReadDoc(req)}
 		}
 		return in, retryable("eligibility read: %v", err)
 	}
@@ -242,11 +262,11 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	case ownerread.NotFound:
 		return in, retryable("eligibility fact %s not found", src.Fact.Ref)
 	default:
-		return in, &conflict{stage: "eligibility_basis", reason: "execution_eligibility_conflicting", candidate: requestDoc(req)}
+		return in, ownerConflict(receipt.CauseExecutionEligibilityOwnerConflict, res.Reason)
 	}
 	in.fact = res.Value
 	if in.fact.Disposition != *f.DispatchDisposition {
-		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: requestDoc(req)}
+		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: in.fact.ToJSON()}
 	}
 	if in.fact.Disposition == contract.DispositionNotDispatched {
 		price, err := settlement.PriceOf(settlement.ChargeDimensionNotDispatched)
@@ -282,13 +302,13 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	res, err := p.reads.ReadAvailabilitySnapshot(ctx, req)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: requestDoc(req)}
+		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
 	case err != nil:
 		return dimensionInput{}, retryable("availability read: %v", err)
 	case res.Answer == ownerread.NotFound:
 		return dimensionInput{}, retryable("availability %s not found", snapQ.Ref)
 	case res.Answer != ownerread.Found:
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "gateway_availability_conflicting", candidate: requestDoc(req)}
+		return dimensionInput{}, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, res.Reason)
 	}
 	snap := res.Value
 	price, err := settlement.PriceOf(u.EvidenceDimensionKey)
@@ -308,13 +328,13 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	eres, err := p.reads.ReadProviderEvidence(ctx, ereq)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return d, &conflict{stage: "meter_event", reason: "evidence_read_invalid", candidate: requestDoc(ereq)}
+		return d, &conflict{stage: "meter_event", reason: "evidence_read_invalid", candidate: evidenceReadDoc(ereq)}
 	case err != nil:
 		return d, retryable("evidence read: %v", err)
 	case eres.Answer == ownerread.NotFound:
 		return d, retryable("evidence %s not found", snap.Evidence.Ref)
 	case eres.Answer != ownerread.Found:
-		return d, &conflict{stage: "meter_event", reason: "gateway_evidence_conflicting", candidate: requestDoc(ereq)}
+		return d, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, eres.Reason)
 	}
 	ev := eres.Value
 	d.basis.ProviderEvidence = &ev.Evidence
@@ -322,10 +342,39 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	return d, nil
 }
 
-// requestDoc is a JSON-able view of an owner read request (its digest is
-// the conflicting candidate digest of the evidence).
-func requestDoc(req any) map[string]any {
-	return map[string]any{"request": fmt.Sprintf("%+v", req)}
+// ownerConflict is an owner read's conflicting answer, by the Blocked@1
+// cause it belongs to (never recorded as Metering's own processing conflict).
+func ownerConflict(cause, reason string) error {
+	return fmt.Errorf("%w: %s: %s", ErrOwnerConflictUnbound, cause, reason)
+}
+
+// The read request documents below are the JCS form of what Metering asked
+// an owner; an invalid request is Metering's own deterministic conflict, and
+// the digest of this form is the evidence's conflicting candidate digest.
+
+func eligibilityReadDoc(r execution.EligibilityFactRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "billingReservationId": r.BillingReservationID,
+		"billingAccountId": r.BillingAccountID, "runId": r.RunID, "runStepId": r.RunStepID, "executionAttemptId": r.ExecutionAttemptID}
+	r.AttemptManifest.Put(m, settlement.PrefixAttemptExecutionManifest)
+	r.Fact.Put(m, settlement.PrefixExecutionEligibilityFact)
+	return m
+}
+
+func availabilityReadDoc(r gateway.AvailabilitySnapshotRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
+		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey,
+		"currentAvailabilityStateVersion": r.StateVersion}
+	r.AttemptManifest.Put(m, settlement.PrefixAttemptExecutionManifest)
+	r.Snapshot.Put(m, settlement.PrefixCurrentAvailability)
+	return m
+}
+
+func evidenceReadDoc(r gateway.ProviderEvidenceRead) map[string]any {
+	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
+		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey}
+	r.Binding.Put(m, settlement.PrefixAttemptRouteBinding)
+	r.Evidence.Put(m, settlement.PrefixProviderEvidence)
+	return m
 }
 
 // --- the processing transaction -----------------------------------------
@@ -422,25 +471,31 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 	doc := map[string]any{
 		"eligibilityDecisionSchemaVersion": "1", "executionAttemptId": a.Head.ExecutionAttemptID,
 		"decision": d.Decision, "decisionRuleVersion": d.RuleVersion, "reasonCode": d.ReasonCode,
-		"dispatchDisposition": in.fact.Disposition, "meteringInputWorkOperationId": a.Head.OperationID,
+		"dispatchDisposition": in.fact.Disposition,
 	}
 	in.fact.Fact.Put(doc, settlement.PrefixExecutionEligibilityFact)
 	dg, err := digest.Of(digest.JCSSHA256V1, doc)
 	if err != nil {
 		return fmt.Errorf("decision digest: %w", err)
 	}
-	ref := "med-" + uuid.Must(uuid.NewV7()).String()
+	// Content addressed: the same decision of the same attempt and fact has
+	// one ref and one row, whichever generation applies it.
+	ref := "med-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(dg.Value)).String()
 	doc["eligibilityDecisionRef"], doc["eligibilityDecisionDigestAlgorithmVersion"], doc["eligibilityDecisionDigest"] =
 		ref, string(digest.JCSSHA256V1), dg.Value
 	body, err := jcs.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("decision body: %w", err)
 	}
-	if _, err := tx.Exec(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
+	var stored string
+	if err := tx.QueryRow(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
 		"attempt_id": a.Head.ExecutionAttemptID, "decision": d.Decision, "rule_version": d.RuleVersion,
 		"work_ref": a.Head.Work.Ref, "attempt_number": a.Head.AttemptNumber, "fencing_token": a.Head.FencingToken,
-		"decision_body": string(body)}); err != nil {
+		"decision_body": string(body)}).Scan(&stored); err != nil {
 		return fmt.Errorf("insert eligibility decision: %w", err)
+	}
+	if stored != ref {
+		return fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
 	}
 	return nil
 }
@@ -650,16 +705,11 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 		Work: h.Work, OperationID: h.OperationID, WorkGeneration: h.WorkGeneration, LaneTriggerDigest: h.LaneTriggerDigest,
 		ValidationStage: c.stage, ConflictingCandidateDigest: cand, ReasonCode: c.reason, ObservedAt: now,
 	}
-	if in != nil {
-		src := in.source
-		ev.RunID, ev.RunStepID, ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = src.RunID, src.RunStepID, src.AttemptManifest, src.Fact
+	if in == nil {
+		return Outcome{}, fmt.Errorf("%w: %s", ErrEligibilitySource, h.ExecutionAttemptID) // never forged identities
 	}
-	if ev.RunID == "" {
-		// No stored eligibility source: the evidence still names the attempt;
-		// the run and step are unknown, so the attempt id stands in for both.
-		ev.RunID, ev.RunStepID = h.ExecutionAttemptID, h.ExecutionAttemptID
-		ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = h.Work, h.Work
-	}
+	src := in.source
+	ev.RunID, ev.RunStepID, ev.AttemptExecutionManifest, ev.ExecutionEligibilityFact = src.RunID, src.RunStepID, src.AttemptManifest, src.Fact
 	if err := ev.Seal(); err != nil {
 		return Outcome{}, fmt.Errorf("seal conflict evidence: %w", err)
 	}
@@ -687,6 +737,9 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 			f, err := finishSupersededTx(ctx, tx, h)
 			return Outcome{Finished: f}, err
 		}
+		if prev, err := sameBlock(ctx, tx, h, ev); prev != nil || err != nil {
+			return Outcome{Blocked: prev}, err
+		}
 		var stored string
 		if err := tx.QueryRow(ctx, qBlockInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
 			"fencing_token": h.FencingToken, "blocked_ref": b.Blocked.Ref, "blocked_digest": b.Blocked.Digest,
@@ -700,4 +753,31 @@ func (p *Processor) block(ctx context.Context, a *Attempt, in *eligibilityInputs
 		}
 		return Outcome{Blocked: got}, nil
 	})
+}
+
+// sameBlock returns the Work's latest Blocked@1 when its evidence records
+// the same conflict (stage, reason, candidate digest) as ev: a Work retried
+// while its cause persists keeps that one Blocked and evidence rather than
+// adding a pair on every lease. nil when there is none or it differs.
+func sameBlock(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, ev *receipt.EligibilityProcessingConflictEvidence) (*receipt.MeteringInputWorkAttemptBlocked, error) {
+	var blockedBody, evidenceBody string
+	err := tx.QueryRow(ctx, qBlockLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&blockedBody, &evidenceBody)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read latest blocked: %w", err)
+	}
+	prev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evidenceBody))
+	if err != nil {
+		return nil, fmt.Errorf("stored conflict evidence: %w", err)
+	}
+	if prev.ValidationStage != ev.ValidationStage || prev.ReasonCode != ev.ReasonCode || prev.ConflictingCandidateDigest != ev.ConflictingCandidateDigest {
+		return nil, nil
+	}
+	b, err := receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(blockedBody))
+	if err != nil {
+		return nil, fmt.Errorf("stored blocked: %w", err)
+	}
+	return b, nil
 }

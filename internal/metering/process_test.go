@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
@@ -403,10 +405,12 @@ func TestMETTwoWritersSameWork(t *testing.T) {
 	requireDenseChains(t, b.pool)
 }
 
-// TestMETBlockedThenFixed: a local deterministic conflict writes Blocked@1
-// with EligibilityProcessingConflictEvidence@1 and no fact; the same Work
-// stays active and a later attempt applies once the cause is fixed. A
-// retryable owner failure writes nothing at all.
+// TestMETBlockedThenFixed: a local deterministic conflict (Metering's own
+// check: the owner's fact says another disposition than the accepted event)
+// writes Blocked@1 with EligibilityProcessingConflictEvidence@1 whose
+// candidate digest is the JCS digest of the actual candidate, and no fact;
+// the same Work stays active and a later attempt applies once the cause is
+// fixed. A retryable owner failure writes nothing at all.
 func TestMETBlockedThenFixed(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
@@ -422,7 +426,13 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "retryable: no Blocked")
 	b.owners.blocked.Store(false)
 
-	b.owners.conflict.Store(true)
+	b.owners.mu.Lock()
+	var fact *contract.ExecutionEligibilityFact
+	for _, f := range b.owners.facts {
+		fact = f
+	}
+	fact.Disposition = contract.DispositionNotDispatched
+	b.owners.mu.Unlock()
 	att = claimEligibility(t, b, 0)
 	out, err := p.Process(t.Context(), att)
 	require.NoError(t, err)
@@ -437,9 +447,15 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, out.Blocked.BlockingCause.Fact, ev.Evidence)
 	require.Equal(t, "eligibility_basis", ev.ValidationStage)
+	require.Equal(t, "disposition_differs", ev.ReasonCode)
+	b.owners.mu.Lock()
+	want, err := digest.Of(digest.JCSSHA256V1, fact.ToJSON())
+	fact.Disposition = contract.DispositionDispatched
+	b.owners.mu.Unlock()
+	require.NoError(t, err)
+	require.Equal(t, want, ev.ConflictingCandidateDigest, "the digest of the candidate's JCS form")
 	require.Zero(t, factCount(t, b.pool, ""))
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays active")
-	b.owners.conflict.Store(false)
 
 	fixed := claimEligibility(t, b, time.Hour)
 	require.Equal(t, att.Head.Work, fixed.Head.Work, "the same Work and generation")
@@ -447,6 +463,33 @@ func TestMETBlockedThenFixed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
 	requireDenseChains(t, b.pool)
+}
+
+// TestMETOwnerConflictNotForged (review finding 4; outbox-publisher
+// blocked_on_owner_conflict): an owner read that answers conflicting is the
+// owner's conflict, never Metering's eligibility_processing_conflict with a
+// made-up candidate. The reads return no owner conflict fact to bind
+// Blocked@1 to, so the attempt writes nothing (no Blocked, no evidence, no
+// fact, no finish) and the Work stays queued.
+func TestMETOwnerConflictNotForged(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(15)
+	dispatched(t, b, a)
+	b.owners.conflict.Store(true)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrOwnerConflictUnbound)
+	require.ErrorIs(t, err, metering.ErrOwnerConflict)
+	require.ErrorContains(t, err, receipt.CauseExecutionEligibilityOwnerConflict)
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays active")
+	b.owners.conflict.Store(false)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
 }
 
 // TestMETUnregisteredDimensionBlocks: a usage dimension the price book does
@@ -460,6 +503,13 @@ func TestMETUnregisteredDimensionBlocks(t *testing.T) {
 	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
 	require.NoError(t, err)
 	require.NotNil(t, out.Blocked)
+	require.Equal(t, receipt.CauseEligibilityProcessingConflict, out.Blocked.BlockingCause.Kind)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks`).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, "meter_event", ev.ValidationStage)
+	require.Equal(t, "charge_dimension_not_registered", ev.ReasonCode)
 	require.Zero(t, factCount(t, b.pool, ""))
 }
 
@@ -579,5 +629,414 @@ func TestME1WorkerAsMeteringRole(t *testing.T) {
 	cur, err := metering.ReadCurrentSettlementInput(t.Context(), role, dimensionOf(a, dimOut))
 	require.NoError(t, err)
 	require.Equal(t, int64(1), cur.Ref.StateVersion)
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETInTxConflictBlocks (review finding 1; issue 14 Deliver 4, "a local
+// deterministic conflict → conflict evidence + Blocked"): a conflict found
+// inside the processing transaction (evidence quantity "1e3" is not an exact
+// decimal the price book multiplies) writes Blocked@1 at stage
+// settlement_input with no business fact; the Work stays queued.
+func TestMETInTxConflictBlocks(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(11)
+	dispatched(t, b, a)
+	b.owners.mu.Lock()
+	for _, e := range b.owners.evidence {
+		e.Quantity = "1e3"
+	}
+	b.owners.mu.Unlock()
+	att := claimEligibility(t, b, time.Hour)
+	out, err := processor(t, b, nil).Process(t.Context(), att)
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	require.Nil(t, out.Finished)
+	require.Equal(t, receipt.CauseEligibilityProcessingConflict, out.Blocked.BlockingCause.Kind)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks WHERE work_ref = $1`, att.Head.Work.Ref).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, "settlement_input", ev.ValidationStage)
+	require.Equal(t, "amount_not_computable", ev.ReasonCode)
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = $1`, att.Head.Work.Ref), "the Work stays active")
+}
+
+// asMetering runs sql as the least-privileged metering role and returns its error.
+func asMetering(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) error {
+	t.Helper()
+	return pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(t.Context(), sql, args...)
+		return err
+	})
+}
+
+// TestMET9OldGenerationFencedInDatabase (review finding 2; outbox-publisher
+// "旧Token不能写任何业务Fact或推进新Lane"): a generation-1 Work claimed
+// after generation 2 was scheduled holds its Work's latest token, yet
+// PostgreSQL refuses its decision and its applied finish (ME003) as the
+// metering role; it may write only the superseded finish. A fact naming
+// another execution attempt than its Work's is refused too.
+func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(12)
+	dispatched(t, b, a)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	old := claimEligibility(t, b, time.Hour).Head
+	require.Equal(t, int64(1), old.WorkGeneration, "the oldest queued Work is claimed first")
+	decision := `INSERT INTO metering.eligibility_decisions (decision_ref, decision_digest, execution_attempt_id, decision,
+		decision_rule_version, work_ref, attempt_number, fencing_token, decision_body)
+		VALUES ('med-x', repeat('a', 64), $3::uuid, 'eligible', 'r', $1, $2, $4::uuid, '{}')`
+	finish := `INSERT INTO metering.work_finishes (work_ref, attempt_number, fencing_token, finished_ref, finished_digest, outcome_state, finished_body)
+		VALUES ($1, $2, $4::uuid, 'miwf-x', repeat('a', 64), $3, '{}')`
+	err := asMetering(t, b.pool, decision, old.Work.Ref, old.AttemptNumber, old.ExecutionAttemptID, old.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation decision: %v", err)
+	err = asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishApplied, old.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation applied finish: %v", err)
+	require.NoError(t, asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishSuperseded, old.FencingToken),
+		"the old generation's superseded finish")
+
+	cur := claimEligibility(t, b, time.Hour).Head
+	require.Equal(t, int64(2), cur.WorkGeneration)
+	err = asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, newAttempt(13).attemptID, cur.FencingToken)
+	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "a fact of another attempt: %v", err)
+	require.NoError(t, asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, cur.ExecutionAttemptID, cur.FencingToken),
+		"the latest generation's own fact")
+}
+
+// TestME1SettlementInputAtomicInDatabase (ME-1, review finding 3): as the
+// metering role, a snapshot version commits only with its pointer move, its
+// metering.settlement-input.current-changed@1 event and the event's billing
+// delivery (deferred check, ME005 at COMMIT), and its body must say what its
+// columns say (CHECK, 23514): a forged body, a body with another amount or
+// another predecessor is refused. The complete set commits.
+func TestME1SettlementInputAtomicInDatabase(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(14)
+	dispatched(t, b, a)
+	p := processor(t, b, nil)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	// Generation 2 is unfinished: its token may write facts, so only the
+	// atomicity guards stand between it and a partial version.
+	b.ack(t, a.availability(b.owners, usage, dimOut, 2, contract.AvailabilityAvailable, ""))
+	h := claimEligibility(t, b, time.Hour).Head
+	dim := dimensionOf(a, dimOut)
+	var v1Body, content string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT snapshot_body, content_digest FROM metering.settlement_input_snapshots
+		WHERE settlement_dimension_id = $1 AND state_version = 1`, dim).Scan(&v1Body, &content))
+	v1, err := settlement.Decode([]byte(v1Body))
+	require.NoError(t, err)
+	v2 := *v1
+	pred := v1.Current()
+	v2.Snapshot, v2.StateVersion, v2.Predecessor = v1.Snapshot, 2, &pred
+	v2.Snapshot.Ref = "sis-by-hand-v2"
+	body, err := settlement.Seal(&v2)
+	require.NoError(t, err)
+
+	insert := func(tx pgx.Tx, body, amount string, predRef string) error {
+		_, err := tx.Exec(t.Context(), `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
+			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, predecessor_state_version,
+			predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
+			target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body)
+			VALUES ($1, 2, $2, '1', 'jcs-sha256-v1', $3, $4, 1, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15, $16)`,
+			dim, v2.Snapshot.Ref, v2.Snapshot.Digest, content, predRef, v2.BillingReservationID, v2.RunID, v2.RunStepID,
+			v2.ExecutionAttemptID, v2.ChargeDimensionKey, amount, v2.ReconciliationState, h.Work.Ref, h.AttemptNumber, h.FencingToken, body)
+		return err
+	}
+	movePointer := func(tx pgx.Tx) error {
+		_, err := tx.Exec(t.Context(), `UPDATE metering.settlement_input_current SET state_version = 2, snapshot_ref = $2
+			WHERE settlement_dimension_id = $1 AND state_version = 1`, dim, v2.Snapshot.Ref)
+		return err
+	}
+	appendEvent := func(tx pgx.Tx) error {
+		_, err := release.ForProducer(boundary.Metering).AppendTx(t.Context(), tx, *metering.SettlementEvent(&v2))
+		return err
+	}
+	run := func(steps ...func(pgx.Tx) error) error {
+		return pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE oceanway_metering"); err != nil {
+				return err
+			}
+			for _, s := range steps {
+				if err := s(tx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	good := func(tx pgx.Tx) error { return insert(tx, string(body), v2.TargetNetAmount, pred.Snapshot.Ref) }
+	for _, c := range []struct {
+		name  string
+		steps []func(pgx.Tx) error
+		state string
+	}{
+		{"snapshot alone", []func(pgx.Tx) error{good}, metering.SQLStateSettlementAtomic},
+		{"snapshot and pointer, no event", []func(pgx.Tx) error{good, movePointer}, metering.SQLStateSettlementAtomic},
+		{"snapshot and event, no pointer", []func(pgx.Tx) error{good, appendEvent}, metering.SQLStateSettlementAtomic},
+		{"forged body", []func(pgx.Tx) error{func(tx pgx.Tx) error { return insert(tx, `{"forged":true}`, v2.TargetNetAmount, pred.Snapshot.Ref) },
+			movePointer, appendEvent}, pgerrcode.CheckViolation},
+		{"amount column differs from body", []func(pgx.Tx) error{func(tx pgx.Tx) error { return insert(tx, string(body), "0", pred.Snapshot.Ref) },
+			movePointer, appendEvent}, pgerrcode.CheckViolation},
+	} {
+		err := run(c.steps...)
+		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.name, err)
+	}
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.settlement_input_snapshots WHERE settlement_dimension_id = $1`, dim))
+	require.NoError(t, run(good, movePointer, appendEvent), "the complete version commits")
+	requireDenseChains(t, b.pool)
+}
+
+// queueWorkWithSource stores, as the owner, a dispatched attempt's input
+// fence with the given eligibility source (nil: none, as a fence from
+// before sources were stored) and its queued generation-1 usage Work.
+func queueWorkWithSource(t *testing.T, b *bundle, a attemptFixture, source *string) {
+	t.Helper()
+	_, err := b.pool.Exec(t.Context(), `
+		INSERT INTO metering.input_fences (execution_attempt_id, eligibility_fence_revision, eligibility_fact_ref,
+		  eligibility_fact_schema_version, eligibility_fact_digest_algorithm_version, eligibility_fact_digest,
+		  dispatch_disposition, latest_eligibility_work_generation, eligibility_trigger_digest, eligibility_source)
+		VALUES ($1, 1, 'eef-x', '1', 'jcs-sha256-v1', repeat('e', 64), 'dispatched', 1, repeat('f', 64), $2)`, a.attemptID, source)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(t.Context(), `
+		WITH w AS (
+		  INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version, work_digest,
+		    execution_attempt_id, lane_kind, work_generation, operation_id, trigger_digest, work_body)
+		  VALUES ('miw-src-' || $1, '1', 'jcs-sha256-v1', repeat('a', 64), $1::uuid, 'eligibility_and_settlement_input', 1,
+		    gen_random_uuid(), repeat('f', 64), '{}') RETURNING work_ref)
+		INSERT INTO metering.pending_works (work_ref, lane_kind) SELECT work_ref, 'eligibility_and_settlement_input' FROM w`, a.attemptID)
+	require.NoError(t, err)
+}
+
+// TestMETMissingSourceNeverForged (review finding 12): a usage Work whose
+// input fence has no eligibility source is an operator error
+// (ErrEligibilitySource): no Blocked@1 and no conflict evidence with the
+// attempt id standing in for run, step and quadruples; nothing is written.
+func TestMETMissingSourceNeverForged(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	queueWorkWithSource(t, b, newAttempt(17), nil)
+	_, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.ErrorIs(t, err, metering.ErrEligibilitySource)
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`), "no evidence with forged identities")
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+}
+
+// TestMETSourceDecodedStrictly (review finding 13; strict decoding, fail
+// closed): a stored eligibility source with an unknown field, a missing
+// required field or trailing data is not read leniently: the Work fails
+// with ErrEligibilitySource and nothing is written.
+func TestMETSourceDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	good := newAttempt(18)
+	dispatched(t, b, good)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	var stored string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT eligibility_source FROM metering.input_fences WHERE execution_attempt_id = $1`,
+		good.attemptID).Scan(&stored))
+	for i, bad := range []string{
+		strings.Replace(stored, `{`, `{"unexpected":true,`, 1),
+		strings.Replace(stored, `"runId":`, `"runIdentity":`, 1),
+		strings.Replace(stored, `"runId":"`+good.runID+`"`, `"runId":""`, 1),
+		stored + ` {}`,
+	} {
+		require.NotEqual(t, stored, bad)
+		a := newAttempt(100 + i)
+		queueWorkWithSource(t, b, a, &bad)
+		before := factCount(t, b.pool, "")
+		_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+		require.ErrorIs(t, err, metering.ErrEligibilitySource, "source %d: %s", i, bad)
+		require.Equal(t, before, factCount(t, b.pool, ""))
+		require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	}
+}
+
+// TestMETReceiptReportsAppliedLane (review finding 6; outbox-publisher
+// MeteringInputProcessorConsumerReceipt@1: pending binds only the lane's
+// active Work, applied binds the finished generation, operation, Work and
+// Finish quadruples and the snapshot set): an event processed after the
+// latest generation applied reports applied, not pending.
+func TestMETReceiptReportsAppliedLane(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(19)
+	b.ack(t, a.availability(b.owners, usage, dimOut, 2, contract.AvailabilityAvailable, ""))
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+
+	late := b.ack(t, a.availability(b.owners, usage, dimOut, 1, contract.AvailabilityPending, ""))
+	require.Equal(t, receipt.OutcomeAlreadyObserved, late.Outcome)
+	c := late.Lane.Eligibility.Coordination
+	require.Equal(t, receipt.StateApplied, c.State)
+	require.Nil(t, c.ActiveWork)
+	require.NotNil(t, c.Applied)
+	require.Equal(t, int64(1), c.Applied.Work.Generation)
+	require.Equal(t, out.Finished.Work, c.Applied.Work.Work)
+	require.Equal(t, out.Finished.OperationID, c.Applied.Work.OperationID)
+	require.Equal(t, out.Finished.Finished, c.Applied.Finished)
+	require.Equal(t, *out.Finished.Outcome.Snapshots, c.Applied.Snapshots)
+
+	// A new generation is pending again, bound to the new active Work.
+	next := b.ack(t, a.availability(b.owners, usage, dimOut, 3, contract.AvailabilityAvailable, ""))
+	require.Equal(t, receipt.StatePending, next.Lane.Eligibility.Coordination.State)
+	require.Equal(t, int64(2), next.Lane.Eligibility.Coordination.ActiveWork.Generation)
+}
+
+// holdAt returns a FailAt hook that holds the processing transaction at
+// stage (once) on g.
+func holdAt(stage string, g *gate) func(string) error {
+	var once sync.Once
+	return func(s string) error {
+		if s == stage {
+			once.Do(g.pass)
+		}
+		return nil
+	}
+}
+
+// waitLockWaiter waits until some session of this database waits on a lock.
+func waitLockWaiter(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	}, 5*time.Second, 2*time.Millisecond, "a session waits on the lock")
+}
+
+// TestMET8LateFinishEachOrder (review finding 14; issue 14 "A1 running → A2
+// event → A1 late finish"): each order forced, not left to the scheduler.
+//   - A1 inside its processing transaction (holding the input fence) when
+//     the A2 event is consumed: the event waits for the fence, A1 applies
+//     generation 1 and generation 2 follows;
+//   - the A2 event committed while A1 sits between its bootstrap reads and
+//     its transaction: A1 writes the one superseded finish and no business
+//     fact; a second late run of A1 returns the same finish (one digest).
+func TestMET8LateFinishEachOrder(t *testing.T) {
+	t.Parallel()
+	t.Run("A1 in transaction first", func(t *testing.T) {
+		t.Parallel()
+		b := workerSetup(t)
+		a := newAttempt(20)
+		dispatched(t, b, a)
+		a1 := claimEligibility(t, b, time.Hour)
+		g := newGate()
+		var out metering.Outcome
+		var procErr, evErr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		p := processor(t, b, holdAt("decision", g))
+		go func() { defer wg.Done(); out, procErr = p.Process(context.Background(), a1) }()
+		<-g.reached
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, evErr = b.c.Consume(context.Background(), delivery(a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, "")))
+		}()
+		waitLockWaiter(t, b.pool)
+		close(g.release)
+		wg.Wait()
+		require.NoError(t, procErr)
+		require.NoError(t, evErr)
+		require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+		require.Equal(t, 4, factCount(t, b.pool, a1.Head.FencingToken))
+		next := claimEligibility(t, b, time.Hour)
+		require.Equal(t, int64(2), next.Head.WorkGeneration)
+		out, err := processor(t, b, nil).Process(t.Context(), next)
+		require.NoError(t, err)
+		require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+		requireDenseChains(t, b.pool)
+	})
+	t.Run("A2 event first", func(t *testing.T) {
+		t.Parallel()
+		b := workerSetup(t)
+		a := newAttempt(21)
+		dispatched(t, b, a)
+		a1 := claimEligibility(t, b, time.Hour)
+		g := newGate()
+		b.owners.gate.Store(g)
+		var out metering.Outcome
+		var procErr error
+		done := make(chan struct{})
+		p := processor(t, b, nil)
+		go func() { defer close(done); out, procErr = p.Process(context.Background(), a1) }()
+		<-g.reached
+		b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+		close(g.release)
+		<-done
+		require.NoError(t, procErr)
+		require.Equal(t, receipt.FinishSuperseded, out.Finished.Outcome.State)
+		require.Zero(t, factCount(t, b.pool, a1.Head.FencingToken), "the old token wrote no business fact")
+		again, err := processor(t, b, nil).Process(t.Context(), a1)
+		require.NoError(t, err)
+		require.Equal(t, out.Finished.Finished, again.Finished.Finished, "one superseded finish, one digest")
+		require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref))
+	})
+}
+
+// TestMET9LeaseExpiresDuringApply (review finding 14): A1's lease expires
+// while it is inside its processing transaction; a claim meanwhile finds
+// nothing (the queue row is locked by A1, SKIP LOCKED), A1 applies, and the
+// finished Work is never claimable again.
+func TestMET9LeaseExpiresDuringApply(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(22)
+	dispatched(t, b, a)
+	a1 := claimEligibility(t, b, 0) // lease already expired
+	g := newGate()
+	var out metering.Outcome
+	var procErr error
+	done := make(chan struct{})
+	p := processor(t, b, holdAt("decision", g))
+	go func() { defer close(done); out, procErr = p.Process(context.Background(), a1) }()
+	<-g.reached
+	_, err := metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, time.Hour)
+	require.ErrorIs(t, err, metering.ErrNoWork, "the expired lease's row is held by the running attempt")
+	close(g.release)
+	<-done
+	require.NoError(t, procErr)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	_, err = metering.ClaimLane(t.Context(), b.pool, receipt.LaneEligibility, time.Hour)
+	require.ErrorIs(t, err, metering.ErrNoWork)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_attempts WHERE work_ref = $1`, a1.Head.Work.Ref))
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETDecisionContentAddressed (review finding 9; ADR-031 the snapshot
+// fixes the Current Eligibility Decision and its rule version): a second
+// generation with the same eligibility fact and decision finds the stored
+// EligibilityDecision (one row, one ref derived from its digest); its body
+// carries no Work operation id.
+func TestMETDecisionContentAddressed(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(23)
+	dispatched(t, b, a)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, int64(2), out.Finished.WorkGeneration)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions WHERE execution_attempt_id = $1`, a.attemptID))
+	var body string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT decision_body FROM metering.eligibility_decisions`).Scan(&body))
+	require.NotContains(t, body, "meteringInputWorkOperationId")
 	requireDenseChains(t, b.pool)
 }

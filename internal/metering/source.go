@@ -1,8 +1,11 @@
 package metering
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/oceanway/core/contracts/strict"
 )
@@ -33,10 +36,31 @@ func encodeSource(s eligibilitySource) (string, error) {
 	return string(b), nil
 }
 
+// decodeSource strictly decodes the stored source: no unknown field, one
+// document, every field but projectId present and both quadruples valid
+// (fail closed: a damaged source is never read as a partial one).
 func decodeSource(raw string) (eligibilitySource, error) {
 	var s eligibilitySource
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return s, fmt.Errorf("eligibility source: %w", err)
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return eligibilitySource{}, fmt.Errorf("eligibility source: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return eligibilitySource{}, errors.New("eligibility source: trailing data")
+	}
+	for name, v := range map[string]string{"tenantKind": s.TenantKind, "tenantId": s.TenantID, "workspaceId": s.WorkspaceID,
+		"billingReservationId": s.BillingReservationID, "billingAccountId": s.BillingAccountID, "runId": s.RunID,
+		"runStepId": s.RunStepID, "executionAttemptId": s.ExecutionAttemptID} {
+		if v == "" {
+			return eligibilitySource{}, fmt.Errorf("eligibility source: %s is required", name)
+		}
+	}
+	if err := s.AttemptManifest.Validate(); err != nil {
+		return eligibilitySource{}, fmt.Errorf("eligibility source: attemptExecutionManifest: %w", err)
+	}
+	if err := s.Fact.Validate(); err != nil {
+		return eligibilitySource{}, fmt.Errorf("eligibility source: executionEligibilityFact: %w", err)
 	}
 	return s, nil
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/metering"
+	"github.com/oceanway/core/internal/release"
 )
 
 // settlementChain writes SettlementInputSnapshot@1 versions of one gateway
@@ -96,6 +98,10 @@ func (c *settlementChain) next(t *testing.T, quantity string) settlement.Ref {
 			h.Work.Ref, h.AttemptNumber, h.FencingToken, string(body)); err != nil {
 			return err
 		}
+		// ME-1: PostgreSQL commits a version only with its event (ME005).
+		if _, err := release.ForProducer(boundary.Metering).AppendTx(t.Context(), tx, *metering.SettlementEvent(s)); err != nil {
+			return err
+		}
 		if v == 1 {
 			_, err := tx.Exec(t.Context(), `INSERT INTO metering.settlement_input_current (settlement_dimension_id, state_version,
 				snapshot_ref, execution_attempt_id, charge_dimension_key) VALUES ($1, 1, $2, $3, $4)`,
@@ -135,7 +141,7 @@ func receipts(t *testing.T, b *bundle) int {
 // expiry: replaying an operation after the head moved returns the same bytes.
 func TestMETVSCCurrentAndNotCurrentForEachPurpose(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := workerSetup(t)
 	c := newSettlementChain(t, b, 400)
 	v1 := c.next(t, "10")
 	first := map[string]metering.SettlementValidation{}
@@ -184,7 +190,7 @@ func TestMETVSCCurrentAndNotCurrentForEachPurpose(t *testing.T) {
 // five-tuple) is ErrValidationOperationConflict with nothing written.
 func TestMETVSCInsertOrCompareOperation(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := workerSetup(t)
 	c := newSettlementChain(t, b, 410)
 	v1 := c.next(t, "10")
 	v2 := c.next(t, "11")
@@ -238,7 +244,7 @@ func TestMETVSCInsertOrCompareOperation(t *testing.T) {
 // error and writes nothing.
 func TestMETVSCInvalidRequestsWriteNothing(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := workerSetup(t)
 	c := newSettlementChain(t, b, 420)
 	v1 := c.next(t, "10")
 	forged := v1
@@ -275,7 +281,7 @@ func TestMETVSCInvalidRequestsWriteNothing(t *testing.T) {
 // a receipt row must name a real snapshot of its dimension's chain.
 func TestMETVSCReceiptsImmutable(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := workerSetup(t)
 	c := newSettlementChain(t, b, 430)
 	v1 := c.next(t, "10")
 	_, err := metering.ValidateSettlementInputCurrent(t.Context(), b.pool, c.request(meterfacts.PurposeBillingCatchUpFence, id("v", 1), v1))

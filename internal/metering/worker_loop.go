@@ -31,6 +31,9 @@ type WorkerConfig struct {
 // WorkerStats counts what the worker did (monotonic).
 type WorkerStats struct {
 	Applied, Superseded, Blocked, Retried, Fenced, Failed, Snapshots int64
+	// OwnerConflicts counts attempts handed back because an owner read
+	// answered conflicting (ErrOwnerConflictUnbound).
+	OwnerConflicts int64
 }
 
 // Worker is the metering worker: bounded concurrent loops that claim Work
@@ -39,7 +42,9 @@ type Worker struct {
 	pool  db.Beginner
 	proc  *Processor
 	cfg   WorkerConfig
-	stats struct{ applied, superseded, blocked, retried, fenced, failed, snapshots atomic.Int64 }
+	stats struct {
+		applied, superseded, blocked, retried, fenced, failed, snapshots, ownerConflicts atomic.Int64
+	}
 }
 
 // NewWorker builds the worker over the metering database.
@@ -69,7 +74,8 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 // Stats returns the counters so far.
 func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{Applied: w.stats.applied.Load(), Superseded: w.stats.superseded.Load(), Blocked: w.stats.blocked.Load(),
-		Retried: w.stats.retried.Load(), Fenced: w.stats.fenced.Load(), Failed: w.stats.failed.Load(), Snapshots: w.stats.snapshots.Load()}
+		Retried: w.stats.retried.Load(), Fenced: w.stats.fenced.Load(), Failed: w.stats.failed.Load(), Snapshots: w.stats.snapshots.Load(),
+		OwnerConflicts: w.stats.ownerConflicts.Load()}
 }
 
 // Run runs the loops until ctx ends; in-flight attempts finish first.
@@ -144,9 +150,12 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 	case err != nil:
 		// Retryable (owner read, lock) or an unexpected failure: nothing was
 		// written; hand the Work back (no fact, no finish, no CAS).
-		if errors.Is(err, ErrRetryable) {
+		switch {
+		case errors.Is(err, ErrRetryable):
 			w.stats.retried.Add(1)
-		} else {
+		case errors.Is(err, ErrOwnerConflictUnbound):
+			w.stats.ownerConflicts.Add(1)
+		default:
 			w.stats.failed.Add(1)
 		}
 		if rerr := Release(context.WithoutCancel(ctx), w.pool, a, 10*w.cfg.Idle); rerr != nil {
@@ -155,6 +164,9 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 		return err
 	case out.Blocked != nil:
 		w.stats.blocked.Add(1)
+		// The Work stays active; retry it less often the longer it stays
+		// blocked (its cause needs a fix elsewhere).
+		return Release(context.WithoutCancel(ctx), w.pool, a, blockedBackoff(w.cfg.Idle, a.Head.AttemptNumber))
 	case out.Finished != nil && out.Finished.Outcome.State == receipt.FinishSuperseded:
 		w.stats.superseded.Add(1)
 	case out.Finished != nil:
@@ -162,4 +174,16 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 	}
 	w.stats.snapshots.Add(int64(out.NewSnapshots))
 	return nil
+}
+
+// maxBlockedBackoff caps how long a blocked Work waits between attempts.
+const maxBlockedBackoff = 10 * time.Minute
+
+// blockedBackoff is 10 idle periods doubled per attempt of the Work, capped.
+func blockedBackoff(idle time.Duration, attemptNumber int64) time.Duration {
+	d := 10 * idle
+	for i := int64(1); i < attemptNumber && d < maxBlockedBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBlockedBackoff)
 }

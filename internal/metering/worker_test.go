@@ -3,6 +3,8 @@ package metering_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -237,4 +239,106 @@ func TestMETWorkAttemptGuards(t *testing.T) {
 		})
 		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.sql, err)
 	}
+}
+
+// TestMETClaimReadsOnlyClaimableWork (review finding 8; common rule "no hot
+// path statement reads more as history grows"): with 2000 Work under a live
+// lease (leased, backed off or blocked) and one claimable, the lane claim
+// is an index range on lease_until: it reads the one claimable entry, not
+// the leased ones, and the plan has lease_until as an index condition.
+func TestMETClaimReadsOnlyClaimableWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	const leased = 2000
+	_, err := b.pool.Exec(ctx, `
+		INSERT INTO metering.input_fences (execution_attempt_id)
+		SELECT md5('plan-' || g)::uuid FROM generate_series(0, $1) g;
+		`, leased)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `
+		INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version, work_digest,
+		  execution_attempt_id, lane_kind, work_generation, operation_id, trigger_digest, work_body)
+		SELECT 'miw-plan-' || g, '1', 'jcs-sha256-v1', repeat('a', 64), md5('plan-' || g)::uuid,
+		  'eligibility_and_settlement_input', 1, md5('op-' || g)::uuid, repeat('b', 64), '{}'
+		FROM generate_series(0, $1) g`, leased)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `
+		INSERT INTO metering.pending_works (work_ref, lane_kind, queued_at, lease_until)
+		SELECT 'miw-plan-' || g, 'eligibility_and_settlement_input', now() - make_interval(secs => $1 - g),
+		  CASE WHEN g = $1 THEN '-infinity'::timestamptz ELSE now() + interval '1 hour' END
+		FROM generate_series(0, $1) g`, leased)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `ANALYZE metering.pending_works`)
+	require.NoError(t, err)
+
+	args := pgx.NamedArgs{"lease_seconds": 60.0, "lane_kind": receipt.LaneEligibility}
+	rows, err := b.pool.Query(ctx, `EXPLAIN (FORMAT TEXT) `+metering.WorkClaimLaneSQL, args)
+	require.NoError(t, err)
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	text := strings.Join(plan, "\n")
+	require.NotContains(t, text, "Seq Scan on pending_works q", text)
+	require.Regexp(t, `Index Scan using pending_works_(lane_)?claim on pending_works q[^\n]*\n\s*Index Cond: [^\n]*lease_until <= now\(\)`, text)
+
+	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
+		read := func() int64 {
+			var n int64
+			require.NoError(t, tx.QueryRow(ctx, `SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid))::bigint FROM pg_index
+				WHERE indrelid = 'metering.pending_works'::regclass`).Scan(&n))
+			return n
+		}
+		before := read()
+		var ref string
+		require.NoError(t, tx.QueryRow(ctx, metering.WorkClaimLaneSQL, args).Scan(&ref, new(string), new(string), new(string),
+			new(string), new(string), new(int64), new(string), new(string)))
+		require.Equal(t, fmt.Sprintf("miw-plan-%d", leased), ref, "the one claimable Work")
+		require.LessOrEqual(t, read()-before, int64(2), "the claim reads the claimable entry, not the %d leased ones", leased)
+		return errors.New("roll back")
+	})
+	require.EqualError(t, err, "roll back")
+}
+
+// TestMETBlockedWorkOneBlockedAndBackoff (review finding 7): a Work blocked
+// on the same conflict keeps its one Blocked@1 and evidence however often
+// it is retried (each attempt returns the stored one), and the worker hands
+// it back with an exponential backoff instead of reclaiming it at once.
+func TestMETBlockedWorkOneBlockedAndBackoff(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(16)
+	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched))
+	b.ack(t, a.availability(b.owners, usage, "tokens.unpriced", 1, contract.AvailabilityAvailable, ""))
+	p := processor(t, b, nil)
+	var first *receipt.MeteringInputWorkAttemptBlocked
+	for range 3 {
+		out, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+		require.NoError(t, err)
+		require.NotNil(t, out.Blocked)
+		if first == nil {
+			first = out.Blocked
+		}
+		require.Equal(t, first, out.Blocked, "the stored Blocked@1")
+	}
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+
+	w, err := metering.NewWorker(b.pool, metering.WorkerConfig{Processor: metering.ProcessorConfig{Reads: b.owners},
+		Idle: 10 * time.Millisecond, Lease: time.Hour})
+	require.NoError(t, err)
+	backoff := func() time.Duration {
+		t.Helper()
+		_, err := b.pool.Exec(t.Context(), `UPDATE metering.pending_works SET lease_until = '-infinity'`)
+		require.NoError(t, err)
+		require.NoError(t, w.RunOnce(t.Context()), "one claim, then nothing claimable: no spin")
+		var ms float64
+		require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT extract(epoch FROM lease_until - now()) * 1000 FROM metering.pending_works`).Scan(&ms))
+		return time.Duration(ms) * time.Millisecond
+	}
+	b4, b5 := backoff(), backoff()
+	require.Less(t, b4, time.Hour, "released with a backoff, not left under its lease")
+	require.Greater(t, b4, 100*time.Millisecond, "attempt 4 waits 10 idle × 2³")
+	require.Greater(t, b5, b4+b4/2, "the backoff doubles per attempt")
+	require.Equal(t, int64(2), w.Stats().Blocked)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+	require.Zero(t, factCount(t, b.pool, ""))
 }

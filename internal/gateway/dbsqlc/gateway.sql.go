@@ -135,6 +135,18 @@ func (q *Queries) CurrentInsert(ctx context.Context, db DBTX, arg CurrentInsertP
 	return result.RowsAffected(), nil
 }
 
+const evidenceBodyByRef = `-- name: EvidenceBodyByRef :one
+SELECT evidence_body FROM gateway.provider_evidence WHERE provider_evidence_ref = $1
+`
+
+// readGatewayProviderEvidence@1: the stored evidence body (primary key).
+func (q *Queries) EvidenceBodyByRef(ctx context.Context, db DBTX, providerEvidenceRef string) (string, error) {
+	row := db.QueryRow(ctx, evidenceBodyByRef, providerEvidenceRef)
+	var evidence_body string
+	err := row.Scan(&evidence_body)
+	return evidence_body, err
+}
+
 const evidenceInsert = `-- name: EvidenceInsert :exec
 INSERT INTO gateway.provider_evidence (provider_evidence_ref, provider_evidence_schema_version,
     provider_evidence_digest_algorithm_version, provider_evidence_digest, execution_attempt_id, provider_evidence_kind,
@@ -410,6 +422,18 @@ func (q *Queries) SlotTerminate(ctx context.Context, db DBTX, arg SlotTerminateP
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const snapshotBodyByRef = `-- name: SnapshotBodyByRef :one
+SELECT snapshot_body FROM gateway.availability_snapshots WHERE current_availability_ref = $1
+`
+
+// readGatewayAvailabilitySnapshot@1: the stored snapshot body (its ref is unique).
+func (q *Queries) SnapshotBodyByRef(ctx context.Context, db DBTX, currentAvailabilityRef string) (string, error) {
+	row := db.QueryRow(ctx, snapshotBodyByRef, currentAvailabilityRef)
+	var snapshot_body string
+	err := row.Scan(&snapshot_body)
+	return snapshot_body, err
 }
 
 const snapshotInsert = `-- name: SnapshotInsert :exec

@@ -88,3 +88,11 @@ ON CONFLICT (chain_id) DO NOTHING;
 UPDATE gateway.availability_currents
    SET current_availability_ref = @current_availability_ref, current_state_version = current_state_version + 1
  WHERE chain_id = @chain_id AND current_state_version = @expected_state_version;
+
+-- name: EvidenceBodyByRef :one
+-- readGatewayProviderEvidence@1: the stored evidence body (primary key).
+SELECT evidence_body FROM gateway.provider_evidence WHERE provider_evidence_ref = @provider_evidence_ref;
+
+-- name: SnapshotBodyByRef :one
+-- readGatewayAvailabilitySnapshot@1: the stored snapshot body (its ref is unique).
+SELECT snapshot_body FROM gateway.availability_snapshots WHERE current_availability_ref = @current_availability_ref;

@@ -1,5 +1,6 @@
 -- name: WorkClaim
--- Lease one queued (unfinished) Work whose lease expired. The row lock is
+-- Lease one queued (unfinished) Work whose lease expired (index
+-- pending_works_claim: the claimable rows are one range of it). The row lock is
 -- taken with SKIP LOCKED; a row another claimer committed meanwhile is
 -- re-checked on its new lease and skipped.
 WITH claimed AS (
@@ -7,7 +8,7 @@ WITH claimed AS (
   WHERE p.work_ref = (
     SELECT q.work_ref FROM metering.pending_works q
     WHERE q.lease_until <= now()
-    ORDER BY q.queued_at, q.work_ref
+    ORDER BY q.lease_until, q.queued_at, q.work_ref
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
     AND p.lease_until <= now()

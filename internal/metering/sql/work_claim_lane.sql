@@ -1,13 +1,14 @@
 -- name: WorkClaimLane
 -- Lease one queued (unfinished) Work of one lane whose lease expired
--- (index pending_works_lane_queued). As work_claim: SKIP LOCKED, and a row
+-- (index pending_works_lane_claim: the claimable
+-- rows are one range of it). As work_claim: SKIP LOCKED, and a row
 -- another claimer committed meanwhile is re-checked on its new lease.
 WITH claimed AS (
   UPDATE metering.pending_works p SET lease_until = now() + make_interval(secs => @lease_seconds)
   WHERE p.work_ref = (
     SELECT q.work_ref FROM metering.pending_works q
     WHERE q.lane_kind = @lane_kind AND q.lease_until <= now()
-    ORDER BY q.lane_kind, q.queued_at, q.work_ref
+    ORDER BY q.lane_kind, q.lease_until, q.queued_at, q.work_ref
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
     AND p.lease_until <= now()
