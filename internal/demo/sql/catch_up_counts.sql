@@ -4,7 +4,7 @@
 -- exposures, the fences by state, and the counts that must be zero.
 WITH t AS (SELECT * FROM billing.settlement_transitions),
      per_reservation AS (
-       SELECT r.billing_reservation_id, r.reserved_amount, r.settled_amount
+       SELECT r.billing_reservation_id, r.reserved_amount, COALESCE(r.settled_amount, 0)
               - COALESCE(sum(t.transition_amount) FILTER (WHERE t.transition_kind = 'refund'), 0)
               + COALESCE(sum(t.transition_amount) FILTER (WHERE t.transition_kind = 'adjustment'), 0) AS net_settled
          FROM billing.reservation_states r JOIN t USING (billing_reservation_id)
