@@ -3,7 +3,10 @@ package demo
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/oceanway/core/internal/db"
 )
@@ -19,6 +22,7 @@ var (
 	qReservationState     = statements.Get("reservation_state")
 	qCatchUpOpenWork      = statements.Get("catch_up_open_work")
 	qCatchUpCounts        = statements.Get("catch_up_counts")
+	qWaitingReasons       = statements.Get("waiting_reasons")
 )
 
 // CatchUpReport is the settlement catch-up's end state: post-finality
@@ -89,14 +93,16 @@ type LedgerReport struct {
 	// WaitingReconciliation are reservations whose fence waits, with its
 	// reason, for the reconciliation chain (not built: issue 15 records
 	// them as evaluations); StillOpen any other unfinished fence.
-	WaitingReconciliation int64   `json:"waitingForReconciliation"`
-	StillOpen             int64   `json:"stillOpen"`
-	Reserved              string  `json:"reserved"`
-	Settled               string  `json:"settled"`
-	Released              string  `json:"released"`
-	FinalizedPerSecond    float64 `json:"finalizedPerSecond"`
-	FinalizeP50Millis     float64 `json:"admissionToFinalizationP50Millis"`
-	FinalizeP99Millis     float64 `json:"admissionToFinalizationP99Millis"`
+	WaitingReconciliation int64 `json:"waitingForReconciliation"`
+	// WaitingReasons breaks them down by the reason code their fence shows.
+	WaitingReasons     map[string]int64 `json:"waitingReasons,omitempty"`
+	StillOpen          int64            `json:"stillOpen"`
+	Reserved           string           `json:"reserved"`
+	Settled            string           `json:"settled"`
+	Released           string           `json:"released"`
+	FinalizedPerSecond float64          `json:"finalizedPerSecond"`
+	FinalizeP50Millis  float64          `json:"admissionToFinalizationP50Millis"`
+	FinalizeP99Millis  float64          `json:"admissionToFinalizationP99Millis"`
 }
 
 // summarizeLedger reports the ledger and proves the invariants that can
@@ -111,6 +117,13 @@ func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) 
 		&severalFacts, &severalEvents, &finalizedWithoutOneEvent, &notAddingUp, &factsNotAddingUp, &unbalanced, &negative,
 		&l.FinalizeP50Millis, &l.FinalizeP99Millis); err != nil {
 		return fmt.Errorf("demo ledger: %w", err)
+	}
+	var reasons string
+	if err := core.QueryRow(ctx, qWaitingReasons).Scan(&reasons); err != nil {
+		return fmt.Errorf("demo ledger waiting reasons: %w", err)
+	}
+	if err := json.Unmarshal([]byte(reasons), &l.WaitingReasons); err != nil {
+		return fmt.Errorf("demo ledger waiting reasons: %w", err)
 	}
 	if s.DurationSeconds > 0 {
 		l.FinalizedPerSecond = float64(l.Finalized) / s.DurationSeconds
@@ -140,7 +153,13 @@ func (s *Summary) writeLedger(row func(string, any)) {
 	row("billing: decisions", fmt.Sprintf("%d settle_and_release_remainder, %d release_all", l.SettleAndRelease, l.ReleaseAll))
 	row("billing: evaluations that waited", fmt.Sprintf("%d blocked, %d reconciliation deferred", l.BlockedEvaluations, l.ReconciliationDeferred))
 	if l.WaitingReconciliation > 0 {
-		row("pending (expected)", fmt.Sprintf("%d reservations waiting for the reconciliation chain (not built): conflicting or unavailable usage, or a target above the reservation; recorded, never entered reconciliation_required", l.WaitingReconciliation))
+		row("pending (expected)", fmt.Sprintf("%d reservations waiting for the reconciliation chain (not built); recorded, never entered reconciliation_required", l.WaitingReconciliation))
+		reasons := make([]string, 0, len(l.WaitingReasons))
+		for r, n := range l.WaitingReasons {
+			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+		}
+		slices.Sort(reasons)
+		row("pending: reasons", strings.Join(reasons, ", "))
 	}
 	row("billing: reserved / settled / released", fmt.Sprintf("%s / %s / %s", l.Reserved, l.Settled, l.Released))
 	row("finalized/s", fmt.Sprintf("%.0f", l.FinalizedPerSecond))

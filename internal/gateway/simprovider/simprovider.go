@@ -47,8 +47,8 @@ var Scenarios = []string{ScenarioPrompt, ScenarioLate, ScenarioMissing, Scenario
 // corrections, and rare usage the provider cannot vouch for (conflicting,
 // unavailable), which needs the reconciliation chain.
 var RealisticWeights = map[string]int{
-	ScenarioPrompt: 52, ScenarioLate: 22, ScenarioMissing: 3, ScenarioCorrected: 5,
-	ScenarioCorrectedDown: 9, ScenarioCorrectedUp: 5, ScenarioConflicting: 2, ScenarioUnavailable: 2,
+	ScenarioPrompt: 54, ScenarioLate: 22, ScenarioMissing: 3, ScenarioCorrected: 5,
+	ScenarioCorrectedDown: 9, ScenarioCorrectedUp: 5, ScenarioConflicting: 1, ScenarioUnavailable: 1,
 }
 
 // Config tunes the simulation.
