@@ -135,7 +135,6 @@ func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) (
 	id := b.ExecutionAttemptID
 	dims := p.dimensions(id)
 	cost := gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros", Quantity: p.quantity(id, "cost", 90000)}
-	q := func(purpose string, max uint64) string { return p.quantity(id, purpose, max) }
 	var out []gateway.Observation
 	switch p.Scenario(id) {
 	case ScenarioPrompt, ScenarioCorrectedDown, ScenarioCorrectedUp:
@@ -148,9 +147,12 @@ func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) (
 		out = append(available(dims, "r1"), state([]gateway.Observation{cost}, contract.AvailabilityNotReported, "provider_silent")...)
 	case ScenarioCorrected:
 		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
-		corrected := append([]gateway.Observation(nil), dims[0])
-		corrected[0].Quantity = q("correction", 5000)
-		out = append(out, available(corrected, "r2")...)
+		// A recount before closure, up or down (up when 1 cannot go down).
+		recount := p.correction(id, p.roll(id, "direction")%2 == 0, "r2")
+		if recount == nil {
+			recount = p.correction(id, true, "r2")
+		}
+		out = append(out, recount...)
 	case ScenarioConflicting:
 		out = append(available(dims, "r1"), state(dims[:1], contract.AvailabilityConflicting, "provider_reports_disagree")...)
 		out = append(out, state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
@@ -184,23 +186,35 @@ func (p *Provider) dimensions(id string) []gateway.Observation {
 // corrected_up above it (a late exposure under reconcile_before_charge).
 // Other scenarios report nothing later.
 func (p *Provider) AfterFinality(attemptID string) []gateway.Observation {
-	dims := p.dimensions(attemptID)
-	orig, _ := strconv.ParseUint(dims[0].Quantity, 10, 64) // our own decimal digits
-	var corrected uint64
 	switch p.Scenario(attemptID) {
 	case ScenarioCorrectedDown:
-		if orig < 2 {
-			return nil // nothing below 1 to correct to
-		}
-		corrected = orig - 1 - p.roll(attemptID, "down")%(orig/2)
+		return p.correction(attemptID, false, "r2-post-finality")
 	case ScenarioCorrectedUp:
-		corrected = orig + 1 + p.roll(attemptID, "up")%(orig/2+1)
+		return p.correction(attemptID, true, "r2-post-finality")
 	default:
 		return nil
 	}
+}
+
+// correction reports the first dimension's usage corrected from the
+// original report: up by 1 to half of it plus one, or down by 1 to half of
+// it (never below 1; nil when the original is 1 and cannot go down). A
+// correction stays near the original, as a provider's recount does.
+func (p *Provider) correction(attemptID string, up bool, report string) []gateway.Observation {
+	dims := p.dimensions(attemptID)
+	orig, _ := strconv.ParseUint(dims[0].Quantity, 10, 64) // our own decimal digits
+	var corrected uint64
+	switch {
+	case up:
+		corrected = orig + 1 + p.roll(attemptID, "up")%(orig/2+1)
+	case orig < 2:
+		return nil
+	default:
+		corrected = orig - 1 - p.roll(attemptID, "down")%(orig/2)
+	}
 	c := dims[0]
 	c.Quantity = strconv.FormatUint(corrected, 10)
-	return available([]gateway.Observation{c}, "r2-post-finality")
+	return available([]gateway.Observation{c}, report)
 }
 
 func usage(dim, qty string) gateway.Observation {
