@@ -14,6 +14,11 @@
 // to the consumers that do not exist yet (Billing) stay pending, are never
 // claimed, and the summary says so plainly.
 //
+// With the Billing workers (Finalization, CatchUp) the loop closes: each
+// reservation is finalized once (or waits visibly for the reconciliation
+// chain), then the scenario's post-finality corrections become settlement
+// transitions (refunds, blocked late exposures) before the summary.
+//
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
 // and the consumer fails transiently; the invariants must still hold.
