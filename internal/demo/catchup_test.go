@@ -27,7 +27,7 @@ func TestDemo_CatchUpChecksDetectViolations(t *testing.T) {
 	require.NoError(t, f.admit(ctx, 0)) // a reservation of 1 credit
 
 	s := &Summary{Passed: true}
-	require.NoError(t, summarizeCatchUp(ctx, core, s))
+	require.NoError(t, summarizeCatchUp(ctx, core, f.pools, s))
 	require.True(t, s.Passed, "no catch-up yet: nothing fails")
 
 	hex := strings.Repeat("a", 64)
@@ -73,7 +73,7 @@ func TestDemo_CatchUpChecksDetectViolations(t *testing.T) {
 	require.NoError(t, err)
 
 	s = &Summary{Passed: true}
-	require.NoError(t, summarizeCatchUp(ctx, core, s))
+	require.NoError(t, summarizeCatchUp(ctx, core, f.pools, s))
 	require.False(t, s.Passed)
 	got := failed(s)
 	for _, name := range []string{"transitions_contiguous", "transition_event_once", "settled_within_reserved",

@@ -227,7 +227,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		}
 	}
 	if cfg.CatchUp != nil {
-		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, s); err != nil {
+		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, pools, s); err != nil {
 			return nil, err
 		}
 	}
@@ -447,8 +447,10 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 			open += n
 		}
 		if cfg.CatchUp != nil && err == nil {
+			// A fence whose newest input is not settleable waits visibly
+			// for the reconciliation chain; only the others are open.
 			var n int
-			err = core.QueryRow(ctx, qCatchUpOpenWork).Scan(&n)
+			n, _, err = catchUpWaits(ctx, pools)
 			open += n
 		}
 		switch {
