@@ -485,6 +485,20 @@ type OutboxPairProducer struct {
 	Producer      string
 }
 
+type OutboxProjectionArchivedSourceEvent struct {
+	EventID                             string
+	EventType                           string
+	EventSchemaVersion                  string
+	EventEnvelopeDigestAlgorithmVersion string
+	EventEnvelopeSha256                 string
+	DeliverySetVersion                  int64
+	RunID                               string
+	Destination                         string
+	ConsumerName                        string
+	ProjectionName                      *string
+	ProjectionVersion                   *int64
+}
+
 type OutboxProjectionPointer struct {
 	ProjectionName     string
 	ProjectionVersion  int64
@@ -519,6 +533,24 @@ type OutboxProjectionVersion struct {
 	RegisteredAt      time.Time
 	ReadyAt           *time.Time
 	ReadinessProofRef *string
+}
+
+type OutboxRetentionRecoveryDrill struct {
+	DrillSha256                 string
+	DrillDigestAlgorithmVersion string
+	ManifestSha256              string
+	EventsSha256                string
+	Events                      int64
+	Deliveries                  int64
+	AttemptStarts               int64
+	AttemptFinishes             int64
+	ScratchDatabase             string
+	RuntimeVersion              string
+	DrilledAt                   time.Time
+	DrillDocument               string
+	RecordedAt                  time.Time
+	RecordedBy                  string
+	RecordedTxid                pgtype.Uint64
 }
 
 type OutboxRetentionRun struct {

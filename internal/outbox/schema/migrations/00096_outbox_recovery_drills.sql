@@ -108,15 +108,21 @@ BEGIN
 END
 $fn$;
 
-ALTER FUNCTION outbox.retention_archive(uuid, text, timestamptz, timestamptz, uuid[], text[], bigint, bigint, bigint)
-  RENAME TO retention_archive_unproven;
-REVOKE EXECUTE ON FUNCTION
-  outbox.retention_archive_unproven(uuid, text, timestamptz, timestamptz, uuid[], text[], bigint, bigint, bigint)
-  FROM oceanway_retention;
+-- The rename runs as dynamic SQL: sqlc reads these migrations as schema and
+-- does not follow ALTER FUNCTION ... RENAME (it would then see the new
+-- retention_archive below as a duplicate).
+DO $rename$
+BEGIN
+  EXECUTE 'ALTER FUNCTION outbox.retention_archive(uuid, text, timestamptz, timestamptz, uuid[], text[], bigint, bigint, bigint)'
+    ' RENAME TO retention_archive_unproven';
+  EXECUTE 'REVOKE EXECUTE ON FUNCTION outbox.retention_archive_unproven(uuid, text, timestamptz, timestamptz, uuid[], text[],'
+    ' bigint, bigint, bigint) FROM oceanway_retention';
+END
+$rename$;
 
 -- The controlled delete, now behind the recovery baseline. OWR04: no
 -- recorded drill of this manifest over exactly these events and counts.
-CREATE FUNCTION outbox.retention_archive(
+CREATE OR REPLACE FUNCTION outbox.retention_archive(
   p_run_id uuid, p_manifest_sha256 text, p_cutoff timestamptz, p_verified_at timestamptz,
   p_event_ids uuid[], p_event_sha256 text[],
   p_deliveries bigint, p_attempt_starts bigint, p_attempt_finishes bigint) RETURNS void
