@@ -50,7 +50,7 @@ var kindsInOrder = []string{
 	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
-	KindProviderEvidence, KindAvailabilitySnapshot,
+	KindProviderEvidence, KindAvailabilitySnapshot, KindAvailabilityCurrentValidationReceipt,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -92,11 +92,12 @@ func specOf(kind string) (spec, bool) {
 		KindRunExecutionFinalizationFact:         {RunExecutionFinalizationFactDef, finalizationSelf, attemptSetRules},
 		KindRunExecutionFinalizationConflictFact: {RunExecutionFinalizationConflictFactDef, conflictSelf, nil},
 
-		KindGatewayRouteSnapshot:           {GatewayRouteSnapshotDef, routeSelf, nil},
-		KindAttemptRouteBinding:            {AttemptRouteBindingDef, bindingSelf, nil},
-		KindGatewayPreBindingRejectionFact: {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
-		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
-		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
+		KindGatewayRouteSnapshot:                 {GatewayRouteSnapshotDef, routeSelf, nil},
+		KindAttemptRouteBinding:                  {AttemptRouteBindingDef, bindingSelf, nil},
+		KindGatewayPreBindingRejectionFact:       {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
+		KindProviderEvidence:                     {ProviderEvidenceDef, evidenceSelf, nil},
+		KindAvailabilitySnapshot:                 {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
+		KindAvailabilityCurrentValidationReceipt: {AvailabilityCurrentValidationReceiptDef, availabilityValidationSelf, availabilityValidationRules},
 	}[kind]
 	return s, ok
 }
