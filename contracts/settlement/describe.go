@@ -46,6 +46,8 @@ var UsageBasisDef = &schema.Def{Name: "SettlementUsageBasisV1", Doc: "What the q
 			schema.F("availabilityStateVersion", schema.Int{Min: 1}, "its state version in the Gateway chain"),
 			schema.F("availabilityState", schema.Enum{Values: []string{"available", "pending", "not_reported", "unavailable", "conflicting"}}, ""),
 			schema.F("providerEvidence", schema.Ref{Def: ProviderEvidenceRefDef}, ""),
+			quad(PrefixAvailabilityValidationReceipt, "the Gateway's operation-bound Current Receipt (GatewayAvailabilityCurrentValidationReceipt@1, result current) for this availability; outside the content digest"),
+			schema.F(FieldAvailabilityValidationOperation, schema.UUID{}, "the validation operation, derived from the Work operation and the Eligibility Basis digest"),
 		)},
 		{Value: BasisNotDispatched, Fields: quad(PrefixAttemptNotDispatchedFact, "Execution's proof that the attempt never reached a provider")},
 	}}}

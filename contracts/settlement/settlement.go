@@ -20,8 +20,9 @@
 //	attemptExecutionManifest quadruple    the attempt identity the fact and the usage are bound to
 //	eligibilityDecision                   Metering's decision and its rule version (eligible/ineligible)
 //	meterEventHead                        the MeterEvent the quantity comes from, or an explicit none
-//	usageBasis                            gateway usage (binding, route, availability, evidence) or
-//	                                      the not-dispatched fact that proves a zero
+//	usageBasis                            gateway usage (binding, route, availability, evidence, and the
+//	                                      Gateway's Current Receipt of that availability with its
+//	                                      operation) or the not-dispatched fact that proves a zero
 //	pricing                               price book version, unit price, billing policy version and the
 //	                                      admission manifest that froze the economic identity
 //	settlementEconomicIdentity            credits | entitlement | money: the unit Billing may sum in
@@ -65,6 +66,12 @@ const (
 	PrefixExecutionEligibilityFact = "executionEligibilityFact"
 	PrefixAttemptExecutionManifest = "attemptExecutionManifest"
 	PrefixRunAdmissionManifest     = "runAdmissionManifest"
+	// PrefixAvailabilityValidationReceipt names the Gateway's Current
+	// Receipt of the usage availability (the second stage after the
+	// event-bound bootstrap read).
+	PrefixAvailabilityValidationReceipt = "availabilityCurrentValidationReceipt"
+	// FieldAvailabilityValidationOperation is that receipt's operation.
+	FieldAvailabilityValidationOperation = "availabilityValidationOperationId"
 )
 
 // Enumerations.
@@ -129,6 +136,13 @@ type UsageBasis struct {
 	AvailabilityStateVersion int64
 	AvailabilityState        string
 	ProviderEvidence         *strict.Quadruple // nil: none
+	// AvailabilityValidationReceipt is the Gateway's current receipt of
+	// CurrentAvailability under AvailabilityValidationOperationID: proof
+	// that the basis was Current when the snapshot was written. It is
+	// outside ContentDigest: a re-validation of unchanged usage is not new
+	// settlement content.
+	AvailabilityValidationReceipt     strict.Quadruple
+	AvailabilityValidationOperationID string
 	// not_dispatched
 	NotDispatchedFact strict.Quadruple
 }
@@ -215,6 +229,8 @@ func (s *Snapshot) ToJSON() map[string]any {
 			s.Basis.ProviderEvidence.Put(ev, PrefixProviderEvidence)
 		}
 		basis["providerEvidence"] = ev
+		s.Basis.AvailabilityValidationReceipt.Put(basis, PrefixAvailabilityValidationReceipt)
+		basis[FieldAvailabilityValidationOperation] = s.Basis.AvailabilityValidationOperationID
 	case BasisNotDispatched:
 		s.Basis.NotDispatchedFact.Put(basis, PrefixAttemptNotDispatchedFact)
 	}
@@ -260,6 +276,12 @@ func ContentDigest(s *Snapshot) (digest.Digest, error) {
 	m := self.CandidateOf(s.ToJSON())
 	delete(m, "settlementInputStateVersion")
 	delete(m, "predecessorSettlementInput")
+	if b, ok := m["usageBasis"].(map[string]any); ok {
+		for _, f := range strict.Fields(PrefixAvailabilityValidationReceipt) {
+			delete(b, f)
+		}
+		delete(b, FieldAvailabilityValidationOperation)
+	}
 	return digest.Of(digest.JCSSHA256V1, m)
 }
 
@@ -319,6 +341,8 @@ func Decode(doc []byte) (*Snapshot, error) {
 			q := quadOf(ev, PrefixProviderEvidence)
 			s.Basis.ProviderEvidence = &q
 		}
+		s.Basis.AvailabilityValidationReceipt = quadOf(b, PrefixAvailabilityValidationReceipt)
+		s.Basis.AvailabilityValidationOperationID = str(b, FieldAvailabilityValidationOperation)
 	case BasisNotDispatched:
 		s.Basis.NotDispatchedFact = quadOf(b, PrefixAttemptNotDispatchedFact)
 	}

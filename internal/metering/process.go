@@ -169,11 +169,14 @@ func (c *conflict) Error() string { return "metering: local conflict at " + c.st
 
 // dimensionInput is everything one charge dimension's snapshot is built from.
 type dimensionInput struct {
-	key      string
-	price    settlement.Price
-	basis    settlement.UsageBasis
-	quantity string // "0" unless available
-	evidence *contract.ProviderEvidence
+	// availability is the strictly decoded snapshot of the bootstrap read
+	// (nil for not_dispatched): what the current validation names.
+	availability *contract.AvailabilitySnapshot
+	key          string
+	price        settlement.Price
+	basis        settlement.UsageBasis
+	quantity     string // "0" unless available
+	evidence     *contract.ProviderEvidence
 }
 
 // eligibilityInputs is the bootstrap of one eligibility Work.
@@ -198,6 +201,29 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	var c *conflict
 	if errors.As(err, &c) {
 		return p.block(ctx, a, in, c)
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	// Second stage: the bootstrap answers cannot complete the Work; the
+	// Gateway's operation-bound Current Receipt of every availability the
+	// basis uses must say current.
+	err = p.validateUsage(ctx, h, in)
+	if errors.As(err, &c) {
+		return p.block(ctx, a, in, c)
+	}
+	if errors.Is(err, ErrAvailabilityNotCurrent) {
+		// A newer availability is Current: if its event already moved the
+		// lane, this Work is superseded (the same finish body the input
+		// processor writes); if not, it is on its way: nothing is written.
+		f, serr := FinishSupersededIfMoved(ctx, p.pool, a)
+		if serr == nil {
+			return Outcome{Finished: f}, nil
+		}
+		if !errors.Is(serr, ErrNotSuperseded) {
+			return Outcome{}, serr
+		}
+		return Outcome{}, err
 	}
 	if err != nil {
 		return Outcome{}, err
@@ -302,7 +328,7 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	res, err := p.reads.ReadAvailabilitySnapshot(ctx, req)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
+		return dimensionInput{}, &conflict{stage: "eligibility_basis", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
 	case err != nil:
 		return dimensionInput{}, retryable("availability read: %v", err)
 	case res.Answer == ownerread.NotFound:
@@ -315,7 +341,7 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	if err != nil {
 		return dimensionInput{}, &conflict{stage: "meter_event", reason: "charge_dimension_not_registered", candidate: map[string]any{"chargeDimensionKey": u.EvidenceDimensionKey}}
 	}
-	d := dimensionInput{key: u.EvidenceDimensionKey, price: price, quantity: "0", basis: settlement.UsageBasis{
+	d := dimensionInput{availability: snap, key: u.EvidenceDimensionKey, price: price, quantity: "0", basis: settlement.UsageBasis{
 		Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: u.GatewayDeploymentID, AttemptRouteBinding: snap.Binding,
 		GatewayRouteSnapshot: snap.RouteSnapshot, CurrentAvailability: snap.Snapshot, AvailabilityStateVersion: snap.StateVersion,
 		AvailabilityState: snap.State}}

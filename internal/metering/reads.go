@@ -17,6 +17,10 @@ type OwnerReads interface {
 	// ReadProviderEvidence is the worker's read of the evidence an accepted
 	// availability snapshot references (the usage quantity).
 	ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error)
+	// ValidateAvailabilityCurrent is the worker's operation-bound second
+	// stage: the Gateway's Current Receipt of an availability its
+	// Eligibility Basis uses (validateEvidenceAvailabilityCurrent@1).
+	ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error)
 }
 
 // DBReads are the owner reads in process, over the owners' databases (the
@@ -39,4 +43,10 @@ func (r DBReads) ReadAvailabilitySnapshot(ctx context.Context, req gateway.Avail
 // ReadProviderEvidence calls gateway.ReadProviderEvidence.
 func (r DBReads) ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
 	return gateway.ReadProviderEvidence(ctx, r.Gateway, req)
+}
+
+// ValidateAvailabilityCurrent calls gateway.ValidateAvailabilityCurrent (its
+// own gateway transaction: the receipt is the Gateway's).
+func (r DBReads) ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
+	return gateway.ValidateAvailabilityCurrent(ctx, r.Gateway, req)
 }

@@ -1,0 +1,141 @@
+package metering_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/internal/metering"
+)
+
+// nothingWritten: no business fact, no finish, no Blocked; the Work is still queued.
+func nothingWritten(t *testing.T, b *bundle) {
+	t.Helper()
+	require.Zero(t, factCount(t, b.pool, ""))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE outcome_state <> 'superseded'`))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_blocks`))
+}
+
+// TestMETCurrentReceiptBoundIntoUsageBasis (review finding 5; outbox
+// "Gateway Event的Source读取与Current验证必须分阶段"): the bootstrap reads alone
+// never complete the Work. The worker derives one validation operation per
+// availability from the Work operation and the Eligibility Basis digest,
+// obtains the Gateway's Current Receipt, and binds it (quadruple +
+// operation) into each usage basis; a retry of the same Work and basis is
+// the same operation (the Gateway returns its stored receipt).
+func TestMETCurrentReceiptBoundIntoUsageBasis(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(40)
+	dispatched(t, b, a)
+
+	// Unavailable validation: retryable, nothing written.
+	b.owners.validationUnavailable.Store(true)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrRetryable)
+	nothingWritten(t, b)
+	b.owners.validationUnavailable.Store(false)
+
+	before := b.owners.validations.Load()
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, int64(2), b.owners.validations.Load()-before, "one validation per availability of the basis")
+	ops := map[string]bool{}
+	for _, dim := range []string{dimIn, dimOut} {
+		cur, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dim))
+		require.NoError(t, err)
+		basis := cur.Snapshot.Basis
+		require.NotEmpty(t, basis.AvailabilityValidationOperationID)
+		b.owners.mu.Lock()
+		r := b.owners.receipts[basis.AvailabilityValidationOperationID]
+		b.owners.mu.Unlock()
+		require.NotNil(t, r, "the bound operation is one the Gateway answered")
+		require.True(t, r.Current)
+		require.Equal(t, r.Receipt, basis.AvailabilityValidationReceipt, "the snapshot binds the receipt quadruple")
+		require.Equal(t, basis.CurrentAvailability, r.Validated)
+		ops[basis.AvailabilityValidationOperationID] = true
+	}
+	require.Len(t, ops, 2)
+	// The unavailable attempt derived the same operations (same Work, same
+	// basis): its validation call (it stopped at the first failure) used
+	// one of the two operations the applied attempt used.
+	b.owners.mu.Lock()
+	require.Len(t, b.owners.requested, 2)
+	calls := 0
+	for op, n := range b.owners.requested {
+		require.True(t, ops[op], op)
+		calls += n
+	}
+	require.Equal(t, 3, calls)
+	b.owners.mu.Unlock()
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETCurrentValidationNotCurrentWritesNothing (finding 5): the Gateway
+// says a later availability is Current while the lane has not moved yet →
+// retryable, nothing written; once its event is consumed the old Work is
+// superseded and the new generation applies with a receipt of v2.
+func TestMETCurrentValidationNotCurrentWritesNothing(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(41)
+	dispatched(t, b, a)
+	ev := a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, "") // the Gateway moved; the event is on its way
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrAvailabilityNotCurrent)
+	require.ErrorIs(t, err, metering.ErrRetryable)
+	nothingWritten(t, b)
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes`))
+
+	b.ack(t, ev)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Equal(t, int64(2), out.Finished.WorkGeneration)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_finishes WHERE outcome_state = 'superseded'`))
+	cur, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimIn))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), cur.Snapshot.Basis.AvailabilityStateVersion)
+	requireDenseChains(t, b.pool)
+}
+
+// TestMETCurrentValidationConflictNotForged (findings 5 and 4): a
+// conflicting validation answer is the Gateway's conflict: no Blocked@1 is
+// forged, nothing is written, the Work stays queued and applies once the
+// Gateway answers.
+func TestMETCurrentValidationConflictNotForged(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(42)
+	dispatched(t, b, a)
+	b.owners.validationConflict.Store(true)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrOwnerConflictUnbound)
+	require.ErrorContains(t, err, receipt.CauseGatewayUsageOwnerConflict)
+	nothingWritten(t, b)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`))
+	b.owners.validationConflict.Store(false)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+}
+
+// TestMETNotDispatchedNeedsNoAvailabilityValidation: a not_dispatched
+// attempt uses no availability, so no Gateway validation is asked.
+func TestMETNotDispatchedNeedsNoAvailabilityValidation(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	a := newAttempt(43)
+	b.ack(t, a.eligibility(b.owners, contract.DispositionNotDispatched))
+	out, err := processor(t, b, nil).Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	require.Zero(t, b.owners.validations.Load())
+}
