@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/execution"
@@ -62,6 +63,10 @@ type fakeOwners struct {
 	validations           atomic.Int64
 	receipts              map[string]*contract.AvailabilityCurrentValidationReceipt
 	requested             map[string]int // validation calls per operation id
+	// manifests are Core's RunAdmissionManifest@1 by quadruple;
+	// manifestConflict makes only the manifest read answer conflicting.
+	manifests        map[strict.Quadruple]*contract.RunAdmissionManifest
+	manifestConflict atomic.Bool
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -169,6 +174,22 @@ func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.
 	return ownerread.FoundWith(r, nil), nil
 }
 
+func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error) {
+	if o.blocked.Load() {
+		return admission.ManifestResult{}, errUnavailable
+	}
+	if o.manifestConflict.Load() {
+		return ownerread.Conflict[*contract.RunAdmissionManifest]("test conflict"), nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m, ok := o.manifests[req.Manifest]
+	if !ok {
+		return ownerread.Missing[*contract.RunAdmissionManifest](), nil
+	}
+	return ownerread.FoundWith(m, nil), nil
+}
+
 func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
 	if g := o.gate.Swap(nil); g != nil {
 		g.pass()
@@ -219,6 +240,12 @@ func (a attemptFixture) eligibility(o *fakeOwners, disposition string) *envelope
 			f.NotDispatched = quad(fmt.Sprintf("and-%d", a.n))
 		}
 		o.facts[fq] = f
+		if o.manifests == nil {
+			o.manifests = map[strict.Quadruple]*contract.RunAdmissionManifest{}
+		}
+		o.manifests[f.RunAdmissionManifest] = &contract.RunAdmissionManifest{Manifest: f.RunAdmissionManifest, RunID: a.runID,
+			Tenant:           contract.Tenant{Kind: envelope.TenantOrganization, TenantID: id("tenant"), WorkspaceID: id("workspace")},
+			BillingAccountID: f.BillingAccountID, BillingReservationID: f.BillingReservationID, ReservedCredits: 1000}
 		o.mu.Unlock()
 	}
 	p := envelope.ExecutionAttemptEligibilityFinalizedV1Payload{

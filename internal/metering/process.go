@@ -183,7 +183,9 @@ type dimensionInput struct {
 type eligibilityInputs struct {
 	source eligibilitySource
 	fact   *contract.ExecutionEligibilityFact
-	dims   []dimensionInput
+	// economic is the identity the cited RunAdmissionManifest froze.
+	economic settlement.EconomicIdentity
+	dims     []dimensionInput
 }
 
 func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Outcome, error) {
@@ -293,6 +295,9 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	in.fact = res.Value
 	if in.fact.Disposition != *f.DispatchDisposition {
 		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: in.fact.ToJSON()}
+	}
+	if in.economic, err = p.economicIdentity(ctx, src, in.fact); err != nil {
+		return in, err
 	}
 	if in.fact.Disposition == contract.DispositionNotDispatched {
 		price, err := settlement.PriceOf(settlement.ChargeDimensionNotDispatched)
@@ -558,7 +563,7 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 		BillingAccountID: src.BillingAccountID, BillingReservationID: src.BillingReservationID, RunID: src.RunID,
 		RunStepID: src.RunStepID, ExecutionAttemptID: h.ExecutionAttemptID, ChargeDimensionKey: d.key, SettlementDimensionID: dimID,
 		StateVersion: 1, EligibilityFact: in.fact.Fact, DispatchDisposition: in.fact.Disposition, AttemptManifest: in.fact.AttemptManifest,
-		Decision: decision, Basis: d.basis, EconomicIdentity: settlement.EconomicIdentity{Kind: "credits"},
+		Decision: decision, Basis: d.basis, EconomicIdentity: in.economic,
 		Pricing: settlement.Pricing{PriceBookVersion: settlement.PriceBookVersion, UnitPrice: d.price.UnitPrice,
 			BillingPolicyVersion: settlement.BillingPolicyVersion, RunAdmissionManifest: in.fact.RunAdmissionManifest},
 		Quantity: d.quantity, Unit: d.price.Unit, RecordedAt: time.Now().UTC().Truncate(time.Microsecond),

@@ -44,8 +44,9 @@ func eligibilityBasis(in *eligibilityInputs) (digest.Digest, error) {
 		dims = append(dims, m)
 	}
 	doc := map[string]any{"basis": "metering-eligibility-basis@1", "executionAttemptId": in.source.ExecutionAttemptID,
-		"dispatchDisposition": in.fact.Disposition, "dimensions": dims}
+		"dispatchDisposition": in.fact.Disposition, "dimensions": dims, "settlementEconomicIdentity": in.economic.Kind}
 	in.fact.Fact.Put(doc, settlement.PrefixExecutionEligibilityFact)
+	in.fact.RunAdmissionManifest.Put(doc, settlement.PrefixRunAdmissionManifest)
 	in.source.AttemptManifest.Put(doc, settlement.PrefixAttemptExecutionManifest)
 	return digest.Of(digest.JCSSHA256V1, doc)
 }

@@ -1,6 +1,7 @@
 package metering_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/internal/metering"
 )
 
@@ -138,4 +140,61 @@ func TestMETNotDispatchedNeedsNoAvailabilityValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
 	require.Zero(t, b.owners.validations.Load())
+}
+
+// TestMETEconomicIdentityFromAdmissionManifest (review finding 15): the
+// snapshot's economic identity comes from the RunAdmissionManifest the
+// eligibility fact cites, read through Core's readRunAdmissionManifest@1:
+// a manifest Core does not answer is retryable and a conflicting answer is
+// not forged into Blocked@1 (nothing written either way); a manifest of
+// another reservation is Metering's own conflict (Blocked, stage
+// eligibility_basis); the applied snapshot carries the manifest's identity.
+func TestMETEconomicIdentityFromAdmissionManifest(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(44)
+	dispatched(t, b, a)
+	mq := quad(fmt.Sprintf("ram-%d", a.n))
+	b.owners.mu.Lock()
+	m := b.owners.manifests[mq]
+	delete(b.owners.manifests, mq)
+	b.owners.mu.Unlock()
+
+	_, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrRetryable, "no manifest answered: no economic identity, no snapshot")
+	nothingWritten(t, b)
+
+	b.owners.manifestConflict.Store(true)
+	_, err = p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrOwnerConflictUnbound)
+	nothingWritten(t, b)
+	b.owners.manifestConflict.Store(false)
+
+	other := *m
+	other.BillingReservationID = id("reservation", "other")
+	b.owners.mu.Lock()
+	b.owners.manifests[mq] = &other
+	b.owners.mu.Unlock()
+	out, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	var evBody string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT evidence_body FROM metering.work_blocks`).Scan(&evBody))
+	ev, err := receipt.DecodeEligibilityProcessingConflictEvidence([]byte(evBody))
+	require.NoError(t, err)
+	require.Equal(t, "eligibility_basis", ev.ValidationStage)
+	require.Equal(t, "admission_manifest_differs", ev.ReasonCode)
+	require.Zero(t, factCount(t, b.pool, ""))
+
+	b.owners.mu.Lock()
+	b.owners.manifests[mq] = m
+	b.owners.mu.Unlock()
+	out, err = p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+	cur, err := metering.ReadCurrentSettlementInput(t.Context(), b.pool, dimensionOf(a, dimOut))
+	require.NoError(t, err)
+	require.Equal(t, settlement.EconomicIdentity{Kind: "credits"}, cur.Snapshot.EconomicIdentity)
+	require.Equal(t, mq, cur.Snapshot.Pricing.RunAdmissionManifest)
 }

@@ -166,6 +166,13 @@ export type SettlementUsageBasisV1 =
     readonly availabilityStateVersion: number;
     readonly availabilityState: "available" | "pending" | "not_reported" | "unavailable" | "conflicting";
     readonly providerEvidence: SettlementProviderEvidenceV1;
+    /** the Gateway's operation-bound Current Receipt (GatewayAvailabilityCurrentValidationReceipt@1, result current) for this availability; outside the content digest */
+    readonly availabilityCurrentValidationReceiptRef: string;
+    readonly availabilityCurrentValidationReceiptSchemaVersion: string;
+    readonly availabilityCurrentValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly availabilityCurrentValidationReceiptDigest: string;
+    /** the validation operation, derived from the Work operation and the Eligibility Basis digest */
+    readonly availabilityValidationOperationId: string;
   }
   | {
     readonly kind: "not_dispatched";
