@@ -19,6 +19,7 @@ var DecisionDef = &schema.Def{Name: "SettlementEligibilityDecisionV1", Doc: "The
 		schema.F("decision", schema.Enum{Values: []string{DecisionEligible, DecisionIneligible}}, "eligible: the attempt may be charged; ineligible: its target amount is zero"),
 		schema.F("decisionRuleVersion", schema.Literal{Value: DecisionRuleVersion}, "the rule that maps the eligibility fact and usage to the decision"),
 		schema.F("reasonCode", schema.CodeText, "why (dispatched, not_dispatched)"),
+		quad(PrefixEligibilityDecision, "the content-addressed EligibilityDecision Metering stores (attempt, fact, disposition, decision, rule; no operation id): one row whichever generation applies it"),
 	)}}
 
 // MeterEventHeadDef is the current MeterEvent head of the dimension or none.

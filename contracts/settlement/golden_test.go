@@ -56,7 +56,7 @@ func base(dimension, disposition string) *settlement.Snapshot {
 
 func usage(state string, quantity string) *settlement.Snapshot {
 	s := base("text.output_tokens", settlement.DispositionDispatched)
-	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched"}
+	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched", Ref: q("med-1", '7')}
 	s.Basis = settlement.UsageBasis{Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: "gw-eu-1",
 		AttemptRouteBinding: q("arb-1", 'c'), GatewayRouteSnapshot: q("grs-1", 'd'), CurrentAvailability: q("gas-1", '1'),
 		AvailabilityStateVersion: 1, AvailabilityState: state,
@@ -96,7 +96,7 @@ func goldens(t *testing.T) []golden {
 	corrected.Basis.ProviderEvidence, corrected.MeterEvent = ptr(q("gpe-2", '5')), ptr(q("mev-2", '6'))
 	nd := base(settlement.ChargeDimensionNotDispatched, settlement.DispositionNotDispatched)
 	nd.Tenant.ProjectID = "0195f4a8-0000-7000-8000-000000000032"
-	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched"}
+	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched", Ref: q("med-2", '8')}
 	nd.Basis = settlement.UsageBasis{Kind: settlement.BasisNotDispatched, NotDispatchedFact: q("and-1", '7')}
 	nd.Quantity, nd.TargetNetAmount, nd.ReconciliationState = "0", "0", settlement.ReconciliationNotRequired
 	return []golden{

@@ -18,7 +18,8 @@
 //	executionEligibilityFact quadruple,   the eligibility fact: Execution's word on whether the attempt
 //	dispatchDisposition                   reached a provider
 //	attemptExecutionManifest quadruple    the attempt identity the fact and the usage are bound to
-//	eligibilityDecision                   Metering's decision and its rule version (eligible/ineligible)
+//	eligibilityDecision                   Metering's decision, its rule version (eligible/ineligible) and
+//	                                      the stored content-addressed decision's quadruple
 //	meterEventHead                        the MeterEvent the quantity comes from, or an explicit none
 //	usageBasis                            gateway usage (binding, route, availability, evidence, and the
 //	                                      Gateway's Current Receipt of that availability with its
@@ -66,6 +67,7 @@ const (
 	PrefixExecutionEligibilityFact = "executionEligibilityFact"
 	PrefixAttemptExecutionManifest = "attemptExecutionManifest"
 	PrefixRunAdmissionManifest     = "runAdmissionManifest"
+	PrefixEligibilityDecision      = "eligibilityDecision"
 	// PrefixAvailabilityValidationReceipt names the Gateway's Current
 	// Receipt of the usage availability (the second stage after the
 	// event-bound bootstrap read).
@@ -120,9 +122,11 @@ type EconomicIdentity struct {
 	Kind, EntitlementKey, Unit, Currency string
 }
 
-// Decision is the eligibility decision the snapshot fixes.
+// Decision is the eligibility decision the snapshot fixes: its content and
+// the quadruple of the stored, content-addressed EligibilityDecision.
 type Decision struct {
 	Decision, RuleVersion, ReasonCode string
+	Ref                               strict.Quadruple
 }
 
 // UsageBasis is the gateway usage basis or the not-dispatched fact.
@@ -194,8 +198,7 @@ func (s *Snapshot) ToJSON() map[string]any {
 		"runId": s.RunID, "runStepId": s.RunStepID, "executionAttemptId": s.ExecutionAttemptID,
 		"chargeDimensionKey": s.ChargeDimensionKey, "settlementDimensionId": s.SettlementDimensionID,
 		"settlementInputStateVersion": s.StateVersion, "dispatchDisposition": s.DispatchDisposition,
-		"eligibilityDecision": map[string]any{"decision": s.Decision.Decision, "decisionRuleVersion": s.Decision.RuleVersion,
-			"reasonCode": s.Decision.ReasonCode},
+		"eligibilityDecision": s.decisionJSON(),
 		"quantity": s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
 		"reconciliationState": s.ReconciliationState, "recordedAt": strict.FormatTimestamp(s.RecordedAt),
 	}
@@ -245,6 +248,12 @@ func (s *Snapshot) ToJSON() map[string]any {
 	s.AttemptManifest.Put(out, PrefixAttemptExecutionManifest)
 	s.Snapshot.Put(out, PrefixSnapshot)
 	return out
+}
+
+func (s *Snapshot) decisionJSON() map[string]any {
+	m := map[string]any{"decision": s.Decision.Decision, "decisionRuleVersion": s.Decision.RuleVersion, "reasonCode": s.Decision.ReasonCode}
+	s.Decision.Ref.Put(m, PrefixEligibilityDecision)
+	return m
 }
 
 // Seal sets schema version 1, jcs-sha256-v1 and the candidate digest, checks
@@ -322,7 +331,8 @@ func Decode(doc []byte) (*Snapshot, error) {
 		s.Predecessor = &Ref{Snapshot: quadOf(p, PrefixSnapshot), StateVersion: i64(p, "settlementInputStateVersion")}
 	}
 	d := obj(m, "eligibilityDecision")
-	s.Decision = Decision{Decision: str(d, "decision"), RuleVersion: str(d, "decisionRuleVersion"), ReasonCode: str(d, "reasonCode")}
+	s.Decision = Decision{Decision: str(d, "decision"), RuleVersion: str(d, "decisionRuleVersion"), ReasonCode: str(d, "reasonCode"),
+		Ref: quadOf(d, PrefixEligibilityDecision)}
 	if h := obj(m, "meterEventHead"); str(h, "state") == HeadPresent {
 		q := quadOf(h, PrefixMeterEvent)
 		s.MeterEvent = &q

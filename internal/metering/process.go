@@ -454,7 +454,8 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 		if in.fact.Disposition == contract.DispositionNotDispatched {
 			decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched"}
 		}
-		if err := insertDecision(ctx, tx, a, in, decision); err != nil {
+		// The snapshot carries the stored decision's quadruple (finding 9).
+		if decision.Ref, err = insertDecision(ctx, tx, a, in, decision); err != nil {
 			return Outcome{}, err
 		}
 		if err := p.stage("decision"); err != nil {
@@ -498,7 +499,7 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 	})
 }
 
-func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, d settlement.Decision) error {
+func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, d settlement.Decision) (strict.Quadruple, error) {
 	doc := map[string]any{
 		"eligibilityDecisionSchemaVersion": "1", "executionAttemptId": a.Head.ExecutionAttemptID,
 		"decision": d.Decision, "decisionRuleVersion": d.RuleVersion, "reasonCode": d.ReasonCode,
@@ -507,7 +508,7 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 	in.fact.Fact.Put(doc, settlement.PrefixExecutionEligibilityFact)
 	dg, err := digest.Of(digest.JCSSHA256V1, doc)
 	if err != nil {
-		return fmt.Errorf("decision digest: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("decision digest: %w", err)
 	}
 	// Content addressed: the same decision of the same attempt and fact has
 	// one ref and one row, whichever generation applies it.
@@ -516,19 +517,19 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 		ref, string(digest.JCSSHA256V1), dg.Value
 	body, err := jcs.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("decision body: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("decision body: %w", err)
 	}
 	var stored string
 	if err := tx.QueryRow(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
 		"attempt_id": a.Head.ExecutionAttemptID, "decision": d.Decision, "rule_version": d.RuleVersion,
 		"work_ref": a.Head.Work.Ref, "attempt_number": a.Head.AttemptNumber, "fencing_token": a.Head.FencingToken,
 		"decision_body": string(body)}).Scan(&stored); err != nil {
-		return fmt.Errorf("insert eligibility decision: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("insert eligibility decision: %w", err)
 	}
 	if stored != ref {
-		return fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
+		return strict.Quadruple{}, fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
 	}
-	return nil
+	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: dg.Value}, nil
 }
 
 type currentRow struct {

@@ -63,7 +63,7 @@ func (c *settlementChain) next(t *testing.T, quantity string) settlement.Ref {
 		RunID: c.a.runID, RunStepID: id("step", c.a.n), ExecutionAttemptID: c.a.attemptID, ChargeDimensionKey: c.dim,
 		SettlementDimensionID: c.dimensionID(), StateVersion: v,
 		EligibilityFact: quad(fmt.Sprintf("eef-%d", c.a.n)), DispatchDisposition: settlement.DispositionDispatched, AttemptManifest: c.a.manifest,
-		Decision:   settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched"},
+		Decision:   settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched", Ref: quad(fmt.Sprintf("med-%d", c.a.n))},
 		MeterEvent: ptrQuad(quad(fmt.Sprintf("mev-%d-%d", c.a.n, v))),
 		Basis: settlement.UsageBasis{Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: c.a.deployment,
 			AttemptRouteBinding: quad(fmt.Sprintf("arb-%d", c.a.n)), GatewayRouteSnapshot: quad(fmt.Sprintf("grs-%d", c.a.n)),

@@ -198,3 +198,36 @@ func TestMETEconomicIdentityFromAdmissionManifest(t *testing.T) {
 	require.Equal(t, settlement.EconomicIdentity{Kind: "credits"}, cur.Snapshot.EconomicIdentity)
 	require.Equal(t, mq, cur.Snapshot.Pricing.RunAdmissionManifest)
 }
+
+// TestMETSnapshotCarriesDecisionQuadruple (review finding 9): the snapshot
+// fixes the Current EligibilityDecision by the quadruple of the stored,
+// content-addressed decision; a later generation of the same attempt
+// applies the same decision (one row) and its new version names it.
+func TestMETSnapshotCarriesDecisionQuadruple(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(45)
+	dispatched(t, b, a)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityAvailable, ""))
+	out, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, out.Finished.Outcome.State)
+
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions`), "one decision for both generations")
+	var ref, dg string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT decision_ref, decision_digest FROM metering.eligibility_decisions`).Scan(&ref, &dg))
+	for _, v := range []struct {
+		dim     string
+		version int64
+	}{{dimIn, 1}, {dimIn, 2}, {dimOut, 1}} {
+		s, err := metering.ReadSettlementInputAt(t.Context(), b.pool, dimensionOf(a, v.dim), v.version)
+		require.NoError(t, err)
+		require.Equal(t, ref, s.Snapshot.Decision.Ref.Ref, "%s v%d", v.dim, v.version)
+		require.Equal(t, dg, s.Snapshot.Decision.Ref.Digest)
+		require.Equal(t, "1", s.Snapshot.Decision.Ref.SchemaVersion)
+	}
+	requireDenseChains(t, b.pool)
+}

@@ -82,6 +82,11 @@ export type SettlementEligibilityDecisionV1 = {
   readonly decisionRuleVersion: "metering-eligibility-rule@1";
   /** why (dispatched, not_dispatched) */
   readonly reasonCode: string;
+  /** the content-addressed EligibilityDecision Metering stores (attempt, fact, disposition, decision, rule; no operation id): one row whichever generation applies it */
+  readonly eligibilityDecisionRef: string;
+  readonly eligibilityDecisionSchemaVersion: string;
+  readonly eligibilityDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly eligibilityDecisionDigest: string;
 };
 
 /** The direct predecessor SettlementInputSnapshot@1 five-tuple (none for state version 1). */
