@@ -2,7 +2,8 @@
 // finalization: BillingFinalizationCommitted@1 (committed.go), the absorbing
 // fact one successful finalization writes with its ledger postings, and —
 // from the finalization pipeline — FinalizationInputManifest@1,
-// FinalizationValidationBundle@1 and BillingFinalizationDecision.
+// FinalizationValidationBundle@1 and BillingFinalizationDecision@1
+// (billing.go, describe.go, objects.go, bundle.go, decision.go).
 //
 // Every object is content-addressed with a quadruple (ref, schemaVersion
 // "1", digestAlgorithmVersion, digest); the digest candidate is the full JSON

@@ -50,7 +50,7 @@ var kindsInOrder = []string{
 	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
-	KindProviderEvidence, KindAvailabilitySnapshot, KindAvailabilityCurrentValidationReceipt,
+	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt, KindAvailabilityCurrentValidationReceipt,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -92,11 +92,13 @@ func specOf(kind string) (spec, bool) {
 		KindRunExecutionFinalizationFact:         {RunExecutionFinalizationFactDef, finalizationSelf, attemptSetRules},
 		KindRunExecutionFinalizationConflictFact: {RunExecutionFinalizationConflictFactDef, conflictSelf, nil},
 
-		KindGatewayRouteSnapshot:                 {GatewayRouteSnapshotDef, routeSelf, nil},
-		KindAttemptRouteBinding:                  {AttemptRouteBindingDef, bindingSelf, nil},
-		KindGatewayPreBindingRejectionFact:       {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
-		KindProviderEvidence:                     {ProviderEvidenceDef, evidenceSelf, nil},
-		KindAvailabilitySnapshot:                 {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
+		KindGatewayRouteSnapshot:           {GatewayRouteSnapshotDef, routeSelf, nil},
+		KindAttemptRouteBinding:            {AttemptRouteBindingDef, bindingSelf, nil},
+		KindGatewayPreBindingRejectionFact: {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
+		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
+		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
+
+		KindRunExecutionFinalizationReceipt:      {RunExecutionFinalizationReceiptDef, finalizationReceiptSelf, nil},
 		KindAvailabilityCurrentValidationReceipt: {AvailabilityCurrentValidationReceiptDef, availabilityValidationSelf, availabilityValidationRules},
 	}[kind]
 	return s, ok

@@ -106,6 +106,14 @@ func goldens(t *testing.T) []golden {
 			ClosureOperationID: "0195f4a8-0000-7000-8000-000000000070", StateVersion: 2, AttemptSet: s.Manifest, Attempts: s.Attempts, ClosedAt: s.ClosedAt})
 	}
 	f1, f0 := fin("ref-1", set), fin("ref-0", emptySet)
+	closureReceipt := func(ref string, f *execution.RunExecutionFinalizationFact) *execution.RunExecutionFinalizationReceipt {
+		return sealed(t, &execution.RunExecutionFinalizationReceipt{Receipt: strict.Quadruple{Ref: ref}, RunClosure: closure,
+			FinalizationOperationID: "0195f4a8-0000-7000-8000-000000000080",
+			InputManifest: strict.Quadruple{Ref: "fim-1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+				Digest: "4444444444444444444444444444444444444444444444444444444444444444"},
+			ClosureOperationID: f.ClosureOperationID, Finalization: f.Fact, StateVersion: f.StateVersion, AttemptSet: f.AttemptSet,
+			AttemptCount: int64(len(f.Attempts)), ValidatedAt: at.Add(7 * time.Second)})
+	}
 	conflict := func(ref, stored, reason string) *execution.RunExecutionFinalizationConflictFact {
 		return sealed(t, &execution.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID, Requested: f1.Fact,
 			StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
@@ -175,6 +183,8 @@ func goldens(t *testing.T) []golden {
 		{execution.KindRunAttemptSetManifest, "empty", emptySet},
 		{execution.KindRunExecutionFinalizationFact, "two_attempts", f1},
 		{execution.KindRunExecutionFinalizationFact, "empty", f0},
+		{execution.KindRunExecutionFinalizationReceipt, "two_attempts", closureReceipt("rxr-1", f1)},
+		{execution.KindRunExecutionFinalizationReceipt, "empty", closureReceipt("rxr-0", f0)},
 		{execution.KindRunExecutionFinalizationConflictFact, "digest_differs", conflict("rfc-1", "ref-1", "finalization_digest_differs")},
 		{execution.KindRunExecutionFinalizationConflictFact, "stored_does_not_recompute", conflict("rfc-2", "", "stored_finalization_invalid")},
 		{execution.KindRunAdmissionManifest, "with_project", m1},
@@ -280,6 +290,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeProviderEvidence(body)
 		case execution.KindAvailabilitySnapshot:
 			back, err = execution.DecodeAvailabilitySnapshot(body)
+		case execution.KindRunExecutionFinalizationReceipt:
+			back, err = execution.DecodeRunExecutionFinalizationReceipt(body)
 		case execution.KindAvailabilityCurrentValidationReceipt:
 			back, err = execution.DecodeAvailabilityCurrentValidationReceipt(body)
 		}

@@ -86,6 +86,13 @@ func negatives() []negative {
 		{execution.KindProviderEvidence, "float_quantity", "GW-2", "usage_tokens", func(m map[string]any) { m["quantity"] = "1.20e3" }, strict.ErrInvalidValue},
 		{execution.KindAttemptRouteBinding, "route_changed", "GW-1", "text", func(m map[string]any) { m["supplyId"] = "supply/other" }, digest.ErrMismatch},
 		{execution.KindGatewayPreBindingRejectionFact, "carries_binding", "GW-1", "no_capacity", func(m map[string]any) { m["attemptRouteBindingRef"] = "arb-1" }, strict.ErrUnknownField},
+		{execution.KindRunExecutionFinalizationReceipt, "other_purpose", "BI-1", "two_attempts", func(m map[string]any) { m["purpose"] = "metering_input" }, strict.ErrUnexpectedLiteral},
+		{execution.KindRunExecutionFinalizationReceipt, "other_operation", "BI-1", "two_attempts", func(m map[string]any) {
+			m["billingFinalizationOperationId"] = "0195f4a8-0000-7000-8000-0000000000ff"
+		}, digest.ErrMismatch},
+		{execution.KindRunExecutionFinalizationReceipt, "without_input_manifest", "BI-1", "two_attempts", func(m map[string]any) {
+			delete(m, "finalizationInputManifestDigest")
+		}, strict.ErrMissingField},
 		{execution.KindRunExecutionFinalizationConflictFact, "no_reason", "EX-2", "digest_differs", func(m map[string]any) { delete(m, "reasonCode") }, strict.ErrMissingField},
 	}
 }

@@ -38,18 +38,12 @@ type Kind struct {
 // then the admission and execution identity objects of contracts/execution,
 // then SettlementInputSnapshot@1 of contracts/settlement and the Metering
 // facts of contracts/meterfacts, then the Billing objects of contracts/billing
-// (the committed finalization, the settlement catch-up and transitions).
+// (the committed finalization, the finalization pipeline's manifest, bundle
+// and decision, the settlement catch-up and transitions).
 func All() []Kind {
 	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
 	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
 	return append(kinds, billingSettlementKinds()...)
-}
-
-// billingKinds: the Billing owner's objects of contracts/billing.
-func billingKinds() []Kind {
-	return []Kind{
-		{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted},
-	}
 }
 
 // billingSettlementKinds: the settlement catch-up and post-finality
@@ -69,6 +63,19 @@ func billingSettlementKinds() []Kind {
 func settlementKinds() []Kind {
 	var out []Kind
 	for _, c := range settlement.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
+}
+
+// billingKinds: the Billing owner's objects of contracts/billing:
+// BillingFinalizationCommitted@1, then FinalizationInputManifest@1,
+// FinalizationValidationBundle@1 and BillingFinalizationDecision@1;
+// Validate checks the shape, the refinement rules and the embedded digest,
+// Digest prints the candidate's.
+func billingKinds() []Kind {
+	out := []Kind{{Name: billing.KindBillingFinalizationCommitted, Validate: billing.ValidateCommitted, Digest: billing.DigestCommitted}}
+	for _, c := range billing.Contracts() {
 		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
 	}
 	return out

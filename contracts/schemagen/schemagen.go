@@ -44,12 +44,15 @@ const ReceiptsTSFile = "ts/receipts-1.d.ts"
 // contracts/execution.
 const ExecutionTSFile = "ts/execution-1.d.ts"
 
+// BillingTSFile declares the Billing finalization objects of contracts/billing.
+const BillingTSFile = "ts/billing-1.d.ts"
+
 // BillingSettlementTSFile declares the settlement catch-up and post-finality
 // transition objects of contracts/billing.
 const BillingSettlementTSFile = "ts/billing-settlement-1.d.ts"
 
 // BillingSchemaFile is the JSON Schema file of one contracts/billing kind
-// ("LateSettlementExposure@1" → json/billing/late-settlement-exposure-1.schema.json).
+// ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
 func BillingSchemaFile(kind string) string {
 	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
 }
@@ -140,6 +143,14 @@ func Files() (map[string][]byte, error) {
 		}
 		executionDefs = append(executionDefs, c.Def)
 	}
+	var billingDefs []*schema.Def
+	for _, c := range billing.Contracts() {
+		if err := add(BillingSchemaFile(c.Name), c.Def, "contracts/billing"); err != nil {
+			return nil, err
+		}
+		billingDefs = append(billingDefs, c.Def)
+	}
+	out[BillingTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe Billing finalization input manifest, validation bundle and decision (schema version 1).", billingDefs...)
 	var billingSettlementDefs []*schema.Def
 	for _, c := range billing.SettlementContracts() {
 		if err := add(BillingSchemaFile(c.Name), c.Def, "contracts/billing"); err != nil {

@@ -33,7 +33,7 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	t.Parallel()
 	files, err := schemagen.Files()
 	require.NoError(t, err)
-	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts())+1+len(billing.SettlementContracts()))
+	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts())+1+len(billing.SettlementContracts()))
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
 		require.NoError(t, err, "%s missing: run make generate", rel)
@@ -177,6 +177,39 @@ func TestCT5ReceiptGoldensAgainstGeneratedSchema(t *testing.T) {
 		require.Error(t, schemas[n.Kind].Validate(v), "%s (%s) must be rejected by the schema", n.File, n.Reason)
 	}
 	require.Greater(t, shape, 15)
+}
+
+// CT-5, BI-1: every Billing finalization golden validates against its
+// generated schema; every negative rejected for its shape (strict.*) is
+// rejected by the schema too (rule and digest negatives are Go-only).
+func TestCT5BillingGoldensAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	const billingDir = "../billing/testdata"
+	schemas := map[string]*jsonschema.Schema{}
+	for _, c := range billing.Contracts() {
+		s := compile(t, schemagen.BillingSchemaFile(c.Name))
+		schemas[c.Name] = s
+		dirs, err := filepath.Glob(filepath.Join(billingDir, "golden", c.Name, "*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, dirs)
+		for _, dir := range dirs {
+			require.NoError(t, s.Validate(instance(t, filepath.Join(dir, "raw.json"))), dir)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(billingDir, "negative", "manifest.json"))
+	require.NoError(t, err)
+	var negatives []struct{ Kind, File, Expected string }
+	require.NoError(t, json.Unmarshal(b, &negatives))
+	shape := 0
+	for _, n := range negatives {
+		if !strings.HasPrefix(n.Expected, "strict:") {
+			continue
+		}
+		shape++
+		v := instance(t, filepath.Join(billingDir, "negative", filepath.FromSlash(n.File)))
+		require.Error(t, schemas[n.Kind].Validate(v), "%s (%s) must be rejected by the schema", n.File, n.Expected)
+	}
+	require.Greater(t, shape, 5)
 }
 
 // CT-5: every settlement catch-up and transition golden validates against

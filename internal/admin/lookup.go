@@ -133,6 +133,9 @@ type LookupResult struct {
 	// boundary than Config.LookupLimit, or more attempts than
 	// Config.AttemptLimit.
 	Truncated bool `json:"truncated"`
+	// Billing is the reservation's ledger and decision chain (core
+	// database; reservation and any lookups).
+	Billing *ReservationBilling `json:"billing,omitempty"`
 }
 
 // Lookup finds the events an exact id names in every boundary: the event
@@ -159,6 +162,15 @@ func (r *Reader) Lookup(ctx context.Context, kind IDKind, id string) (LookupResu
 		}
 		out.Events = append(out.Events, events...)
 		out.Truncated = out.Truncated || truncated
+		if kind == KindReservation || kind == KindAny {
+			b, err := reservationBilling(ctx, tx, norm)
+			if err != nil {
+				return err
+			}
+			if b != nil {
+				out.Billing = b
+			}
+		}
 		return nil
 	})
 	sort.SliceStable(out.Events, func(i, j int) bool {

@@ -115,9 +115,10 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// The projector verifies finalizations with Billing's owner read; the
-	// finalization coordinator is not part of the demo loop yet.
-	consumers, err := consumersFor(pools, pools, pools[boundary.Core], false)
+	// The whole loop: the projector verifies finalizations with Billing's
+	// owner read, the coordinator applies closures, the catch-up consumer
+	// records settlement inputs, the finalization worker decides.
+	consumers, err := consumersFor(pools, pools, pools[boundary.Core], true)
 	if err != nil {
 		return err
 	}
@@ -131,6 +132,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if err != nil {
 		return err
 	}
+	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, log)
 	reg := prometheus.NewRegistry()
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
 	var network *demo.Network
@@ -159,7 +161,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
 	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network, Scenario: scenario, RestartDatabase: restart, Metering: worker,
+		Network: network, Scenario: scenario, RestartDatabase: restart, Metering: worker, Finalization: finalizer,
 	})
 	if err != nil {
 		return err

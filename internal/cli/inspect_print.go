@@ -220,5 +220,45 @@ func printLookup(w io.Writer, res admin.LookupResult) error {
 			}
 		}
 	}
+	if res.Billing != nil {
+		return printReservationBilling(w, res.Billing)
+	}
 	return nil
+}
+
+// printReservationBilling prints the reservation's state, fence, ledger
+// postings and decision chain (inspect reservation ID).
+func printReservationBilling(w io.Writer, b *admin.ReservationBilling) error {
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return cellText(*p)
+	}
+	fmt.Fprintf(w, "\nbilling: reservation %s, reserved %s, settled %s, released %s, finalized %s\n",
+		b.State, b.ReservedAmount, str(b.SettledAmount), str(b.ReleasedAmount), fmtTimePtr(b.FinalizedAt))
+	if b.FenceState != nil {
+		fmt.Fprintf(w, "  finalization fence: %s", *b.FenceState)
+		if b.FenceWaitReason != nil {
+			fmt.Fprintf(w, " (waiting: %s)", cellText(*b.FenceWaitReason))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  ledger postings (%d)\n", len(b.Postings))
+	tw := newTable(w)
+	row(tw, "    GROUP", "LINE", "ACCOUNT", "DIRECTION", "AMOUNT", "IDENTITY", "POSTED_AT")
+	for _, p := range b.Postings {
+		row(tw, "    "+p.GroupKind, fmt.Sprint(p.LineNo), p.AccountKind, p.Direction, p.Amount, p.EconomicIdentity, fmtTime(p.PostedAt))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  decision chain (%d evaluation(s), %d finalization(s))\n", len(b.Decisions), b.FinalizationCount)
+	tw = newTable(w)
+	row(tw, "    RECORDED_AT", "DECISION", "REASON", "SETTLED", "RELEASED", "INPUT_MANIFEST", "DIMENSIONS", "TARGET", "BUNDLE", "DECISION_REF")
+	for _, d := range b.Decisions {
+		row(tw, "    "+fmtTime(d.RecordedAt), d.Decision, str(d.ReasonCode), str(d.SettledAmount), str(d.ReleasedAmount),
+			d.ManifestRef, fmt.Sprint(d.Dimensions), d.TargetTotal, str(d.BundleRef), d.DecisionRef)
+	}
+	return tw.Flush()
 }

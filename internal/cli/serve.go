@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/finalization"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
@@ -274,6 +275,14 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 			return nil, err
 		}
 		consumers[route.BillingFinalizationCoordinator] = c.Consume
+		// Settlement inputs reach Billing on billing_settlement_catch_up:
+		// before the finalization they wake the fence (a new Work), after it
+		// they go to the dimension's catch-up fence.
+		cu, err := billing.NewCatchUpConsumer(billingPool, billing.CatchUpConsumerConfig{Finalization: billing.FinalizationFenceObserver{}})
+		if err != nil {
+			return nil, err
+		}
+		consumers[route.BillingSettlementCatchUp] = cu.Consume
 	}
 	m, okM := pools[boundary.Metering]
 	ex, okE := reads[boundary.Execution]
@@ -286,6 +295,21 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		consumers[route.MeteringInputProcessor] = c.Consume
 	}
 	return consumers, nil
+}
+
+// finalizationWorker builds the Billing finalization worker over the core
+// database as the billing role when the owners it reads (execution, gateway,
+// metering) are reachable in this process (nil otherwise).
+func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, log *slog.Logger) *finalization.Worker {
+	ex, okE := reads[boundary.Execution]
+	gw, okG := reads[boundary.Gateway]
+	m, okM := meteringPools[boundary.Metering]
+	if billingPool == nil || !okE || !okG || !okM {
+		return nil
+	}
+	owners := finalization.Owners{Execution: finalization.ExecutionPool{DB: ex}, Gateway: finalization.GatewayPool{DB: gw},
+		Metering: finalization.MeteringPool{DB: m}}
+	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency}, log)
 }
 
 // meteringWorker builds the metering worker over the metering database when
@@ -328,6 +352,30 @@ func startMeteringWorker(ctx context.Context, p serveParams) (wait func(), err e
 	return func() { cancel(); <-done }, nil
 }
 
+// startFinalizationWorker runs the Billing finalization worker where the
+// coordinator is served and every owner database is reachable; the returned
+// func stops it.
+func startFinalizationWorker(ctx context.Context, p serveParams) (wait func()) {
+	if !p.coordinator {
+		return func() {}
+	}
+	meteringPools := server.Pools{}
+	if m, ok := p.consumerPools[boundary.Metering]; ok {
+		meteringPools[boundary.Metering] = m
+	} else if m, ok := p.readPools[boundary.Metering]; ok {
+		meteringPools[boundary.Metering] = m
+	}
+	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, p.log)
+	if w == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	fmt.Fprintln(p.out, "oceanway serve: billing finalization worker running (2 loops)")
+	return func() { cancel(); <-done }
+}
+
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -340,6 +388,7 @@ func serve(ctx context.Context, p serveParams) error {
 		return err
 	}
 	defer waitWorker()
+	defer startFinalizationWorker(ctx, p)()
 	waitProofs := func() {}
 	if core, ok := p.consumerPools[boundary.Core]; ok && slices.Contains(p.plan.consume, route.CoreOperations) {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))

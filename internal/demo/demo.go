@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/demo/dbsqlc"
@@ -70,6 +71,10 @@ type Config struct {
 	// dispatchers, the demo waits until it finished every eligibility Work,
 	// and the summary proves its settlement input chains.
 	Metering *metering.Worker
+	// Finalization, when set, is the Billing finalization worker: it runs
+	// with the dispatchers, the demo waits until no applied closure's Work
+	// is left, and the summary proves the ledger.
+	Finalization *finalization.Worker
 }
 
 func (c Config) withDefaults() Config {
@@ -122,6 +127,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			cfg.Metering.Run(dispatchCtx)
 		}
 	}()
+	finalizationDone := make(chan struct{})
+	go func() {
+		defer close(finalizationDone)
+		if cfg.Finalization != nil {
+			_ = cfg.Finalization.Run(dispatchCtx)
+		}
+	}()
 	go func() {
 		if cfg.Chaos {
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
@@ -150,7 +162,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
-		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg.Metering != nil)
+		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg.Metering != nil, cfg.Finalization != nil)
 	}
 	elapsed := time.Since(start)
 	stopProgress()
@@ -159,6 +171,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	stopDispatch()
 	dispatchErr := <-dispatchDone
 	<-workerDone
+	<-finalizationDone
 
 	if admitErr != nil {
 		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
@@ -181,6 +194,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	}
 	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, rt.Served(), cfg, s); err != nil {
 		return nil, err
+	}
+	if cfg.Finalization != nil {
+		if err := summarizeLedger(context.WithoutCancel(ctx), core, cfg, s); err != nil {
+			return nil, err
+		}
 	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())
@@ -365,7 +383,7 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // outboxes; unserved destinations stay pending).
 // With the metering worker, the eligibility Work it has to finish counts as
 // open too (its settlement input events are appended by then).
-func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, meteringWorker bool) error {
+func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, meteringWorker, finalizationWorker bool) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))
@@ -388,6 +406,12 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 			var n int64
 			n, err = dbsqlc.New().MeteringOpenWork(ctx, m)
 			open += int(n)
+		}
+		if finalizationWorker && err == nil {
+			// Its committed events are core deliveries: both must drain.
+			var n int
+			err = core.QueryRow(ctx, qFinalizationOpenWork).Scan(&n)
+			open += n
 		}
 		switch {
 		case err != nil && !db.Transient(err):

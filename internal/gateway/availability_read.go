@@ -18,8 +18,13 @@ import (
 // gateway.evidence-availability.current-changed@1 event.
 const ReadAvailabilitySnapshotV1 = "readEvidenceAvailabilitySnapshot@1"
 
-// AudienceMeteringInput is the one audience the availability read serves.
-const AudienceMeteringInput = "metering_input_processor"
+// Audiences the availability read serves: the Metering input processor
+// (event-bound bootstrap) and the Billing finalization worker (the Gateway
+// receipt set of a finalization bundle, ADR-031).
+const (
+	AudienceMeteringInput       = "metering_input_processor"
+	AudienceBillingFinalization = "billing_finalization_coordinator"
+)
 
 // AvailabilitySnapshotRead is the request: the event's chain identity, state
 // version and the exact snapshot and manifest quadruples it carried.
@@ -48,7 +53,7 @@ func ReadAvailabilitySnapshot(ctx context.Context, q db.Executor, req Availabili
 	switch {
 	case req.ContractVersion != ReadAvailabilitySnapshotV1:
 		return AvailabilityResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceMeteringInput:
+	case req.Audience != AudienceMeteringInput && req.Audience != AudienceBillingFinalization:
 		return AvailabilityResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID) || req.GatewayDeploymentID == "" || req.EvidenceKind == "" || req.DimensionKey == "" || req.StateVersion < 1:
 		return AvailabilityResult{}, fmt.Errorf("%w: attempt, deployment, kind, dimension and state version are required", ownerread.ErrInvalidRequest)

@@ -355,6 +355,54 @@ export type GatewayEvidenceAvailabilitySnapshotV1 = {
   readonly recordedAt: string;
 };
 
+/** RunExecutionFinalizationReceipt@1: Execution proves, for one Billing finalization operation and input manifest, that the Run is irreversibly closed with exactly this attempt set (BI-1, EX-2). */
+export type RunExecutionFinalizationReceiptV1 = {
+  /** derived from the finalization operation; excluded from the digest candidate */
+  readonly runExecutionFinalizationReceiptRef: string;
+  readonly runExecutionFinalizationReceiptSchemaVersion: "1";
+  readonly runExecutionFinalizationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly runExecutionFinalizationReceiptDigest: string;
+  /** the read that issued the receipt */
+  readonly readContractVersion: "readRunExecutionFinalization@1";
+  /** the one purpose the receipt serves */
+  readonly purpose: "billing_finalization";
+  /** the Billing finalization operation the receipt is bound to */
+  readonly billingFinalizationOperationId: string;
+  /** the Billing FinalizationInputManifest@1 the receipt is bound to */
+  readonly finalizationInputManifestRef: string;
+  readonly finalizationInputManifestSchemaVersion: string;
+  readonly finalizationInputManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly finalizationInputManifestDigest: string;
+  readonly tenantKind: "organization" | "personal";
+  readonly tenantId: string;
+  readonly workspaceId: string;
+  readonly projectId?: string;
+  readonly billingAccountId: string;
+  readonly billingReservationId: string;
+  readonly runId: string;
+  /** the Run's RunAdmissionManifest@1 */
+  readonly runAdmissionManifestRef: string;
+  readonly runAdmissionManifestSchemaVersion: "1";
+  readonly runAdmissionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly runAdmissionManifestDigest: string;
+  readonly closureOperationId: string;
+  /** the verified RunExecutionFinalizationFact@1 */
+  readonly runExecutionFinalizationRef: string;
+  readonly runExecutionFinalizationSchemaVersion: "1";
+  readonly runExecutionFinalizationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly runExecutionFinalizationDigest: string;
+  /** attempts_closed */
+  readonly runExecutionFinalizationStateVersion: number;
+  /** the verified RunAttemptSetManifest@1 */
+  readonly attemptSetManifestRef: string;
+  readonly attemptSetManifestSchemaVersion: "1";
+  readonly attemptSetManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptSetManifestDigest: string;
+  readonly attemptCount: number;
+  /** excluded from the digest candidate */
+  readonly validatedAt: string;
+};
+
 /** GatewayAvailabilityCurrentValidationReceipt@1: the Gateway's operation-bound answer whether an availability snapshot is its chain's Current; no expiry. */
 export type GatewayAvailabilityCurrentValidationReceiptV1 = {
   /** assigned by the Gateway; excluded from the digest candidate */
