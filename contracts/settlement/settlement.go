@@ -199,7 +199,7 @@ func (s *Snapshot) ToJSON() map[string]any {
 		"chargeDimensionKey": s.ChargeDimensionKey, "settlementDimensionId": s.SettlementDimensionID,
 		"settlementInputStateVersion": s.StateVersion, "dispatchDisposition": s.DispatchDisposition,
 		"eligibilityDecision": s.decisionJSON(),
-		"quantity": s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
+		"quantity":            s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
 		"reconciliationState": s.ReconciliationState, "recordedAt": strict.FormatTimestamp(s.RecordedAt),
 	}
 	if s.Tenant.ProjectID != "" {

@@ -84,7 +84,9 @@ func TestGW2ValidateAvailabilityCurrentOperationBound(t *testing.T) {
 		func(r *gateway.AvailabilityValidationRequest) { r.Purpose = "any" },
 		func(r *gateway.AvailabilityValidationRequest) { r.OperationID = "" },
 		func(r *gateway.AvailabilityValidationRequest) { r.BasisDigest.Value = "" },
-		func(r *gateway.AvailabilityValidationRequest) { r.ContractVersion = "validateEvidenceAvailabilityCurrent@0" },
+		func(r *gateway.AvailabilityValidationRequest) {
+			r.ContractVersion = "validateEvidenceAvailabilityCurrent@0"
+		},
 	} {
 		bad := validationRequest(m, v2.Snapshot, uuid.NewString(), basis)
 		mutate(&bad)
