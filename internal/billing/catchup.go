@@ -80,7 +80,11 @@ var (
 	qCatchUpReservationIdentity = catchUpStatements.Get("reservation_identity")
 	qCatchUpFenceInsert         = catchUpStatements.Get("fence_insert")
 	qCatchUpFenceUpdate         = catchUpStatements.Get("fence_update")
-	qCatchUpFencePending        = catchUpStatements.Get("fence_pending")
+	qCatchUpClaim               = catchUpStatements.Get("claim")
+	qCatchUpClaimOne            = catchUpStatements.Get("claim_one")
+	qCatchUpClaimRelease        = catchUpStatements.Get("claim_release")
+	qCatchUpBlockInsert         = catchUpStatements.Get("block_insert")
+	qCatchUpBlockCount          = catchUpStatements.Get("block_count")
 	qCatchUpWorkInsert          = catchUpStatements.Get("work_insert")
 	qCatchUpWorkSelect          = catchUpStatements.Get("work_select")
 	qCatchUpTransitionInsert    = catchUpStatements.Get("transition_insert")
@@ -110,6 +114,13 @@ const (
 	CodeCatchUpFenceGraph        = "BC003"
 	CodeCatchUpCaughtUpAhead     = "BC004"
 	CodeCatchUpExposureMissing   = "BC005"
+	// CodeCatchUpFenced (00024): a worker write whose fencing token is not
+	// the latest attempt of its Work generation, or a token-less fence
+	// update that is not the consumer's reopen.
+	CodeCatchUpFenced = "BC006"
+	// CodeCatchUpAttemptGraph (00024): an attempt that is not the next of
+	// the fence's active, claimable generation.
+	CodeCatchUpAttemptGraph = "BC007"
 )
 
 // CatchUpTenant is the tenant the transition events carry.
@@ -378,6 +389,10 @@ type catchUpFenceChange struct {
 	State           string
 	Generation      int64
 	CaughtUpReceipt strict.Quadruple
+	// AttemptToken is the worker attempt's fencing token (empty for the
+	// consumer's reopen): the database refuses it unless it is the latest
+	// attempt of the generation the fence had.
+	AttemptToken string
 }
 
 // from starts a change that keeps everything of f.
@@ -400,7 +415,7 @@ func updateCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c ca
 		"coordination_state": c.State, "active_work_generation": c.Generation,
 		"caught_up_receipt_ref": r.Ref, "caught_up_receipt_schema_version": r.SchemaVersion,
 		"caught_up_receipt_digest_algorithm_version": string(r.DigestAlgorithmVersion), "caught_up_receipt_digest": r.Digest,
-		"now": now,
+		"attempt_fencing_token": c.AttemptToken, "now": now,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("update catch-up fence: %w", err)

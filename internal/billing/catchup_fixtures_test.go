@@ -193,11 +193,15 @@ type fakeMetering struct {
 	asked map[string]map[string]bool
 	// beforeValidate runs before a validation is answered (test hooks).
 	beforeValidate func(req billing.CatchUpValidationRequest)
+	// conflicts are inputs whose lineage read answers an owner conflict
+	// with that SettlementInputConflictFact@1 quadruple (until removed).
+	conflicts map[billingc.SettlementInput]strict.Quadruple
 }
 
 func newFakeMetering() *fakeMetering {
 	return &fakeMetering{chain: map[string][]billingc.SettlementInput{}, targets: map[billingc.SettlementInput]string{},
-		answers: map[string]billing.CatchUpValidation{}, ops: map[string]int{}, asked: map[string]map[string]bool{}}
+		answers: map[string]billing.CatchUpValidation{}, ops: map[string]int{}, asked: map[string]map[string]bool{},
+		conflicts: map[billingc.SettlementInput]strict.Quadruple{}}
 }
 
 // append makes version v (target amount) of d current in Metering.
@@ -254,6 +258,9 @@ func (m *fakeMetering) reused() []string {
 func (m *fakeMetering) SettlementInputTarget(_ context.Context, _ string, in billingc.SettlementInput) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if fact, ok := m.conflicts[in]; ok {
+		return "", &billing.SettlementInputOwnerConflictError{Fact: fact, Detail: "fake metering: lineage conflict at " + in.Snapshot.Ref}
+	}
 	t, ok := m.targets[in]
 	if !ok {
 		return "", fmt.Errorf("fake metering: unknown input %s", in.Snapshot.Ref)

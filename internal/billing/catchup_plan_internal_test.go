@@ -24,10 +24,11 @@ import (
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
-// The worker's claim is a hot statement: it must read only the fences
-// waiting for verification (the partial index), never the caught-up
-// history, however long it grows.
-func TestCatchUpClaimReadsOnlyPendingFences(t *testing.T) {
+// The worker's claim is a hot statement (issue 16 slice "claim SKIP LOCKED,
+// lease-aware index"): it must read only the claimable rows (the partial
+// index settlement_catch_up_claims_available), never the caught-up history,
+// however long it grows; a row under a live lease is not claimed again.
+func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core},
 		Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line()}, MaxConns: 4}).Core()
@@ -37,8 +38,9 @@ func TestCatchUpClaimReadsOnlyPendingFences(t *testing.T) {
 	q := func(ref string) strict.Quadruple {
 		return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex}
 	}
+	now := time.Now().UTC()
 	p := CatchUpOpenParams{Tenant: CatchUpTenant{Kind: "organization", ID: uuid.NewString(), WorkspaceID: uuid.NewString()},
-		CorrelationID: uuid.NewString(), FinalizationCommitted: q("bfc-plan"), FinalizationEventID: uuid.NewString(), Now: time.Now().UTC()}
+		CorrelationID: uuid.NewString(), FinalizationCommitted: q("bfc-plan"), FinalizationEventID: uuid.NewString(), Now: now}
 	for i := range history + 1 {
 		d := billingc.SettlementDimension{BillingReservationID: uuid.NewString(), BillingAccountID: uuid.NewString(), RunID: uuid.NewString(),
 			RunStepID: uuid.NewString(), ExecutionAttemptID: uuid.NewString(), ChargeDimensionKey: fmt.Sprintf("tokens.d%d", i),
@@ -46,18 +48,17 @@ func TestCatchUpClaimReadsOnlyPendingFences(t *testing.T) {
 		p.Dimensions = append(p.Dimensions, CatchUpOpenDimension{Dimension: d, SettledInput: billingc.SettlementInput{Snapshot: q(fmt.Sprintf("sis-%d", i)), StateVersion: 1}, SettledAmount: "1"})
 	}
 	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return OpenSettlementCatchUpTx(ctx, tx, p) }))
-	// Every fence but one is caught up.
-	_, err := pool.Exec(ctx, `UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1,
-		coordination_state = 'caught_up', caught_up_receipt_ref = 'r', caught_up_receipt_schema_version = '1',
-		caught_up_receipt_digest_algorithm_version = 'jcs-sha256-v1', caught_up_receipt_digest = $1
-		WHERE settlement_dimension_id <> (SELECT settlement_dimension_id FROM billing.settlement_catch_up_fences ORDER BY 1 LIMIT 1)`, hex)
+	// Every claim row but one is parked as a caught-up fence's is (the
+	// fence trigger sets 'infinity' on caught_up).
+	_, err := pool.Exec(ctx, `UPDATE billing.settlement_catch_up_claims SET available_at = 'infinity'
+		WHERE settlement_dimension_id <> (SELECT settlement_dimension_id FROM billing.settlement_catch_up_claims ORDER BY 1 LIMIT 1)`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `ANALYZE billing.settlement_catch_up_fences`)
+	_, err = pool.Exec(ctx, `ANALYZE billing.settlement_catch_up_claims`)
 	require.NoError(t, err)
 
+	args := pgx.NamedArgs{"now": now, "lease_expires_at": now.Add(time.Minute), "limit": 10}
 	err = db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-		sql := strings.Replace(qCatchUpFencePending, "@limit", "10", 1)
-		rows, err := tx.Query(ctx, "EXPLAIN "+sql)
+		rows, err := tx.Query(ctx, "EXPLAIN "+qCatchUpClaim, args)
 		if err != nil {
 			return err
 		}
@@ -65,14 +66,30 @@ func TestCatchUpClaimReadsOnlyPendingFences(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		require.Contains(t, strings.Join(lines, "\n"), "settlement_catch_up_fences_pending", "plan:\n%s", strings.Join(lines, "\n"))
-		rows, err = tx.Query(ctx, sql)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		require.Len(t, ids, 1)
-		return err
+		plan := strings.Join(lines, "\n")
+		require.Contains(t, plan, "settlement_catch_up_claims_available", "plan:\n%s", plan)
+		require.NotContains(t, plan, "Seq Scan on settlement_catch_up_claims", "plan:\n%s", plan)
+		return nil
 	})
 	require.NoError(t, err)
+	claim := func() []catchUpAttempt {
+		attempts, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) ([]catchUpAttempt, error) {
+			rows, err := tx.Query(ctx, qCatchUpClaim, args)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowToStructByName[catchUpAttempt])
+		})
+		require.NoError(t, err)
+		return attempts
+	}
+	first := claim()
+	require.Len(t, first, 1)
+	require.Equal(t, int64(1), first[0].AttemptNumber)
+	require.Empty(t, claim(), "a live lease is not claimed again")
+	args["now"], args["lease_expires_at"] = now.Add(2*time.Minute), now.Add(3*time.Minute)
+	second := claim()
+	require.Len(t, second, 1, "an expired lease is reclaimable")
+	require.Equal(t, int64(2), second[0].AttemptNumber)
+	require.NotEqual(t, first[0].FencingToken, second[0].FencingToken, "a reclaim gets a new fencing token")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
@@ -81,7 +82,13 @@ type CatchUpWorkerConfig struct {
 	Now func() time.Time
 	// Idle is how long Run waits after a pass without progress (default 100ms).
 	Idle time.Duration
-	Log  *slog.Logger
+	// Lease is how long a claimed attempt holds its Work generation before
+	// another worker may reclaim it with a new fencing token (default 30s).
+	Lease time.Duration
+	// BlockedBackoff is the first wait after an owner conflict blocked a
+	// Work generation; it doubles per block of the generation, up to 5 minutes (default 1s).
+	BlockedBackoff time.Duration
+	Log            *slog.Logger
 }
 
 // CatchUpWorker verifies pending catch-up Work and commits transitions.
@@ -121,6 +128,12 @@ func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = defaultCatchUpLease
+	}
+	if cfg.BlockedBackoff <= 0 {
+		cfg.BlockedBackoff = defaultCatchUpBlockedBackoff
+	}
 	return &CatchUpWorker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
 }
 
@@ -159,23 +172,18 @@ func (w *CatchUpWorker) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce takes one batch of pending fences and steps each once; it returns
-// the steps taken by outcome.
+// RunOnce claims one batch of claimable Work generations (pending, blocked
+// past its backoff, or with an expired lease), one attempt each, and steps
+// each once; it returns the steps taken by outcome.
 func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
-	dims, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) ([]string, error) {
-		rows, err := tx.Query(ctx, qCatchUpFencePending, pgx.NamedArgs{"limit": w.cfg.Batch})
-		if err != nil {
-			return nil, err
-		}
-		return pgx.CollectRows(rows, pgx.RowTo[string])
-	})
+	attempts, err := w.claimAttempts(ctx, "", w.cfg.Batch)
 	if err != nil {
-		return nil, fmt.Errorf("read pending catch-up fences: %w", err)
+		return nil, err
 	}
 	out := map[string]int{}
 	var firstErr error
-	for _, dimID := range dims {
-		step, err := w.Step(ctx, dimID)
+	for _, a := range attempts {
+		step, err := w.stepAttempt(ctx, a)
 		if err != nil {
 			// One dimension's failure (Metering unavailable, …) does not
 			// hold the others back; it is verified again next pass.
@@ -195,8 +203,9 @@ func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
 // catchUpClaim is what one step read: the fence revision and generation it
 // works on (the compare-and-set of the commit) and the Work.
 type catchUpClaim struct {
-	fence *catchUpFenceRow
-	work  *billingc.BillingSettlementCatchUpWork
+	fence   *catchUpFenceRow
+	work    *billingc.BillingSettlementCatchUpWork
+	attempt catchUpAttempt
 }
 
 // Step advances one dimension's active Work by one step: verify the Work's
@@ -206,20 +215,59 @@ type catchUpClaim struct {
 // (or, for no difference, a rebaseline) commits with the successor Work.
 // A fence that moved meanwhile (a newer event, another worker) makes the
 // step superseded: nothing is written, the new generation is next.
+// Step claims the dimension's Work as a new attempt first; a generation
+// another worker holds under a live lease (or caught up) is superseded.
 func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) {
+	attempts, err := w.claimAttempts(ctx, dimID, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(attempts) == 0 {
+		return CatchUpStepSuperseded, nil
+	}
+	return w.stepAttempt(ctx, attempts[0])
+}
+
+// stepAttempt runs one claimed attempt. An owner conflict blocks the Work
+// (Blocked@1, backoff); a step that wrote nothing releases its claim so the
+// next pass retries it.
+func (w *CatchUpWorker) stepAttempt(ctx context.Context, a catchUpAttempt) (string, error) {
+	step, err := w.step(ctx, a)
+	var blocking *catchUpBlockingError
+	if errors.As(err, &blocking) {
+		step, err = w.block(ctx, blocking.claim, blocking.conflict)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == CodeCatchUpFenced {
+		// Our lease ended and another attempt holds the Work: the database
+		// refused every write of this one; the claim is the other's.
+		return CatchUpStepFencedOut, nil
+	}
+	switch step {
+	case CatchUpStepCaughtUp, CatchUpStepTransition, CatchUpStepAlreadyEvaluated, CatchUpStepBlocked:
+		return step, err
+	}
+	if rerr := w.release(ctx, a); rerr != nil && err == nil {
+		err = fmt.Errorf("release catch-up claim %s: %w", a.DimensionID, rerr)
+	}
+	return step, err
+}
+
+func (w *CatchUpWorker) step(ctx context.Context, a catchUpAttempt) (string, error) {
+	dimID := a.DimensionID
 	claim, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (*catchUpClaim, error) {
 		f, err := selectCatchUpFence(ctx, tx, dimID)
 		if err != nil {
 			return nil, err
 		}
-		if f.CoordinationState != billingc.CatchUpPendingVerification {
+		if !claimableCatchUpState(f.CoordinationState) || f.ActiveWorkGeneration != a.WorkGeneration {
 			return nil, nil
 		}
 		work, err := selectCatchUpWork(ctx, tx, dimID, f.ActiveWorkGeneration)
 		if err != nil {
 			return nil, err
 		}
-		return &catchUpClaim{fence: f, work: work}, nil
+		return &catchUpClaim{fence: f, work: work, attempt: a}, nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("catch-up step %s: %w", dimID, err)
@@ -231,7 +279,7 @@ func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) 
 	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposeBillingCatchUpFence,
 		OperationID: claim.work.ValidationOperationID(), SettlementDimensionID: dimID, Input: basis.InputToVerify, BasisDigest: basis.Digest()})
 	if err != nil {
-		return "", fmt.Errorf("catch-up step %s: validate: %w", dimID, err)
+		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: validate: %w", dimID, err))
 	}
 	target := basis.InputToVerify
 	if !v.Current {
@@ -274,11 +322,11 @@ func (w *CatchUpWorker) caughtUp(ctx context.Context, claim *catchUpClaim, recei
 			return "", err
 		}
 		c := f.change()
-		c.State, c.CaughtUpReceipt = billingc.CatchUpCaughtUp, receiptQuad
+		c.State, c.CaughtUpReceipt, c.AttemptToken = billingc.CatchUpCaughtUp, receiptQuad, claim.attempt.FencingToken
 		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
 			return "", err
 		}
-		if err := insertCatchUpFinish(ctx, tx, f, claim.work, receiptQuad, billingc.CatchUpFinishedCaughtUp, nil, nil, now); err != nil {
+		if err := insertCatchUpFinish(ctx, tx, f, claim.work, claim.attempt, receiptQuad, billingc.CatchUpFinishedCaughtUp, nil, nil, now); err != nil {
 			return "", err
 		}
 		return CatchUpStepCaughtUp, nil
@@ -295,7 +343,7 @@ func (w *CatchUpWorker) relock(ctx context.Context, tx pgx.Tx, claim *catchUpCla
 		return nil, false, err
 	}
 	moved := f.FenceRevision != claim.fence.FenceRevision || f.ActiveWorkGeneration != claim.fence.ActiveWorkGeneration ||
-		f.CoordinationState != billingc.CatchUpPendingVerification
+		!claimableCatchUpState(f.CoordinationState)
 	return f, moved, nil
 }
 
@@ -329,7 +377,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 		return CatchUpStepNotSettleable, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("catch-up step %s: read settlement input v%d: %w", dimID, target.StateVersion, err)
+		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: read settlement input v%d: %w", dimID, target.StateVersion, err))
 	}
 	kind, amount, changes, err := billingc.TransitionKindFor(f.SettledAmount, targetAmount)
 	if err != nil {
@@ -357,7 +405,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposePostFinalizationTransition,
 		OperationID: t.ValidationOperationID(), SettlementDimensionID: dimID, Input: target, BasisDigest: basis})
 	if err != nil {
-		return "", fmt.Errorf("catch-up step %s: validate transition: %w", dimID, err)
+		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: validate transition: %w", dimID, err))
 	}
 	if !v.Current {
 		// A newer input arrived between the two validations: nothing is
@@ -383,7 +431,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 			}
 		}
 		t.CommittedAt = now
-		if err := commitCatchUpTransition(ctx, tx, cur, work, t, w.cfg.Ledger, catchUpReceipt); err != nil {
+		if err := commitCatchUpTransition(ctx, tx, cur, work, claim.attempt, t, w.cfg.Ledger, catchUpReceipt); err != nil {
 			return "", err
 		}
 		return CatchUpStepTransition, nil
@@ -400,7 +448,7 @@ func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, tar
 			return CatchUpStepSuperseded, err
 		}
 		c := f.change()
-		c.LastEvaluated = target
+		c.LastEvaluated, c.AttemptToken = target, claim.attempt.FencingToken
 		successor, err := successorCatchUpWork(ctx, tx, f, &c, now)
 		if err != nil {
 			return "", err
@@ -408,7 +456,7 @@ func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, tar
 		if _, err := updateCatchUpFence(ctx, tx, f, c, now); err != nil {
 			return "", err
 		}
-		if err := insertCatchUpFinish(ctx, tx, f, claim.work, catchUpReceipt, billingc.CatchUpFinishedAlreadyEvaluated, nil, successor, now); err != nil {
+		if err := insertCatchUpFinish(ctx, tx, f, claim.work, claim.attempt, catchUpReceipt, billingc.CatchUpFinishedAlreadyEvaluated, nil, successor, now); err != nil {
 			return "", err
 		}
 		return CatchUpStepAlreadyEvaluated, nil
@@ -444,7 +492,7 @@ func successorCatchUpWork(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, c 
 
 // insertCatchUpFinish seals and inserts the one finish of work (with its
 // successor, and the transition it committed).
-func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, catchUpReceipt strict.Quadruple,
+func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, catchUpReceipt strict.Quadruple,
 	outcome string, t *billingc.BillingSettlementTransition, successor *billingc.BillingSettlementCatchUpWork, now time.Time) error {
 	fin := &billingc.BillingSettlementCatchUpWorkAttemptFinished{
 		Finished: strict.Quadruple{Ref: "bscwf-" + uuid.Must(uuid.NewV7()).String()}, Dimension: work.Dimension, Work: work.Work,
@@ -452,7 +500,8 @@ func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, wor
 		Outcome: outcome, FinishedAt: now,
 	}
 	args := pgx.NamedArgs{"settlement_dimension_id": f.SettlementDimensionID, "work_generation": work.Basis.WorkGeneration,
-		"outcome": outcome, "successor_generation": nil, "transition_to_revision": nil, "finished_at": now}
+		"outcome": outcome, "successor_generation": nil, "transition_to_revision": nil, "finished_at": now,
+		"attempt_number": a.AttemptNumber, "fencing_token": a.FencingToken}
 	if successor != nil {
 		fin.RebaselinedInput, fin.SuccessorWork = successor.Basis.LastEvaluatedInput, successor.Work
 		fin.SuccessorWorkGeneration, fin.SuccessorValidationOperationID = successor.Basis.WorkGeneration, successor.ValidationOperationID()
@@ -479,7 +528,7 @@ func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, wor
 // commitCatchUpTransition writes, in tx, the transition, its exposure or
 // ledger postings, billing.settlement-transition.committed@1 with its
 // deliveries, the successor Work and the fence's next revision.
-func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, t *billingc.BillingSettlementTransition, ledger CatchUpLedger, catchUpReceipt strict.Quadruple) error {
+func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, t *billingc.BillingSettlementTransition, ledger CatchUpLedger, catchUpReceipt strict.Quadruple) error {
 	body, err := billingc.SealSettlement(t)
 	if err != nil {
 		return fmt.Errorf("seal settlement transition: %w", err)
@@ -521,6 +570,7 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 	}
 	c := f.change()
 	c.StateRevision, c.SettledAmount, c.LastEvaluated, c.LastEventID = t.ToSettlementStateRevision(), t.SettledAmountAfter, t.SettlementInput, eventID
+	c.AttemptToken = a.FencingToken
 	successor, err := successorCatchUpWork(ctx, tx, f, &c, t.CommittedAt)
 	if err != nil {
 		return err
@@ -528,7 +578,7 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 	if _, err := updateCatchUpFence(ctx, tx, f, c, t.CommittedAt); err != nil {
 		return err
 	}
-	return insertCatchUpFinish(ctx, tx, f, work, catchUpReceipt, billingc.CatchUpFinishedTransitionApplied, t, successor, t.CommittedAt)
+	return insertCatchUpFinish(ctx, tx, f, work, a, catchUpReceipt, billingc.CatchUpFinishedTransitionApplied, t, successor, t.CommittedAt)
 }
 
 func insertLateSettlementExposure(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
@@ -575,3 +625,29 @@ func transitionEvent(f *catchUpFenceRow, t *billingc.BillingSettlementTransition
 		OccurredAt: t.CommittedAt, Payload: p.Map(),
 	}
 }
+
+// claimableCatchUpState: a Work generation is worked on while its fence
+// waits for verification or is blocked on an owner conflict (retried).
+func claimableCatchUpState(state string) bool {
+	return state == billingc.CatchUpPendingVerification || state == billingc.CatchUpBlockedOnOwnerConflict
+}
+
+// ownerConflict turns an owner conflict (with the owner's fact) into the
+// step's blocking error for claim; any other error stays as it is.
+func ownerConflict(claim *catchUpClaim, err error) error {
+	var conflict *SettlementInputOwnerConflictError
+	if errors.As(err, &conflict) {
+		return &catchUpBlockingError{claim: claim, conflict: conflict, err: err}
+	}
+	return err
+}
+
+// catchUpBlockingError carries an owner conflict with the claim it blocks.
+type catchUpBlockingError struct {
+	claim    *catchUpClaim
+	conflict *SettlementInputOwnerConflictError
+	err      error
+}
+
+func (e *catchUpBlockingError) Error() string { return e.err.Error() }
+func (e *catchUpBlockingError) Unwrap() error { return e.err }

@@ -30,7 +30,9 @@ import (
 
 // RET-1 from the command line: archive moves the closed history of the core
 // database to an archive directory, verify passes and fails on a changed
-// byte (non-zero exit naming the file), restore reproduces the archive in a
+// byte (non-zero exit naming the file), archive refuses to start without a
+// scratch database for its restore drill and records the drill of every run,
+// drill re-drills and records, restore reproduces the archive in a
 // scratch database and refuses the source database.
 func TestRetentionCommand_RET1_ArchiveVerifyRestore(t *testing.T) {
 	t.Parallel()
@@ -78,9 +80,18 @@ func TestRetentionCommand_RET1_ArchiveVerifyRestore(t *testing.T) {
 		return mainResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	}
 	dir := filepath.Join(t.TempDir(), "archive")
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
+	// no scratch database for the restore drill: nothing starts
 	r := run(b.DSNs[boundary.Core], "archive", "--older-than", "1ms", "--archive-dir", dir)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "--drill-dsn")
+	r = run(b.DSNs[boundary.Core], "archive", "--older-than", "1ms", "--archive-dir", dir, "--drill-dsn", scratch.DSNs[boundary.Core])
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "1 run(s)")
+	var drills int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox.retention_recovery_drills d
+		JOIN outbox.retention_runs r USING (manifest_sha256)`).Scan(&drills))
+	require.Equal(t, 1, drills, "the run's drill is in the recovery baseline")
 	var hot int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events`).Scan(&hot))
 	require.Zero(t, hot)
@@ -89,7 +100,11 @@ func TestRetentionCommand_RET1_ArchiveVerifyRestore(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "3 events, 3 deliveries, 3 attempt starts, 3 attempt finishes")
 
-	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}})
+	// a periodic re-drill records one more drill; the scratch stays empty
+	r = run(b.DSNs[boundary.Core], "drill", "--archive-dir", dir, "--drill-dsn", scratch.DSNs[boundary.Core])
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "recorded 1 drill(s)")
+
 	r = run(scratch.DSNs[boundary.Core], "restore", "--archive-dir", dir)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "reproduce every archived digest")

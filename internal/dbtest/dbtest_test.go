@@ -35,7 +35,7 @@ func TestNewCreatesMigratedBoundaryDatabases(t *testing.T) {
 		var tables int
 		require.NoError(t, pool.QueryRow(ctx,
 			"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox' AND table_type = 'BASE TABLE'").Scan(&tables))
-		require.Equal(t, 18, tables, "outbox line applied to %s (10 + pair_producers, database_producer + bootstrap_definitions, legacy_adoptions, legacy_quarantine + retention_runs, archived_events, archived_deliveries)", bd)
+		require.Equal(t, 19, tables, "outbox line applied to %s (10 + pair_producers, database_producer + bootstrap_definitions, legacy_adoptions, legacy_quarantine + retention_runs, archived_events, archived_deliveries + retention_recovery_drills)", bd)
 	}
 	// Unqualified names fail loudly (search_path = pg_catalog).
 	_, err := b.Core().Exec(ctx, "SELECT * FROM outbox_events")

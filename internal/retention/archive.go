@@ -27,6 +27,10 @@ type ArchiveParams struct {
 	Dir       string
 	// BatchSize events per run (DefaultBatchSize when 0).
 	BatchSize int
+	// Drill is the scratch database every batch's restore drill runs in
+	// (superuser there; it must hold no event and no retention run). Required:
+	// the controlled delete refuses a run without a recorded drill (OWR04).
+	Drill *pgxpool.Pool
 	// StopBeforeDeleteFunc is a test seam for a process that dies after a
 	// run's files are written and verified, before the controlled delete:
 	// when it returns an error, Archive returns it and leaves the files as
@@ -49,7 +53,10 @@ type ArchiveResult struct {
 type RunResult struct {
 	RunID          string `json:"runId"`
 	ManifestSHA256 string `json:"manifestSha256"`
-	Counts         Counts `json:"counts"`
+	// DrillSHA256 addresses the recorded restore drill of the manifest
+	// (outbox.retention_recovery_drills) the delete was admitted on.
+	DrillSHA256 string `json:"drillSha256"`
+	Counts      Counts `json:"counts"`
 }
 
 // Archive moves the closed history created more than OlderThan ago out of
@@ -63,6 +70,9 @@ func Archive(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams) (*Archive
 	}
 	if p.Dir == "" {
 		return nil, ErrNoArchiveDir
+	}
+	if p.Drill == nil {
+		return nil, ErrNoDrillTarget
 	}
 	if p.BatchSize <= 0 {
 		p.BatchSize = DefaultBatchSize
@@ -255,6 +265,13 @@ func archiveBatch(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams, cuto
 		undo()
 		return nil, err
 	}
+	// the restore drill of exactly these files, recorded in the recovery
+	// baseline: without it the controlled delete refuses the run (OWR04)
+	drill, err := DrillManifest(ctx, pool, p.Drill, p.Dir, manifestSum)
+	if err != nil {
+		undo()
+		return nil, fmt.Errorf("archive: run %s (manifest %s): restore drill: %w", runID, manifestSum, err)
+	}
 	var verifiedAt time.Time
 	if err := pool.QueryRow(ctx, sqlDBNow).Scan(&verifiedAt); err != nil {
 		undo()
@@ -285,7 +302,7 @@ func archiveBatch(ctx context.Context, pool *pgxpool.Pool, p ArchiveParams, cuto
 		undo()
 		return nil, fmt.Errorf("archive: run %s (manifest %s): %w", runID, manifestSum, TranslateError(err))
 	}
-	return &RunResult{RunID: runID.String(), ManifestSHA256: manifestSum, Counts: counts}, nil
+	return &RunResult{RunID: runID.String(), ManifestSHA256: manifestSum, DrillSHA256: drill.DrillSHA256, Counts: counts}, nil
 }
 
 // sweep removes the manifests of this database that describe no recorded

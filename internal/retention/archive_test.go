@@ -106,8 +106,10 @@ func TestRetentionArchive_RET1_ClosedHistoryLeavesVerifiedAndRestored(t *testing
 	closedBefore := historyRows(t, f.pool, "e.published_at IS NOT NULL")
 	factsBefore := deliveryFacts(t, f.pool)
 	dir := t.TempDir()
+	// the batches' drills run in it and roll back: it stays a scratch for the full restore below
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
 
-	res, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, BatchSize: 2})
+	res, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, BatchSize: 2, Drill: scratch.Core()})
 	require.NoError(t, err)
 	require.Len(t, res.Runs, 3, "5 events in batches of 2")
 	require.Equal(t, retention.Counts{Events: 5, Deliveries: 5, AttemptStarts: 5, AttemptFinishes: 5}, res.Counts)
@@ -129,11 +131,10 @@ func TestRetentionArchive_RET1_ClosedHistoryLeavesVerifiedAndRestored(t *testing
 	require.Len(t, v.Manifests, 3)
 
 	// nothing closed is left: a second archive is a no-op
-	again, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	again, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, Drill: scratch.Core()})
 	require.NoError(t, err)
 	require.Empty(t, again.Runs)
 
-	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
 	drill, err := retention.Restore(ctx, scratch.Core(), dir)
 	require.NoError(t, err)
 	require.True(t, drill.Reproduced)
@@ -159,8 +160,9 @@ func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
 	ctx := t.Context()
 	f := setupHistory(t, 3, 0)
 	dir := t.TempDir()
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
 	errStop := errors.New("process stopped")
-	_, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir,
+	_, err := retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, Drill: scratch.Core(),
 		StopBeforeDeleteFunc: func() error { return errStop }})
 	require.ErrorIs(t, err, errStop)
 	require.Equal(t, 3, count(t, f.pool, `SELECT count(*) FROM outbox.outbox_events`), "nothing left the hot tables")
@@ -173,7 +175,7 @@ func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
 	require.NoError(t, err)
 	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock(hashtext('oceanway.retention.archive'))`)
 	require.NoError(t, err)
-	_, err = retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	_, err = retention.Archive(ctx, f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, Drill: scratch.Core()})
 	require.ErrorIs(t, err, retention.ErrArchiveBusy)
 	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock(hashtext('oceanway.retention.archive'))`)
 	require.NoError(t, err)
@@ -181,7 +183,7 @@ func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
 
 	// the operator's least-privileged role is enough for a whole run
 	operator := dbtest.RolePool(t, f.bundle.DSNs[boundary.Core], outboxschema.RoleRetention)
-	res, err := retention.Archive(ctx, operator, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	res, err := retention.Archive(ctx, operator, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, Drill: scratch.Core()})
 	require.NoError(t, err)
 	require.Equal(t, []string{strings.TrimSuffix(filepath.Base(stale[0]), ".json")}, res.Swept)
 	require.Len(t, res.Runs, 1)
@@ -191,7 +193,6 @@ func TestRetentionArchive_RET1_InterruptedRunIsSweptAndRedone(t *testing.T) {
 	require.Equal(t, []string{res.Runs[0].ManifestSHA256}, v.Manifests)
 	require.EqualValues(t, 3, v.Counts.Events)
 
-	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
 	drill, err := retention.Restore(ctx, scratch.Core(), dir)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, drill.Counts.Events)
@@ -204,7 +205,8 @@ func TestRetentionVerify_RET1_OneChangedByteFails(t *testing.T) {
 	t.Parallel()
 	f := setupHistory(t, 2, 0)
 	dir := t.TempDir()
-	_, err := retention.Archive(t.Context(), f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir})
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
+	_, err := retention.Archive(t.Context(), f.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: dir, Drill: scratch.Core()})
 	require.NoError(t, err)
 	_, err = retention.Verify(dir)
 	require.NoError(t, err)
@@ -303,9 +305,12 @@ func TestRetentionDelete_RET1_OnlyThroughTheControlledFunction(t *testing.T) {
 	require.Len(t, evs, 3)
 	open, closed := evs[0], evs[1:]
 	rp := dbtest.RolePool(t, dsn, outboxschema.RoleRetention)
+	// each call comes with a recorded drill of its manifest over exactly its
+	// arguments (outbox 00096), so the function's own checks are reached
 	call := func(ids, shas []string, deliveries, starts, finishes int) error {
-		_, err := rp.Exec(ctx, `SELECT outbox.retention_archive(gen_random_uuid(), encode(sha256(gen_random_uuid()::text::bytea), 'hex'),
-			now(), now(), $1::uuid[], $2::text[], $3, $4, $5)`, ids, shas, deliveries, starts, finishes)
+		manifest := recordDrill(t, rp, ids, shas, deliveries, starts, finishes)
+		_, err := rp.Exec(ctx, `SELECT outbox.retention_archive(gen_random_uuid(), $6, now(), now(), $1::uuid[], $2::text[], $3, $4, $5)`,
+			ids, shas, deliveries, starts, finishes, manifest)
 		return err
 	}
 	// not closed: unpublished (its delivery is pending)

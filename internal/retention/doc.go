@@ -26,9 +26,16 @@
 //     digest: file digests, canonical form, every event envelope's
 //     jcs-sha256-v1 with the contracts implementation, every definition's
 //     digest, the counts.
-//  4. Only then outbox.retention_archive (one SECURITY DEFINER function,
-//     one call per batch): it refuses an event that is not closed or whose
-//     digest differs from the archive's, refuses counts that differ from
+//  4. The restore drill of that manifest (DrillManifest): loaded into a
+//     scratch database in a transaction that is rolled back, re-exported and
+//     compared; the drill document (canonical, addressed by its sha256) is
+//     recorded in the source's audited recovery baseline
+//     (outbox.retention_recovery_drills, outbox migration 00096).
+//  5. Only then outbox.retention_archive (one SECURITY DEFINER function,
+//     one call per batch): it refuses a run without a recorded drill of
+//     its manifest over the same event set and counts (OWR04), an event
+//     that is not closed or whose digest differs from the archive's,
+//     refuses counts that differ from
 //     the hot rows, records the run (manifest digest, counts) and the
 //     logical source of every archived event and delivery in insert-only
 //     tables, and deletes the rows in four set-based statements. The delete

@@ -13,6 +13,8 @@ const (
 	CodeNotClosed       = "OWR01"
 	CodeArchiveMismatch = "OWR02"
 	CodeEventArchived   = "OWR03"
+	CodeNoDrill         = "OWR04"
+	CodeDrillRefused    = "OWR05"
 )
 
 var (
@@ -28,6 +30,14 @@ var (
 	ErrArchiveMismatch = errors.New("retention: archive does not match the hot rows")
 	// ErrEventArchived: an archived event id was appended again (OWR03).
 	ErrEventArchived = errors.New("retention: event id was archived")
+	// ErrNoRecoveryDrill: the controlled delete found no recorded restore
+	// drill of the run's manifest over its events (OWR04, outbox 00096).
+	ErrNoRecoveryDrill = errors.New("retention: no recorded recovery drill of the archive")
+	// ErrDrillRefused: the recovery baseline refused a drill document
+	// (OWR05: not a successful drill, or a drill into the source itself).
+	ErrDrillRefused = errors.New("retention: recovery drill refused by the baseline")
+	// ErrNoDrillTarget: archive and drill need a scratch database (--drill-dsn).
+	ErrNoDrillTarget = errors.New("retention: a scratch database for the restore drill is required (--drill-dsn)")
 	// ErrArchiveBusy: another `retention archive` runs on the database.
 	ErrArchiveBusy = errors.New("retention: another archive run holds the database's archive lock")
 	// ErrArchiveInvalid wraps every verification failure (*VerifyError).
@@ -66,6 +76,10 @@ func TranslateError(err error) error {
 		sentinel = ErrArchiveMismatch
 	case CodeEventArchived:
 		sentinel = ErrEventArchived
+	case CodeNoDrill:
+		sentinel = ErrNoRecoveryDrill
+	case CodeDrillRefused:
+		sentinel = ErrDrillRefused
 	default:
 		return err
 	}

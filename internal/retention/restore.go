@@ -52,93 +52,29 @@ func Restore(ctx context.Context, pool *pgxpool.Pool, dir string) (*RestoreResul
 	if err != nil {
 		return nil, err
 	}
-	type loaded struct {
-		m        *Manifest
-		segments map[string][]byte
-		defs     map[string][]byte
-	}
 	var all []loaded
 	for _, sum := range v.Manifests {
-		m, _, err := verifyManifest(dir, sum)
+		l, err := readManifest(dir, sum)
 		if err != nil {
 			return nil, err
-		}
-		l := loaded{m: m, segments: map[string][]byte{}, defs: map[string][]byte{}}
-		for _, f := range m.Files {
-			b, err := os.ReadFile(objectPath(dir, f.SHA256))
-			if err != nil {
-				return nil, invalid(objectPath(dir, f.SHA256), "%v", err)
-			}
-			if f.Role == roleSegment {
-				l.segments[f.SHA256] = b
-			} else {
-				l.defs[f.SHA256] = b
-			}
 		}
 		all = append(all, l)
 	}
 	res := &RestoreResult{Dir: dir, Manifests: v.Manifests, Counts: v.Counts}
 	err = db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sqlRestoreTarget)
-		if err != nil {
+		if err := loadTx(ctx, tx, all); err != nil {
 			return err
-		}
-		target, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[restoreTarget])
-		if err != nil {
-			return err
-		}
-		if target.Events != 0 || target.Runs != 0 {
-			return fmt.Errorf("%w: it holds %d events and %d retention runs", ErrRestoreTarget, target.Events, target.Runs)
-		}
-		if _, err := tx.Exec(ctx, sqlTriggersOff); err != nil {
-			if db.SQLState(err) == pgerrcode.InsufficientPrivilege {
-				return fmt.Errorf("%w: the drill loads history with triggers off and needs a superuser: %w", ErrRestoreTarget, err)
-			}
-			return err
-		}
-		for _, l := range all {
-			for _, f := range l.m.Files {
-				if b, ok := l.defs[f.SHA256]; ok {
-					if _, err := tx.Exec(ctx, sqlRestoreDefinition, pgx.NamedArgs{"document": string(b)}); err != nil {
-						return fmt.Errorf("restore definition %s: %w", f.SHA256, err)
-					}
-				}
-			}
-			for _, f := range l.m.Files {
-				if b, ok := l.segments[f.SHA256]; ok {
-					if _, err := tx.Exec(ctx, sqlRestoreSegment, pgx.NamedArgs{"segment": string(b)}); err != nil {
-						return fmt.Errorf("restore segment %s: %w", f.SHA256, err)
-					}
-				}
-			}
-		}
-		if _, err := tx.Exec(ctx, sqlTriggersOn); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, sqlRestoreAnalyze); err != nil {
-			return err
-		}
-		rows, err = tx.Query(ctx, sqlRestoreCheck)
-		if err != nil {
-			return err
-		}
-		check, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[restoreCheck])
-		if err != nil {
-			return err
-		}
-		if check != (restoreCheck{}) {
-			return fmt.Errorf("%w: restored rows do not hang together: %+v", ErrRestoreMismatch, check)
 		}
 		return tx.QueryRow(ctx, sqlCurrentDatabase).Scan(&res.Database)
 	})
 	if err != nil {
-		if errors.Is(err, ErrRestoreTarget) || errors.Is(err, ErrRestoreMismatch) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("restore: %w", err)
+		return nil, restoreError(err)
 	}
 	for _, l := range all {
-		if err := reproduce(ctx, pool, l.m, l.segments, l.defs); err != nil {
+		err := db.WithTxOptions(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(ctx context.Context, tx pgx.Tx) error {
+			return reproduceTx(ctx, tx, l)
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -146,36 +82,127 @@ func Restore(ctx context.Context, pool *pgxpool.Pool, dir string) (*RestoreResul
 	return res, nil
 }
 
-// reproduce re-exports one manifest's rows from the restored database and
+func restoreError(err error) error {
+	if errors.Is(err, ErrRestoreTarget) || errors.Is(err, ErrRestoreMismatch) {
+		return err
+	}
+	return fmt.Errorf("restore: %w", err)
+}
+
+// loaded is one verified manifest with its files' bytes.
+type loaded struct {
+	sum      string
+	m        *Manifest
+	segments map[string][]byte
+	defs     map[string][]byte
+}
+
+func readManifest(dir, sum string) (loaded, error) {
+	m, _, err := verifyManifest(dir, sum)
+	if err != nil {
+		return loaded{}, err
+	}
+	l := loaded{sum: sum, m: m, segments: map[string][]byte{}, defs: map[string][]byte{}}
+	for _, f := range m.Files {
+		b, err := os.ReadFile(objectPath(dir, f.SHA256))
+		if err != nil {
+			return loaded{}, invalid(objectPath(dir, f.SHA256), "%v", err)
+		}
+		if f.Role == roleSegment {
+			l.segments[f.SHA256] = b
+		} else {
+			l.defs[f.SHA256] = b
+		}
+	}
+	return l, nil
+}
+
+// loadTx loads manifests into a scratch database in the caller's
+// transaction: the target must hold no event and no retention run; the
+// rows land with triggers off and must hang together afterwards.
+func loadTx(ctx context.Context, tx pgx.Tx, all []loaded) error {
+	rows, err := tx.Query(ctx, sqlRestoreTarget)
+	if err != nil {
+		return err
+	}
+	target, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[restoreTarget])
+	if err != nil {
+		return err
+	}
+	if target.Events != 0 || target.Runs != 0 {
+		return fmt.Errorf("%w: it holds %d events and %d retention runs", ErrRestoreTarget, target.Events, target.Runs)
+	}
+	if _, err := tx.Exec(ctx, sqlTriggersOff); err != nil {
+		if db.SQLState(err) == pgerrcode.InsufficientPrivilege {
+			return fmt.Errorf("%w: the drill loads history with triggers off and needs a superuser: %w", ErrRestoreTarget, err)
+		}
+		return err
+	}
+	for _, l := range all {
+		for _, f := range l.m.Files {
+			if b, ok := l.defs[f.SHA256]; ok {
+				if _, err := tx.Exec(ctx, sqlRestoreDefinition, pgx.NamedArgs{"document": string(b)}); err != nil {
+					return fmt.Errorf("restore definition %s: %w", f.SHA256, err)
+				}
+			}
+		}
+		for _, f := range l.m.Files {
+			if b, ok := l.segments[f.SHA256]; ok {
+				if _, err := tx.Exec(ctx, sqlRestoreSegment, pgx.NamedArgs{"segment": string(b)}); err != nil {
+					return fmt.Errorf("restore segment %s: %w", f.SHA256, err)
+				}
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, sqlTriggersOn); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, sqlRestoreAnalyze); err != nil {
+		return err
+	}
+	rows, err = tx.Query(ctx, sqlRestoreCheck)
+	if err != nil {
+		return err
+	}
+	check, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[restoreCheck])
+	if err != nil {
+		return err
+	}
+	if check != (restoreCheck{}) {
+		return fmt.Errorf("%w: restored rows do not hang together: %+v", ErrRestoreMismatch, check)
+	}
+	return nil
+}
+
+// reproduceTx re-exports one manifest's rows from the restored database and
 // compares the bytes' digests with the manifest's files.
-func reproduce(ctx context.Context, pool *pgxpool.Pool, m *Manifest, segments, defs map[string][]byte) error {
+func reproduceTx(ctx context.Context, tx pgx.Tx, l loaded) error {
+	m, segments, defs := l.m, l.segments, l.defs
 	ids := make([]uuid.UUID, len(m.Events))
 	for i, e := range m.Events {
 		ids[i] = uuid.MustParse(e.EventID)
 	}
-	return db.WithTxOptions(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(ctx context.Context, tx pgx.Tx) error {
-		segment, definitions, _, err := exportRows(ctx, tx, ids)
-		if err != nil {
-			return fmt.Errorf("restore: re-export: %w", err)
-		}
-		if _, ok := segments[sha256Hex(segment)]; !ok || len(segments) != 1 {
-			return fmt.Errorf("%w: run %s: the restored segment digests to %s", ErrRestoreMismatch, m.RunID, sha256Hex(segment))
-		}
-		if len(definitions) != len(defs) {
-			return fmt.Errorf("%w: run %s: %d definitions restored, %d archived", ErrRestoreMismatch, m.RunID, len(definitions), len(defs))
-		}
-		for _, d := range definitions {
-			if _, ok := defs[sha256Hex(d)]; !ok {
-				var v struct {
-					Version struct {
-						DeliverySetVersion int64 `json:"delivery_set_version"`
-					} `json:"version"`
-				}
-				_ = json.Unmarshal(d, &v) // only names the version in the error
-				return fmt.Errorf("%w: run %s: restored definition %d digests to %s", ErrRestoreMismatch,
-					m.RunID, v.Version.DeliverySetVersion, sha256Hex(d))
+	segment, definitions, _, err := exportRows(ctx, tx, ids)
+	if err != nil {
+		return fmt.Errorf("restore: re-export: %w", err)
+	}
+	if _, ok := segments[sha256Hex(segment)]; !ok || len(segments) != 1 {
+		return fmt.Errorf("%w: run %s: the restored segment digests to %s", ErrRestoreMismatch, m.RunID, sha256Hex(segment))
+	}
+	if len(definitions) != len(defs) {
+		return fmt.Errorf("%w: run %s: %d definitions restored, %d archived", ErrRestoreMismatch, m.RunID, len(definitions), len(defs))
+	}
+	for _, d := range definitions {
+		if _, ok := defs[sha256Hex(d)]; !ok {
+			var v struct {
+				Version struct {
+					DeliverySetVersion int64 `json:"delivery_set_version"`
+				} `json:"version"`
 			}
+			_ = json.Unmarshal(d, &v) // only names the version in the error
+			return fmt.Errorf("%w: run %s: restored definition %d digests to %s", ErrRestoreMismatch,
+				m.RunID, v.Version.DeliverySetVersion, sha256Hex(d))
 		}
-		return nil
-	})
+	}
+	return nil
 }

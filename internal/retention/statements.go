@@ -31,4 +31,6 @@ var (
 	sqlArchiveLock       = statements.Get("archive_lock")
 	sqlArchiveUnlock     = statements.Get("archive_unlock")
 	sqlManifestUnrecord  = statements.Get("manifest_unrecorded")
+	sqlRecordDrill       = statements.Get("record_drill")
+	sqlDrillRuntime      = statements.Get("drill_runtime")
 )

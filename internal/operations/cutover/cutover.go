@@ -90,6 +90,10 @@ func Cutover(ctx context.Context, pool Pool, cfg Config, v int64, hooks Hooks) (
 		type frozen struct {
 			MemberCount int64 `db:"member_count"`
 		}
+		// same snapshot as the candidate: every source event is hot or refused
+		if err := refuseArchivedSource(ctx, tx, cfg.ProjectionName, ""); err != nil {
+			return err
+		}
 		f, err := collectOne(ctx, tx, qCandidateInsert, args, pgx.RowToStructByName[frozen])
 		if err != nil {
 			return fmt.Errorf("freeze candidate: %w", err)
@@ -197,6 +201,11 @@ func proveTx(ctx context.Context, tx pgx.Tx, name string, v int64, candidate, to
 	}
 	if b.State != "catching_up" || b.ClaimToken != token || b.CandidateID == nil || *b.CandidateID != candidate {
 		return digest.Digest{}, fmt.Errorf("%w: build is %s", ErrCandidateChanged, b.State)
+	}
+	// an event archived after the freeze is a candidate member (and covered);
+	// one outside the candidate would be a source event the proof misses
+	if err := refuseArchivedSource(ctx, tx, name, candidate); err != nil {
+		return digest.Digest{}, err
 	}
 	c, err := collectOne(ctx, tx, qCandidateCheck, key, pgx.RowToStructByName[checkRow])
 	if err != nil {

@@ -46,6 +46,14 @@
 // Events appended after the switch freeze the new definition and are
 // delivered to the new version.
 //
+// # Archived source (RET-1)
+//
+// The shadow feed reads hot events only. A shadow claim, the freeze and the
+// final transaction refuse (ErrArchivedSource) while archived events of the
+// projection's source (outbox.projection_archived_source_events) lie outside
+// the frozen candidate, so a readiness proof never covers fewer events than
+// the source holds.
+//
 // What it never does: write outbox tables other than through the outbox
 // registry functions, use a build summary or a "last seen" position as
 // evidence, or accept a readiness mark without a proof row.

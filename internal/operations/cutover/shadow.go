@@ -38,6 +38,7 @@ var (
 	qCandidateMembersInsert = stmts.Get("candidate_members_insert")
 	qCandidateCheck         = stmts.Get("candidate_check")
 	qCutoverGate            = stmts.Get("cutover_gate")
+	qArchivedSource         = stmts.Get("archived_source")
 	qFingerprint            = stmts.Get("fingerprint")
 	qStatusBuilds           = stmts.Get("status_builds")
 	qStatusVersions         = stmts.Get("status_versions")
@@ -67,6 +68,10 @@ var (
 	ErrNotReady = errors.New("cutover: shadow version is not ready")
 	// ErrProofRefused: the database refused the readiness proof (OP005).
 	ErrProofRefused = errors.New("cutover: readiness proof refused")
+	// ErrArchivedSource: part of the projection's source was archived by
+	// retention (RET-1); the shadow build reads hot events only, so a build
+	// or cutover over it would prove fewer events than the source holds.
+	ErrArchivedSource = errors.New("cutover: part of the projection source is archived; a shadow build cannot cover it")
 	// ErrCandidateChanged: the frozen candidate or the build changed under
 	// the final transaction.
 	ErrCandidateChanged = errors.New("cutover: candidate or shadow claim changed before the switch")
@@ -290,6 +295,9 @@ func claim(ctx context.Context, pool Pool, cfg Config, v int64) (string, error) 
 		if active == v {
 			return "", fmt.Errorf("%w: %s@%d", ErrActiveVersion, cfg.ProjectionName, v)
 		}
+		if err := refuseArchivedSource(ctx, tx, cfg.ProjectionName, ""); err != nil {
+			return "", err
+		}
 		if err := outbox.RegisterProjectionVersionTx(ctx, tx, cfg.ProjectionName, v); err != nil {
 			return "", err
 		}
@@ -354,4 +362,22 @@ func Fingerprint(ctx context.Context, q db.Executor, name string, v int64) (Prin
 // active version catches up on the events appended after the freeze.
 func CatchUp(ctx context.Context, pool Pool, cfg Config, v int64) (FeedResult, error) {
 	return feed(ctx, pool, cfg.withDefaults(), v, "", "")
+}
+
+// refuseArchivedSource returns ErrArchivedSource when archived events of the
+// projection's source are outside the candidate (all of them when candidate
+// is empty): the shadow feed cannot see them.
+func refuseArchivedSource(ctx context.Context, q db.Executor, name, candidate string) error {
+	var c *string
+	if candidate != "" {
+		c = &candidate
+	}
+	var n int64
+	if err := q.QueryRow(ctx, qArchivedSource, pgx.NamedArgs{"projection_name": name, "candidate_id": c}).Scan(&n); err != nil {
+		return fmt.Errorf("count archived source events: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %d archived events of %s are outside the shadow's source", ErrArchivedSource, n, name)
+	}
+	return nil
 }

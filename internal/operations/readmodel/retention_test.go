@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/operations/readmodel"
 	"github.com/oceanway/core/internal/retention"
 )
@@ -27,7 +29,8 @@ func TestRET1_OPS4_CompletenessUnchangedByArchive(t *testing.T) {
 	require.True(t, recorded)
 	require.Equal(t, readmodel.CompleteForSupportedScope, proof.ProjectionCompleteness)
 
-	res, err := retention.Archive(ctx, b.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: t.TempDir()})
+	scratch := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
+	res, err := retention.Archive(ctx, b.pool, retention.ArchiveParams{OlderThan: time.Microsecond, Dir: t.TempDir(), Drill: scratch.Core()})
 	require.NoError(t, err)
 	require.EqualValues(t, 6, res.Counts.Events, "every delivered event of the three admissions left the hot tables")
 	var hot int

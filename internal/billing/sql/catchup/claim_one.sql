@@ -1,0 +1,19 @@
+-- Claims one dimension's Work generation if it is claimable now (as
+-- claim.sql, for one dimension: by its primary key).
+WITH due AS (
+  SELECT settlement_dimension_id
+  FROM billing.settlement_catch_up_claims
+  WHERE settlement_dimension_id = @settlement_dimension_id AND available_at < 'infinity' AND available_at <= @now
+  FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE billing.settlement_catch_up_claims c
+  SET attempt_number = c.attempt_number + 1, available_at = @lease_expires_at
+  FROM due
+  WHERE c.settlement_dimension_id = due.settlement_dimension_id
+  RETURNING c.settlement_dimension_id, c.work_generation, c.attempt_number
+)
+INSERT INTO billing.settlement_catch_up_attempts (settlement_dimension_id, work_generation, attempt_number, fencing_token,
+  started_at, lease_expires_at)
+SELECT settlement_dimension_id, work_generation, attempt_number, gen_random_uuid(), @now, @lease_expires_at
+FROM claimed
+RETURNING settlement_dimension_id::text, work_generation, attempt_number, fencing_token::text, lease_expires_at
