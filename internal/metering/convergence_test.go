@@ -48,15 +48,6 @@ type orderRun struct {
 	workerEach bool
 }
 
-func (r orderRun) position(input int) int {
-	for pos, i := range r.order {
-		if i == input {
-			return pos
-		}
-	}
-	panic(input)
-}
-
 func (r orderRun) name() string {
 	names := make([]string, 0, inputCount)
 	for _, i := range r.order {
