@@ -133,6 +133,10 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return err
 	}
 	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, log)
+	catchUp, err := catchUpWorker(pools[boundary.Core], pools, log)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
 	var network *demo.Network
@@ -162,6 +166,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Network: network, Scenario: scenario, RestartDatabase: restart, Metering: worker, Finalization: finalizer,
+		CatchUp: catchUp,
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchupmetering"
 	"github.com/oceanway/core/internal/billing/finalization"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
@@ -262,6 +263,9 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		cfg := projector.Config{AllVersions: true}
 		if billingPool != nil {
 			cfg.BillingReads = billing.Reads{DB: billingPool}
+			// billing.settlement-transition.committed@1 is verified with the
+			// same owner read.
+			cfg.SettlementReads = billing.Reads{DB: billingPool}
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {
@@ -376,6 +380,42 @@ func startFinalizationWorker(ctx context.Context, p serveParams) (wait func()) {
 	return func() { cancel(); <-done }
 }
 
+// catchUpWorker builds the settlement catch-up worker over the core database
+// as the billing role when the metering database it validates against is
+// reachable (nil otherwise).
+func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, log *slog.Logger) (*billing.CatchUpWorker, error) {
+	m, ok := meteringPools[boundary.Metering]
+	if billingPool == nil || !ok {
+		return nil, nil
+	}
+	return billing.NewCatchUpWorker(billingPool, billing.CatchUpWorkerConfig{
+		Metering: catchupmetering.Reads{DB: m}, Ledger: billing.TransitionPostings{}, Log: log})
+}
+
+// startCatchUpWorker runs the settlement catch-up worker beside the
+// finalization worker (post-finality inputs become transitions); the
+// returned func stops it.
+func startCatchUpWorker(ctx context.Context, p serveParams) (wait func(), err error) {
+	if !p.coordinator {
+		return func() {}, nil
+	}
+	meteringPools := server.Pools{}
+	if m, ok := p.consumerPools[boundary.Metering]; ok {
+		meteringPools[boundary.Metering] = m
+	} else if m, ok := p.readPools[boundary.Metering]; ok {
+		meteringPools[boundary.Metering] = m
+	}
+	w, err := catchUpWorker(p.billingPool, meteringPools, p.log)
+	if err != nil || w == nil {
+		return func() {}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	fmt.Fprintln(p.out, "oceanway serve: billing settlement catch-up worker running")
+	return func() { cancel(); <-done }, nil
+}
+
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -389,6 +429,11 @@ func serve(ctx context.Context, p serveParams) error {
 	}
 	defer waitWorker()
 	defer startFinalizationWorker(ctx, p)()
+	waitCatchUp, err := startCatchUpWorker(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer waitCatchUp()
 	waitProofs := func() {}
 	if core, ok := p.consumerPools[boundary.Core]; ok && slices.Contains(p.plan.consume, route.CoreOperations) {
 		reg.MustRegister(readmodel.NewCollector(readmodel.New(core), 5*time.Second))

@@ -14,6 +14,11 @@
 // to the consumers that do not exist yet (Billing) stay pending, are never
 // claimed, and the summary says so plainly.
 //
+// With the Billing workers (Finalization, CatchUp) the loop closes: each
+// reservation is finalized once (or waits visibly for the reconciliation
+// chain), then the scenario's post-finality corrections become settlement
+// transitions (refunds, blocked late exposures) before the summary.
+//
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
 // and the consumer fails transiently; the invariants must still hold.
@@ -30,6 +35,7 @@ import (
 	"time"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -75,6 +81,11 @@ type Config struct {
 	// with the dispatchers, the demo waits until no applied closure's Work
 	// is left, and the summary proves the ledger.
 	Finalization *finalization.Worker
+	// CatchUp, when set, is the settlement catch-up worker: it runs with
+	// the dispatchers; once the finalizations quiesced the scenario reports
+	// its post-finality corrections, the demo waits until no catch-up fence
+	// is pending, and the summary proves the transitions.
+	CatchUp *billing.CatchUpWorker
 }
 
 func (c Config) withDefaults() Config {
@@ -134,6 +145,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			_ = cfg.Finalization.Run(dispatchCtx)
 		}
 	}()
+	catchUpDone := make(chan struct{})
+	go func() {
+		defer close(catchUpDone)
+		if cfg.CatchUp != nil {
+			cfg.CatchUp.Run(dispatchCtx)
+		}
+	}()
 	go func() {
 		if cfg.Chaos {
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
@@ -162,7 +180,14 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
-		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg.Metering != nil, cfg.Finalization != nil)
+		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg)
+	}
+	// Post-finality corrections: the provider reports them once the
+	// reservations finalized; the catch-up turns each into a transition.
+	if admitErr == nil && waitErr == nil && cfg.Scenario != nil && cfg.CatchUp != nil {
+		if admitErr = cfg.Scenario.ApplyCorrections(ctx); admitErr == nil {
+			waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg)
+		}
 	}
 	elapsed := time.Since(start)
 	stopProgress()
@@ -172,6 +197,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	dispatchErr := <-dispatchDone
 	<-workerDone
 	<-finalizationDone
+	<-catchUpDone
 
 	if admitErr != nil {
 		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
@@ -197,6 +223,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	}
 	if cfg.Finalization != nil {
 		if err := summarizeLedger(context.WithoutCancel(ctx), core, cfg, s); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.CatchUp != nil {
+		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, pools, s); err != nil {
 			return nil, err
 		}
 	}
@@ -383,7 +414,9 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // outboxes; unserved destinations stay pending).
 // With the metering worker, the eligibility Work it has to finish counts as
 // open too (its settlement input events are appended by then).
-func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, meteringWorker, finalizationWorker bool) error {
+// With the catch-up worker, catch-up fences pending verification count too.
+func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, cfg Config) error {
+	meteringWorker, finalizationWorker := cfg.Metering != nil, cfg.Finalization != nil
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))
@@ -411,6 +444,13 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 			// Its committed events are core deliveries: both must drain.
 			var n int
 			err = core.QueryRow(ctx, qFinalizationOpenWork).Scan(&n)
+			open += n
+		}
+		if cfg.CatchUp != nil && err == nil {
+			// A fence whose newest input is not settleable waits visibly
+			// for the reconciliation chain; only the others are open.
+			var n int
+			n, _, err = catchUpWaits(ctx, pools)
 			open += n
 		}
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,16 @@ type Scenario struct {
 	tenant   contract.Tenant
 	account  string
 	mix      ScenarioMix
+	// later holds the provider's post-finality corrections until the
+	// reservation has finalized (ApplyCorrections).
+	laterMu sync.Mutex
+	later   []correction
+}
+
+// correction is one post-finality report of a bound attempt.
+type correction struct {
+	reservationID, attemptID string
+	obs                      []gateway.Observation
 }
 
 // ScenarioMix counts what the scenario did.
@@ -54,6 +65,10 @@ type ScenarioMix struct {
 	Attempts, Bound, RejectedBeforeBinding, Rerouted, Observations atomic.Int64
 	// Retries counts owner calls replayed after a transient database error.
 	Retries atomic.Int64
+	// Post-finality corrections reported after the reservation finalized,
+	// down and up, and those not sent because the reservation never
+	// finalized (it waits for the reconciliation chain).
+	CorrectionsDown, CorrectionsUp, CorrectionsNotFinalized atomic.Int64
 }
 
 // Mix is a plain copy of the counters.
@@ -67,6 +82,11 @@ type Mix struct {
 	Rerouted              int64 `json:"rerouted"`
 	Observations          int64 `json:"observations"`
 	Retries               int64 `json:"retries"`
+	// CorrectionsDown/Up: usage corrections the provider reported after
+	// finality; CorrectionsNotFinalized were never sent (no finalization).
+	CorrectionsDown         int64 `json:"postFinalityCorrectionsDown"`
+	CorrectionsUp           int64 `json:"postFinalityCorrectionsUp"`
+	CorrectionsNotFinalized int64 `json:"postFinalityCorrectionsNotFinalized"`
 }
 
 // NewScenario wires the owners of one demo (one tenant and account).
@@ -75,7 +95,7 @@ func NewScenario(core, exec, gw *pgxpool.Pool, seed int64) *Scenario {
 	exe.SetGatewayReads(gateway.Reads{Gateway: gw})
 	return &Scenario{
 		Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw),
-		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15}),
+		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15, Weights: simprovider.RealisticWeights}),
 		Rejecter: simprovider.New(simprovider.Config{Seed: seed, ForceReject: true}),
 		tenant:   contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()},
 		account:  uuid.NewString(),
@@ -87,7 +107,8 @@ func (s *Scenario) Mix() Mix {
 	m := &s.mix
 	return Mix{Runs: m.Runs.Load(), EmptyRuns: m.EmptyRuns.Load(), MultiAttemptRuns: m.MultiAttemptRuns.Load(),
 		Attempts: m.Attempts.Load(), Bound: m.Bound.Load(), RejectedBeforeBinding: m.RejectedBeforeBinding.Load(),
-		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load(), Retries: m.Retries.Load()}
+		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load(), Retries: m.Retries.Load(),
+		CorrectionsDown: m.CorrectionsDown.Load(), CorrectionsUp: m.CorrectionsUp.Load(), CorrectionsNotFinalized: m.CorrectionsNotFinalized.Load()}
 }
 
 var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
@@ -122,32 +143,32 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 		s.mix.EmptyRuns.Add(1)
 	case 1:
 		s.mix.MultiAttemptRuns.Add(1)
-		bound, err := s.attempt(ctx, res.RunID, step, "gw-sim-eu", s.Rejecter)
+		bound, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Rejecter)
 		if err != nil {
 			return err
 		}
 		if !bound {
 			s.mix.Rerouted.Add(1)
 		}
-		if _, err := s.attempt(ctx, res.RunID, step, "gw-sim-us", s.Provider); err != nil {
+		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-us", s.Provider); err != nil {
 			return err
 		}
 	case 2:
 		s.mix.MultiAttemptRuns.Add(1)
 		for _, st := range []string{step, uuid.NewString()} {
-			if _, err := s.attempt(ctx, res.RunID, st, "gw-sim-eu", s.Provider); err != nil {
+			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, st, "gw-sim-eu", s.Provider); err != nil {
 				return err
 			}
 		}
 	case 3:
 		s.mix.MultiAttemptRuns.Add(1)
 		for _, gw := range []string{"gw-sim-eu", "gw-sim-us", "gw-sim-ap"} {
-			if _, err := s.attempt(ctx, res.RunID, step, gw, s.Provider); err != nil {
+			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, gw, s.Provider); err != nil {
 				return err
 			}
 		}
 	default:
-		if _, err := s.attempt(ctx, res.RunID, step, "gw-sim-eu", s.Provider); err != nil {
+		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Provider); err != nil {
 			return err
 		}
 	}
@@ -195,7 +216,7 @@ func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (
 // attempt creates one attempt, dispatches it through the Gateway with p's
 // decision, reports the provider's evidence when bound, and finalizes its
 // eligibility. It reports whether the slot was bound.
-func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simprovider.Provider) (bool, error) {
+func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw string, p *simprovider.Provider) (bool, error) {
 	areq := execution.AttemptRequest{
 		RunID: runID, RunStepID: step, ExecutionAttemptID: uuid.NewString(), ModelDeploymentID: "model-deploy/sim",
 		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContract,
@@ -223,21 +244,71 @@ func (s *Scenario) attempt(ctx context.Context, runID, step, gw string, p *simpr
 	if err != nil {
 		return true, err
 	}
-	for _, o := range obs {
-		for {
-			_, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, a.Manifest.ExecutionAttemptID, o) })
-			if errors.Is(err, gateway.ErrChainMoved) {
-				continue
-			}
-			if err != nil {
-				return true, err
-			}
-			break
-		}
-		s.mix.Observations.Add(1)
+	if err := s.observe(ctx, a.Manifest.ExecutionAttemptID, obs); err != nil {
+		return true, err
+	}
+	if later := p.AfterFinality(a.Manifest.ExecutionAttemptID); len(later) > 0 {
+		s.laterMu.Lock()
+		s.later = append(s.later, correction{reservationID: reservationID, attemptID: a.Manifest.ExecutionAttemptID, obs: later})
+		s.laterMu.Unlock()
 	}
 	_, err = retrying(ctx, s, func() (execution.Eligibility, error) {
 		return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
 	})
 	return true, err
+}
+
+// observe reports the provider's observations of a bound attempt to the
+// Gateway, in order.
+func (s *Scenario) observe(ctx context.Context, attemptID string, obs []gateway.Observation) error {
+	for _, o := range obs {
+		for {
+			_, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, attemptID, o) })
+			if errors.Is(err, gateway.ErrChainMoved) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			break
+		}
+		s.mix.Observations.Add(1)
+	}
+	return nil
+}
+
+// ApplyCorrections reports the provider's post-finality corrections of
+// every reservation that has finalized (settled or released): each becomes a
+// new settlement input after finality, which the settlement catch-up turns
+// into a transition (down: refund; up: a blocked late exposure). Corrections
+// of reservations that never finalized (they wait for the reconciliation
+// chain) are not sent and counted. Call it once the finalizations quiesced.
+func (s *Scenario) ApplyCorrections(ctx context.Context) error {
+	s.laterMu.Lock()
+	pending := s.later
+	s.later = nil
+	s.laterMu.Unlock()
+	for _, c := range pending {
+		state, err := retrying(ctx, s, func() (string, error) {
+			var st string
+			err := s.Core.QueryRow(ctx, qReservationState, c.reservationID).Scan(&st)
+			return st, err
+		})
+		if err != nil {
+			return fmt.Errorf("reservation %s state: %w", c.reservationID, err)
+		}
+		if state != "settled" && state != "released" {
+			s.mix.CorrectionsNotFinalized.Add(1)
+			continue
+		}
+		if err := s.observe(ctx, c.attemptID, c.obs); err != nil {
+			return fmt.Errorf("post-finality correction of %s: %w", c.attemptID, err)
+		}
+		if s.Provider.Scenario(c.attemptID) == simprovider.ScenarioCorrectedUp {
+			s.mix.CorrectionsUp.Add(1)
+		} else {
+			s.mix.CorrectionsDown.Add(1)
+		}
+	}
+	return nil
 }

@@ -71,10 +71,13 @@ type Summary struct {
 	Boundaries []BoundaryReport `json:"boundaries,omitempty"`
 	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
 	// Ledger is Billing's end state (the finalization loop).
-	Ledger     *LedgerReport `json:"ledger,omitempty"`
-	Invariants []Check       `json:"invariants"`
-	Passed     bool          `json:"passed"`
-	Notes      []string      `json:"notes,omitempty"`
+	Ledger *LedgerReport `json:"ledger,omitempty"`
+	// CatchUp is the settlement catch-up's end state (post-finality
+	// corrections become transitions).
+	CatchUp    *CatchUpReport `json:"catchUp,omitempty"`
+	Invariants []Check        `json:"invariants"`
+	Passed     bool           `json:"passed"`
+	Notes      []string       `json:"notes,omitempty"`
 }
 
 func (s *Summary) check(name string, ok bool, detail string) {
@@ -217,6 +220,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	s.writeBoundaries(row)
 	s.writeLedger(row)
+	if s.Scenario != nil && s.CatchUp != nil {
+		row("provider: post-finality corrections", fmt.Sprintf("%d down, %d up sent; %d not sent (reservation never finalized)",
+			s.Scenario.CorrectionsDown, s.Scenario.CorrectionsUp, s.Scenario.CorrectionsNotFinalized))
+	}
+	s.writeCatchUp(row)
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
 		verdict := "ok"

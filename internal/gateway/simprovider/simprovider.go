@@ -32,10 +32,24 @@ const (
 	ScenarioCorrected   = "corrected"   // available, then a corrected quantity
 	ScenarioConflicting = "conflicting" // available, then conflicting reports
 	ScenarioUnavailable = "unavailable" // the provider cannot report usage
+	// Post-finality corrections: usage available at once, then corrected
+	// after the reservation finalized (AfterFinality), down or up.
+	ScenarioCorrectedDown = "corrected_down"
+	ScenarioCorrectedUp   = "corrected_up"
 )
 
 // Scenarios lists the evidence scenarios in a fixed order.
-var Scenarios = []string{ScenarioPrompt, ScenarioLate, ScenarioMissing, ScenarioCorrected, ScenarioConflicting, ScenarioUnavailable}
+var Scenarios = []string{ScenarioPrompt, ScenarioLate, ScenarioMissing, ScenarioCorrected, ScenarioConflicting, ScenarioUnavailable,
+	ScenarioCorrectedDown, ScenarioCorrectedUp}
+
+// RealisticWeights is a production-like mix (percent of bound attempts):
+// mostly prompt or late-but-arriving evidence, some post-finality
+// corrections, and rare usage the provider cannot vouch for (conflicting,
+// unavailable), which needs the reconciliation chain.
+var RealisticWeights = map[string]int{
+	ScenarioPrompt: 54, ScenarioLate: 22, ScenarioMissing: 3, ScenarioCorrected: 5,
+	ScenarioCorrectedDown: 9, ScenarioCorrectedUp: 5, ScenarioConflicting: 1, ScenarioUnavailable: 1,
+}
 
 // Config tunes the simulation.
 type Config struct {
@@ -46,6 +60,9 @@ type Config struct {
 	Force string
 	// ForceReject rejects every attempt when set.
 	ForceReject bool
+	// Weights, when set, draws the scenario by these weights (scenario →
+	// weight, see RealisticWeights) instead of uniformly over Scenarios.
+	Weights map[string]int
 }
 
 // Provider is the simulated adapter.
@@ -77,7 +94,26 @@ func (p *Provider) Scenario(attemptID string) string {
 	if p.cfg.Force != "" {
 		return p.cfg.Force
 	}
-	return Scenarios[p.roll(attemptID, "scenario")%uint64(len(Scenarios))]
+	r := p.roll(attemptID, "scenario")
+	if len(p.cfg.Weights) == 0 {
+		return Scenarios[r%uint64(len(Scenarios))]
+	}
+	total := 0
+	for _, sc := range Scenarios {
+		total += max(p.cfg.Weights[sc], 0)
+	}
+	if total == 0 {
+		return ScenarioPrompt
+	}
+	pick := int(r % uint64(total))
+	for _, sc := range Scenarios { // fixed order: deterministic
+		if w := max(p.cfg.Weights[sc], 0); pick < w {
+			return sc
+		} else {
+			pick -= w
+		}
+	}
+	return ScenarioPrompt
 }
 
 // Route rejects a deterministic share of attempts before any side effect
@@ -97,20 +133,11 @@ func (p *Provider) Route(m *contract.AttemptExecutionManifest) gateway.Decision 
 // Execute returns the evidence observations of a bound attempt.
 func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) ([]gateway.Observation, error) {
 	id := b.ExecutionAttemptID
-	q := func(purpose string, max uint64) string { return strconv.FormatUint(1+p.roll(id, purpose)%max, 10) }
-	var dims []gateway.Observation
-	switch p.Workload(id) {
-	case WorkloadText:
-		dims = []gateway.Observation{usage("text.input_tokens", q("in", 4000)), usage("text.output_tokens", q("out", 2000))}
-	case WorkloadMedia:
-		dims = []gateway.Observation{usage("media.images", q("img", 8)), usage("media.video_seconds", q("vid", 120))}
-	default:
-		dims = []gateway.Observation{usage("tools.calls", q("calls", 12)), usage("text.input_tokens", q("in", 1000))}
-	}
-	cost := gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros", Quantity: q("cost", 90000)}
+	dims := p.dimensions(id)
+	cost := gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros", Quantity: p.quantity(id, "cost", 90000)}
 	var out []gateway.Observation
 	switch p.Scenario(id) {
-	case ScenarioPrompt:
+	case ScenarioPrompt, ScenarioCorrectedDown, ScenarioCorrectedUp:
 		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
 	case ScenarioLate:
 		out = append(state(dims, contract.AvailabilityPending, "provider_report_pending"), state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
@@ -120,9 +147,12 @@ func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) (
 		out = append(available(dims, "r1"), state([]gateway.Observation{cost}, contract.AvailabilityNotReported, "provider_silent")...)
 	case ScenarioCorrected:
 		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
-		corrected := append([]gateway.Observation(nil), dims[0])
-		corrected[0].Quantity = q("correction", 5000)
-		out = append(out, available(corrected, "r2")...)
+		// A recount before closure, up or down (up when 1 cannot go down).
+		recount := p.correction(id, p.roll(id, "direction")%2 == 0, "r2")
+		if recount == nil {
+			recount = p.correction(id, true, "r2")
+		}
+		out = append(out, recount...)
 	case ScenarioConflicting:
 		out = append(available(dims, "r1"), state(dims[:1], contract.AvailabilityConflicting, "provider_reports_disagree")...)
 		out = append(out, state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
@@ -130,6 +160,61 @@ func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) (
 		out = append(state(dims, contract.AvailabilityUnavailable, "provider_usage_unavailable"), state([]gateway.Observation{cost}, contract.AvailabilityUnavailable, "provider_cost_unavailable")...)
 	}
 	return out, nil
+}
+
+// quantity is the attempt's deterministic quantity in 1..max for purpose.
+func (p *Provider) quantity(id, purpose string, max uint64) string {
+	return strconv.FormatUint(1+p.roll(id, purpose)%max, 10)
+}
+
+// dimensions are the usage observations of the attempt's workload.
+func (p *Provider) dimensions(id string) []gateway.Observation {
+	q := func(purpose string, max uint64) string { return p.quantity(id, purpose, max) }
+	switch p.Workload(id) {
+	case WorkloadText:
+		return []gateway.Observation{usage("text.input_tokens", q("in", 4000)), usage("text.output_tokens", q("out", 2000))}
+	case WorkloadMedia:
+		return []gateway.Observation{usage("media.images", q("img", 8)), usage("media.video_seconds", q("vid", 120))}
+	default:
+		return []gateway.Observation{usage("tools.calls", q("calls", 12)), usage("text.input_tokens", q("in", 1000))}
+	}
+}
+
+// AfterFinality returns the observations the provider reports after the
+// reservation finalized: for corrected_down the first dimension's usage
+// corrected below the original report (at least 1 below; a refund), for
+// corrected_up above it (a late exposure under reconcile_before_charge).
+// Other scenarios report nothing later.
+func (p *Provider) AfterFinality(attemptID string) []gateway.Observation {
+	switch p.Scenario(attemptID) {
+	case ScenarioCorrectedDown:
+		return p.correction(attemptID, false, "r2-post-finality")
+	case ScenarioCorrectedUp:
+		return p.correction(attemptID, true, "r2-post-finality")
+	default:
+		return nil
+	}
+}
+
+// correction reports the first dimension's usage corrected from the
+// original report: up by 1 to half of it plus one, or down by 1 to half of
+// it (never below 1; nil when the original is 1 and cannot go down). A
+// correction stays near the original, as a provider's recount does.
+func (p *Provider) correction(attemptID string, up bool, report string) []gateway.Observation {
+	dims := p.dimensions(attemptID)
+	orig, _ := strconv.ParseUint(dims[0].Quantity, 10, 64) // our own decimal digits
+	var corrected uint64
+	switch {
+	case up:
+		corrected = orig + 1 + p.roll(attemptID, "up")%(orig/2+1)
+	case orig < 2:
+		return nil
+	default:
+		corrected = orig - 1 - p.roll(attemptID, "down")%(orig/2)
+	}
+	c := dims[0]
+	c.Quantity = strconv.FormatUint(corrected, 10)
+	return available([]gateway.Observation{c}, report)
 }
 
 func usage(dim, qty string) gateway.Observation {

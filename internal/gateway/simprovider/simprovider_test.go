@@ -1,6 +1,7 @@
 package simprovider_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -105,4 +106,60 @@ func TestGW2SimulatedScenariosThroughTheGateway(t *testing.T) {
 	var corrected int
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT max(state_version) FROM gateway.availability_snapshots s JOIN gateway.dispatch_slots d USING (execution_attempt_id)").Scan(&corrected))
 	require.GreaterOrEqual(t, corrected, 2)
+}
+
+// GW-1 (demo realism, issue 16 item 6): the realistic weights make the
+// evidence the reconciliation chain needs rare but present, and the
+// post-finality corrections go down (refund) and up (late exposure) from the
+// first dimension's original report; other scenarios correct nothing later.
+func TestGW1RealisticWeightsAndPostFinalityCorrections(t *testing.T) {
+	t.Parallel()
+	p := simprovider.New(simprovider.Config{Seed: 1, Weights: simprovider.RealisticWeights})
+	counts := map[string]int{}
+	const n = 4000
+	for i := 0; i < n; i++ {
+		id := uuid.NewString()
+		sc := p.Scenario(id)
+		counts[sc]++
+		b := &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: id}}
+		obs, err := p.Execute(t.Context(), b)
+		require.NoError(t, err)
+		later := p.AfterFinality(id)
+		switch sc {
+		case simprovider.ScenarioCorrectedDown, simprovider.ScenarioCorrectedUp:
+			require.Equal(t, contract.AvailabilityAvailable, obs[0].State)
+			if len(later) == 0 {
+				require.Equal(t, simprovider.ScenarioCorrectedDown, sc, "only a quantity of 1 cannot go down")
+				require.Equal(t, "1", obs[0].Quantity)
+				continue
+			}
+			require.Len(t, later, 1)
+			require.Equal(t, obs[0].DimensionKey, later[0].DimensionKey)
+			require.Equal(t, contract.AvailabilityAvailable, later[0].State)
+			orig, corrected := mustUint(t, obs[0].Quantity), mustUint(t, later[0].Quantity)
+			if sc == simprovider.ScenarioCorrectedDown {
+				require.Less(t, corrected, orig)
+				require.Positive(t, corrected)
+			} else {
+				require.Greater(t, corrected, orig)
+			}
+		default:
+			require.Empty(t, later, sc)
+		}
+	}
+	for _, sc := range simprovider.Scenarios {
+		require.Positive(t, counts[sc], "%s occurs", sc)
+	}
+	needsReconciliation := counts[simprovider.ScenarioConflicting] + counts[simprovider.ScenarioUnavailable]
+	require.Less(t, needsReconciliation, n*8/100, "rare: a few percent")
+	require.Greater(t, counts[simprovider.ScenarioPrompt]+counts[simprovider.ScenarioLate], n/2)
+	require.Equal(t, p.Scenario("00000000-0000-4000-8000-000000000001"),
+		simprovider.New(simprovider.Config{Seed: 1, Weights: simprovider.RealisticWeights}).Scenario("00000000-0000-4000-8000-000000000001"))
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err)
+	return v
 }
