@@ -50,7 +50,7 @@ var kindsInOrder = []string{
 	KindExecutionEligibilityFact, KindAttemptNotDispatchedFact, KindRunAttemptSetManifest,
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
-	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt,
+	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt, KindAvailabilityCurrentValidationReceipt,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -98,7 +98,8 @@ func specOf(kind string) (spec, bool) {
 		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
 		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
 
-		KindRunExecutionFinalizationReceipt: {RunExecutionFinalizationReceiptDef, finalizationReceiptSelf, nil},
+		KindRunExecutionFinalizationReceipt:      {RunExecutionFinalizationReceiptDef, finalizationReceiptSelf, nil},
+		KindAvailabilityCurrentValidationReceipt: {AvailabilityCurrentValidationReceiptDef, availabilityValidationSelf, availabilityValidationRules},
 	}[kind]
 	return s, ok
 }

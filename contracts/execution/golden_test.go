@@ -151,7 +151,20 @@ func goldens(t *testing.T) []golden {
 	}
 	s1 := snap("gas-1", 1, execution.AvailabilityPending, nil, nil)
 	s2 := snap("gas-2", 2, execution.AvailabilityAvailable, s1, usage)
+	validation := func(ref string, current bool) *execution.AvailabilityCurrentValidationReceipt {
+		r := &execution.AvailabilityCurrentValidationReceipt{Receipt: strict.Quadruple{Ref: ref}, Purpose: execution.PurposeMeteringEligibilityBasis,
+			OperationID: "0195f4a8-0000-7000-8000-0000000000a1",
+			BasisDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: "5555555555555555555555555555555555555555555555555555555555555555"},
+			SlotKey:     key(a1), EvidenceKind: s1.EvidenceKind, DimensionKey: s1.DimensionKey, Validated: s1.Snapshot, ValidatedStateVersion: 1,
+			Current: current, ValidatedAt: at.Add(time.Minute)}
+		if !current {
+			r.CurrentSnapshot, r.CurrentStateVersion = s2.Snapshot, 2
+		}
+		return sealed(t, r)
+	}
 	return []golden{
+		{execution.KindAvailabilityCurrentValidationReceipt, "current", validation("gcv-1", true)},
+		{execution.KindAvailabilityCurrentValidationReceipt, "not_current", validation("gcv-2", false)},
 		{execution.KindGatewayRouteSnapshot, "text", rs},
 		{execution.KindGatewayRouteSnapshot, "video", rs2},
 		{execution.KindAttemptRouteBinding, "text", bind},
@@ -279,6 +292,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeAvailabilitySnapshot(body)
 		case execution.KindRunExecutionFinalizationReceipt:
 			back, err = execution.DecodeRunExecutionFinalizationReceipt(body)
+		case execution.KindAvailabilityCurrentValidationReceipt:
+			back, err = execution.DecodeAvailabilityCurrentValidationReceipt(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)

@@ -79,6 +79,10 @@ func negatives() []negative {
 			m["availableEvidence"] = map[string]any{"state": "none"}
 		}, execution.ErrAvailabilityRule},
 		{execution.KindAvailabilitySnapshot, "unknown_state", "GW-2", "pending_v1", func(m map[string]any) { m["availabilityState"] = "maybe" }, strict.ErrUnknownEnum},
+		{execution.KindAvailabilityCurrentValidationReceipt, "not_current_not_later", "GW-2", "not_current", func(m map[string]any) {
+			m["result"].(map[string]any)["currentStateVersion"] = int64(1)
+		}, strict.ErrOutOfRange},
+		{execution.KindAvailabilityCurrentValidationReceipt, "generic_purpose", "GW-2", "current", func(m map[string]any) { m["purpose"] = "any" }, strict.ErrUnknownEnum},
 		{execution.KindProviderEvidence, "float_quantity", "GW-2", "usage_tokens", func(m map[string]any) { m["quantity"] = "1.20e3" }, strict.ErrInvalidValue},
 		{execution.KindAttemptRouteBinding, "route_changed", "GW-1", "text", func(m map[string]any) { m["supplyId"] = "supply/other" }, digest.ErrMismatch},
 		{execution.KindGatewayPreBindingRejectionFact, "carries_binding", "GW-1", "no_capacity", func(m map[string]any) { m["attemptRouteBindingRef"] = "arb-1" }, strict.ErrUnknownField},

@@ -19,6 +19,7 @@ var DecisionDef = &schema.Def{Name: "SettlementEligibilityDecisionV1", Doc: "The
 		schema.F("decision", schema.Enum{Values: []string{DecisionEligible, DecisionIneligible}}, "eligible: the attempt may be charged; ineligible: its target amount is zero"),
 		schema.F("decisionRuleVersion", schema.Literal{Value: DecisionRuleVersion}, "the rule that maps the eligibility fact and usage to the decision"),
 		schema.F("reasonCode", schema.CodeText, "why (dispatched, not_dispatched)"),
+		quad(PrefixEligibilityDecision, "the content-addressed EligibilityDecision Metering stores (attempt, fact, disposition, decision, rule; no operation id): one row whichever generation applies it"),
 	)}}
 
 // MeterEventHeadDef is the current MeterEvent head of the dimension or none.
@@ -46,6 +47,8 @@ var UsageBasisDef = &schema.Def{Name: "SettlementUsageBasisV1", Doc: "What the q
 			schema.F("availabilityStateVersion", schema.Int{Min: 1}, "its state version in the Gateway chain"),
 			schema.F("availabilityState", schema.Enum{Values: []string{"available", "pending", "not_reported", "unavailable", "conflicting"}}, ""),
 			schema.F("providerEvidence", schema.Ref{Def: ProviderEvidenceRefDef}, ""),
+			quad(PrefixAvailabilityValidationReceipt, "the Gateway's operation-bound Current Receipt (GatewayAvailabilityCurrentValidationReceipt@1, result current) for this availability; outside the content digest"),
+			schema.F(FieldAvailabilityValidationOperation, schema.UUID{}, "the validation operation, derived from the Work operation and the Eligibility Basis digest"),
 		)},
 		{Value: BasisNotDispatched, Fields: quad(PrefixAttemptNotDispatchedFact, "Execution's proof that the attempt never reached a provider")},
 	}}}

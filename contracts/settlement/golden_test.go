@@ -56,10 +56,11 @@ func base(dimension, disposition string) *settlement.Snapshot {
 
 func usage(state string, quantity string) *settlement.Snapshot {
 	s := base("text.output_tokens", settlement.DispositionDispatched)
-	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched"}
+	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched", Ref: q("med-1", '7')}
 	s.Basis = settlement.UsageBasis{Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: "gw-eu-1",
 		AttemptRouteBinding: q("arb-1", 'c'), GatewayRouteSnapshot: q("grs-1", 'd'), CurrentAvailability: q("gas-1", '1'),
-		AvailabilityStateVersion: 1, AvailabilityState: state}
+		AvailabilityStateVersion: 1, AvailabilityState: state,
+		AvailabilityValidationReceipt: q("gacvr-1", '4'), AvailabilityValidationOperationID: "0195f4a8-0000-7000-8000-0000000000c1"}
 	s.Quantity, s.TargetNetAmount, s.ReconciliationState = "0", "0", settlement.ReconciliationAwaitingEvidence
 	if state == "available" {
 		s.Basis.ProviderEvidence = ptr(q("gpe-1", '2'))
@@ -95,7 +96,7 @@ func goldens(t *testing.T) []golden {
 	corrected.Basis.ProviderEvidence, corrected.MeterEvent = ptr(q("gpe-2", '5')), ptr(q("mev-2", '6'))
 	nd := base(settlement.ChargeDimensionNotDispatched, settlement.DispositionNotDispatched)
 	nd.Tenant.ProjectID = "0195f4a8-0000-7000-8000-000000000032"
-	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched"}
+	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched", Ref: q("med-2", '8')}
 	nd.Basis = settlement.UsageBasis{Kind: settlement.BasisNotDispatched, NotDispatchedFact: q("and-1", '7')}
 	nd.Quantity, nd.TargetNetAmount, nd.ReconciliationState = "0", "0", settlement.ReconciliationNotRequired
 	return []golden{
@@ -236,4 +237,30 @@ func TestSealRefusesInvalid(t *testing.T) {
 	_, err := settlement.Seal(s)
 	require.ErrorIs(t, err, settlement.ErrInvalidObject)
 	require.ErrorIs(t, err, settlement.ErrSnapshotRule)
+}
+
+// ME-1 / metering finding 5: the Current Receipt of the usage availability
+// is part of the sealed snapshot (its digest) but not of its settlement
+// content: a re-validation of unchanged usage appends no new version, while
+// another availability does.
+func TestME1ContentDigestExcludesOnlyTheValidationReceipt(t *testing.T) {
+	a := usage("available", "1200")
+	base, err := settlement.ContentDigest(a)
+	require.NoError(t, err)
+	b := usage("available", "1200")
+	b.Basis.AvailabilityValidationReceipt = q("gacvr-2", '5')
+	b.Basis.AvailabilityValidationOperationID = "0195f4a8-0000-7000-8000-0000000000c2"
+	same, err := settlement.ContentDigest(b)
+	require.NoError(t, err)
+	require.Equal(t, base, same)
+	_, err = settlement.Seal(a)
+	require.NoError(t, err)
+	_, err = settlement.Seal(b)
+	require.NoError(t, err)
+	require.NotEqual(t, a.Snapshot.Digest, b.Snapshot.Digest, "the receipt is sealed into the snapshot")
+	c := usage("available", "1200")
+	c.Basis.CurrentAvailability = q("gas-2", '6')
+	other, err := settlement.ContentDigest(c)
+	require.NoError(t, err)
+	require.NotEqual(t, base, other)
 }

@@ -18,10 +18,12 @@
 //	executionEligibilityFact quadruple,   the eligibility fact: Execution's word on whether the attempt
 //	dispatchDisposition                   reached a provider
 //	attemptExecutionManifest quadruple    the attempt identity the fact and the usage are bound to
-//	eligibilityDecision                   Metering's decision and its rule version (eligible/ineligible)
+//	eligibilityDecision                   Metering's decision, its rule version (eligible/ineligible) and
+//	                                      the stored content-addressed decision's quadruple
 //	meterEventHead                        the MeterEvent the quantity comes from, or an explicit none
-//	usageBasis                            gateway usage (binding, route, availability, evidence) or
-//	                                      the not-dispatched fact that proves a zero
+//	usageBasis                            gateway usage (binding, route, availability, evidence, and the
+//	                                      Gateway's Current Receipt of that availability with its
+//	                                      operation) or the not-dispatched fact that proves a zero
 //	pricing                               price book version, unit price, billing policy version and the
 //	                                      admission manifest that froze the economic identity
 //	settlementEconomicIdentity            credits | entitlement | money: the unit Billing may sum in
@@ -65,6 +67,13 @@ const (
 	PrefixExecutionEligibilityFact = "executionEligibilityFact"
 	PrefixAttemptExecutionManifest = "attemptExecutionManifest"
 	PrefixRunAdmissionManifest     = "runAdmissionManifest"
+	PrefixEligibilityDecision      = "eligibilityDecision"
+	// PrefixAvailabilityValidationReceipt names the Gateway's Current
+	// Receipt of the usage availability (the second stage after the
+	// event-bound bootstrap read).
+	PrefixAvailabilityValidationReceipt = "availabilityCurrentValidationReceipt"
+	// FieldAvailabilityValidationOperation is that receipt's operation.
+	FieldAvailabilityValidationOperation = "availabilityValidationOperationId"
 )
 
 // Enumerations.
@@ -113,9 +122,11 @@ type EconomicIdentity struct {
 	Kind, EntitlementKey, Unit, Currency string
 }
 
-// Decision is the eligibility decision the snapshot fixes.
+// Decision is the eligibility decision the snapshot fixes: its content and
+// the quadruple of the stored, content-addressed EligibilityDecision.
 type Decision struct {
 	Decision, RuleVersion, ReasonCode string
+	Ref                               strict.Quadruple
 }
 
 // UsageBasis is the gateway usage basis or the not-dispatched fact.
@@ -129,6 +140,13 @@ type UsageBasis struct {
 	AvailabilityStateVersion int64
 	AvailabilityState        string
 	ProviderEvidence         *strict.Quadruple // nil: none
+	// AvailabilityValidationReceipt is the Gateway's current receipt of
+	// CurrentAvailability under AvailabilityValidationOperationID: proof
+	// that the basis was Current when the snapshot was written. It is
+	// outside ContentDigest: a re-validation of unchanged usage is not new
+	// settlement content.
+	AvailabilityValidationReceipt     strict.Quadruple
+	AvailabilityValidationOperationID string
 	// not_dispatched
 	NotDispatchedFact strict.Quadruple
 }
@@ -180,9 +198,8 @@ func (s *Snapshot) ToJSON() map[string]any {
 		"runId": s.RunID, "runStepId": s.RunStepID, "executionAttemptId": s.ExecutionAttemptID,
 		"chargeDimensionKey": s.ChargeDimensionKey, "settlementDimensionId": s.SettlementDimensionID,
 		"settlementInputStateVersion": s.StateVersion, "dispatchDisposition": s.DispatchDisposition,
-		"eligibilityDecision": map[string]any{"decision": s.Decision.Decision, "decisionRuleVersion": s.Decision.RuleVersion,
-			"reasonCode": s.Decision.ReasonCode},
-		"quantity": s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
+		"eligibilityDecision": s.decisionJSON(),
+		"quantity":            s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
 		"reconciliationState": s.ReconciliationState, "recordedAt": strict.FormatTimestamp(s.RecordedAt),
 	}
 	if s.Tenant.ProjectID != "" {
@@ -215,6 +232,8 @@ func (s *Snapshot) ToJSON() map[string]any {
 			s.Basis.ProviderEvidence.Put(ev, PrefixProviderEvidence)
 		}
 		basis["providerEvidence"] = ev
+		s.Basis.AvailabilityValidationReceipt.Put(basis, PrefixAvailabilityValidationReceipt)
+		basis[FieldAvailabilityValidationOperation] = s.Basis.AvailabilityValidationOperationID
 	case BasisNotDispatched:
 		s.Basis.NotDispatchedFact.Put(basis, PrefixAttemptNotDispatchedFact)
 	}
@@ -229,6 +248,12 @@ func (s *Snapshot) ToJSON() map[string]any {
 	s.AttemptManifest.Put(out, PrefixAttemptExecutionManifest)
 	s.Snapshot.Put(out, PrefixSnapshot)
 	return out
+}
+
+func (s *Snapshot) decisionJSON() map[string]any {
+	m := map[string]any{"decision": s.Decision.Decision, "decisionRuleVersion": s.Decision.RuleVersion, "reasonCode": s.Decision.ReasonCode}
+	s.Decision.Ref.Put(m, PrefixEligibilityDecision)
+	return m
 }
 
 // Seal sets schema version 1, jcs-sha256-v1 and the candidate digest, checks
@@ -260,6 +285,12 @@ func ContentDigest(s *Snapshot) (digest.Digest, error) {
 	m := self.CandidateOf(s.ToJSON())
 	delete(m, "settlementInputStateVersion")
 	delete(m, "predecessorSettlementInput")
+	if b, ok := m["usageBasis"].(map[string]any); ok {
+		for _, f := range strict.Fields(PrefixAvailabilityValidationReceipt) {
+			delete(b, f)
+		}
+		delete(b, FieldAvailabilityValidationOperation)
+	}
 	return digest.Of(digest.JCSSHA256V1, m)
 }
 
@@ -300,7 +331,8 @@ func Decode(doc []byte) (*Snapshot, error) {
 		s.Predecessor = &Ref{Snapshot: quadOf(p, PrefixSnapshot), StateVersion: i64(p, "settlementInputStateVersion")}
 	}
 	d := obj(m, "eligibilityDecision")
-	s.Decision = Decision{Decision: str(d, "decision"), RuleVersion: str(d, "decisionRuleVersion"), ReasonCode: str(d, "reasonCode")}
+	s.Decision = Decision{Decision: str(d, "decision"), RuleVersion: str(d, "decisionRuleVersion"), ReasonCode: str(d, "reasonCode"),
+		Ref: quadOf(d, PrefixEligibilityDecision)}
 	if h := obj(m, "meterEventHead"); str(h, "state") == HeadPresent {
 		q := quadOf(h, PrefixMeterEvent)
 		s.MeterEvent = &q
@@ -319,6 +351,8 @@ func Decode(doc []byte) (*Snapshot, error) {
 			q := quadOf(ev, PrefixProviderEvidence)
 			s.Basis.ProviderEvidence = &q
 		}
+		s.Basis.AvailabilityValidationReceipt = quadOf(b, PrefixAvailabilityValidationReceipt)
+		s.Basis.AvailabilityValidationOperationID = str(b, FieldAvailabilityValidationOperation)
 	case BasisNotDispatched:
 		s.Basis.NotDispatchedFact = quadOf(b, PrefixAttemptNotDispatchedFact)
 	}

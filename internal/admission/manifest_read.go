@@ -20,7 +20,12 @@ const ReadRunAdmissionManifestV1 = "readRunAdmissionManifest@1"
 // purpose outside this set is refused, not answered.
 var manifestAudiences = map[string]bool{
 	execution.AudienceRunExecutionState: true,
+	AudienceMeteringSettlementInput:     true,
 }
+
+// AudienceMeteringSettlementInput is the Metering worker's purpose: the
+// settlement input's economic identity is the one the manifest froze.
+const AudienceMeteringSettlementInput = "metering_settlement_input"
 
 // RunAdmissionManifestRead is the request of readRunAdmissionManifest@1
 // (ADR-031: exact workload audience, tenant, run, schema, algorithm; no bare

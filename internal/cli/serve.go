@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oceanway/core/contracts/route"
+	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchupmetering"
 	"github.com/oceanway/core/internal/billing/finalization"
@@ -109,9 +110,14 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	}
 	dispatcherRole := ""
 	consumerRoles := map[boundary.Boundary]string{}
+	readRoles := map[boundary.Boundary]string{} // owner reads, as the owner's role
 	if o.asRoles {
 		dispatcherRole = outboxschema.RoleDispatcher
 		consumerRoles = map[boundary.Boundary]string{boundary.Core: operationsschema.RoleOperations, boundary.Metering: meteringschema.RoleMetering,
+			boundary.Execution: executionschema.RoleExecution, boundary.Gateway: gatewayschema.RoleGateway}
+		// Core's owner read on the core database is the admission owner's
+		// (readRunAdmissionManifest@1), not the projector's role.
+		readRoles = map[boundary.Boundary]string{boundary.Core: admissionschema.RoleAdmission,
 			boundary.Execution: executionschema.RoleExecution, boundary.Gateway: gatewayschema.RoleGateway}
 	}
 	// Each role gets its own pools: the dispatchers' producer databases and
@@ -159,7 +165,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			need[b] = append(need[b], consumerRoles[b])
 		}
 		for b := range readDSNs {
-			need[b] = append(need[b], consumerRoles[b])
+			need[b] = append(need[b], readRoles[b])
 		}
 		if err := requireRoles(ctx, dsns, need); err != nil {
 			return err
@@ -175,7 +181,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		return err
 	}
 	defer consumerPools.Close()
-	readPools, err := openConsumerPools(ctx, readDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRoles)
+	readPools, err := openConsumerPools(ctx, readDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), readRoles)
 	if err != nil {
 		return err
 	}
@@ -311,17 +317,18 @@ func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.P
 }
 
 // meteringWorker builds the metering worker over the metering database when
-// the execution and gateway databases are there for its owner reads (nil
+// the execution, gateway and core databases are there for its owner reads (nil
 // otherwise: the process does not run the Metering owner).
 func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, log *slog.Logger) (*metering.Worker, error) {
 	m, okM := pools[boundary.Metering]
 	ex, okE := pools[boundary.Execution]
 	gw, okG := pools[boundary.Gateway]
-	if !okM || !okE || !okG {
+	core, okC := pools[boundary.Core]
+	if !okM || !okE || !okG || !okC {
 		return nil, nil
 	}
 	return metering.NewWorker(m, metering.WorkerConfig{Concurrency: concurrency, Lease: lease, Log: log,
-		Processor: metering.ProcessorConfig{Reads: metering.DBReads{Execution: ex, Gateway: gw}}})
+		Processor: metering.ProcessorConfig{Reads: metering.DBReads{Execution: ex, Gateway: gw, Core: core}}})
 }
 
 // startMeteringWorker runs the metering worker (claim → process → finish)

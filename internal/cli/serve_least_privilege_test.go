@@ -41,7 +41,8 @@ func TestServeLeastPrivilegeByDefaultSaysWhatToGrant(t *testing.T) {
 	code := Main([]string{"serve", "--database-url", u.String(), "--db-prefix", prefix, "--migrate=false", "--listen", "127.0.0.1:0"},
 		strings.NewReader(""), &out, &errOut)
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut.String(), "is not a member of oceanway_billing, oceanway_dispatcher, oceanway_operations")
-	require.Contains(t, errOut.String(), `GRANT "oceanway_billing", "oceanway_dispatcher", "oceanway_operations" TO "`+user+`"`)
+	// oceanway_admission: the metering worker's read of the admission manifest.
+	require.Contains(t, errOut.String(), "is not a member of oceanway_billing, oceanway_dispatcher, oceanway_operations, oceanway_admission")
+	require.Contains(t, errOut.String(), `GRANT "oceanway_billing", "oceanway_dispatcher", "oceanway_operations", "oceanway_admission" TO "`+user+`"`)
 	require.Contains(t, errOut.String(), "--least-privilege=false")
 }

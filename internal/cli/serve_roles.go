@@ -71,9 +71,10 @@ var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInp
 
 // consumerReads are the owner databases a consumer reads through its
 // event-bound owner reads (the Metering input processor verifies every
-// event with Execution's and Gateway's reads).
+// event with Execution's and Gateway's reads; its worker also reads Core's
+// RunAdmissionManifest for the settlement economic identity).
 var consumerReads = map[route.Destination][]boundary.Boundary{
-	route.MeteringInputProcessor: {boundary.Execution, boundary.Gateway},
+	route.MeteringInputProcessor: {boundary.Execution, boundary.Gateway, boundary.Core},
 }
 
 // consumerBoundary is the database each consumer works in (DESIGN.md §2).

@@ -54,8 +54,8 @@ func TestServeRolePlan(t *testing.T) {
 
 	met, err := (&roleFlags{consume: []string{"metering_input_processor"}}).plan()
 	require.NoError(t, err)
-	require.Equal(t, []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering}, met.databases(),
-		"the Metering input processor touches its own database and the owners it reads")
+	require.Equal(t, []boundary.Boundary{boundary.Core, boundary.Execution, boundary.Gateway, boundary.Metering}, met.databases(),
+		"the Metering input processor touches its own database and the owners it reads (Core: the admission manifest)")
 	coord, err := (&roleFlags{consume: []string{"billing_finalization_coordinator"}}).plan()
 	require.NoError(t, err)
 	require.Equal(t, []boundary.Boundary{boundary.Core}, coord.databases(), "the Billing finalization coordinator works in the core database")

@@ -43,7 +43,7 @@ func TestME2CostWorkOnRealOwners(t *testing.T) {
 	}
 	p, err := projector.New(pools[boundary.Core], projector.Config{})
 	require.NoError(t, err)
-	reads := metering.DBReads{Execution: pools[boundary.Execution], Gateway: pools[boundary.Gateway]}
+	reads := metering.DBReads{Execution: pools[boundary.Execution], Gateway: pools[boundary.Gateway], Core: pools[boundary.Core]}
 	mc, err := metering.New(pools[boundary.Metering], metering.Config{Reads: reads})
 	require.NoError(t, err)
 	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume, route.MeteringInputProcessor: mc.Consume},

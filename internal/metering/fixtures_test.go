@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/execution"
@@ -55,6 +56,17 @@ type fakeOwners struct {
 	evidence map[strict.Quadruple]*contract.ProviderEvidence
 	blocked  atomic.Bool
 	conflict atomic.Bool
+	// validationConflict makes only the current validation answer
+	// conflicting; validations counts the validation calls.
+	validationConflict    atomic.Bool
+	validationUnavailable atomic.Bool
+	validations           atomic.Int64
+	receipts              map[string]*contract.AvailabilityCurrentValidationReceipt
+	requested             map[string]int // validation calls per operation id
+	// manifests are Core's RunAdmissionManifest@1 by quadruple;
+	// manifestConflict makes only the manifest read answer conflicting.
+	manifests        map[strict.Quadruple]*contract.RunAdmissionManifest
+	manifestConflict atomic.Bool
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -111,6 +123,73 @@ func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.Ava
 	return ownerread.FoundWith(s, nil), nil
 }
 
+// ValidateAvailabilityCurrent answers like the Gateway: the chain's Current
+// is the highest registered state version of the snapshot's chain; one
+// receipt per operation (a replay returns it, another request conflicts).
+func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
+	o.validations.Add(1)
+	o.mu.Lock()
+	if o.requested == nil {
+		o.requested = map[string]int{}
+	}
+	o.requested[req.OperationID]++
+	o.mu.Unlock()
+	if o.blocked.Load() || o.validationUnavailable.Load() {
+		return gateway.AvailabilityValidationResult{}, errUnavailable
+	}
+	if o.conflict.Load() || o.validationConflict.Load() {
+		return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("test conflict"), nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r, ok := o.receipts[req.OperationID]; ok {
+		if r.Validated != req.Snapshot || r.BasisDigest != req.BasisDigest {
+			return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("the operation validated another request"), nil
+		}
+		return ownerread.FoundWith(r, nil), nil
+	}
+	s, ok := o.snaps[req.Snapshot]
+	if !ok || s.StateVersion != req.StateVersion {
+		return ownerread.Missing[*contract.AvailabilityCurrentValidationReceipt](), nil
+	}
+	head := s
+	for _, c := range o.snaps {
+		if c.SlotKey == s.SlotKey && c.EvidenceKind == s.EvidenceKind && c.DimensionKey == s.DimensionKey && c.StateVersion > head.StateVersion {
+			head = c
+		}
+	}
+	r := &contract.AvailabilityCurrentValidationReceipt{Receipt: strict.Quadruple{Ref: "gacvr-" + req.OperationID}, Purpose: req.Purpose,
+		OperationID: req.OperationID, BasisDigest: req.BasisDigest, SlotKey: s.SlotKey, EvidenceKind: s.EvidenceKind,
+		DimensionKey: s.DimensionKey, Validated: s.Snapshot, ValidatedStateVersion: s.StateVersion, Current: head == s, ValidatedAt: occurred}
+	if head != s {
+		r.CurrentSnapshot, r.CurrentStateVersion = head.Snapshot, head.StateVersion
+	}
+	if _, err := contract.Seal(r); err != nil {
+		return gateway.AvailabilityValidationResult{}, err
+	}
+	if o.receipts == nil {
+		o.receipts = map[string]*contract.AvailabilityCurrentValidationReceipt{}
+	}
+	o.receipts[req.OperationID] = r
+	return ownerread.FoundWith(r, nil), nil
+}
+
+func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error) {
+	if o.blocked.Load() {
+		return admission.ManifestResult{}, errUnavailable
+	}
+	if o.manifestConflict.Load() {
+		return ownerread.Conflict[*contract.RunAdmissionManifest]("test conflict"), nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m, ok := o.manifests[req.Manifest]
+	if !ok {
+		return ownerread.Missing[*contract.RunAdmissionManifest](), nil
+	}
+	return ownerread.FoundWith(m, nil), nil
+}
+
 func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
 	if g := o.gate.Swap(nil); g != nil {
 		g.pass()
@@ -161,6 +240,12 @@ func (a attemptFixture) eligibility(o *fakeOwners, disposition string) *envelope
 			f.NotDispatched = quad(fmt.Sprintf("and-%d", a.n))
 		}
 		o.facts[fq] = f
+		if o.manifests == nil {
+			o.manifests = map[strict.Quadruple]*contract.RunAdmissionManifest{}
+		}
+		o.manifests[f.RunAdmissionManifest] = &contract.RunAdmissionManifest{Manifest: f.RunAdmissionManifest, RunID: a.runID,
+			Tenant:           contract.Tenant{Kind: envelope.TenantOrganization, TenantID: id("tenant"), WorkspaceID: id("workspace")},
+			BillingAccountID: f.BillingAccountID, BillingReservationID: f.BillingReservationID, ReservedCredits: 1000}
 		o.mu.Unlock()
 	}
 	p := envelope.ExecutionAttemptEligibilityFinalizedV1Payload{

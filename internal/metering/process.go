@@ -169,18 +169,23 @@ func (c *conflict) Error() string { return "metering: local conflict at " + c.st
 
 // dimensionInput is everything one charge dimension's snapshot is built from.
 type dimensionInput struct {
-	key      string
-	price    settlement.Price
-	basis    settlement.UsageBasis
-	quantity string // "0" unless available
-	evidence *contract.ProviderEvidence
+	// availability is the strictly decoded snapshot of the bootstrap read
+	// (nil for not_dispatched): what the current validation names.
+	availability *contract.AvailabilitySnapshot
+	key          string
+	price        settlement.Price
+	basis        settlement.UsageBasis
+	quantity     string // "0" unless available
+	evidence     *contract.ProviderEvidence
 }
 
 // eligibilityInputs is the bootstrap of one eligibility Work.
 type eligibilityInputs struct {
 	source eligibilitySource
 	fact   *contract.ExecutionEligibilityFact
-	dims   []dimensionInput
+	// economic is the identity the cited RunAdmissionManifest froze.
+	economic settlement.EconomicIdentity
+	dims     []dimensionInput
 }
 
 func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Outcome, error) {
@@ -198,6 +203,29 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	var c *conflict
 	if errors.As(err, &c) {
 		return p.block(ctx, a, in, c)
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	// Second stage: the bootstrap answers cannot complete the Work; the
+	// Gateway's operation-bound Current Receipt of every availability the
+	// basis uses must say current.
+	err = p.validateUsage(ctx, h, in)
+	if errors.As(err, &c) {
+		return p.block(ctx, a, in, c)
+	}
+	if errors.Is(err, ErrAvailabilityNotCurrent) {
+		// A newer availability is Current: if its event already moved the
+		// lane, this Work is superseded (the same finish body the input
+		// processor writes); if not, it is on its way: nothing is written.
+		f, serr := FinishSupersededIfMoved(ctx, p.pool, a)
+		if serr == nil {
+			return Outcome{Finished: f}, nil
+		}
+		if !errors.Is(serr, ErrNotSuperseded) {
+			return Outcome{}, serr
+		}
+		return Outcome{}, err
 	}
 	if err != nil {
 		return Outcome{}, err
@@ -268,6 +296,9 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	if in.fact.Disposition != *f.DispatchDisposition {
 		return in, &conflict{stage: "eligibility_basis", reason: "disposition_differs", candidate: in.fact.ToJSON()}
 	}
+	if in.economic, err = p.economicIdentity(ctx, src, in.fact); err != nil {
+		return in, err
+	}
 	if in.fact.Disposition == contract.DispositionNotDispatched {
 		price, err := settlement.PriceOf(settlement.ChargeDimensionNotDispatched)
 		if err != nil {
@@ -302,7 +333,7 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	res, err := p.reads.ReadAvailabilitySnapshot(ctx, req)
 	switch {
 	case err != nil && errors.Is(err, ownerread.ErrInvalidRequest):
-		return dimensionInput{}, &conflict{stage: "availability_validation_receipt", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
+		return dimensionInput{}, &conflict{stage: "eligibility_basis", reason: "availability_read_invalid", candidate: availabilityReadDoc(req)}
 	case err != nil:
 		return dimensionInput{}, retryable("availability read: %v", err)
 	case res.Answer == ownerread.NotFound:
@@ -315,7 +346,7 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	if err != nil {
 		return dimensionInput{}, &conflict{stage: "meter_event", reason: "charge_dimension_not_registered", candidate: map[string]any{"chargeDimensionKey": u.EvidenceDimensionKey}}
 	}
-	d := dimensionInput{key: u.EvidenceDimensionKey, price: price, quantity: "0", basis: settlement.UsageBasis{
+	d := dimensionInput{availability: snap, key: u.EvidenceDimensionKey, price: price, quantity: "0", basis: settlement.UsageBasis{
 		Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: u.GatewayDeploymentID, AttemptRouteBinding: snap.Binding,
 		GatewayRouteSnapshot: snap.RouteSnapshot, CurrentAvailability: snap.Snapshot, AvailabilityStateVersion: snap.StateVersion,
 		AvailabilityState: snap.State}}
@@ -423,7 +454,8 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 		if in.fact.Disposition == contract.DispositionNotDispatched {
 			decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched"}
 		}
-		if err := insertDecision(ctx, tx, a, in, decision); err != nil {
+		// The snapshot carries the stored decision's quadruple (finding 9).
+		if decision.Ref, err = insertDecision(ctx, tx, a, in, decision); err != nil {
 			return Outcome{}, err
 		}
 		if err := p.stage("decision"); err != nil {
@@ -467,7 +499,7 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 	})
 }
 
-func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, d settlement.Decision) error {
+func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityInputs, d settlement.Decision) (strict.Quadruple, error) {
 	doc := map[string]any{
 		"eligibilityDecisionSchemaVersion": "1", "executionAttemptId": a.Head.ExecutionAttemptID,
 		"decision": d.Decision, "decisionRuleVersion": d.RuleVersion, "reasonCode": d.ReasonCode,
@@ -476,7 +508,7 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 	in.fact.Fact.Put(doc, settlement.PrefixExecutionEligibilityFact)
 	dg, err := digest.Of(digest.JCSSHA256V1, doc)
 	if err != nil {
-		return fmt.Errorf("decision digest: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("decision digest: %w", err)
 	}
 	// Content addressed: the same decision of the same attempt and fact has
 	// one ref and one row, whichever generation applies it.
@@ -485,19 +517,19 @@ func insertDecision(ctx context.Context, tx pgx.Tx, a *Attempt, in *eligibilityI
 		ref, string(digest.JCSSHA256V1), dg.Value
 	body, err := jcs.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("decision body: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("decision body: %w", err)
 	}
 	var stored string
 	if err := tx.QueryRow(ctx, qDecisionInsert, pgx.NamedArgs{"decision_ref": ref, "decision_digest": dg.Value,
 		"attempt_id": a.Head.ExecutionAttemptID, "decision": d.Decision, "rule_version": d.RuleVersion,
 		"work_ref": a.Head.Work.Ref, "attempt_number": a.Head.AttemptNumber, "fencing_token": a.Head.FencingToken,
 		"decision_body": string(body)}).Scan(&stored); err != nil {
-		return fmt.Errorf("insert eligibility decision: %w", err)
+		return strict.Quadruple{}, fmt.Errorf("insert eligibility decision: %w", err)
 	}
 	if stored != ref {
-		return fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
+		return strict.Quadruple{}, fmt.Errorf("metering: decision digest %s stored under %s, not %s", dg.Value, stored, ref)
 	}
-	return nil
+	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: dg.Value}, nil
 }
 
 type currentRow struct {
@@ -532,7 +564,7 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 		BillingAccountID: src.BillingAccountID, BillingReservationID: src.BillingReservationID, RunID: src.RunID,
 		RunStepID: src.RunStepID, ExecutionAttemptID: h.ExecutionAttemptID, ChargeDimensionKey: d.key, SettlementDimensionID: dimID,
 		StateVersion: 1, EligibilityFact: in.fact.Fact, DispatchDisposition: in.fact.Disposition, AttemptManifest: in.fact.AttemptManifest,
-		Decision: decision, Basis: d.basis, EconomicIdentity: settlement.EconomicIdentity{Kind: "credits"},
+		Decision: decision, Basis: d.basis, EconomicIdentity: in.economic,
 		Pricing: settlement.Pricing{PriceBookVersion: settlement.PriceBookVersion, UnitPrice: d.price.UnitPrice,
 			BillingPolicyVersion: settlement.BillingPolicyVersion, RunAdmissionManifest: in.fact.RunAdmissionManifest},
 		Quantity: d.quantity, Unit: d.price.Unit, RecordedAt: time.Now().UTC().Truncate(time.Microsecond),

@@ -144,7 +144,9 @@ func (w *Worker) process(ctx context.Context, a *Attempt) error {
 	case errors.Is(err, ErrFenced):
 		w.stats.fenced.Add(1) // a newer attempt owns the Work: nothing written
 		return nil
-	case errors.Is(err, ErrNotSuperseded):
+	case errors.Is(err, ErrNotSuperseded), errors.Is(err, ErrAvailabilityNotCurrent):
+		// Not a failure: a newer generation is on its way (its event
+		// supersedes this Work); nothing was written.
 		w.stats.retried.Add(1)
 		return Release(context.WithoutCancel(ctx), w.pool, a, w.cfg.Idle)
 	case err != nil:

@@ -403,6 +403,40 @@ export type RunExecutionFinalizationReceiptV1 = {
   readonly validatedAt: string;
 };
 
+/** GatewayAvailabilityCurrentValidationReceipt@1: the Gateway's operation-bound answer whether an availability snapshot is its chain's Current; no expiry. */
+export type GatewayAvailabilityCurrentValidationReceiptV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly availabilityCurrentValidationReceiptRef: string;
+  readonly availabilityCurrentValidationReceiptSchemaVersion: "1";
+  readonly availabilityCurrentValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly availabilityCurrentValidationReceiptDigest: string;
+  /** the caller's purpose */
+  readonly purpose: "metering_eligibility_basis";
+  /** the caller's operation; one receipt per operation */
+  readonly validationOperationId: string;
+  /** the caller's basis the validation serves */
+  readonly basisDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly basisDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the attempt's AttemptExecutionManifest@1 (with attempt and deployment: the dispatch slot key) */
+  readonly attemptExecutionManifestRef: string;
+  readonly attemptExecutionManifestSchemaVersion: "1";
+  readonly attemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptExecutionManifestDigest: string;
+  readonly providerEvidenceKind: "provider_usage" | "provider_cost";
+  readonly evidenceDimensionKey: string;
+  /** the validated GatewayEvidenceAvailabilitySnapshot@1 */
+  readonly validatedAvailabilityRef: string;
+  readonly validatedAvailabilitySchemaVersion: "1";
+  readonly validatedAvailabilityDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly validatedAvailabilityDigest: string;
+  readonly validatedStateVersion: number;
+  readonly result: GatewayAvailabilityValidationResultV1;
+  /** the linearization point; excluded from the digest candidate (no expiry) */
+  readonly validatedAt: string;
+};
+
 /** dispatched (the provider side effect may have happened) or not_dispatched (proved by AttemptNotDispatchedFact@1). */
 export type ExecutionDispatchDispositionV1 =
   | {
@@ -429,6 +463,22 @@ export type GatewayAvailabilityPredecessorV1 =
     readonly predecessorAvailabilityDigestAlgorithmVersion: "jcs-sha256-v1";
     readonly predecessorAvailabilityDigest: string;
     readonly predecessorStateVersion: number;
+  };
+
+/** current, or not_current with the chain's current five-tuple. */
+export type GatewayAvailabilityValidationResultV1 =
+  | {
+    readonly state: "current";
+  }
+  | {
+    readonly state: "not_current";
+    /** the Current availability snapshot */
+    readonly currentAvailabilitySnapshotRef: string;
+    readonly currentAvailabilitySnapshotSchemaVersion: "1";
+    readonly currentAvailabilitySnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly currentAvailabilitySnapshotDigest: string;
+    /** later than the validated state version */
+    readonly currentStateVersion: number;
   };
 
 /** The provider evidence the snapshot references, or none. */

@@ -82,6 +82,11 @@ export type SettlementEligibilityDecisionV1 = {
   readonly decisionRuleVersion: "metering-eligibility-rule@1";
   /** why (dispatched, not_dispatched) */
   readonly reasonCode: string;
+  /** the content-addressed EligibilityDecision Metering stores (attempt, fact, disposition, decision, rule; no operation id): one row whichever generation applies it */
+  readonly eligibilityDecisionRef: string;
+  readonly eligibilityDecisionSchemaVersion: string;
+  readonly eligibilityDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly eligibilityDecisionDigest: string;
 };
 
 /** The direct predecessor SettlementInputSnapshot@1 five-tuple (none for state version 1). */
@@ -166,6 +171,13 @@ export type SettlementUsageBasisV1 =
     readonly availabilityStateVersion: number;
     readonly availabilityState: "available" | "pending" | "not_reported" | "unavailable" | "conflicting";
     readonly providerEvidence: SettlementProviderEvidenceV1;
+    /** the Gateway's operation-bound Current Receipt (GatewayAvailabilityCurrentValidationReceipt@1, result current) for this availability; outside the content digest */
+    readonly availabilityCurrentValidationReceiptRef: string;
+    readonly availabilityCurrentValidationReceiptSchemaVersion: string;
+    readonly availabilityCurrentValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly availabilityCurrentValidationReceiptDigest: string;
+    /** the validation operation, derived from the Work operation and the Eligibility Basis digest */
+    readonly availabilityValidationOperationId: string;
   }
   | {
     readonly kind: "not_dispatched";

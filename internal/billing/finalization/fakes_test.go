@@ -79,7 +79,7 @@ func newWorld(inQty, outQty string) *world {
 	w.setUsage("text.input_tokens", inQty, 1)
 	w.setUsage("text.output_tokens", outQty, 1)
 	nd := w.snapshot(rejected, settlement.ChargeDimensionNotDispatched, settlement.DispositionNotDispatched, items[1])
-	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched"}
+	nd.Decision = settlement.Decision{Decision: settlement.DecisionIneligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "not_dispatched", Ref: quad("med-2", '8')}
 	nd.Basis = settlement.UsageBasis{Kind: settlement.BasisNotDispatched, NotDispatchedFact: quad("and-1", '7')}
 	nd.Quantity, nd.TargetNetAmount, nd.ReconciliationState = "0", "0", settlement.ReconciliationNotRequired
 	w.put(nd)
@@ -106,13 +106,14 @@ func (w *world) snapshot(attempt, dim, disposition string, item excontract.Attem
 // "conflict" is a conflicting availability, else available with qty.
 func (w *world) setUsage(dim, qty string, version int64) {
 	s := w.snapshot(dispatched, dim, settlement.DispositionDispatched, w.fact.Attempts[0])
-	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched"}
+	s.Decision = settlement.Decision{Decision: settlement.DecisionEligible, RuleVersion: settlement.DecisionRuleVersion, ReasonCode: "dispatched", Ref: quad("med-1", '7')}
 	state := map[string]string{"": "pending", "conflict": "conflicting"}[qty]
 	if state == "" {
 		state = "available"
 	}
 	s.Basis = settlement.UsageBasis{Kind: settlement.BasisGatewayUsage, GatewayDeploymentID: "gw-eu-1", AttemptRouteBinding: quad("arb-1", 'c'),
-		GatewayRouteSnapshot: quad("grs-1", 'd'), CurrentAvailability: quad("gas-"+dim, '4'), AvailabilityStateVersion: version, AvailabilityState: state}
+		GatewayRouteSnapshot: quad("grs-1", 'd'), CurrentAvailability: quad("gas-"+dim, '4'), AvailabilityStateVersion: version, AvailabilityState: state,
+		AvailabilityValidationReceipt: quad("gacvr-"+dim, '9'), AvailabilityValidationOperationID: "0195f4a8-0000-7000-8000-0000000000c1"}
 	s.Quantity, s.TargetNetAmount, s.ReconciliationState = "0", "0", settlement.ReconciliationAwaitingEvidence
 	switch state {
 	case "available":

@@ -10,6 +10,30 @@ import (
 	"time"
 )
 
+const availabilityCurrentForShare = `-- name: AvailabilityCurrentForShare :one
+SELECT c.current_availability_ref, c.current_state_version, s.snapshot_body
+  FROM gateway.availability_snapshots v
+  JOIN gateway.availability_currents c ON c.chain_id = v.chain_id
+  JOIN gateway.availability_snapshots s ON s.current_availability_ref = c.current_availability_ref
+ WHERE v.current_availability_ref = $1
+   FOR SHARE OF c
+`
+
+type AvailabilityCurrentForShareRow struct {
+	CurrentAvailabilityRef string
+	CurrentStateVersion    int64
+	SnapshotBody           string
+}
+
+// The chain's Current of a validated snapshot (two primary-key lookups),
+// locked FOR SHARE so a concurrent advance waits for the receipt's commit.
+func (q *Queries) AvailabilityCurrentForShare(ctx context.Context, db DBTX, validatedAvailabilityRef string) (AvailabilityCurrentForShareRow, error) {
+	row := db.QueryRow(ctx, availabilityCurrentForShare, validatedAvailabilityRef)
+	var i AvailabilityCurrentForShareRow
+	err := row.Scan(&i.CurrentAvailabilityRef, &i.CurrentStateVersion, &i.SnapshotBody)
+	return i, err
+}
+
 const bindingByAttempt = `-- name: BindingByAttempt :one
 SELECT b.binding_body, s.snapshot_body
   FROM gateway.attempt_route_bindings b
@@ -476,4 +500,56 @@ func (q *Queries) SnapshotInsert(ctx context.Context, db DBTX, arg SnapshotInser
 		arg.RecordedAt,
 	)
 	return err
+}
+
+const validationReceiptByOperation = `-- name: ValidationReceiptByOperation :one
+SELECT receipt_body FROM gateway.availability_validation_receipts WHERE validation_operation_id = $1
+`
+
+// The stored receipt of a validation operation (primary key).
+func (q *Queries) ValidationReceiptByOperation(ctx context.Context, db DBTX, validationOperationID string) (string, error) {
+	row := db.QueryRow(ctx, validationReceiptByOperation, validationOperationID)
+	var receipt_body string
+	err := row.Scan(&receipt_body)
+	return receipt_body, err
+}
+
+const validationReceiptInsert = `-- name: ValidationReceiptInsert :execrows
+INSERT INTO gateway.availability_validation_receipts (validation_operation_id, receipt_ref, receipt_schema_version,
+    receipt_digest_algorithm_version, receipt_digest, purpose, validated_availability_ref, result_state, receipt_body, validated_at)
+VALUES ($1, $2, $3, $4, $5,
+    $6, $7, $8, $9, $10)
+ON CONFLICT (validation_operation_id) DO NOTHING
+`
+
+type ValidationReceiptInsertParams struct {
+	ValidationOperationID         string
+	ReceiptRef                    string
+	ReceiptSchemaVersion          string
+	ReceiptDigestAlgorithmVersion string
+	ReceiptDigest                 string
+	Purpose                       string
+	ValidatedAvailabilityRef      string
+	ResultState                   string
+	ReceiptBody                   string
+	ValidatedAt                   time.Time
+}
+
+func (q *Queries) ValidationReceiptInsert(ctx context.Context, db DBTX, arg ValidationReceiptInsertParams) (int64, error) {
+	result, err := db.Exec(ctx, validationReceiptInsert,
+		arg.ValidationOperationID,
+		arg.ReceiptRef,
+		arg.ReceiptSchemaVersion,
+		arg.ReceiptDigestAlgorithmVersion,
+		arg.ReceiptDigest,
+		arg.Purpose,
+		arg.ValidatedAvailabilityRef,
+		arg.ResultState,
+		arg.ReceiptBody,
+		arg.ValidatedAt,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

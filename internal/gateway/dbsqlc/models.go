@@ -44,6 +44,19 @@ type GatewayAvailabilitySnapshot struct {
 	RecordedAt                                time.Time
 }
 
+type GatewayAvailabilityValidationReceipt struct {
+	ValidationOperationID         string
+	ReceiptRef                    string
+	ReceiptSchemaVersion          string
+	ReceiptDigestAlgorithmVersion string
+	ReceiptDigest                 string
+	Purpose                       string
+	ValidatedAvailabilityRef      string
+	ResultState                   string
+	ReceiptBody                   string
+	ValidatedAt                   time.Time
+}
+
 type GatewayDispatchSlot struct {
 	ExecutionAttemptID                             string
 	GatewayDeploymentID                            string

@@ -96,3 +96,24 @@ SELECT evidence_body FROM gateway.provider_evidence WHERE provider_evidence_ref 
 -- name: SnapshotBodyByRef :one
 -- readGatewayAvailabilitySnapshot@1: the stored snapshot body (its ref is unique).
 SELECT snapshot_body FROM gateway.availability_snapshots WHERE current_availability_ref = @current_availability_ref;
+
+-- name: ValidationReceiptByOperation :one
+-- The stored receipt of a validation operation (primary key).
+SELECT receipt_body FROM gateway.availability_validation_receipts WHERE validation_operation_id = @validation_operation_id;
+
+-- name: AvailabilityCurrentForShare :one
+-- The chain's Current of a validated snapshot (two primary-key lookups),
+-- locked FOR SHARE so a concurrent advance waits for the receipt's commit.
+SELECT c.current_availability_ref, c.current_state_version, s.snapshot_body
+  FROM gateway.availability_snapshots v
+  JOIN gateway.availability_currents c ON c.chain_id = v.chain_id
+  JOIN gateway.availability_snapshots s ON s.current_availability_ref = c.current_availability_ref
+ WHERE v.current_availability_ref = @validated_availability_ref
+   FOR SHARE OF c;
+
+-- name: ValidationReceiptInsert :execrows
+INSERT INTO gateway.availability_validation_receipts (validation_operation_id, receipt_ref, receipt_schema_version,
+    receipt_digest_algorithm_version, receipt_digest, purpose, validated_availability_ref, result_state, receipt_body, validated_at)
+VALUES (@validation_operation_id, @receipt_ref, @receipt_schema_version, @receipt_digest_algorithm_version, @receipt_digest,
+    @purpose, @validated_availability_ref, @result_state, @receipt_body, @validated_at)
+ON CONFLICT (validation_operation_id) DO NOTHING;
