@@ -53,8 +53,9 @@ func newDemoCmd(streams *IO) *cobra.Command {
 	o := demoOptions{lines: lines.All()}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "End-to-end demo: concurrent admissions → outbox → dispatchers → Operations projector, with a verified summary",
-		Long: `demo runs the whole first vertical slice on real PostgreSQL and proves its invariants.
+		Short: "End-to-end demo of the whole loop (admission → execution → gateway → metering → billing → Operations), with a verified summary",
+		Long: `demo runs the whole loop on real PostgreSQL, across the four owner databases, and
+proves its invariants.
 
 Without --database-url it uses DATABASE_URL, else the local server on 127.0.0.1:5432 with
 throwaway databases it drops at the end, else a throwaway PostgreSQL cluster it starts from
@@ -62,11 +63,15 @@ the installed binaries and removes at the end. With --database-url it creates th
 databases <db-prefix>_core, ... on that server and leaves them in place for inspection.
 
 It migrates every boundary, registers and activates the first full release Delivery Set
-Definition, runs --runs concurrent admissions (each appends run.created@2.0 and
-wallet.reserved@2.0 with its Run, manifest, reservation and billing fence), lets --dispatchers
-dispatchers deliver them to the Operations projector, and prints a summary. It exits non-zero
-when any invariant fails. --chaos kills and restarts dispatchers at random, pauses one past
-its lease and makes the consumer fail transiently.`,
+Definition and runs --runs concurrent admissions (each appends run.created@2.0 and
+wallet.reserved@2.0 with its Run, manifest, reservation and billing fence). Each run then goes
+through Execution attempts and Gateway dispatch with simulated provider evidence, eligibility
+and closure; the Metering input processor and worker form the settlement inputs; Billing's
+coordinator, finalization worker and settlement catch-up finalize each reservation into the
+ledger and turn post-finality corrections into refunds or blocked late exposures; the
+Operations projector reads it all. --dispatchers dispatchers per database deliver every event.
+It prints a summary and exits non-zero when any invariant fails. --chaos kills and restarts
+dispatchers at random, pauses one past its lease and makes the consumer fail transiently.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.leaseSet = cmd.Flags().Changed("lease")
