@@ -12,12 +12,11 @@ package billing
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/sealed"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -61,71 +60,24 @@ func FinalizationOperationID(billingFinalizationFenceID string) string {
 }
 
 // Sealed is a content-addressed object of this package.
-type Sealed interface {
-	Kind() string
-	ToJSON() map[string]any
-	Quad() *strict.Quadruple
-}
+type Sealed = sealed.Object
 
-type spec struct {
-	def   *schema.Def
-	self  strict.SelfAddressed
-	rules func(m map[string]any) error
-}
-
-func specOf(kind string) (spec, bool) {
-	s, ok := map[string]spec{
-		KindFinalizationInputManifest:    {FinalizationInputManifestDef, manifestSelf, manifestRules},
-		KindFinalizationValidationBundle: {FinalizationValidationBundleDef, bundleSelf, bundleRules},
-		KindBillingFinalizationDecision:  {BillingFinalizationDecisionDef, decisionSelf, decisionRules},
-	}[kind]
-	return s, ok
-}
+// registry binds each kind to its description, self-addressing and
+// refinement rules (contracts/sealed).
+var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[string]sealed.Spec {
+	return map[string]sealed.Spec{
+		KindFinalizationInputManifest:    {Def: FinalizationInputManifestDef, Self: manifestSelf, Rules: manifestRules},
+		KindFinalizationValidationBundle: {Def: FinalizationValidationBundleDef, Self: bundleSelf, Rules: bundleRules},
+		KindBillingFinalizationDecision:  {Def: BillingFinalizationDecisionDef, Self: decisionSelf, Rules: decisionRules},
+	}
+}}
 
 // Seal sets x's schema version 1, jcs-sha256-v1 and the digest of its
 // candidate, checks the result against the description and its rules and
 // returns the canonical body. The ref must already be set.
-func Seal(x Sealed) ([]byte, error) {
-	s, ok := specOf(x.Kind())
-	if !ok {
-		return nil, fmt.Errorf("seal %s: %w: unknown kind", x.Kind(), ErrInvalidObject)
-	}
-	q := x.Quad()
-	q.SchemaVersion = SchemaVersion1
-	q.DigestAlgorithmVersion = digest.JCSSHA256V1
-	q.Digest = ""
-	d, err := s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	q.Digest = d.Value
-	body, err := jcs.Marshal(x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	if _, err := decodeMap(x.Kind(), body); err != nil {
-		return nil, fmt.Errorf("seal %s: %w: %w", x.Kind(), ErrInvalidObject, err)
-	}
-	return body, nil
-}
+func Seal(x Sealed) ([]byte, error) { return registry.Seal(x) }
 
-func decodeMap(kind string, doc []byte) (map[string]any, error) {
-	s, ok := specOf(kind)
-	if !ok {
-		return nil, fmt.Errorf("decode %s: unknown kind", kind)
-	}
-	m, err := schema.DecodeDocument(doc, schema.Ref{Def: s.def})
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if err := s.rules(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if err := s.self.Verify(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	return m, nil
-}
+func decodeMap(kind string, doc []byte) (map[string]any, error) { return registry.Decode(kind, doc) }
 
 // Contract is one kind of this package as contracts/kinds lists it.
 type Contract struct {
@@ -139,22 +91,15 @@ type Contract struct {
 func Contracts() []Contract {
 	var out []Contract
 	for _, kind := range kindsInOrder {
-		s, _ := specOf(kind)
+		s, _ := registry.Spec(kind)
 		out = append(out, Contract{
 			Name: kind,
-			Def:  s.def,
+			Def:  s.Def,
 			Validate: func(doc []byte) error {
 				_, err := decodeMap(kind, doc)
 				return err
 			},
-			Digest: func(doc []byte) (digest.Digest, error) {
-				m, err := decodeMap(kind, doc)
-				if err != nil {
-					return digest.Digest{}, err
-				}
-				alg, _ := m[strict.Fields(s.self.Prefix)[2]].(string)
-				return s.self.Compute(digest.Algorithm(alg), m)
-			},
+			Digest: func(doc []byte) (digest.Digest, error) { return registry.DigestDoc(kind, doc, "") },
 		})
 	}
 	return out

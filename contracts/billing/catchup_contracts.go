@@ -26,8 +26,8 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/sealed"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -68,20 +68,7 @@ var (
 )
 
 // SettlementSealed is a content-addressed catch-up or transition object.
-type SettlementSealed interface {
-	// Kind is the contract name.
-	Kind() string
-	// ToJSON is the full JSON form (ints as int64, times as canonical text).
-	ToJSON() map[string]any
-	// Quad is the object's own quadruple (SealSettlement fills all but the ref).
-	Quad() *strict.Quadruple
-}
-
-type settlementSpec struct {
-	def   *schema.Def
-	self  strict.SelfAddressed
-	rules func(m map[string]any) error
-}
+type SettlementSealed = sealed.Object
 
 var settlementKindsInOrder = []string{
 	KindBillingSettlementTransition, KindLateSettlementExposure,
@@ -89,71 +76,32 @@ var settlementKindsInOrder = []string{
 	KindBillingSettlementCatchUpWorkAttemptFinished,
 }
 
-func settlementSpecOf(kind string) (settlementSpec, bool) {
-	s, ok := map[string]settlementSpec{
-		KindBillingSettlementTransition:                 {TransitionDef, transitionSelf, transitionRules},
-		KindLateSettlementExposure:                      {ExposureDef, exposureSelf, exposureRules},
-		KindBillingSettlementCatchUpWork:                {CatchUpWorkDef, catchUpWorkSelf, catchUpWorkRules},
-		KindBillingSettlementCatchUpFence:               {CatchUpFenceDef, catchUpFenceSelf, catchUpFenceRules},
-		KindBillingSettlementCatchUpWorkAttemptFinished: {CatchUpFinishedDef, catchUpFinishedSelf, catchUpFinishedRules},
-	}[kind]
-	return s, ok
-}
+// settlementRegistry binds each catch-up or transition kind to its
+// description, self-addressing and rules (contracts/sealed).
+var settlementRegistry = sealed.Registry{Invalid: ErrInvalidSettlementObject, Specs: func() map[string]sealed.Spec {
+	return map[string]sealed.Spec{
+		KindBillingSettlementTransition:                 {Def: TransitionDef, Self: transitionSelf, Rules: transitionRules},
+		KindLateSettlementExposure:                      {Def: ExposureDef, Self: exposureSelf, Rules: exposureRules},
+		KindBillingSettlementCatchUpWork:                {Def: CatchUpWorkDef, Self: catchUpWorkSelf, Rules: catchUpWorkRules},
+		KindBillingSettlementCatchUpFence:               {Def: CatchUpFenceDef, Self: catchUpFenceSelf, Rules: catchUpFenceRules},
+		KindBillingSettlementCatchUpWorkAttemptFinished: {Def: CatchUpFinishedDef, Self: catchUpFinishedSelf, Rules: catchUpFinishedRules},
+	}
+}}
 
 // SealSettlement sets x's schema version 1, jcs-sha256-v1 and the digest of
 // its candidate, checks the result against the description and the rules,
 // and returns the canonical body. The ref must already be set.
-func SealSettlement(x SettlementSealed) ([]byte, error) {
-	s, ok := settlementSpecOf(x.Kind())
-	if !ok {
-		return nil, fmt.Errorf("seal %s: %w: unknown kind", x.Kind(), ErrInvalidSettlementObject)
-	}
-	q := x.Quad()
-	q.SchemaVersion = SettlementSchemaVersion1
-	q.DigestAlgorithmVersion = digest.JCSSHA256V1
-	q.Digest = ""
-	d, err := s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	q.Digest = d.Value
-	body, err := jcs.Marshal(x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	if _, err := decodeSettlementMap(x.Kind(), body); err != nil {
-		return nil, fmt.Errorf("seal %s: %w: %w", x.Kind(), ErrInvalidSettlementObject, err)
-	}
-	return body, nil
-}
+func SealSettlement(x SettlementSealed) ([]byte, error) { return settlementRegistry.Seal(x) }
 
 // SettlementDigestOf returns the digest of x's candidate (x need not be sealed).
 func SettlementDigestOf(x SettlementSealed) (digest.Digest, error) {
-	s, ok := settlementSpecOf(x.Kind())
-	if !ok {
-		return digest.Digest{}, fmt.Errorf("digest %s: unknown kind", x.Kind())
-	}
-	return s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
+	return settlementRegistry.DigestOf(x, digest.JCSSHA256V1)
 }
 
 // decodeSettlementMap strictly decodes doc with the kind's description,
 // checks its rules and verifies that the embedded digest recomputes.
 func decodeSettlementMap(kind string, doc []byte) (map[string]any, error) {
-	s, ok := settlementSpecOf(kind)
-	if !ok {
-		return nil, fmt.Errorf("decode %s: unknown kind", kind)
-	}
-	m, err := schema.DecodeDocument(doc, schema.Ref{Def: s.def})
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if err := s.rules(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if err := s.self.Verify(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	return m, nil
+	return settlementRegistry.Decode(kind, doc)
 }
 
 // SettlementContract is one catch-up or transition kind as contracts/kinds
@@ -169,22 +117,15 @@ type SettlementContract struct {
 func SettlementContracts() []SettlementContract {
 	var out []SettlementContract
 	for _, kind := range settlementKindsInOrder {
-		s, _ := settlementSpecOf(kind)
+		s, _ := settlementRegistry.Spec(kind)
 		out = append(out, SettlementContract{
 			Name: kind,
-			Def:  s.def,
+			Def:  s.Def,
 			Validate: func(doc []byte) error {
 				_, err := decodeSettlementMap(kind, doc)
 				return err
 			},
-			Digest: func(doc []byte) (digest.Digest, error) {
-				m, err := decodeSettlementMap(kind, doc)
-				if err != nil {
-					return digest.Digest{}, err
-				}
-				alg, _ := m[strict.Fields(s.self.Prefix)[2]].(string)
-				return s.self.Compute(digest.Algorithm(alg), m)
-			},
+			Digest: func(doc []byte) (digest.Digest, error) { return settlementRegistry.DigestDoc(kind, doc, "") },
 		})
 	}
 	return out
@@ -193,8 +134,8 @@ func SettlementContracts() []SettlementContract {
 // SettlementSelfAddressing returns where a kind keeps its own quadruple and
 // which time field its candidate excludes.
 func SettlementSelfAddressing(kind string) (strict.SelfAddressed, bool) {
-	s, ok := settlementSpecOf(kind)
-	return s.self, ok
+	s, ok := settlementRegistry.Spec(kind)
+	return s.Self, ok
 }
 
 // --- shared building blocks ----------------------------------------------

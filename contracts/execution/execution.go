@@ -23,8 +23,8 @@ import (
 	"fmt"
 
 	"github.com/oceanway/core/contracts/digest"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/sealed"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -63,107 +63,49 @@ var ErrAttemptSetRule = errors.New("execution: attempt set is not counted or sor
 var ErrInvalidObject = errors.New("execution: invalid object")
 
 // Sealed is a content-addressed object of this package.
-type Sealed interface {
-	// Kind is the contract name.
-	Kind() string
-	// ToJSON is the full JSON form (ints as int64, times as canonical text).
-	ToJSON() map[string]any
-	// Quad is the object's own quadruple (Seal fills all but the ref).
-	Quad() *strict.Quadruple
-}
+type Sealed = sealed.Object
 
-// spec binds a kind to its description and self-addressing.
-type spec struct {
-	def  *schema.Def
-	self strict.SelfAddressed
-	// rules checks refinement rules a shape cannot express (nil: none).
-	rules func(m map[string]any) error
-}
+// registry binds each kind to its description, self-addressing and the
+// refinement rules a shape cannot express (contracts/sealed).
+var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[string]sealed.Spec {
+	return map[string]sealed.Spec{
+		KindRunAdmissionManifest:     {Def: RunAdmissionManifestDef, Self: manifestSelf},
+		KindRunExecutionToken:        {Def: RunExecutionTokenDef, Self: tokenSelf},
+		KindAttemptExecutionManifest: {Def: AttemptExecutionManifestDef, Self: attemptManifestSelf},
 
-func specOf(kind string) (spec, bool) {
-	s, ok := map[string]spec{
-		KindRunAdmissionManifest:     {RunAdmissionManifestDef, manifestSelf, nil},
-		KindRunExecutionToken:        {RunExecutionTokenDef, tokenSelf, nil},
-		KindAttemptExecutionManifest: {AttemptExecutionManifestDef, attemptManifestSelf, nil},
+		KindExecutionEligibilityFact:             {Def: ExecutionEligibilityFactDef, Self: eligibilitySelf},
+		KindAttemptNotDispatchedFact:             {Def: AttemptNotDispatchedFactDef, Self: notDispatchedSelf},
+		KindRunAttemptSetManifest:                {Def: RunAttemptSetManifestDef, Self: attemptSetSelf, Rules: attemptSetRules},
+		KindRunExecutionFinalizationFact:         {Def: RunExecutionFinalizationFactDef, Self: finalizationSelf, Rules: attemptSetRules},
+		KindRunExecutionFinalizationConflictFact: {Def: RunExecutionFinalizationConflictFactDef, Self: conflictSelf},
 
-		KindExecutionEligibilityFact:             {ExecutionEligibilityFactDef, eligibilitySelf, nil},
-		KindAttemptNotDispatchedFact:             {AttemptNotDispatchedFactDef, notDispatchedSelf, nil},
-		KindRunAttemptSetManifest:                {RunAttemptSetManifestDef, attemptSetSelf, attemptSetRules},
-		KindRunExecutionFinalizationFact:         {RunExecutionFinalizationFactDef, finalizationSelf, attemptSetRules},
-		KindRunExecutionFinalizationConflictFact: {RunExecutionFinalizationConflictFactDef, conflictSelf, nil},
+		KindGatewayRouteSnapshot:           {Def: GatewayRouteSnapshotDef, Self: routeSelf},
+		KindAttemptRouteBinding:            {Def: AttemptRouteBindingDef, Self: bindingSelf},
+		KindGatewayPreBindingRejectionFact: {Def: GatewayPreBindingRejectionFactDef, Self: rejectionSelf},
+		KindProviderEvidence:               {Def: ProviderEvidenceDef, Self: evidenceSelf},
+		KindAvailabilitySnapshot:           {Def: AvailabilitySnapshotDef, Self: availabilitySelf, Rules: availabilityRules},
 
-		KindGatewayRouteSnapshot:           {GatewayRouteSnapshotDef, routeSelf, nil},
-		KindAttemptRouteBinding:            {AttemptRouteBindingDef, bindingSelf, nil},
-		KindGatewayPreBindingRejectionFact: {GatewayPreBindingRejectionFactDef, rejectionSelf, nil},
-		KindProviderEvidence:               {ProviderEvidenceDef, evidenceSelf, nil},
-		KindAvailabilitySnapshot:           {AvailabilitySnapshotDef, availabilitySelf, availabilityRules},
-
-		KindRunExecutionFinalizationReceipt:      {RunExecutionFinalizationReceiptDef, finalizationReceiptSelf, nil},
-		KindAvailabilityCurrentValidationReceipt: {AvailabilityCurrentValidationReceiptDef, availabilityValidationSelf, availabilityValidationRules},
-	}[kind]
-	return s, ok
-}
+		KindRunExecutionFinalizationReceipt:      {Def: RunExecutionFinalizationReceiptDef, Self: finalizationReceiptSelf},
+		KindAvailabilityCurrentValidationReceipt: {Def: AvailabilityCurrentValidationReceiptDef, Self: availabilityValidationSelf, Rules: availabilityValidationRules},
+	}
+}}
 
 // Seal sets x's schema version 1, jcs-sha256-v1 and the digest of its
 // candidate, checks the result against the description and returns the
 // canonical body. The ref must already be set.
-func Seal(x Sealed) ([]byte, error) {
-	s, ok := specOf(x.Kind())
-	if !ok {
-		return nil, fmt.Errorf("seal %s: %w: unknown kind", x.Kind(), ErrInvalidObject)
-	}
-	q := x.Quad()
-	q.SchemaVersion = SchemaVersion1
-	q.DigestAlgorithmVersion = digest.JCSSHA256V1
-	q.Digest = ""
-	d, err := s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	q.Digest = d.Value
-	body, err := jcs.Marshal(x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	if _, err := decodeMap(x.Kind(), body); err != nil {
-		return nil, fmt.Errorf("seal %s: %w: %w", x.Kind(), ErrInvalidObject, err)
-	}
-	return body, nil
-}
+func Seal(x Sealed) ([]byte, error) { return registry.Seal(x) }
 
 // decodeMap strictly decodes doc with the kind's description and verifies
 // that the embedded digest recomputes.
-func decodeMap(kind string, doc []byte) (map[string]any, error) {
-	s, ok := specOf(kind)
-	if !ok {
-		return nil, fmt.Errorf("decode %s: unknown kind", kind)
-	}
-	m, err := schema.DecodeDocument(doc, schema.Ref{Def: s.def})
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if s.rules != nil {
-		if err := s.rules(m); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", kind, err)
-		}
-	}
-	if err := s.self.Verify(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	return m, nil
-}
+func decodeMap(kind string, doc []byte) (map[string]any, error) { return registry.Decode(kind, doc) }
 
 // DigestOf returns the digest of x's candidate (x need not be sealed).
 func DigestOf(x Sealed) (digest.Digest, error) {
-	s, ok := specOf(x.Kind())
-	if !ok {
-		return digest.Digest{}, fmt.Errorf("digest %s: unknown kind", x.Kind())
-	}
 	alg := x.Quad().DigestAlgorithmVersion
 	if alg == "" {
 		alg = digest.JCSSHA256V1
 	}
-	return s.self.Compute(alg, x.ToJSON())
+	return registry.DigestOf(x, alg)
 }
 
 // Contract is one kind of this package as contracts/kinds lists it.
@@ -178,22 +120,15 @@ type Contract struct {
 func Contracts() []Contract {
 	var out []Contract
 	for _, kind := range kindsInOrder {
-		s, _ := specOf(kind)
+		s, _ := registry.Spec(kind)
 		out = append(out, Contract{
 			Name: kind,
-			Def:  s.def,
+			Def:  s.Def,
 			Validate: func(doc []byte) error {
 				_, err := decodeMap(kind, doc)
 				return err
 			},
-			Digest: func(doc []byte) (digest.Digest, error) {
-				m, err := decodeMap(kind, doc)
-				if err != nil {
-					return digest.Digest{}, err
-				}
-				alg, _ := m[strict.Fields(s.self.Prefix)[2]].(string)
-				return s.self.Compute(digest.Algorithm(alg), m)
-			},
+			Digest: func(doc []byte) (digest.Digest, error) { return registry.DigestDoc(kind, doc, "") },
 		})
 	}
 	return out
@@ -202,8 +137,8 @@ func Contracts() []Contract {
 // SelfAddressing returns where a kind keeps its own quadruple and which time
 // field its candidate excludes.
 func SelfAddressing(kind string) (strict.SelfAddressed, bool) {
-	s, ok := specOf(kind)
-	return s.self, ok
+	s, ok := registry.Spec(kind)
+	return s.Self, ok
 }
 
 // --- map binding helpers (the map is a description-checked tree) ---------

@@ -16,12 +16,11 @@ package meterfacts
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/oceanway/core/contracts/digest"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/sealed"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -33,91 +32,32 @@ const SchemaVersion1 = "1"
 var ErrInvalidObject = errors.New("meterfacts: invalid object")
 
 // Sealed is a content-addressed object of this package.
-type Sealed interface {
-	// Kind is the contract name.
-	Kind() string
-	// ToJSON is the full JSON form (ints as int64, times as canonical text).
-	ToJSON() map[string]any
-	// Quad is the object's own quadruple (Seal fills all but the ref).
-	Quad() *strict.Quadruple
-}
-
-type spec struct {
-	def  *schema.Def
-	self strict.SelfAddressed
-	// rules checks refinement rules a shape cannot express (nil: none).
-	rules func(m map[string]any) error
-}
+type Sealed = sealed.Object
 
 // kindsInOrder lists the kinds of this package in their fixed order.
 var kindsInOrder = []string{KindProviderCostFact, KindProviderCostAvailabilityProcessingFact, KindSettlementInputCurrentValidationReceipt}
 
-func specOf(kind string) (spec, bool) {
-	s, ok := map[string]spec{
-		KindProviderCostFact:                        {ProviderCostFactDef, costFactSelf, nil},
-		KindProviderCostAvailabilityProcessingFact:  {ProcessingFactDef, processingSelf, processingRules},
-		KindSettlementInputCurrentValidationReceipt: {ValidationReceiptDef, validationSelf, validationRules},
-	}[kind]
-	return s, ok
-}
+// registry binds each kind to its description, self-addressing and the
+// refinement rules a shape cannot express (contracts/sealed).
+var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[string]sealed.Spec {
+	return map[string]sealed.Spec{
+		KindProviderCostFact:                        {Def: ProviderCostFactDef, Self: costFactSelf},
+		KindProviderCostAvailabilityProcessingFact:  {Def: ProcessingFactDef, Self: processingSelf, Rules: processingRules},
+		KindSettlementInputCurrentValidationReceipt: {Def: ValidationReceiptDef, Self: validationSelf, Rules: validationRules},
+	}
+}}
 
 // Seal sets x's schema version 1, jcs-sha256-v1 and the digest of its
 // candidate, checks the result against the description and returns the
 // canonical body. The ref must already be set.
-func Seal(x Sealed) ([]byte, error) {
-	s, ok := specOf(x.Kind())
-	if !ok {
-		return nil, fmt.Errorf("seal %s: %w: unknown kind", x.Kind(), ErrInvalidObject)
-	}
-	q := x.Quad()
-	q.SchemaVersion = SchemaVersion1
-	q.DigestAlgorithmVersion = digest.JCSSHA256V1
-	q.Digest = ""
-	d, err := s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	q.Digest = d.Value
-	body, err := jcs.Marshal(x.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", x.Kind(), err)
-	}
-	if _, err := decodeMap(x.Kind(), body); err != nil {
-		return nil, fmt.Errorf("seal %s: %w: %w", x.Kind(), ErrInvalidObject, err)
-	}
-	return body, nil
-}
+func Seal(x Sealed) ([]byte, error) { return registry.Seal(x) }
 
 // decodeMap strictly decodes doc with the kind's description, checks its
 // refinement rules and verifies that the embedded digest recomputes.
-func decodeMap(kind string, doc []byte) (map[string]any, error) {
-	s, ok := specOf(kind)
-	if !ok {
-		return nil, fmt.Errorf("decode %s: unknown kind", kind)
-	}
-	m, err := schema.DecodeDocument(doc, schema.Ref{Def: s.def})
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	if s.rules != nil {
-		if err := s.rules(m); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", kind, err)
-		}
-	}
-	if err := s.self.Verify(m); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kind, err)
-	}
-	return m, nil
-}
+func decodeMap(kind string, doc []byte) (map[string]any, error) { return registry.Decode(kind, doc) }
 
 // DigestOf returns the digest of x's candidate (x need not be sealed).
-func DigestOf(x Sealed) (digest.Digest, error) {
-	s, ok := specOf(x.Kind())
-	if !ok {
-		return digest.Digest{}, fmt.Errorf("digest %s: unknown kind", x.Kind())
-	}
-	return s.self.Compute(digest.JCSSHA256V1, x.ToJSON())
-}
+func DigestOf(x Sealed) (digest.Digest, error) { return registry.DigestOf(x, digest.JCSSHA256V1) }
 
 // Contract is one kind of this package as contracts/kinds lists it.
 type Contract struct {
@@ -131,21 +71,15 @@ type Contract struct {
 func Contracts() []Contract {
 	var out []Contract
 	for _, kind := range kindsInOrder {
-		s, _ := specOf(kind)
+		s, _ := registry.Spec(kind)
 		out = append(out, Contract{
 			Name: kind,
-			Def:  s.def,
+			Def:  s.Def,
 			Validate: func(doc []byte) error {
 				_, err := decodeMap(kind, doc)
 				return err
 			},
-			Digest: func(doc []byte) (digest.Digest, error) {
-				m, err := decodeMap(kind, doc)
-				if err != nil {
-					return digest.Digest{}, err
-				}
-				return s.self.Compute(digest.JCSSHA256V1, m)
-			},
+			Digest: func(doc []byte) (digest.Digest, error) { return registry.DigestDoc(kind, doc, digest.JCSSHA256V1) },
 		})
 	}
 	return out
@@ -154,8 +88,8 @@ func Contracts() []Contract {
 // SelfAddressing returns where a kind keeps its own quadruple and which time
 // field its candidate excludes.
 func SelfAddressing(kind string) (strict.SelfAddressed, bool) {
-	s, ok := specOf(kind)
-	return s.self, ok
+	s, ok := registry.Spec(kind)
+	return s.Self, ok
 }
 
 // --- description helpers ---------------------------------------------------
