@@ -693,7 +693,7 @@ func insertMeterEvent(ctx context.Context, tx pgx.Tx, a *Attempt, dimID string, 
 	return strict.Quadruple{Ref: stored, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: dg.Value}, nil
 }
 
-// finishTx writes the Work's one finish under the caller's locks (fence,
+// finishTx writes (or finds) the Work's one finish under the caller's locks (fence,
 // queue row, latest attempt checked) and dequeues it.
 func finishTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, o receipt.FinishOutcome) (*receipt.MeteringInputWorkAttemptFinished, error) {
 	f := &receipt.MeteringInputWorkAttemptFinished{

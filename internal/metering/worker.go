@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/digest"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -134,32 +133,7 @@ func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHea
 	if number != h.AttemptNumber || token != h.FencingToken {
 		return nil, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
 	}
-	f := &receipt.MeteringInputWorkAttemptFinished{
-		Finished:        strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()},
-		WorkAttemptHead: h,
-		Outcome:         receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1},
-		FinishedAt:      time.Now().UTC().Truncate(time.Microsecond),
-	}
-	if err := f.Seal(); err != nil {
-		return nil, fmt.Errorf("seal finish: %w", err)
-	}
-	body, err := jcs.Marshal(f.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("finish body: %w", err)
-	}
-	var storedRef, storedDigest, storedBody string
-	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
-		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
-		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
-		return nil, fmt.Errorf("insert finish: %w", err)
-	}
-	if storedDigest != f.Finished.Digest {
-		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
-	}
-	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
-		return nil, fmt.Errorf("dequeue finished work: %w", err)
-	}
-	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
+	return finishTx(ctx, tx, h, receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1})
 }
 
 type startedRow struct {
