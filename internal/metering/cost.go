@@ -397,9 +397,9 @@ func scaleQuantity(quantity string, scale int64) (string, error) {
 	return out, nil
 }
 
-// fenceCostAttemptTx locks the Work's queue row and checks that the attempt
+// fenceLatestAttemptTx locks the Work's queue row and checks that the attempt
 // holds the Work's latest token (an older token writes nothing).
-func fenceCostAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
+func fenceLatestAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
 	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
 		return fmt.Errorf("lock queued work: %w", err)
 	}
@@ -430,7 +430,7 @@ func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retr
 		}
 		return CostResult{State: receipt.FinishSuperseded, Finished: f}, nil
 	}
-	if err := fenceCostAttemptTx(ctx, tx, h); err != nil {
+	if err := fenceLatestAttemptTx(ctx, tx, h); err != nil {
 		return CostResult{}, err
 	}
 	if res, done, err := storedCostResult(ctx, tx, h); err != nil || done {

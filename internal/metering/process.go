@@ -425,18 +425,7 @@ func lockCurrentWork(ctx context.Context, tx pgx.Tx, a *Attempt) (moved bool, er
 	if latest > a.Head.WorkGeneration {
 		return true, nil
 	}
-	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": a.Head.Work.Ref}); err != nil {
-		return false, fmt.Errorf("lock queued work: %w", err)
-	}
-	var number int64
-	var token string
-	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": a.Head.Work.Ref}).Scan(&number, &token); err != nil {
-		return false, fmt.Errorf("read latest attempt: %w", db.NotFound(err))
-	}
-	if number != a.Head.AttemptNumber || token != a.Head.FencingToken {
-		return false, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, a.Head.Work.Ref, a.Head.AttemptNumber, number)
-	}
-	return false, nil
+	return false, fenceLatestAttemptTx(ctx, tx, a.Head)
 }
 
 func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligibilityInputs) (Outcome, error) {

@@ -122,16 +122,8 @@ func laneLatest(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (int6
 // dense), so the input processor and a late worker compute the same body
 // however far the lane has moved since.
 func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (*receipt.MeteringInputWorkAttemptFinished, error) {
-	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
-		return nil, fmt.Errorf("lock queued work: %w", err)
-	}
-	var number int64
-	var token string
-	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
-		return nil, fmt.Errorf("read latest attempt: %w", db.NotFound(err))
-	}
-	if number != h.AttemptNumber || token != h.FencingToken {
-		return nil, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
+	if err := fenceLatestAttemptTx(ctx, tx, h); err != nil {
+		return nil, err
 	}
 	return finishTx(ctx, tx, h, receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1})
 }
