@@ -180,7 +180,10 @@ func (s *Summary) writeLedger(row func(string, any)) {
 		slices.Sort(reasons)
 		row("pending: reasons", strings.Join(reasons, ", "))
 	}
-	row("billing: reserved / settled / released", fmt.Sprintf("%s / %s / %s", l.Reserved, l.Settled, l.Released))
+	// Reserved counts every reservation, the waiting ones too; settled +
+	// released covers only the finalized ones (settled_released_add_up checks
+	// each finalized reservation).
+	row("billing: reserved(all)/settled/released", fmt.Sprintf("%s / %s / %s", l.Reserved, l.Settled, l.Released))
 	row("finalized/s", fmt.Sprintf("%.0f", l.FinalizedPerSecond))
 	row("admission→finalization p50", fmt.Sprintf("%.1f ms", l.FinalizeP50Millis))
 	row("admission→finalization p99", fmt.Sprintf("%.1f ms", l.FinalizeP99Millis))
