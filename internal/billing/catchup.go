@@ -42,8 +42,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math/big"
-	"regexp"
 	"sort"
 	"time"
 
@@ -191,7 +189,7 @@ func (p CatchUpOpenParams) validate() error {
 		if problem != "" {
 			break
 		}
-		if a, ok := parseCatchUpAmount(d.SettledAmount); !ok || a.Sign() < 0 {
+		if a, err := billingc.ParseAmount(d.SettledAmount); err != nil || a.Sign() < 0 {
 			problem = "settled amount " + d.SettledAmount + " is not a non-negative decimal"
 		} else if d.SettledInput.Snapshot.Validate() != nil || d.SettledInput.StateVersion < 1 {
 			problem = "settled input is not a whole five-tuple"
@@ -466,17 +464,6 @@ func selectCatchUpWork(ctx context.Context, tx pgx.Tx, dimID string, generation 
 		return nil, fmt.Errorf("%w: stored catch-up work %s/%d: %w", ErrCatchUpConflict, dimID, generation, err)
 	}
 	return w, nil
-}
-
-// catchUpAmountPattern is schema.AmountText's canonical decimal form.
-var catchUpAmountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,29}(\.[0-9]{0,17}[1-9])?|0\.[0-9]{0,17}[1-9])$`)
-
-// parseCatchUpAmount reads a canonical decimal amount exactly (never a float).
-func parseCatchUpAmount(s string) (*big.Rat, bool) {
-	if !catchUpAmountPattern.MatchString(s) {
-		return nil, false
-	}
-	return new(big.Rat).SetString(s)
 }
 
 // selectTransitionQuad returns the quadruple of the transition whose to

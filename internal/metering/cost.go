@@ -397,9 +397,9 @@ func scaleQuantity(quantity string, scale int64) (string, error) {
 	return out, nil
 }
 
-// fenceCostAttemptTx locks the Work's queue row and checks that the attempt
+// fenceLatestAttemptTx locks the Work's queue row and checks that the attempt
 // holds the Work's latest token (an older token writes nothing).
-func fenceCostAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
+func fenceLatestAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
 	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
 		return fmt.Errorf("lock queued work: %w", err)
 	}
@@ -430,7 +430,7 @@ func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retr
 		}
 		return CostResult{State: receipt.FinishSuperseded, Finished: f}, nil
 	}
-	if err := fenceCostAttemptTx(ctx, tx, h); err != nil {
+	if err := fenceLatestAttemptTx(ctx, tx, h); err != nil {
 		return CostResult{}, err
 	}
 	if res, done, err := storedCostResult(ctx, tx, h); err != nil || done {
@@ -461,7 +461,7 @@ func commitCost(ctx context.Context, tx pgx.Tx, a *Attempt, plan *costPlan, retr
 		return repositoryConflict(ctx, tx, h, plan, "stored_processing_fact_differs", retry)
 	}
 	res.Processing = storedP
-	f, err := finishCostWorkTx(ctx, tx, h, receipt.FinishOutcome{Kind: receipt.LaneProviderCost,
+	f, err := finishTx(ctx, tx, h, receipt.FinishOutcome{Kind: receipt.LaneProviderCost,
 		State: receipt.FinishAvailabilityProcessed, Processing: &storedP.Processing})
 	if err != nil {
 		return CostResult{}, err
@@ -585,37 +585,6 @@ func insertProcessing(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead,
 		return nil, false, fmt.Errorf("stored cost processing fact: %w", err)
 	}
 	return out, true, nil
-}
-
-// finishCostWorkTx writes (or finds) the Work's one finish with the given
-// outcome, bound to the attempt whose token the caller checked, and takes
-// the Work off the queue. finishedAt and the ref are outside the digest, so
-// a replay compares equal.
-func finishCostWorkTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, outcome receipt.FinishOutcome) (*receipt.MeteringInputWorkAttemptFinished, error) {
-	f := &receipt.MeteringInputWorkAttemptFinished{
-		Finished:        strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()},
-		WorkAttemptHead: h, Outcome: outcome, FinishedAt: time.Now().UTC().Truncate(time.Microsecond),
-	}
-	if err := f.Seal(); err != nil {
-		return nil, fmt.Errorf("seal finish: %w", err)
-	}
-	body, err := jcs.Marshal(f.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("finish body: %w", err)
-	}
-	var storedRef, storedDigest, storedBody string
-	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
-		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
-		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
-		return nil, fmt.Errorf("insert finish: %w", err)
-	}
-	if storedDigest != f.Finished.Digest {
-		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
-	}
-	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
-		return nil, fmt.Errorf("dequeue finished work: %w", err)
-	}
-	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
 }
 
 // blockCostTx writes the conflict evidence and the attempt's Blocked fact,

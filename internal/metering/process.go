@@ -425,18 +425,7 @@ func lockCurrentWork(ctx context.Context, tx pgx.Tx, a *Attempt) (moved bool, er
 	if latest > a.Head.WorkGeneration {
 		return true, nil
 	}
-	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": a.Head.Work.Ref}); err != nil {
-		return false, fmt.Errorf("lock queued work: %w", err)
-	}
-	var number int64
-	var token string
-	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": a.Head.Work.Ref}).Scan(&number, &token); err != nil {
-		return false, fmt.Errorf("read latest attempt: %w", db.NotFound(err))
-	}
-	if number != a.Head.AttemptNumber || token != a.Head.FencingToken {
-		return false, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, a.Head.Work.Ref, a.Head.AttemptNumber, number)
-	}
-	return false, nil
+	return false, fenceLatestAttemptTx(ctx, tx, a.Head)
 }
 
 func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligibilityInputs) (Outcome, error) {
@@ -693,7 +682,7 @@ func insertMeterEvent(ctx context.Context, tx pgx.Tx, a *Attempt, dimID string, 
 	return strict.Quadruple{Ref: stored, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: dg.Value}, nil
 }
 
-// finishTx writes the Work's one finish under the caller's locks (fence,
+// finishTx writes (or finds) the Work's one finish under the caller's locks (fence,
 // queue row, latest attempt checked) and dequeues it.
 func finishTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, o receipt.FinishOutcome) (*receipt.MeteringInputWorkAttemptFinished, error) {
 	f := &receipt.MeteringInputWorkAttemptFinished{

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/digest"
-	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -123,43 +122,10 @@ func laneLatest(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (int6
 // dense), so the input processor and a late worker compute the same body
 // however far the lane has moved since.
 func finishSupersededTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) (*receipt.MeteringInputWorkAttemptFinished, error) {
-	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
-		return nil, fmt.Errorf("lock queued work: %w", err)
+	if err := fenceLatestAttemptTx(ctx, tx, h); err != nil {
+		return nil, err
 	}
-	var number int64
-	var token string
-	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
-		return nil, fmt.Errorf("read latest attempt: %w", db.NotFound(err))
-	}
-	if number != h.AttemptNumber || token != h.FencingToken {
-		return nil, fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
-	}
-	f := &receipt.MeteringInputWorkAttemptFinished{
-		Finished:        strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()},
-		WorkAttemptHead: h,
-		Outcome:         receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1},
-		FinishedAt:      time.Now().UTC().Truncate(time.Microsecond),
-	}
-	if err := f.Seal(); err != nil {
-		return nil, fmt.Errorf("seal finish: %w", err)
-	}
-	body, err := jcs.Marshal(f.ToJSON())
-	if err != nil {
-		return nil, fmt.Errorf("finish body: %w", err)
-	}
-	var storedRef, storedDigest, storedBody string
-	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
-		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
-		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
-		return nil, fmt.Errorf("insert finish: %w", err)
-	}
-	if storedDigest != f.Finished.Digest {
-		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
-	}
-	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
-		return nil, fmt.Errorf("dequeue finished work: %w", err)
-	}
-	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
+	return finishTx(ctx, tx, h, receipt.FinishOutcome{Kind: h.Lane.Kind, State: receipt.FinishSuperseded, SupersededByWorkGeneration: h.WorkGeneration + 1})
 }
 
 type startedRow struct {
