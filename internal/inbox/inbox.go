@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,71 +118,96 @@ func New(pool db.Beginner, consumer Consumer, cfg Config) (*Inbox, error) {
 
 // Consume handles one delivery; it is a transport.ConsumerFunc.
 func (in *Inbox) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-	ev, err := in.verify(d)
+	ev, err := in.prepare(d)
 	if err != nil {
 		return transport.Result{}, err
 	}
-	key, err := in.consumer.ReceiptKey(ev)
-	if err != nil {
-		return transport.Result{}, ToDeliveryError(err)
-	}
-	if key.ConsumerName != in.binding.ConsumerName || key.EventID != ev.Envelope.EventID {
-		return transport.Result{}, nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, fmt.Errorf("receipt key %+v", key))
-	}
-	ev.Key = key
-
-	var (
-		res  transport.Result
-		wait error
-	)
+	var a answer
 	err = db.WithTx(ctx, in.pool, func(ctx context.Context, tx pgx.Tx) error {
-		if err := in.begin(ctx, tx, ev); err != nil {
+		if err := in.begin(ctx, tx, []*Event{ev}); err != nil {
 			return err
 		}
-		table := in.consumer.Receipts()
-		stored, err := table.LookupTx(ctx, tx, key)
-		switch {
-		case err == nil:
-			res, err = in.replay(ev, stored)
-			return err
-		case !errors.Is(err, db.ErrNotFound):
-			return fmt.Errorf("look up receipt: %w", err)
-		}
-		out, err := in.consumer.ApplyTx(ctx, tx, ev)
-		if err != nil {
-			return err
-		}
-		if out.wait != nil {
-			if out.receipt != nil {
-				return nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, errors.New("a wait carries a receipt"))
-			}
-			wait = out.wait
-		} else {
-			s, err := in.check(ev, out.receipt)
-			if err != nil {
-				return err
-			}
-			if err := table.InsertTx(ctx, tx, key, s); err != nil {
-				return fmt.Errorf("insert receipt: %w", err)
-			}
-			if res, err = in.result(out.receipt, s.Body); err != nil {
-				return err
-			}
-		}
-		if f, ok := in.consumer.(Finisher); ok {
-			if err := f.FinishTx(ctx, tx, ev, out); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		a, err = in.apply(ctx, tx, ev, true)
+		return err
 	})
 	if err != nil {
 		return transport.Result{}, ToDeliveryError(err)
 	}
-	if wait != nil {
-		return transport.Result{}, wait
+	if a.wait != nil {
+		return transport.Result{}, a.wait
 	}
-	return res, nil
+	return a.res, nil
+}
+
+// prepare verifies a delivery and computes its receipt key (step 1): no
+// database access, every failure is the delivery's answer.
+func (in *Inbox) prepare(d transport.Delivery) (*Event, error) {
+	ev, err := in.verify(d)
+	if err != nil {
+		return nil, err
+	}
+	key, err := in.consumer.ReceiptKey(ev)
+	if err != nil {
+		return nil, ToDeliveryError(err)
+	}
+	if key.ConsumerName != in.binding.ConsumerName || key.EventID != ev.Envelope.EventID {
+		return nil, nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, fmt.Errorf("receipt key %+v", key))
+	}
+	ev.Key = key
+	return ev, nil
+}
+
+// answer is what one event's steps 3-4 decided inside the transaction.
+type answer struct {
+	res  transport.Result
+	wait error
+	// ran: ApplyTx ran (applied or waiting; not a replay), with out.
+	ran bool
+	out Outcome
+}
+
+// apply runs steps 3-4 for one event whose receipt key is locked: replay a
+// stored receipt, or ApplyTx and store the new receipt; finish runs the
+// consumer's Finisher after ApplyTx.
+func (in *Inbox) apply(ctx context.Context, tx pgx.Tx, ev *Event, finish bool) (answer, error) {
+	table := in.consumer.Receipts()
+	stored, err := table.LookupTx(ctx, tx, ev.Key)
+	switch {
+	case err == nil:
+		res, err := in.replay(ev, stored)
+		return answer{res: res}, err
+	case !errors.Is(err, db.ErrNotFound):
+		return answer{}, fmt.Errorf("look up receipt: %w", err)
+	}
+	out, err := in.consumer.ApplyTx(ctx, tx, ev)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{ran: true, out: out}
+	if out.wait != nil {
+		if out.receipt != nil {
+			return answer{}, nonRetryable(CodeReceiptInvariant, ErrReceiptInvariant, errors.New("a wait carries a receipt"))
+		}
+		a.wait = out.wait
+	} else {
+		s, err := in.check(ev, out.receipt)
+		if err != nil {
+			return answer{}, err
+		}
+		if err := table.InsertTx(ctx, tx, ev.Key, s); err != nil {
+			return answer{}, fmt.Errorf("insert receipt: %w", err)
+		}
+		if a.res, err = in.result(out.receipt, s.Body); err != nil {
+			return answer{}, err
+		}
+	}
+	if f, ok := in.consumer.(Finisher); ok && finish {
+		if err := f.FinishTx(ctx, tx, ev, out); err != nil {
+			return answer{}, err
+		}
+	}
+	return a, nil
 }
 
 // verify checks the delivery before anything is written (step 1).
@@ -223,27 +249,45 @@ func (in *Inbox) verify(d transport.Delivery) (*Event, error) {
 	return &Event{Delivery: d, Envelope: env}, nil
 }
 
-// begin bounds the transaction and takes the receipt key's advisory lock,
-// both in one round trip.
-func (in *Inbox) begin(ctx context.Context, tx pgx.Tx, ev *Event) error {
+// begin bounds the transaction and takes the receipt keys' advisory locks,
+// all in one round trip. The locks are taken in the order of their keys,
+// each once, before any other lock of the transaction: two transactions
+// whose events overlap then wait for each other in one direction only, never
+// in a cycle (every receipt-key lock anyone holds was taken before anything
+// it waits for). Every event gets the transaction timestamp as Now.
+func (in *Inbox) begin(ctx context.Context, tx pgx.Tx, evs []*Event) error {
+	keys := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		keys = append(keys, ev.Key.lockKey())
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	b := &pgx.Batch{}
 	b.Queue(qTimeouts, pgx.NamedArgs{
 		"lock_timeout":      fmt.Sprintf("%dms", in.cfg.LockTimeout.Milliseconds()),
 		"statement_timeout": fmt.Sprintf("%dms", in.cfg.StatementTimeout.Milliseconds()),
 	})
-	b.Queue(qBegin, pgx.NamedArgs{"lock_key": ev.Key.lockKey()})
+	for _, k := range keys {
+		b.Queue(qBegin, pgx.NamedArgs{"lock_key": k})
+	}
 	br := tx.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()
 		return fmt.Errorf("set timeouts: %w", err)
 	}
-	rows, err := br.Query()
-	if err == nil {
-		ev.Now, err = pgx.CollectOneRow(rows, pgx.RowTo[time.Time])
+	var now time.Time
+	for range keys {
+		rows, err := br.Query()
+		if err == nil {
+			now, err = pgx.CollectOneRow(rows, pgx.RowTo[time.Time])
+		}
+		if err != nil {
+			_ = br.Close()
+			return fmt.Errorf("lock receipt key: %w", err)
+		}
 	}
-	if err != nil {
-		_ = br.Close()
-		return fmt.Errorf("lock receipt key: %w", err)
+	for _, ev := range evs {
+		ev.Now = now
 	}
 	return br.Close()
 }
