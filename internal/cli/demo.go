@@ -123,7 +123,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	// The whole loop: the projector verifies finalizations with Billing's
 	// owner read, the coordinator applies closures, the catch-up consumer
 	// records settlement inputs, the finalization worker decides.
-	consumers, err := consumersFor(pools, pools, pools[boundary.Core], true)
+	consumers, batches, err := consumersFor(pools, pools, pools[boundary.Core], true)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers}
+	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers, Batches: o.disp.batches(batches)}
 	var network *demo.Network
 	if o.transport == demo.TransportHTTP {
 		if network, err = demo.StartNetwork(consumers, reg); err != nil {
@@ -162,8 +162,8 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if bar {
 		mode = "bar"
 	}
-	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
-		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
+	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, consumer batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
+		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.consumerBatch, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
 	if o.chaos && restart == nil {
 		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
 	}

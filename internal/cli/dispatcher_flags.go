@@ -7,7 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/server"
 )
 
 // dispatcherFlags binds dispatcher.Config (OB-CLAIM-5) to flags whose
@@ -16,7 +19,13 @@ import (
 type dispatcherFlags struct {
 	cfg         dispatcher.Config
 	dispatchers int
+	// consumerBatch: most deliveries an in-process consumer that takes
+	// batches applies in one call and one transaction.
+	consumerBatch int
 }
+
+// defaultConsumerBatch is the --consumer-batch default.
+const defaultConsumerBatch = 16
 
 func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	d := dispatcher.Config{}.WithDefaults()
@@ -25,6 +34,8 @@ func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.cfg.BatchSize, "batch", envInt("OCEANWAY_BATCH", d.BatchSize), "claim batch size (env OCEANWAY_BATCH)")
 	fl.IntVar(&f.cfg.Concurrency, "concurrency", envInt("OCEANWAY_CONCURRENCY", d.Concurrency), "deliveries in flight per dispatcher (env OCEANWAY_CONCURRENCY)")
 	fl.IntVar(&f.cfg.AckBatchSize, "ack-batch", envInt("OCEANWAY_ACK_BATCH", d.AckBatchSize), "verified acks recorded per transaction (env OCEANWAY_ACK_BATCH)")
+	fl.IntVar(&f.consumerBatch, "consumer-batch", envInt("OCEANWAY_CONSUMER_BATCH", defaultConsumerBatch),
+		"most core_operations deliveries the in-process Operations projector applies in one transaction, each event in its own savepoint; 1 = one by one (env OCEANWAY_CONSUMER_BATCH)")
 	fl.DurationVar(&f.cfg.LeaseDuration, "lease", envDuration("OCEANWAY_LEASE", d.LeaseDuration), "lease duration (env OCEANWAY_LEASE)")
 	fl.DurationVar(&f.cfg.RenewInterval, "renew", envDuration("OCEANWAY_RENEW", 0), "lease renewal interval, 0 = lease/3, negative disables (env OCEANWAY_RENEW)")
 	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", envDuration("OCEANWAY_STATEMENT_TIMEOUT", d.StatementTimeout), "database statement timeout (env OCEANWAY_STATEMENT_TIMEOUT)")
@@ -48,4 +59,17 @@ func envDuration(name string, def time.Duration) time.Duration {
 		return v
 	}
 	return def
+}
+
+// batches are the batch entry points of the consumers with the configured
+// limit (none when it is 1 or less).
+func (f *dispatcherFlags) batches(apply map[route.Destination]transport.BatchConsumerFunc) map[route.Destination]server.Batch {
+	if f.consumerBatch <= 1 {
+		return nil
+	}
+	out := make(map[route.Destination]server.Batch, len(apply))
+	for d, a := range apply {
+		out[d] = server.Batch{Limit: f.consumerBatch, Apply: a}
+	}
+	return out
 }

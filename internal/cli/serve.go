@@ -255,8 +255,21 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // projector verifies billing.finalization.committed@1 through
 // readBillingFinalizationCommitted (without it, owner_read_unavailable), and
 // coordinator adds the Billing finalization coordinator on it.
-func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, error) {
+//
+// batches are the consumers that also take batches: only the Operations
+// projector. The Metering input processor, the Billing coordinator and the
+// settlement catch-up stay single: their ApplyTx locks rows other workers
+// lock too (the Metering attempt fences and cost lanes the metering worker
+// processes; Billing's finalization fences, reservations and settlement
+// dimensions the finalization and catch-up workers lock while they wait for
+// owner reads on other databases), so a batch holding an earlier event's
+// lock until its commit could wait on a worker that waits on a lock or read
+// PostgreSQL cannot see as one cycle, and would delay those workers by a
+// whole batch; nothing in them shows that one transaction per event costs
+// more than that risk.
+func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
+	batches := map[route.Destination]transport.BatchConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
 		// Every projection version the registry lets a delivery freeze
 		// (before and after a cutover, DS-8).
@@ -269,14 +282,15 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		consumers[route.CoreOperations] = p.Consume
+		batches[route.CoreOperations] = p.ConsumeBatch
 	}
 	if billingPool != nil && coordinator {
 		c, err := billing.NewCoordinator(billingPool, billing.CoordinatorConfig{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		consumers[route.BillingFinalizationCoordinator] = c.Consume
 		// Settlement inputs reach Billing on billing_settlement_catch_up:
@@ -284,7 +298,7 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		// they go to the dimension's catch-up fence.
 		cu, err := billing.NewCatchUpConsumer(billingPool, billing.CatchUpConsumerConfig{Finalization: billing.FinalizationFenceObserver{}})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		consumers[route.BillingSettlementCatchUp] = cu.Consume
 	}
@@ -294,11 +308,11 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 	if okM && okE && okG {
 		c, err := metering.New(m, metering.Config{Reads: metering.DBReads{Execution: ex, Gateway: gw}})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		consumers[route.MeteringInputProcessor] = c.Consume
 	}
-	return consumers, nil
+	return consumers, batches, nil
 }
 
 // finalizationWorker builds the Billing finalization worker over the core
@@ -419,7 +433,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams) (wait func(), err er
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, err := consumersFor(p.consumerPools, p.readPools, p.billingPool, p.coordinator)
+	consumers, batches, err := consumersFor(p.consumerPools, p.readPools, p.billingPool, p.coordinator)
 	if err != nil {
 		return err
 	}
@@ -445,7 +459,8 @@ func serve(ctx context.Context, p serveParams) error {
 	netMetrics := httptransport.NewMetrics(reg)
 	var rt *server.Runtime
 	if len(p.plan.dispatch) > 0 {
-		cfg := server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers}
+		cfg := server.Config{Dispatcher: p.dispatcher.cfg, DispatchersPerBoundary: p.dispatcher.dispatchers,
+			Batches: p.dispatcher.batches(batches)}
 		if len(p.plan.remote) > 0 {
 			client, err := newConsumerClient(p.roles, p.plan, netMetrics)
 			if err != nil {

@@ -329,6 +329,32 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 			return rt.Transport().Deliver(ctx, d)
 		},
 	})
+	// Batches of the projector go through chaos too: every delivery of a
+	// batch fails transiently one time in ten, the others are applied in
+	// one consumer transaction.
+	if b, ok := rt.Transport().(transport.Batcher); ok && b.BatchLimit(route.CoreOperations) > 1 {
+		flaky.WithBatch(route.CoreOperations, b.BatchLimit(route.CoreOperations), func(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+			out := make([]transport.Answer, len(ds))
+			var (
+				pass []transport.Delivery
+				at   []int
+			)
+			for i, d := range ds {
+				if rand.IntN(10) == 0 {
+					stats.injected.Add(1)
+					out[i].Err = transport.Retryable("chaos_transient", errors.New("injected transient failure"))
+					continue
+				}
+				pass, at = append(pass, d), append(at, i)
+			}
+			if len(pass) > 0 {
+				for k, a := range b.DeliverBatch(ctx, pass) {
+					out[at[k]] = a
+				}
+			}
+			return out
+		})
+	}
 	lease := rt.LeaseDuration()
 	var others sync.WaitGroup
 	defer others.Wait()

@@ -58,6 +58,18 @@ type Config struct {
 	// in-process consumer is delivered in process.
 	Remote             transport.Transport
 	RemoteDestinations []route.Destination
+	// Batches are the batch entry points of in-process consumers: the
+	// dispatchers hand such a destination's deliveries over in chunks of up
+	// to Limit, one consumer call (one consumer transaction) per chunk.
+	// Destinations without one, or with Limit 1 or less, take single
+	// deliveries.
+	Batches map[route.Destination]Batch
+}
+
+// Batch is a destination's batch entry point (transport.InProcess.WithBatch).
+type Batch struct {
+	Limit int
+	Apply transport.BatchConsumerFunc
 }
 
 // Runtime runs dispatchers over every boundary's outbox.
@@ -92,7 +104,7 @@ func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cf
 	}
 	r := &Runtime{
 		cfg: cfg, pools: pools, consumers: consumers,
-		transport: newRouter(consumers, cfg.Remote, cfg.RemoteDestinations),
+		transport: newRouter(consumers, cfg.Batches, cfg.Remote, cfg.RemoteDestinations),
 		metrics:   dispatcher.NewMetrics(reg),
 		log:       log,
 	}
@@ -123,8 +135,13 @@ type router struct {
 	remote transport.Transport
 }
 
-func newRouter(consumers map[route.Destination]transport.ConsumerFunc, remote transport.Transport, remoteDests []route.Destination) transport.Transport {
+func newRouter(consumers map[route.Destination]transport.ConsumerFunc, batches map[route.Destination]Batch, remote transport.Transport, remoteDests []route.Destination) transport.Transport {
 	local := transport.NewInProcess(consumers)
+	for d, b := range batches {
+		if _, ok := consumers[d]; ok && b.Limit > 1 && b.Apply != nil {
+			local.WithBatch(d, b.Limit, b.Apply)
+		}
+	}
 	if remote == nil {
 		return local
 	}
@@ -140,6 +157,30 @@ func (t *router) Deliver(ctx context.Context, d transport.Delivery) (transport.R
 		return t.local.Deliver(ctx, d)
 	}
 	return t.remote.Deliver(ctx, d)
+}
+
+// BatchLimit implements transport.Batcher: in-process destinations only.
+func (t *router) BatchLimit(dest route.Destination) int {
+	if t.has[dest] {
+		return t.local.BatchLimit(dest)
+	}
+	return 1
+}
+
+// DeliverBatch implements transport.Batcher.
+func (t *router) DeliverBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+	local := true
+	for _, d := range ds {
+		local = local && t.has[d.Member.Destination]
+	}
+	if local {
+		return t.local.DeliverBatch(ctx, ds)
+	}
+	out := make([]transport.Answer, len(ds))
+	for i, d := range ds {
+		out[i].Result, out[i].Err = t.Deliver(ctx, d)
+	}
+	return out
 }
 
 // Metrics returns the dispatcher metrics shared by every instance.

@@ -160,6 +160,21 @@ func (p *Projector) Consume(ctx context.Context, d transport.Delivery) (transpor
 	return p.inbox.Consume(ctx, d)
 }
 
+// ConsumeBatch handles several core_operations deliveries in one
+// transaction (a transport.BatchConsumerFunc; see inbox.ConsumeBatch).
+// Running several events in one transaction is safe here: no event waits
+// on a connection of its own (owner reads are plain reads on another pool,
+// which never wait for the batch's locks), the active claim gate is taken
+// once for the batch (BeginBatchTx) and the build summary row once, last
+// (FinishBatchTx). The locks the events take on aggregates and run/
+// reservation links are held until the batch commits; two batches that
+// cross on them are a deadlock PostgreSQL detects, which fails one event
+// of one batch as retryable (serialization_conflict) with nothing of it
+// written, never a hang.
+func (p *Projector) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+	return p.inbox.ConsumeBatch(ctx, ds)
+}
+
 // BuildID identifies this projector instance's build summary rows.
 func (p *Projector) BuildID() string { return p.buildID }
 
@@ -277,24 +292,61 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 
 // FinishTx implements inbox.Finisher: the projection build summary (OPS-1 step 6).
 func (p *Projector) FinishTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event, out inbox.Outcome) error {
-	t := ev.Key.Projection
-	var (
+	return p.FinishBatchTx(ctx, tx, []*inbox.Event{ev}, []inbox.Outcome{out})
+}
+
+// BeginBatchTx implements inbox.BatchHooks: an active application takes the
+// active claim gate shared once for the whole batch, so an event whose
+// savepoint rolls back does not release it and queue for it again behind a
+// cutover waiting for another batch.
+func (p *Projector) BeginBatchTx(ctx context.Context, tx pgx.Tx) error {
+	if p.cfg.ShadowToken != "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, qActiveClaimGate, pgx.NamedArgs{"gate_key": CutoverGateKey}); err != nil {
+		return fmt.Errorf("active claim gate: %w", err)
+	}
+	return nil
+}
+
+// FinishBatchTx implements inbox.BatchHooks: the build summary of the
+// batch's events (OPS-1 step 6), one update per projection target with the
+// counts and the last applied event, the same row FinishTx per event would
+// leave.
+func (p *Projector) FinishBatchTx(ctx context.Context, tx pgx.Tx, evs []*inbox.Event, outs []inbox.Outcome) error {
+	type summary struct {
+		t                  route.ProjectionTarget
 		applied, waited    int64
 		eventID, eventType *string
-	)
-	if out.Waiting() {
-		waited = 1
-	} else {
-		applied = 1
-		eventID, eventType = &ev.Envelope.EventID, &ev.Envelope.EventType
 	}
-	err := queries.BuildRecord(ctx, tx, dbsqlc.BuildRecordParams{
-		BuildID: p.buildID, ProjectionName: t.Name, ProjectionVersion: t.Version,
-		ConsumerName: route.OperationsProjector, WorkerVersion: p.cfg.WorkerVersion, StartedAt: p.startedAt,
-		AppliedCount: applied, WaitedCount: waited, LastEventID: eventID, LastEventType: eventType, Now: ev.Now,
-	})
-	if err != nil {
-		return fmt.Errorf("record build summary: %w", err)
+	var sums []*summary // in order of first appearance: deterministic statements
+	for i, ev := range evs {
+		var s *summary
+		for _, x := range sums {
+			if x.t == ev.Key.Projection {
+				s = x
+			}
+		}
+		if s == nil {
+			s = &summary{t: ev.Key.Projection}
+			sums = append(sums, s)
+		}
+		if outs[i].Waiting() {
+			s.waited++
+		} else {
+			s.applied++
+			s.eventID, s.eventType = &ev.Envelope.EventID, &ev.Envelope.EventType
+		}
+	}
+	for _, s := range sums {
+		err := queries.BuildRecord(ctx, tx, dbsqlc.BuildRecordParams{
+			BuildID: p.buildID, ProjectionName: s.t.Name, ProjectionVersion: s.t.Version,
+			ConsumerName: route.OperationsProjector, WorkerVersion: p.cfg.WorkerVersion, StartedAt: p.startedAt,
+			AppliedCount: s.applied, WaitedCount: s.waited, LastEventID: s.eventID, LastEventType: s.eventType, Now: evs[0].Now,
+		})
+		if err != nil {
+			return fmt.Errorf("record build summary: %w", err)
+		}
 	}
 	return nil
 }
