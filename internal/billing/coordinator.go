@@ -83,6 +83,14 @@ func (c *Coordinator) Consume(ctx context.Context, d transport.Delivery) (transp
 	return c.inbox.Consume(ctx, d)
 }
 
+// ConsumeBatch handles several deliveries in one transaction, answering
+// each as Consume would (inbox.ConsumeBatch). serve does not wire it: a
+// batch would keep earlier events' locks until its commit (see
+// cli.consumersFor for why that is not safe here).
+func (c *Coordinator) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+	return c.inbox.ConsumeBatch(ctx, ds)
+}
+
 // Destination implements inbox.Consumer.
 func (c *Coordinator) Destination() route.Destination { return route.BillingFinalizationCoordinator }
 

@@ -257,16 +257,16 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // coordinator adds the Billing finalization coordinator on it.
 //
 // batches are the consumers that also take batches: only the Operations
-// projector. The Metering input processor, the Billing coordinator and the
-// settlement catch-up stay single: their ApplyTx locks rows other workers
-// lock too (the Metering attempt fences and cost lanes the metering worker
-// processes; Billing's finalization fences, reservations and settlement
-// dimensions the finalization and catch-up workers lock while they wait for
-// owner reads on other databases), so a batch holding an earlier event's
-// lock until its commit could wait on a worker that waits on a lock or read
-// PostgreSQL cannot see as one cycle, and would delay those workers by a
-// whole batch; nothing in them shows that one transaction per event costs
-// more than that risk.
+// projector (see projector.ConsumeBatch). The other three stay one
+// transaction per event, because a batch keeps every earlier event's locks
+// until its commit: the Metering input processor reads the Execution and
+// Gateway owners inside its transaction, so a later event's owner reads
+// would run with earlier attempts' fences and cost lanes locked against the
+// metering worker; the Billing coordinator and the settlement catch-up lock
+// finalization fences, reservations and settlement dimensions that the
+// finalization worker holds across its owner reads, and the catch-up's lock
+// order (finalization fence before dimension) is a per-transaction rule a
+// batch of several dimensions would break.
 func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	batches := map[route.Destination]transport.BatchConsumerFunc{}
