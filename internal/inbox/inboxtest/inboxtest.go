@@ -23,6 +23,13 @@
 //   - an unknown (alias) event pair is non_retryable and writes nothing (CON-3);
 //   - a temporary failure is retryable and writes nothing; the delivery then
 //     succeeds (CON-2).
+//
+// RunBatch runs the same suite through the consumer's batch entry point
+// (each delivery a batch of one), plus the batch cases: a batch of new,
+// replayed, duplicated, conflicting and unverifiable deliveries answers each
+// exactly as Consume does one by one and leaves the same state (CON-1,
+// CON-2, OB-DELIVER-6); concurrent batches of the same events in different
+// orders apply each event once (CON-1).
 package inboxtest
 
 import (
@@ -62,6 +69,9 @@ type Subject struct {
 	// (a held lock, an unavailable owner read) and returns the function that
 	// lifts it.
 	Block func(t *testing.T) (unblock func())
+	// ConsumeBatch is the consumer's batch entry point (inbox.ConsumeBatch);
+	// RunBatch needs it, Run ignores it.
+	ConsumeBatch transport.BatchConsumerFunc
 }
 
 // Factory builds a fresh Subject for one subtest.
@@ -71,6 +81,32 @@ type Factory func(t *testing.T) Subject
 // fresh Subjects from newSubject.
 func Run(t *testing.T, newSubject Factory) {
 	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newSubject)
+		})
+	}
+}
+
+// RunBatch runs the suite through Subject.ConsumeBatch (every delivery a
+// batch of one) and the batch cases, each as a parallel subtest against
+// fresh Subjects from newSubject.
+func RunBatch(t *testing.T, newSubject Factory) {
+	single := func(t *testing.T) Subject {
+		s := newSubject(t)
+		require.NotNil(t, s.ConsumeBatch, "RunBatch needs Subject.ConsumeBatch")
+		s.Consume = func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+			return s.ConsumeBatch(ctx, []transport.Delivery{d})[0].Unpack()
+		}
+		return s
+	}
+	for _, c := range cases {
+		t.Run("BatchOfOne/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, single)
+		})
+	}
+	for _, c := range batchCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, newSubject)
@@ -93,6 +129,159 @@ var cases = []struct {
 	{"MalformedEnvelopeIsNonRetryable", malformedEnvelopeIsNonRetryable},
 	{"CON-3/UnknownPairIsNonRetryable", unknownPairIsNonRetryable},
 	{"CON-2/RetryableWritesNothing", retryableWritesNothing},
+}
+
+// batchCases are RunBatch's own cases.
+var batchCases = []struct {
+	name string
+	run  func(t *testing.T, newSubject Factory)
+}{
+	{"CON-1/CON-2/OB-DELIVER-6/BatchAnswersLikeConsume", batchAnswersLikeConsume},
+	{"CON-1/ConcurrentBatchesApplyOnce", concurrentBatchesApplyOnce},
+}
+
+// batchAnswersLikeConsume: one batch of a redelivered (replayed) event, the
+// same event id with another digest, every other chain event (new), a
+// duplicate of a new event, another digest of a new event and an envelope
+// digest that does not recompute answers each delivery as Consume answers
+// it one by one on a twin subject, replays byte for byte, and leaves the
+// twin's state: a conflict or an unverifiable delivery in the middle rolls
+// back nothing of the others (CON-1, CON-2, OB-DELIVER-6).
+func batchAnswersLikeConsume(t *testing.T, newSubject Factory) {
+	batch, single := newSubject(t), newSubject(t)
+	require.NotNil(t, batch.ConsumeBatch, "RunBatch needs Subject.ConsumeBatch")
+	first := batch.Chains[0][0]
+	firstAck := mustAck(t, batch, first)
+	mustAck(t, single, first)
+
+	otherDigest := func(e *envelope.Envelope) *envelope.Envelope {
+		o := *e
+		o.OccurredAt = e.OccurredAt.Add(time.Second)
+		changed, err := envelope.Build(o)
+		require.NoError(t, err)
+		return changed
+	}
+	type item struct {
+		e      *envelope.Envelope
+		tamper bool // envelope digest that does not recompute
+	}
+	items := []item{{e: first}, {e: otherDigest(first)}}
+	var news []*envelope.Envelope
+	for i, chain := range batch.Chains {
+		for j, e := range chain {
+			if i == 0 && j == 0 {
+				continue
+			}
+			news = append(news, e)
+			items = append(items, item{e: e})
+			if len(news) == 1 {
+				items = append(items, item{e: e, tamper: true})
+			}
+		}
+	}
+	require.NotEmpty(t, news, "RunBatch needs more than one chain event")
+	last := news[len(news)-1]
+	items = append(items, item{e: last}, item{e: otherDigest(last)})
+
+	deliveries := func(s Subject) []transport.Delivery {
+		out := make([]transport.Delivery, len(items))
+		for i, it := range items {
+			out[i] = Delivery(s, it.e)
+			if it.tamper {
+				out[i].EnvelopeDigest.Value = fmt.Sprintf("%064x", 1)
+			}
+		}
+		return out
+	}
+	answers := batch.ConsumeBatch(context.Background(), deliveries(batch))
+	require.Len(t, answers, len(items))
+	bodies := map[string][]byte{first.EventID: firstAck.ReceiptBody}
+	for i, d := range deliveries(single) {
+		want, wantErr := single.Consume(context.Background(), d)
+		got, gotErr := answers[i].Unpack()
+		if wantErr != nil {
+			require.Error(t, gotErr, "delivery %d (%s %s): Consume answers %v", i, d.EventType, d.EventID, wantErr)
+			wr, wc := transport.RetryableAndCode(wantErr)
+			gr, gc := transport.RetryableAndCode(gotErr)
+			require.Equal(t, []any{wr, wc}, []any{gr, gc}, "delivery %d (%s %s): %v", i, d.EventType, d.EventID, gotErr)
+			continue
+		}
+		require.NoError(t, gotErr, "delivery %d (%s %s)", i, d.EventType, d.EventID)
+		require.NotNil(t, want.Ack)
+		require.NotNil(t, got.Ack)
+		require.Equal(t, d.EventID, got.Ack.EventID)
+		if b, ok := bodies[d.EventID]; ok {
+			require.Equal(t, b, got.ReceiptBody, "delivery %d: a replay returns the first receipt byte for byte", i)
+		}
+		bodies[d.EventID] = got.ReceiptBody
+	}
+	require.Equal(t, state(t, single), state(t, batch), "a batch must leave the state of one-by-one delivery")
+}
+
+// concurrentBatchesApplyOnce: batches of every chain event in order, in
+// reverse and interleaved, run at once on their own sessions: none fails
+// other than with a recoverable wait (an event ahead of its chain), every
+// event is applied once (all answers of one event carry one receipt), and
+// the state converges to the in-order state (CON-1).
+func concurrentBatchesApplyOnce(t *testing.T, newSubject Factory) {
+	inOrder := newSubject(t)
+	var all []*envelope.Envelope
+	for _, chain := range inOrder.Chains {
+		for _, e := range chain {
+			mustAck(t, inOrder, e)
+			all = append(all, e)
+		}
+	}
+	want := state(t, inOrder)
+
+	s := newSubject(t)
+	require.NotNil(t, s.ConsumeBatch, "RunBatch needs Subject.ConsumeBatch")
+	reversed := make([]*envelope.Envelope, len(all))
+	for i, e := range all {
+		reversed[len(all)-1-i] = e
+	}
+	var interleaved []*envelope.Envelope
+	for i := 0; i < len(all); i += 2 {
+		interleaved = append(interleaved, all[i])
+	}
+	for i := 1; i < len(all); i += 2 {
+		interleaved = append(interleaved, all[i])
+	}
+	orders := [][]*envelope.Envelope{all, reversed, interleaved, reversed}
+	answers := make([][]transport.Answer, len(orders))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for k, order := range orders {
+		ds := make([]transport.Delivery, len(order))
+		for i, e := range order {
+			ds[i] = Delivery(s, e)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			answers[k] = s.ConsumeBatch(context.Background(), ds)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	bodies := map[string][]byte{}
+	for k, order := range orders {
+		require.Len(t, answers[k], len(order))
+		for i, a := range answers[k] {
+			e := order[i]
+			if a.Err != nil {
+				require.True(t, transport.IsRecoverableWait(a.Err), "batch %d, %s %s: only a recoverable wait may fail, got %v", k, e.EventType, e.EventID, a.Err)
+				continue
+			}
+			if b, ok := bodies[e.EventID]; ok {
+				require.Equal(t, b, a.Result.ReceiptBody, "event %s applied twice", e.EventID)
+			}
+			bodies[e.EventID] = a.Result.ReceiptBody
+		}
+	}
+	deliverUntilAcked(t, s, all)
+	require.Equal(t, want, state(t, s))
 }
 
 // duplicateDeliveryReturnsFirstReceipt: a duplicate delivery of every chain

@@ -86,26 +86,28 @@ func requireCode(t *testing.T, err error, retryable bool, code string) {
 // Operations projector (CON-1..CON-3, OB-DELIVER-6, OPS-2).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	inboxtest.Run(t, func(t *testing.T) inboxtest.Subject {
-		b := setup(t)
-		return inboxtest.Subject{
-			Consume: b.p.Consume,
-			Member: func(eventType, schemaVersion string) route.Member {
-				return operationstest.Member(eventType, schemaVersion, 1)
-			},
-			Chains: [][]*envelope.Envelope{operationstest.Sample(1).Events(), operationstest.Sample(2).Events()},
-			State: func(ctx context.Context) (string, error) {
-				return operationstest.State(ctx, b.pool, v1)
-			},
-			Block: func(t *testing.T) func() {
-				// A held lock: every projector transaction must lock or
-				// create its aggregate; EXCLUSIVE still allows plain reads.
-				tx, err := b.pool.Begin(t.Context())
-				require.NoError(t, err)
-				_, err = tx.Exec(t.Context(), "LOCK TABLE operations.projection_aggregates IN EXCLUSIVE MODE")
-				require.NoError(t, err)
-				return func() { require.NoError(t, tx.Rollback(t.Context())) }
-			},
-		}
-	})
+	inboxtest.Run(t, func(t *testing.T) inboxtest.Subject { return subject(setup(t)) })
+}
+
+// subject is the conformance Subject of a projector bundle.
+func subject(b *bundle) inboxtest.Subject {
+	return inboxtest.Subject{
+		Consume: b.p.Consume,
+		Member: func(eventType, schemaVersion string) route.Member {
+			return operationstest.Member(eventType, schemaVersion, 1)
+		},
+		Chains: [][]*envelope.Envelope{operationstest.Sample(1).Events(), operationstest.Sample(2).Events()},
+		State: func(ctx context.Context) (string, error) {
+			return operationstest.State(ctx, b.pool, v1)
+		},
+		Block: func(t *testing.T) func() {
+			// A held lock: every projector transaction must lock or
+			// create its aggregate; EXCLUSIVE still allows plain reads.
+			tx, err := b.pool.Begin(t.Context())
+			require.NoError(t, err)
+			_, err = tx.Exec(t.Context(), "LOCK TABLE operations.projection_aggregates IN EXCLUSIVE MODE")
+			require.NoError(t, err)
+			return func() { require.NoError(t, tx.Rollback(t.Context())) }
+		},
+	}
 }
