@@ -48,25 +48,38 @@ func (b *catchUpBundle) state(ctx context.Context) (string, error) {
 // one after (settlement_catch_up_scheduled).
 func TestCatchUpConformance(t *testing.T) {
 	t.Parallel()
+	inboxtest.Run(t, catchUpSubject)
+}
+
+// TestCatchUpConformanceBatch runs the conformance suite through the batch
+// entry point and the batch cases (CON-1, CON-2, OB-DELIVER-6):
+// ConsumeBatch answers as Consume does, although serve does not wire it for
+// the catch-up consumer.
+func TestCatchUpConformanceBatch(t *testing.T) {
+	t.Parallel()
+	inboxtest.RunBatch(t, catchUpSubject)
+}
+
+// catchUpSubject builds a conformance Subject over a fresh database.
+func catchUpSubject(t *testing.T) inboxtest.Subject {
 	pre, post := catchUpDimension(1), catchUpDimension(2)
-	inboxtest.Run(t, func(t *testing.T) inboxtest.Subject {
-		b := setupCatchUp(t)
-		b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
-		b.finalize(t, "100", post)
-		return inboxtest.Subject{
-			Consume: b.consumer.Consume,
-			Member:  catchUpMember,
-			Chains: [][]*envelope.Envelope{
-				{inputEvent(pre, 1), inputEvent(pre, 2)},
-				{inputEvent(post, 2), inputEvent(post, 3)},
-			},
-			State: b.state,
-			Block: func(t *testing.T) func() {
-				b.finalization.blocked.Store(true)
-				return func() { b.finalization.blocked.Store(false) }
-			},
-		}
-	})
+	b := setupCatchUp(t)
+	b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalize(t, "100", post)
+	return inboxtest.Subject{
+		Consume:      b.consumer.Consume,
+		ConsumeBatch: b.consumer.ConsumeBatch,
+		Member:       catchUpMember,
+		Chains: [][]*envelope.Envelope{
+			{inputEvent(pre, 1), inputEvent(pre, 2)},
+			{inputEvent(post, 2), inputEvent(post, 3)},
+		},
+		State: b.state,
+		Block: func(t *testing.T) func() {
+			b.finalization.blocked.Store(true)
+			return func() { b.finalization.blocked.Store(false) }
+		},
+	}
 }
 
 var _ inbox.Consumer = (*billing.CatchUpConsumer)(nil)

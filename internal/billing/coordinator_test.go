@@ -31,30 +31,42 @@ SELECT concat_ws(E'\n',
 // execution.run-finalization.closed@1 are insert-or-compare by event).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	inboxtest.Run(t, func(t *testing.T) inboxtest.Subject {
-		b := setup(t)
-		r1, r2 := newRun(1), newRun(2)
-		admit(t, b.admin, r1)
-		admit(t, b.admin, r2)
-		return inboxtest.Subject{
-			Consume: b.c.Consume,
-			Member:  member,
-			Chains:  [][]*envelope.Envelope{{r1.closure("")}, {r2.closure("")}},
-			State: func(ctx context.Context) (string, error) {
-				var s string
-				err := b.admin.QueryRow(ctx, coordinatorStateSQL).Scan(&s)
-				return s, err
-			},
-			// A held lock on the fences: the coordinator's lock wait times out (retryable).
-			Block: func(t *testing.T) func() {
-				tx, err := b.admin.Begin(t.Context())
-				require.NoError(t, err)
-				_, err = tx.Exec(t.Context(), "SELECT 1 FROM billing.billing_finalization_fences FOR UPDATE")
-				require.NoError(t, err)
-				return func() { require.NoError(t, tx.Rollback(context.Background())) }
-			},
-		}
-	})
+	inboxtest.Run(t, coordinatorSubject)
+}
+
+// TestConformanceBatch runs the conformance suite through the batch entry point and the
+// batch cases (CON-1, CON-2, OB-DELIVER-6): ConsumeBatch answers as
+// Consume does, although serve does not wire it for the coordinator.
+func TestConformanceBatch(t *testing.T) {
+	t.Parallel()
+	inboxtest.RunBatch(t, coordinatorSubject)
+}
+
+// coordinatorSubject builds a conformance Subject over a fresh database.
+func coordinatorSubject(t *testing.T) inboxtest.Subject {
+	b := setup(t)
+	r1, r2 := newRun(1), newRun(2)
+	admit(t, b.admin, r1)
+	admit(t, b.admin, r2)
+	return inboxtest.Subject{
+		Consume:      b.c.Consume,
+		ConsumeBatch: b.c.ConsumeBatch,
+		Member:       member,
+		Chains:       [][]*envelope.Envelope{{r1.closure("")}, {r2.closure("")}},
+		State: func(ctx context.Context) (string, error) {
+			var s string
+			err := b.admin.QueryRow(ctx, coordinatorStateSQL).Scan(&s)
+			return s, err
+		},
+		// A held lock on the fences: the coordinator's lock wait times out (retryable).
+		Block: func(t *testing.T) func() {
+			tx, err := b.admin.Begin(t.Context())
+			require.NoError(t, err)
+			_, err = tx.Exec(t.Context(), "SELECT 1 FROM billing.billing_finalization_fences FOR UPDATE")
+			require.NoError(t, err)
+			return func() { require.NoError(t, tx.Rollback(context.Background())) }
+		},
+	}
 }
 
 // BFC-1: the closure event schedules a new Work generation in one inbox

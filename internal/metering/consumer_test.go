@@ -74,19 +74,31 @@ func chains(o *fakeOwners) [][]*envelope.Envelope {
 // Metering input processor (CON-1..CON-3, OB-DELIVER-6, reordering).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	inboxtest.Run(t, func(t *testing.T) inboxtest.Subject {
-		b := setup(t)
-		return inboxtest.Subject{
-			Consume: b.c.Consume,
-			Member:  member,
-			Chains:  chains(b.owners),
-			State:   func(ctx context.Context) (string, error) { return state(ctx, b.pool) },
-			Block: func(t *testing.T) func() {
-				b.owners.blocked.Store(true)
-				return func() { b.owners.blocked.Store(false) }
-			},
-		}
-	})
+	inboxtest.Run(t, conformanceSubject)
+}
+
+// TestConformanceBatch runs the conformance suite through the batch entry point and the
+// batch cases (CON-1, CON-2, OB-DELIVER-6): ConsumeBatch answers as
+// Consume does, although serve does not wire it for the Metering input processor.
+func TestConformanceBatch(t *testing.T) {
+	t.Parallel()
+	inboxtest.RunBatch(t, conformanceSubject)
+}
+
+// conformanceSubject builds a conformance Subject over a fresh database.
+func conformanceSubject(t *testing.T) inboxtest.Subject {
+	b := setup(t)
+	return inboxtest.Subject{
+		Consume:      b.c.Consume,
+		ConsumeBatch: b.c.ConsumeBatch,
+		Member:       member,
+		Chains:       chains(b.owners),
+		State:        func(ctx context.Context) (string, error) { return state(ctx, b.pool) },
+		Block: func(t *testing.T) func() {
+			b.owners.blocked.Store(true)
+			return func() { b.owners.blocked.Store(false) }
+		},
+	}
 }
 
 // TestMET1OnlyTwoPairsDecoded: a pair other than the two is non_retryable
