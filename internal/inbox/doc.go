@@ -37,6 +37,16 @@
 //     written (CON-2); database errors nobody classified are retryable too,
 //     because an unknown failure must never turn into quarantine or success.
 //
+// # A batch
+//
+// ConsumeBatch is Consume for several deliveries of one destination in one
+// transaction (transport.BatchConsumerFunc): verification first, then the
+// receipt-key locks of the batch in key order, then steps 3-4 for each
+// event in its own savepoint, so each answer is the one Consume would give
+// and one event's failure rolls back that event only. A failed transaction
+// answers every delivery that reached the database with its retryable
+// error. BatchHooks lets a consumer lock once per batch and finish once.
+//
 // # Receipts
 //
 // Receipt bodies are stored as their RFC 8785 canonical bytes and returned

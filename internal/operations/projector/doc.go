@@ -24,6 +24,11 @@
 //     chose);
 //  6. FinishTx writes the projection build summary.
 //
+// ConsumeBatch runs the same steps for a batch of deliveries in one
+// transaction, each event in its own savepoint (inbox.ConsumeBatch); the
+// active claim gate is taken once first and the build summary written once
+// last (BeginBatchTx, FinishBatchTx).
+//
 // # Revision gaps (OPS-2)
 //
 // A gap records (or re-observes) a row in operations.revision_gaps, writes no

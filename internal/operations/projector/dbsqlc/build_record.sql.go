@@ -41,8 +41,8 @@ type BuildRecordParams struct {
 }
 
 // The projection build summary of this projector instance (OPS-1 step 6).
-// applied_count/waited_count are 0 or 1; last_event_id and last_event_type
-// are set for an applied event only.
+// applied_count/waited_count are the events of one transaction (one event,
+// or a batch); last_event_id and last_event_type are set when one applied.
 func (q *Queries) BuildRecord(ctx context.Context, db DBTX, arg BuildRecordParams) error {
 	_, err := db.Exec(ctx, buildRecord,
 		arg.BuildID,

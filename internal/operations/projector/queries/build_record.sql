@@ -1,7 +1,7 @@
 -- name: BuildRecord :exec
 -- The projection build summary of this projector instance (OPS-1 step 6).
--- applied_count/waited_count are 0 or 1; last_event_id and last_event_type
--- are set for an applied event only.
+-- applied_count/waited_count are the events of one transaction (one event,
+-- or a batch); last_event_id and last_event_type are set when one applied.
 INSERT INTO operations.projection_builds AS b (build_id, projection_name, projection_version, consumer_name,
     worker_version, started_at, applied_count, waited_count, last_applied_at, last_event_id, last_event_type, updated_at)
 VALUES (@build_id, @projection_name, @projection_version, @consumer_name, @worker_version, @started_at,
