@@ -70,6 +70,9 @@ type Hooks struct {
 	// Listening runs once LISTEN is established (tests wait for it before
 	// relying on notifications).
 	Listening func()
+	// BeforeClaim runs on the claim loop right before each claim statement
+	// (tests read the loop's own claim times).
+	BeforeClaim func()
 }
 
 // ErrSimulatedCrash is returned by test hooks to abandon an attempt.
@@ -211,6 +214,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		claimed := 0
 		if want > 0 {
+			if d.hooks.BeforeClaim != nil {
+				d.hooks.BeforeClaim()
+			}
 			claimStart := time.Now()
 			claims, err := d.round(ctx, want)
 			if len(claims) < want {
