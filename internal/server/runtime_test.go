@@ -183,3 +183,67 @@ func TestRuntime_DispatcherLogLinesCarryEachAttributeOnce(t *testing.T) {
 	}
 	require.Contains(t, lines[0], `"boundary":"core"`)
 }
+
+// Issue 17: a runtime with a batch entry point for core_operations hands the
+// projector a claim's deliveries in chunks (one consumer transaction per
+// chunk, the dispatcher's consumer-call histogram shows calls of several),
+// and every event is acknowledged and applied once (CON-1, OB-DELIVER-6).
+func TestRuntime_BatchesReachTheProjector(t *testing.T) {
+	t.Parallel()
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: 8})
+	ctx := t.Context()
+	_, err := release.Bootstrap(ctx, b.Core(), release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
+	require.NoError(t, err)
+	// The admissions are appended before the dispatchers start, so one
+	// claim holds them all.
+	const admissions = 10
+	var events []string
+	for range admissions {
+		res, err := admission.New(b.Core()).Admit(ctx, admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
+			TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 500})
+		require.NoError(t, err)
+		events = append(events, res.RunCreatedEventID, res.WalletReservedEventID)
+	}
+	proj, err := projector.New(b.Core(), projector.Config{})
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	rt, err := server.New(server.Pools{boundary.Core: b.Core()}, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: proj.Consume},
+		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 1,
+			Batches: map[route.Destination]server.Batch{route.CoreOperations: {Limit: 16, Apply: proj.ConsumeBatch}}},
+		reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	batcher, ok := rt.Transport().(transport.Batcher)
+	require.True(t, ok)
+	require.Equal(t, 16, batcher.BatchLimit(route.CoreOperations))
+	require.Equal(t, 1, batcher.BatchLimit(route.MeteringInputProcessor))
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(runCtx) }()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var published int
+		require.NoError(c, b.Core().QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_events WHERE published_at IS NOT NULL AND event_id = ANY($1::uuid[])`,
+			events).Scan(&published))
+		require.Equal(c, len(events), published)
+	}, 30*time.Second, 10*time.Millisecond, "admission events not published in time")
+	stop()
+	require.NoError(t, <-done)
+
+	var calls, deliveries uint64
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "oceanway_outbox_consumer_call_deliveries" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			calls += m.GetHistogram().GetSampleCount()
+			deliveries += uint64(m.GetHistogram().GetSampleSum())
+		}
+	}
+	require.EqualValues(t, len(events), deliveries, "every delivery went through one consumer call")
+	require.Less(t, calls, deliveries, "some consumer call carried several deliveries")
+	var receipts int
+	require.NoError(t, b.Core().QueryRow(ctx, `SELECT count(*) FROM operations.applied_receipts WHERE event_id = ANY($1::uuid[])`, events).Scan(&receipts))
+	require.Equal(t, len(events), receipts)
+}
