@@ -36,6 +36,13 @@ type fixture struct {
 
 func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	t.Helper()
+	return setupBatched(t, cfg, k, 0)
+}
+
+// setupBatched is setup with the projector's batch entry point wired for
+// chunks of up to batch deliveries (none when batch is 1 or less).
+func setupBatched(t *testing.T, cfg dispatcher.Config, k, batch int) *fixture {
+	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, Lines: lines.All(), MaxConns: 10})
 	core := b.Core()
 	_, err := release.Bootstrap(t.Context(), core, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1})
@@ -43,8 +50,12 @@ func setup(t *testing.T, cfg dispatcher.Config, k int) *fixture {
 	p, err := projector.New(core, projector.Config{})
 	require.NoError(t, err)
 	pools := server.Pools{boundary.Core: core}
+	scfg := server.Config{Dispatcher: cfg, DispatchersPerBoundary: k}
+	if batch > 1 {
+		scfg.Batches = map[route.Destination]server.Batch{route.CoreOperations: {Limit: batch, Apply: p.ConsumeBatch}}
+	}
 	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume},
-		server.Config{Dispatcher: cfg, DispatchersPerBoundary: k}, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		scfg, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	svc := admission.New(core)
 	tenant, ws, account := uuid.NewString(), uuid.NewString(), uuid.NewString()
@@ -91,6 +102,23 @@ func TestDemo_ChaosLosesAndDuplicatesNothing(t *testing.T) {
 	require.EqualValues(t, 1, s.Pauses)
 	require.Positive(t, s.LeaseExpiries, "the pause past the lease was recovered")
 	require.Positive(t, s.LeaseLost, "the paused worker's late outcome was dropped by the fence")
+}
+
+// OB-DELIVER-6/7, CON-1 under chaos with the projector taking batches
+// (issue 17): kills after the consumer committed a batch, a pause past the
+// lease and transient failures of single deliveries inside batches still
+// lose and duplicate nothing.
+func TestDemo_ChaosWithConsumerBatchesLosesAndDuplicatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos demo skipped with -short")
+	}
+	t.Parallel()
+	f := setupBatched(t, dispatcher.Config{LeaseDuration: 400 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond}, 2, 16)
+	s, err := Run(t.Context(), f.rt, f.pools, f.admit, Config{Runs: 120, AdmitWorkers: 4, Chaos: true, Timeout: 2 * time.Minute})
+	require.NoError(t, err)
+	requirePassed(t, s)
+	require.Positive(t, s.Retries, "the flaky consumer caused retries")
 }
 
 // The summary's checks can fail: a delivery left open, an incomplete read model
