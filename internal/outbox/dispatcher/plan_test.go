@@ -295,11 +295,53 @@ func TestTransitionGuard_OBSTORE6_PlansProbeWhateverTheSizeWhenPlanned(t *testin
 		}
 		guard++
 		require.NotContains(t, p, "Seq Scan on outbox_", "the transition guard scans a table:\n%s", p)
+		require.NotContains(t, p, "JIT:", "the transition guard's probes are JIT-compiled:\n%s", p)
 		require.Contains(t, p, "Index Scan using outbox_delivery_attempt_starts_pkey", p)
 		if strings.Contains(p, "acknowledged") {
 			require.Contains(t, p, "outbox_delivery_attempt_finishes_pkey", p)
 		}
 	}
 	require.Equal(t, 2, guard, "the guard ran (and was explained) for both ack batches")
+	b.invariants(t)
+}
+
+// OB-PUB-1 (issue 17: CPU per delivery): in the ack batch's transaction the
+// published_at function does not read again the attempt finishes that the
+// transition guard read for the rows this transaction acknowledged (the
+// guard proved them at the end of the fenced statement; 00097). Over a batch
+// of acks that each complete their event, the finishes' primary key is read
+// once per ack — by the guard — where the function used to read it twice
+// more per ack (its row check and its sibling proof).
+func TestAckBatch_OBPUB1_PublicationTrustsItsOwnTransactionsGuard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	const n = 6
+	b.appendRuns(t, n)
+	claims := b.claim(t, "w", n, time.Hour)
+	require.Len(t, claims, n)
+	acks := make([]dispatcher.VerifiedAck, n)
+	for i, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		acks[i], err = dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+	}
+	err := db.WithTxOptions(ctx, b.producer, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(ctx context.Context, tx pgx.Tx) error {
+		out, err := dispatcher.AckBatchTx(ctx, tx, acks)
+		require.NoError(t, err)
+		for i, e := range out {
+			require.NoError(t, e, "ack %d", i)
+		}
+		var read int64
+		require.NoError(t, tx.QueryRow(ctx,
+			`SELECT pg_stat_get_xact_tuples_returned('outbox.outbox_delivery_attempt_finishes_pkey'::regclass)`).Scan(&read))
+		require.Equal(t, int64(n), read, "finish reads in the ack transaction: one per ack, the transition guard's")
+		return nil
+	})
+	require.NoError(t, err)
+	for _, c := range claims {
+		require.True(t, b.delivery(t, c.EventID).Published, "every event was completed and published")
+	}
 	b.invariants(t)
 }

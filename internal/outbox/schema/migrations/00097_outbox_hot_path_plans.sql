@@ -51,9 +51,12 @@ RETURNS TABLE (event_id uuid, destination text, result text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 -- One plan per statement and session, never a sequential scan (see the
--- header): every access below is a key equality or a row id.
+-- header): every access below is a key equality or a row id. No JIT: a
+-- probe-only plan never pays for it, and a plan that still held a disabled
+-- sequential scan would carry its 1e10 cost and be compiled on every run.
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
+SET jit = off
 AS $fn$
 DECLARE
   v_n                   int;
@@ -249,8 +252,10 @@ $fn$;
 -- row changing nothing reads neither; a claim reads no finish).
 CREATE OR REPLACE FUNCTION outbox.deliveries_prove_transitions() RETURNS trigger
 LANGUAGE plpgsql
--- Planned once per session (no parameters): probes only (see the header).
+-- Planned once per session (no parameters): probes only (see the header),
+-- and no JIT (as in record_publication_batch above).
 SET enable_seqscan = off
+SET jit = off
 AS $fn$
 DECLARE
   v record;
