@@ -378,3 +378,79 @@ BEGIN
 END
 $fn$;
 -- +goose StatementEnd
+
+-- +goose StatementBegin
+-- The dispatcher's fenced acks of a batch (OB-CLAIM-2, OB-DELIVER-5), moved
+-- from the statement dispatcher/sql/delivery_ack_batch.sql sent unprepared
+-- (parsed and planned per batch, a large part of the ack's CPU at batches of
+-- a few rows) into a function whose one generic plan per session can only
+-- probe (the settings above). Same statement, same fences: each row set
+-- acknowledged with its frozen ack receipt type and quadruple and its single
+-- success finish appended only while its own fence holds (destination, event
+-- id, attempt id, lease token, a lease still valid); it returns the attempt
+-- ids of the rows it acknowledged, a row whose fence does not hold is simply
+-- absent (lease lost for that one only). The rows are found by a primary-key
+-- probe per ack and updated by their row ids; a row changed concurrently is
+-- re-checked against its fence on its newest version (READ COMMITTED), as a
+-- single-row UPDATE is. SECURITY INVOKER: it runs with the dispatcher's own
+-- column grants, and the transition guard fires on its UPDATE as before.
+CREATE FUNCTION outbox.ack_delivery_batch(
+  p_destinations                       text[],
+  p_event_ids                          uuid[],
+  p_attempt_ids                        uuid[],
+  p_lease_tokens                       uuid[],
+  p_consumer_names                     text[],
+  p_receipt_types                      text[],
+  p_receipt_refs                       text[],
+  p_receipt_schema_versions            text[],
+  p_receipt_digest_algorithm_versions  text[],
+  p_receipt_digests                    text[],
+  p_envelope_digest_algorithm_versions text[],
+  p_envelope_sha256s                   text[])
+RETURNS SETOF uuid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+AS $fn$
+BEGIN
+  RETURN QUERY
+    WITH input AS (
+      SELECT * FROM ROWS FROM (unnest(p_destinations), unnest(p_event_ids),
+        unnest(p_attempt_ids), unnest(p_lease_tokens), unnest(p_consumer_names),
+        unnest(p_receipt_types), unnest(p_receipt_refs),
+        unnest(p_receipt_schema_versions), unnest(p_receipt_digest_algorithm_versions),
+        unnest(p_receipt_digests), unnest(p_envelope_digest_algorithm_versions),
+        unnest(p_envelope_sha256s))
+        AS i(destination, event_id, attempt_id, lease_token, consumer_name, receipt_type, receipt_ref, receipt_schema_version,
+             receipt_digest_algorithm_version, receipt_digest, envelope_digest_algorithm_version, envelope_sha256)
+    ), fenced AS (
+      UPDATE outbox.outbox_deliveries d
+      SET status = 'acknowledged', delivered_at = now(),
+          ack_consumer_name = i.consumer_name, ack_receipt_type = i.receipt_type,
+          ack_receipt_key = i.receipt_ref, ack_receipt_schema_version = i.receipt_schema_version,
+          ack_receipt_digest_algorithm_version = i.receipt_digest_algorithm_version,
+          ack_receipt_digest = i.receipt_digest,
+          ack_event_envelope_digest_algorithm_version = i.envelope_digest_algorithm_version,
+          ack_event_envelope_sha256 = i.envelope_sha256,
+          last_error_code = NULL, last_error_ref = NULL
+      FROM input i
+      WHERE d.ctid = ANY(ARRAY(
+              SELECT p.row_id FROM input x
+              CROSS JOIN LATERAL (SELECT d0.ctid AS row_id FROM outbox.outbox_deliveries d0
+                                   WHERE d0.event_id = x.event_id AND d0.destination = x.destination OFFSET 0) p))
+        AND d.destination = i.destination AND d.event_id = i.event_id
+        AND d.current_attempt_id = i.attempt_id AND d.lease_token = i.lease_token
+        AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
+      RETURNING d.current_attempt_id
+    )
+    INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition)
+    SELECT current_attempt_id, now(), 'acknowledged', 'none' FROM fenced
+    RETURNING attempt_id;
+END
+$fn$;
+REVOKE ALL ON FUNCTION outbox.ack_delivery_batch(text[], uuid[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION outbox.ack_delivery_batch(text[], uuid[], uuid[], uuid[], text[], text[], text[], text[], text[], text[], text[], text[])
+  TO oceanway_dispatcher;
+-- +goose StatementEnd
