@@ -31,6 +31,14 @@
 -- few pages long read them sequentially for every later claim and ack batch
 -- (thousands of tuples per delivery in some tx-1 bench runs, issue 17).
 -- The checks and messages are unchanged.
+--
+-- outbox.ack_delivery_batch (new): the dispatcher's fenced ack batch
+-- statement, before sent unprepared and so parsed and planned per batch,
+-- with the same settings and fences (SECURITY INVOKER).
+--
+-- outbox.deliveries_before_update (00002): a terminal delivery takes no
+-- UPDATE at all, not even one that changes nothing (OW008), which the
+-- same-transaction inference above relies on.
 
 -- +goose Up
 -- +goose StatementBegin
