@@ -242,11 +242,26 @@ func (e *Envelope) refine(p *EventPair) *ruleViolation {
 // payload numbers as int64). Producers build envelopes with it; the fields
 // eventType, eventSchemaVersion and aggregateType must name the exact pair.
 func Build(e Envelope) (*Envelope, error) {
+	built, _, err := BuildCanonical(e)
+	return built, err
+}
+
+// BuildCanonical is Build that also returns the canonical bytes it strictly
+// decoded. They are the returned envelope's canonical form (decoding an
+// accepted canonical document and encoding it again gives the same bytes,
+// which FuzzDecodeEnvelope checks), so a producer stores and digests them
+// (digest.OfCanonical with DigestAlgorithm) without encoding the envelope
+// again.
+func BuildCanonical(e Envelope) (*Envelope, []byte, error) {
 	canonical, err := e.Canonical()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return DecodeEnvelope(canonical)
+	built, err := DecodeEnvelope(canonical)
+	if err != nil {
+		return nil, nil, err
+	}
+	return built, canonical, nil
 }
 
 // ToJSON returns the envelope's JSON value tree (a fresh map; the payload

@@ -150,6 +150,38 @@ func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
 	require.Equal(t, "2026-01-02T02:04:05.678901Z", ea.ToJSON()["occurredAt"])
 }
 
+// BuildCanonical hands producers the bytes it strictly decoded: for every
+// pair, from an envelope that is not yet normalized (nanoseconds, another
+// zone, Go int payload numbers), they equal the built envelope's canonical
+// bytes and digest to its digest.
+func TestCT1BuildCanonicalBytesAreTheBuiltEnvelopes(t *testing.T) {
+	t.Parallel()
+	for _, p := range envelope.Pairs() {
+		e := sample.Envelope(p.EventType, 7)
+		e.OccurredAt = time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600))
+		for k, v := range e.Payload {
+			if n, ok := v.(int64); ok {
+				e.Payload[k] = int(n)
+			}
+		}
+		built, canonical, err := envelope.BuildCanonical(e)
+		require.NoError(t, err, p.EventType)
+		again, err := built.Canonical()
+		require.NoError(t, err)
+		require.Equal(t, string(again), string(canonical), p.EventType)
+		want, err := built.Digest()
+		require.NoError(t, err)
+		got, err := digest.OfCanonical(envelope.DigestAlgorithm, canonical)
+		require.NoError(t, err)
+		require.Equal(t, want, got, p.EventType)
+		viaBuild, err := envelope.Build(e)
+		require.NoError(t, err)
+		require.Equal(t, built, viaBuild)
+	}
+	_, _, err := envelope.BuildCanonical(envelope.Envelope{})
+	require.Error(t, err)
+}
+
 // The receipts' VerifyAck compares receipt identity fields by name with
 // Identity: tenant fields plus every top-level scalar payload field as text.
 func TestIdentityRendersTenantAndScalarPayloadFields(t *testing.T) {

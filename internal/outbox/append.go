@@ -144,7 +144,9 @@ func prepareEvents(envs []envelope.Envelope) ([]prepared, error) {
 	prep := make([]prepared, len(envs))
 	seen := make(map[string]int, len(envs))
 	for i := range envs {
-		e, err := envelope.Build(envs[i])
+		// One encoding and one strict decode per event: the stored bytes
+		// and the digest are the canonical bytes the decoder accepted.
+		e, canonical, err := envelope.BuildCanonical(envs[i])
 		if err != nil {
 			return nil, &InvalidEnvelopeError{Index: i, EventID: envs[i].EventID, Err: err}
 		}
@@ -152,11 +154,7 @@ func prepareEvents(envs []envelope.Envelope) ([]prepared, error) {
 			return nil, fmt.Errorf("%w: events %d and %d share %s", ErrDuplicateEventID, j, i, e.EventID)
 		}
 		seen[e.EventID] = i
-		canonical, err := e.Canonical()
-		if err != nil {
-			return nil, &InvalidEnvelopeError{Index: i, EventID: e.EventID, Err: err}
-		}
-		d, err := e.Digest()
+		d, err := digest.OfCanonical(envelope.DigestAlgorithm, canonical)
 		if err != nil {
 			return nil, &InvalidEnvelopeError{Index: i, EventID: e.EventID, Err: err}
 		}
