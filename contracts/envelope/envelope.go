@@ -38,6 +38,7 @@ var (
 	ErrCausationSelf              = errors.New("envelope: causationId equals eventId")
 	ErrDerivedIDMismatch          = errors.New("envelope: derived identifier does not recompute")
 	ErrPayloadRule                = errors.New("envelope: payload violates a refinement rule of its pair")
+	ErrStoredEventMismatch        = errors.New("envelope: stored envelope names another event than its row")
 )
 
 // Actor is the optional envelope actor.
@@ -368,15 +369,16 @@ func (e *Envelope) Pair() *EventPair { return pairsByType[e.EventType] }
 // payload field rendered as text (integers in decimal, booleans as
 // true/false). Nested payload objects are not included.
 func (e *Envelope) Identity() map[string]string {
-	m := map[string]string{
-		"tenantKind":  e.TenantKind,
-		"tenantId":    e.TenantID,
-		"workspaceId": e.WorkspaceID,
+	return identity(e.TenantKind, e.TenantID, e.WorkspaceID, e.ProjectID, e.Payload)
+}
+
+func identity(tenantKind, tenantID, workspaceID, projectID string, payload map[string]any) map[string]string {
+	m := make(map[string]string, 4+len(payload))
+	m["tenantKind"], m["tenantId"], m["workspaceId"] = tenantKind, tenantID, workspaceID
+	if projectID != "" {
+		m["projectId"] = projectID
 	}
-	if e.ProjectID != "" {
-		m["projectId"] = e.ProjectID
-	}
-	for k, v := range e.Payload {
+	for k, v := range payload {
 		switch x := v.(type) {
 		case string:
 			m[k] = x
@@ -391,4 +393,50 @@ func (e *Envelope) Identity() map[string]string {
 		}
 	}
 	return m
+}
+
+// StoredIdentity returns Identity of a stored envelope without decoding it
+// strictly: for bytes that DecodeEnvelope (through Build) accepted when they
+// were stored, and that the store keeps immutable, so the full validation is
+// not repeated per delivery. It still reads the bytes themselves: they must
+// be I-JSON (*jcs.ParseError otherwise) whose root is an object naming
+// exactly the stored row's eventId, eventType and eventSchemaVersion (a
+// registered pair), with a valid tenantKind, tenantId, workspaceId, optional
+// projectId and a payload object whose top-level numbers are safe integers
+// (*strict.FieldError otherwise). Other fields are not checked.
+func StoredIdentity(doc []byte, eventID, eventType, eventSchemaVersion string) (map[string]string, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Pair(eventType, eventSchemaVersion); err != nil {
+		o.Fail("eventType", unwrapSentinel(err), err.Error())
+		return nil, r.Err()
+	}
+	if id := o.UUID("eventId"); id != "" && id != eventID {
+		o.Fail("eventId", ErrStoredEventMismatch, fmt.Sprintf("stored %s, row %s", id, eventID))
+	}
+	o.Literal("eventType", eventType)
+	o.Literal("eventSchemaVersion", eventSchemaVersion)
+	kind := o.Enum("tenantKind", TenantOrganization, TenantPersonal)
+	tenant, workspace := o.UUID("tenantId"), o.UUID("workspaceId")
+	project, _ := o.OptUUID("projectId")
+	payload, isObject := o.Raw("payload").(map[string]any)
+	if !isObject && r.Err() == nil {
+		o.Fail("payload", strict.ErrNotObject, "")
+	}
+	for k, v := range payload {
+		if n, isNumber := v.(jcs.Number); isNumber {
+			i, err := strict.ParseSafeInteger(string(n))
+			if err != nil {
+				o.Fail("payload."+k, err, string(n))
+				continue
+			}
+			payload[k] = i
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return identity(kind, tenant, workspace, project, payload), nil
 }

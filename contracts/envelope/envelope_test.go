@@ -182,6 +182,46 @@ func TestCT1BuildCanonicalBytesAreTheBuiltEnvelopes(t *testing.T) {
 	require.Error(t, err)
 }
 
+// OB-DELIVER-4: the dispatcher reads the event's business identity from the
+// stored bytes with StoredIdentity; for every pair it equals the strictly
+// decoded envelope's Identity, and bytes that are not JSON, name another
+// event or lack the tenant fields are rejected.
+func TestOBDELIVER4StoredIdentityEqualsIdentity(t *testing.T) {
+	t.Parallel()
+	for _, p := range envelope.Pairs() {
+		e := sample.Built(p.EventType, 3)
+		canonical, err := e.Canonical()
+		require.NoError(t, err)
+		got, err := envelope.StoredIdentity(canonical, e.EventID, e.EventType, e.EventSchemaVersion)
+		require.NoError(t, err, p.EventType)
+		require.Equal(t, e.Identity(), got, p.EventType)
+	}
+	e := sample.Built(envelope.RunCreatedV2, 3)
+	canonical, err := e.Canonical()
+	require.NoError(t, err)
+	doc := string(canonical)
+	for _, c := range []struct {
+		name, doc, eventID, eventType string
+		want                          error
+	}{
+		{"truncated", doc[:len(doc)-1], e.EventID, e.EventType, jcs.ErrUnexpectedEOF},
+		{"not an object", `[]`, e.EventID, e.EventType, strict.ErrNotObject},
+		{"another event", doc, sample.ID(999), e.EventType, envelope.ErrStoredEventMismatch},
+		{"another type", doc, e.EventID, envelope.WalletReservedV2, strict.ErrUnexpectedLiteral},
+		{"unknown pair", doc, e.EventID, "run.created@9", envelope.ErrUnknownEventPair},
+		{"no tenant", strings.Replace(doc, `"tenantId"`, `"tenantXd"`, 1), e.EventID, e.EventType, strict.ErrMissingField},
+		{"bad workspace", strings.Replace(doc, `"workspaceId":"`, `"workspaceId":"X`, 1), e.EventID, e.EventType, strict.ErrInvalidUUID},
+		{"payload not an object", strings.Replace(doc, `"payload":{`, `"payload":1,"payloadX":{`, 1), e.EventID, e.EventType, strict.ErrNotObject},
+		{"unsafe payload integer", strings.Replace(doc, `"payload":{`, `"payload":{"n":1.5,`, 1), e.EventID, e.EventType, strict.ErrUnsafeInteger},
+	} {
+		_, err := envelope.StoredIdentity([]byte(c.doc), c.eventID, c.eventType, e.EventSchemaVersion)
+		require.Error(t, err, c.name)
+		if c.want != nil {
+			require.ErrorIs(t, err, c.want, c.name)
+		}
+	}
+}
+
 // The receipts' VerifyAck compares receipt identity fields by name with
 // Identity: tenant fields plus every top-level scalar payload field as text.
 func TestIdentityRendersTenantAndScalarPayloadFields(t *testing.T) {

@@ -1,7 +1,10 @@
 package dispatcher_test
 
 import (
+	"bytes"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/envelope/sample"
@@ -54,5 +57,29 @@ func BenchmarkVerifyResult(b *testing.B) {
 		if _, err := dispatcher.VerifyResult(c, res); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// OB-DELIVER-4: an ack is verified against the event as stored. Stored
+// bytes that do not decode, or that name another event than the claimed
+// row, reject the ack as stored_event_invalid.
+func TestVerifyResult_OBDELIVER4_StoredEventInvalid(t *testing.T) {
+	t.Parallel()
+	c := sampleClaim(t)
+	res, err := outboxtest.Ack(t.Context(), c.Delivery())
+	require.NoError(t, err)
+	_, err = dispatcher.VerifyResult(c, res)
+	require.NoError(t, err)
+
+	for name, stored := range map[string][]byte{
+		"truncated":     c.Envelope[:len(c.Envelope)-1],
+		"another event": bytes.Replace(c.Envelope, []byte(c.EventID), []byte(sample.ID(999)), 1),
+	} {
+		bad := c
+		bad.Envelope = stored
+		_, err := dispatcher.VerifyResult(bad, res)
+		var rejected *dispatcher.AckRejectedError
+		require.ErrorAs(t, err, &rejected, name)
+		require.Equal(t, "stored_event_invalid", rejected.Code(), name)
 	}
 }
