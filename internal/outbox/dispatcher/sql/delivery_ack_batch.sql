@@ -12,9 +12,12 @@
 -- UPDATE ... FROM unnest(...) was planned as a hash join over a sequential
 -- scan; issue 17). A row changed concurrently is re-checked against its
 -- fence on its newest version (READ COMMITTED), as a single-row UPDATE is.
+-- uuid arrays are bound as text[] and cast here: pgx has no binary plan for
+-- []string into uuid[] and would fail one (and format an error) per call
+-- before falling back to text.
 WITH input AS (
-  SELECT * FROM ROWS FROM (unnest(@destinations::text[]), unnest(@event_ids::uuid[]),
-    unnest(@attempt_ids::uuid[]), unnest(@lease_tokens::uuid[]), unnest(@consumer_names::text[]),
+  SELECT * FROM ROWS FROM (unnest(@destinations::text[]), unnest(@event_ids::text[]::uuid[]),
+    unnest(@attempt_ids::text[]::uuid[]), unnest(@lease_tokens::text[]::uuid[]), unnest(@consumer_names::text[]),
     unnest(@receipt_types::text[]), unnest(@receipt_refs::text[]),
     unnest(@receipt_schema_versions::text[]), unnest(@receipt_digest_algorithm_versions::text[]),
     unnest(@receipt_digests::text[]), unnest(@envelope_digest_algorithm_versions::text[]),
