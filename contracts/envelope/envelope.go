@@ -113,6 +113,17 @@ func branchFields(p *EventPair) []schema.Field {
 	)
 }
 
+// decodeFields holds, per pair, the fields decode reads after eventType and
+// eventSchemaVersion (built once: the descriptions are immutable).
+var decodeFields = func() map[*EventPair][]schema.Field {
+	m := make(map[*EventPair][]schema.Field, len(pairs))
+	for _, p := range pairs {
+		f := branchFields(p)
+		m[p] = append(f[:1:1], f[3:]...)
+	}
+	return m
+}()
+
 // Def returns the envelope description: a union over eventType with one
 // branch per registered pair.
 func Def() *schema.Def { return envelopeDef }
@@ -168,9 +179,8 @@ func decode(o *strict.Object, r *strict.Reader) (*Envelope, error) {
 		o.Fail(field, unwrapSentinel(err), err.Error())
 		return nil, r.Err()
 	}
-	m := map[string]any{}
-	fields := branchFields(p)
-	schema.DecodeFields(o, append(fields[:1:1], fields[3:]...), m)
+	m := make(map[string]any, 16)
+	schema.DecodeFields(o, decodeFields[p], m)
 	o.Close()
 	if err := r.Err(); err != nil {
 		return nil, err
