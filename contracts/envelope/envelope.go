@@ -326,12 +326,80 @@ func deepCopy(v any) any {
 	}
 }
 
-// Canonical returns the RFC 8785 canonical bytes of the whole envelope.
+// Canonical returns the RFC 8785 canonical bytes of the whole envelope:
+// exactly jcs.Marshal(e.ToJSON()), written member by member without building
+// the JSON tree (every append encodes one envelope).
 func (e *Envelope) Canonical() ([]byte, error) {
 	if e.Payload == nil {
 		return nil, &strict.FieldError{Path: "$.payload", Err: strict.ErrMissingField}
 	}
-	return jcs.Marshal(e.ToJSON())
+	// Members in RFC 8785 order: the names are ASCII, so byte order.
+	w := canonicalWriter{b: append(make([]byte, 0, 1024), '{')}
+	if e.Actor != nil {
+		w.name("actor")
+		w.b = append(w.b, `{"kind":`...)
+		w.value(jcs.AppendString(w.b, e.Actor.Kind))
+		w.b = append(w.b, `,"workforcePrincipalId":`...)
+		w.value(jcs.AppendString(w.b, e.Actor.WorkforcePrincipalID))
+		w.b = append(w.b, '}')
+	}
+	w.str("aggregateId", e.AggregateID)
+	w.name("aggregateRevision")
+	w.value(jcs.AppendSafeInt(w.b, e.AggregateRevision))
+	w.str("aggregateType", e.AggregateType)
+	w.optStr("causationId", e.CausationID)
+	w.str("correlationId", e.CorrelationID)
+	w.str("eventId", e.EventID)
+	w.str("eventSchemaVersion", e.EventSchemaVersion)
+	w.str("eventType", e.EventType)
+	w.str("occurredAt", strict.FormatTimestamp(e.OccurredAt))
+	w.optStr("operationId", e.OperationID)
+	w.name("payload")
+	w.value(jcs.AppendMarshalAt(w.b, e.Payload, 1))
+	w.optStr("projectId", e.ProjectID)
+	w.str("tenantId", e.TenantID)
+	w.str("tenantKind", e.TenantKind)
+	w.str("workspaceId", e.WorkspaceID)
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// canonicalWriter writes the members of one object in the order given,
+// keeping the first error.
+type canonicalWriter struct {
+	b     []byte
+	err   error
+	comma bool
+}
+
+// name writes a member name that needs no escaping.
+func (w *canonicalWriter) name(n string) {
+	if w.comma {
+		w.b = append(w.b, ',')
+	}
+	w.comma = true
+	w.b = append(append(append(w.b, '"'), n...), '"', ':')
+}
+
+func (w *canonicalWriter) value(b []byte, err error) {
+	w.b = b
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *canonicalWriter) str(n, v string) {
+	w.name(n)
+	w.value(jcs.AppendString(w.b, v))
+}
+
+// optStr writes an optional member, absent when empty (as ToJSON omits it).
+func (w *canonicalWriter) optStr(n, v string) {
+	if v != "" {
+		w.str(n, v)
+	}
 }
 
 // Digest returns eventEnvelopeDigestAlgorithmVersion + eventEnvelopeSha256:

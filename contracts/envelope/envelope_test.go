@@ -150,6 +150,35 @@ func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
 	require.Equal(t, "2026-01-02T02:04:05.678901Z", ea.ToJSON()["occurredAt"])
 }
 
+// CT-1: Canonical writes the envelope member by member; for every pair,
+// with and without the optional members and an actor, and for values
+// Marshal refuses, it answers exactly what jcs.Marshal(ToJSON()) answers.
+func TestCT1CanonicalEqualsMarshalOfToJSON(t *testing.T) {
+	t.Parallel()
+	check := func(e envelope.Envelope) {
+		t.Helper()
+		want, wantErr := jcs.Marshal(e.ToJSON())
+		got, err := e.Canonical()
+		if wantErr != nil {
+			require.ErrorIs(t, err, wantErr)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+	for _, p := range envelope.Pairs() {
+		e := sample.Envelope(p.EventType, 5)
+		check(e)
+		e.CausationID, e.OperationID, e.ProjectID = sample.ID(40), "", ""
+		e.Actor = &envelope.Actor{Kind: envelope.ActorWorkforcePrincipal, WorkforcePrincipalID: "workforce:\"bob\"\u00e9\n"}
+		check(e)
+		e.TenantID = "bad \xff utf-8"
+		check(e)
+		e.TenantID, e.AggregateRevision = sample.TenantID, 1<<53
+		check(e)
+	}
+}
+
 // BuildCanonical hands producers the bytes it strictly decoded: for every
 // pair, from an envelope that is not yet normalized (nanoseconds, another
 // zone, Go int payload numbers), they equal the built envelope's canonical

@@ -6,6 +6,7 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/goldentest"
+	"github.com/oceanway/core/contracts/jcs"
 )
 
 // CT-2: the strict envelope decoder never panics, and whatever it accepts
@@ -22,6 +23,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		canonical, err := e.Canonical()
 		if err != nil {
 			t.Fatalf("accepted envelope does not canonicalize: %v", err)
+		}
+		if tree, err := jcs.Marshal(e.ToJSON()); err != nil || string(tree) != string(canonical) {
+			t.Fatalf("Canonical differs from jcs.Marshal(ToJSON()): %v\n%s\n%s", err, canonical, tree)
 		}
 		back, err := envelope.DecodeEnvelope(canonical)
 		if err != nil {
