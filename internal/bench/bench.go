@@ -40,6 +40,10 @@ type Config struct {
 	Batch        int
 	Concurrency  int
 	PollInterval time.Duration
+	// ConsumerBatch is the most deliveries the consumer applies in one call
+	// and one transaction (transport.Batcher); 1 applies each on its own.
+	// Default 32.
+	ConsumerBatch int
 	// Lease is the dispatchers' lease duration (default the dispatcher's,
 	// 30s). A short lease makes the acknowledged history older than the
 	// lease within one run, which is what a long-running system sees.
@@ -111,6 +115,9 @@ func (c Config) WithDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = 16
 	}
+	if c.ConsumerBatch == 0 {
+		c.ConsumerBatch = 32
+	}
 	if c.Mode == "" {
 		c.Mode = measure.Concurrent
 	}
@@ -126,8 +133,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: no server", ErrInvalidConfig)
 	case c.Rate < 0:
 		return fmt.Errorf("%w: rate %g < 0", ErrInvalidConfig, c.Rate)
-	case c.Events < 1, c.Producers < 1, c.Dispatchers < 1, c.Batch < 1, c.Concurrency < 1:
-		return fmt.Errorf("%w: events, producers, dispatchers, batch and concurrency must be ≥ 1", ErrInvalidConfig)
+	case c.Events < 1, c.Producers < 1, c.Dispatchers < 1, c.Batch < 1, c.Concurrency < 1, c.ConsumerBatch < 1:
+		return fmt.Errorf("%w: events, producers, dispatchers, batch, concurrency and consumer batch must be ≥ 1", ErrInvalidConfig)
 	case len(c.Prefix) > 30:
 		return fmt.Errorf("%w: prefix %q longer than 30 characters", ErrInvalidConfig, c.Prefix)
 	}
@@ -235,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (measure.Report, error) {
 			},
 		}, rec)
 		run.MessageBytes = msgBytes
-		run.Settings = fmt.Sprintf("dispatchers=%d batch=%d concurrency=%d poll=%s", cfg.Dispatchers, cfg.Batch, cfg.Concurrency, pollText(cfg.PollInterval))
+		run.Settings = fmt.Sprintf("dispatchers=%d batch=%d concurrency=%d consumer-batch=%d poll=%s", cfg.Dispatchers, cfg.Batch, cfg.Concurrency, cfg.ConsumerBatch, pollText(cfg.PollInterval))
 		if cfg.Rate > 0 {
 			run.Settings += fmt.Sprintf(" rate=%g/s", cfg.Rate)
 		}

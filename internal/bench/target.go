@@ -130,7 +130,8 @@ func (t *outboxTarget) Produce(ctx context.Context, n int) ([]string, error) {
 
 // Start runs K dispatchers over the producer database.
 func (t *outboxTarget) Start(ctx context.Context) error {
-	tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: t.consumer.Deliver})
+	tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: t.consumer.Deliver}).
+		WithBatch(route.CoreOperations, t.cfg.ConsumerBatch, t.consumer.DeliverBatch)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.stop = cancel
 	for i := range t.cfg.Dispatchers {
@@ -178,6 +179,22 @@ func (t *outboxTarget) Consumed(context.Context) (int, error) {
 	return int(total), err
 }
 
+// consumerCalls sums the dispatchers' consumer-call histogram: how many
+// calls, and how many deliveries they carried.
+func (t *outboxTarget) consumerCalls() (calls uint64, deliveries float64) {
+	ch := make(chan prometheus.Metric, 8)
+	go func() { t.metrics.ConsumerBatch.Collect(ch); close(ch) }()
+	for m := range ch {
+		var d dto.Metric
+		if m.Write(&d) != nil || d.GetHistogram() == nil {
+			continue
+		}
+		calls += d.GetHistogram().GetSampleCount()
+		deliveries += d.GetHistogram().GetSampleSum()
+	}
+	return calls, deliveries
+}
+
 // errEndState is a run whose end state breaks the outbox's guarantees.
 var errEndState = errors.New("bench: end state check failed")
 
@@ -206,6 +223,9 @@ func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (strin
 		rec.Consumed(d.EventID, d.DeliveredAt)
 	}
 	var notes []string
+	if calls, deliveries := t.consumerCalls(); calls > 0 {
+		notes = append(notes, fmt.Sprintf("%d consumer calls, %.1f deliveries per call (--consumer-batch %d)", calls, deliveries/float64(calls), t.cfg.ConsumerBatch))
+	}
 	if report.RetriedDeliveries > 0 {
 		notes = append(notes, fmt.Sprintf("%d deliveries needed more than one attempt", report.RetriedDeliveries))
 	}

@@ -70,6 +70,7 @@ dropped at the end unless --keep.`,
 	f.IntVar(&cfg.Dispatchers, "dispatchers", 1, "dispatchers (K)")
 	f.IntVar(&cfg.Batch, "batch", 100, "dispatcher claim batch size")
 	f.IntVar(&cfg.Concurrency, "concurrency", 16, "deliveries in flight per dispatcher")
+	f.IntVar(&cfg.ConsumerBatch, "consumer-batch", 32, "most deliveries the consumer applies in one call and one transaction (1: one by one)")
 	f.DurationVar(&cfg.Lease, "lease", 0, "dispatcher lease duration (default: the dispatcher's, 30s)")
 	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
 	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")

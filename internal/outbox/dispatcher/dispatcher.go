@@ -70,6 +70,9 @@ type Hooks struct {
 	// Listening runs once LISTEN is established (tests wait for it before
 	// relying on notifications).
 	Listening func()
+	// BeforeClaim runs on the claim loop right before each claim statement
+	// (tests read the loop's own claim times).
+	BeforeClaim func()
 }
 
 // ErrSimulatedCrash is returned by test hooks to abandon an attempt.
@@ -150,7 +153,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if d.cfg.RenewInterval > 0 {
 		queueCap += d.cfg.BatchSize
 	}
-	queue := make(chan *queued, queueCap)
+	// The queue carries chunks: one delivery, or several of one destination
+	// whose consumer takes batches (transport.Batcher).
+	queue := make(chan []*queued, queueCap)
 	waiting := &waitingSet{items: make(map[string]*queued)}
 	renewerCtx, stopRenewer := context.WithCancel(context.WithoutCancel(ctx))
 	renewerDone := make(chan struct{})
@@ -162,12 +167,21 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		slots.Add(1)
 		go func() {
 			defer slots.Done()
-			for q := range queue {
-				renewed, lost := waiting.take(q)
-				if deliverCtx.Err() == nil {
-					d.start(deliverCtx, q.c, renewed, lost)
+			for chunk := range queue {
+				ready := make([]Claimed, 0, len(chunk))
+				for _, q := range chunk {
+					renewed, lost := waiting.take(q)
+					if deliverCtx.Err() == nil && d.ready(deliverCtx, q.c, renewed, lost) {
+						ready = append(ready, q.c)
+					}
 				}
-				outstanding.Add(-1)
+				switch {
+				case len(ready) == 1:
+					d.process(deliverCtx, ready[0])
+				case len(ready) > 1:
+					d.processBatch(deliverCtx, ready)
+				}
+				outstanding.Add(-int64(len(chunk)))
 				d.Wake()
 			}
 		}()
@@ -200,16 +214,21 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		claimed := 0
 		if want > 0 {
+			if d.hooks.BeforeClaim != nil {
+				d.hooks.BeforeClaim()
+			}
 			claimStart := time.Now()
 			claims, err := d.round(ctx, want)
 			if len(claims) < want {
 				shortClaimAt = claimStart
 			}
 			claimed = len(claims)
-			for _, q := range claims {
-				outstanding.Add(1)
-				waiting.add(q)
-				queue <- q // never blocks: outstanding stays within queueCap
+			for _, chunk := range d.chunks(claims) {
+				outstanding.Add(int64(len(chunk)))
+				for _, q := range chunk {
+					waiting.add(q)
+				}
+				queue <- chunk // never blocks: outstanding stays within queueCap
 			}
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("claim round failed", "error", err)
@@ -356,28 +375,51 @@ func (d *Dispatcher) round(ctx context.Context, n int) ([]*queued, error) {
 	return out, nil
 }
 
-// start delivers a queued claim in a consumer slot. A claim whose renewal
-// failed its fence, or whose lease may be over, is not started and stays
-// leased until recovery returns it to pending; one whose lease was set more
-// than RenewInterval ago is renewed (fenced) first.
-func (d *Dispatcher) start(ctx context.Context, c Claimed, renewed time.Time, lost bool) {
+// chunks groups a claim's deliveries for the consumer slots: consecutive
+// deliveries to a destination whose consumer takes batches go together, up
+// to its batch limit; every other delivery is a chunk of one. One consumer
+// call (and one consumer transaction) then serves a whole chunk, while each
+// delivery keeps its own lease and fence.
+func (d *Dispatcher) chunks(claims []*queued) [][]*queued {
+	batcher, _ := d.transport.(transport.Batcher)
+	var out [][]*queued
+	for i := 0; i < len(claims); {
+		limit := 1
+		if batcher != nil {
+			limit = max(1, batcher.BatchLimit(claims[i].c.Member.Destination))
+		}
+		j := i + 1
+		for j < len(claims) && j-i < limit && claims[j].c.Member.Destination == claims[i].c.Member.Destination {
+			j++
+		}
+		out = append(out, claims[i:j:j])
+		i = j
+	}
+	return out
+}
+
+// ready reports whether a queued claim may start in a consumer slot. A
+// claim whose renewal failed its fence, or whose lease may be over, is not
+// started and stays leased until recovery returns it to pending; one whose
+// lease was set more than RenewInterval ago is renewed (fenced) first.
+func (d *Dispatcher) ready(ctx context.Context, c Claimed, renewed time.Time, lost bool) bool {
 	if lost || time.Since(renewed) >= d.cfg.LeaseDuration {
 		d.leaseLost(c, "queued")
-		return
+		return false
 	}
 	if d.cfg.RenewInterval > 0 && time.Since(renewed) >= d.cfg.RenewInterval {
 		err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			d.leaseLost(c, "queued")
-			return
+			return false
 		case err != nil:
 			d.log.Warn("renewing a queued lease failed; left to recovery", "destination", string(c.Member.Destination), "error", err)
-			return
+			return false
 		}
 		d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
 	}
-	d.process(ctx, c)
+	return true
 }
 
 // recover runs one lease-expiry recovery scan (OB-CLAIM-3). The index it
@@ -436,17 +478,74 @@ func (d *Dispatcher) process(ctx context.Context, c Claimed) {
 		result = "error"
 	}
 	d.metrics.DeliverySecs.WithLabelValues(dest, result).Observe(time.Since(start).Seconds())
+	d.metrics.ConsumerBatch.WithLabelValues(dest).Observe(1)
+	d.handOver(ctx, c, res, err)
+}
+
+// processBatch delivers several claimed attempts of one destination in one
+// consumer call (transport.Batcher) and records each outcome on its own,
+// exactly as process does for one: a batch shares the call, never a fence.
+func (d *Dispatcher) processBatch(ctx context.Context, cs []Claimed) {
+	batcher, ok := d.transport.(transport.Batcher)
+	if !ok {
+		for _, c := range cs {
+			d.process(ctx, c)
+		}
+		return
+	}
+	started := cs[:0:0]
+	for _, c := range cs {
+		if d.hooks.BeforeDeliver != nil && errors.Is(d.hooks.BeforeDeliver(c), ErrSimulatedCrash) {
+			continue
+		}
+		started = append(started, c)
+	}
+	if len(started) == 0 {
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, d.cfg.DeliveryTimeout)
+	defer cancel()
+	stopRenew := d.renewBatchWhileRunning(callCtx, cancel, started)
+	ds := make([]transport.Delivery, len(started))
+	for i, c := range started {
+		ds[i] = c.Delivery()
+	}
+	start := time.Now()
+	answers := batcher.DeliverBatch(callCtx, ds)
+	stopRenew()
+	if len(answers) != len(started) {
+		// A transport that breaks its contract: nothing it answered is
+		// trusted; the deliveries are retried under their fences.
+		err := transport.Retryable(transport.CodeBatchAnswers, fmt.Errorf("%w: %d answers for %d deliveries", transport.ErrBatchAnswers, len(answers), len(started)))
+		answers = make([]transport.Answer, len(started))
+		for i := range answers {
+			answers[i].Err = err
+		}
+	}
+	took := time.Since(start).Seconds()
+	d.metrics.ConsumerBatch.WithLabelValues(string(started[0].Member.Destination)).Observe(float64(len(started)))
+	for i, c := range started {
+		res, err := answers[i].Result, answers[i].Err
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		d.metrics.DeliverySecs.WithLabelValues(string(c.Member.Destination), result).Observe(took)
+		d.handOver(ctx, c, res, err)
+	}
+}
+
+// handOver records a consumer call's outcome for one delivery. Outcomes are
+// recorded even when ctx is being drained, and after the slot has moved on
+// to its next delivery: the consumer call is what Concurrency bounds, and
+// waiting for the ack batch's commit would leave the slot idle for a round
+// of the acker. At most Concurrency+AckBatchSize outcomes are being
+// recorded at once (a slot waits for room); every one stays under its own
+// fence and lease, and the drain waits for them.
+func (d *Dispatcher) handOver(ctx context.Context, c Claimed, res transport.Result, err error) {
 	if d.hooks.AfterDeliver != nil && errors.Is(d.hooks.AfterDeliver(c), ErrSimulatedCrash) {
 		return
 	}
-	// Outcomes are recorded even when ctx is being drained, and after the
-	// slot has moved on to its next delivery: the consumer call is what
-	// Concurrency bounds, and waiting for the ack batch's commit would
-	// leave the slot idle for a round of the acker. At most
-	// Concurrency+AckBatchSize
-	// outcomes are being recorded at once (a slot waits for room); every
-	// one stays under its own fence and lease exactly as before, and the
-	// drain waits for them.
 	d.settling <- struct{}{}
 	d.settlers.Add(1)
 	go func() {
@@ -703,6 +802,57 @@ func (d *Dispatcher) renewWhileRunning(ctx context.Context, cancel context.Cance
 				default:
 					d.log.Warn("lease renewal failed", "destination", string(c.Member.Destination), "error", err)
 				}
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// renewBatchWhileRunning renews the leases of a batch's deliveries every
+// RenewInterval while the consumer call runs, in one round trip, each under
+// its own fence. A delivery whose fence fails is counted as lost (its late
+// ack will be refused by the fence); the call is cancelled only when every
+// lease of the batch is lost. It returns a stop function.
+func (d *Dispatcher) renewBatchWhileRunning(ctx context.Context, cancel context.CancelFunc, cs []Claimed) func() {
+	if d.cfg.RenewInterval <= 0 {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d.cfg.RenewInterval)
+		defer t.Stop()
+		live := append([]Claimed(nil), cs...)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			fences := make([]Fence, len(live))
+			for i, c := range live {
+				fences[i] = c.Fence
+			}
+			errs := d.store.RenewQueued(context.WithoutCancel(ctx), fences, d.cfg.LeaseDuration)
+			kept := live[:0]
+			for i, c := range live {
+				switch {
+				case errs[i] == nil:
+					d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
+					kept = append(kept, c)
+				case errors.Is(errs[i], ErrLeaseLost):
+					d.leaseLost(c, "renew")
+				default:
+					d.log.Warn("lease renewal failed", "destination", string(c.Member.Destination), "error", errs[i])
+					kept = append(kept, c)
+				}
+			}
+			if live = kept; len(live) == 0 {
+				cancel()
+				return
 			}
 		}
 	}()

@@ -32,6 +32,16 @@
 // delivery whose renewal failed its fence or whose lease may be over (it
 // stays leased until recovery). With renewal disabled nothing is queued.
 //
+// A consumer that takes batches (the transport implements
+// transport.Batcher and reports a batch limit above 1 for the
+// destination) gets the claim's deliveries in chunks: consecutive
+// deliveries to its destination, up to its limit, go to it in one call, so
+// it can apply them and write their receipts in one transaction. A chunk
+// shares the call and nothing else: each answer is verified against its own
+// claimed delivery and recorded under its own fence, a lost lease or an
+// error answers for that delivery alone, and the leases of a running chunk
+// are renewed together, each under its fence.
+//
 // # Fencing
 //
 // Every later write — ack, retry, quarantine, lease renewal — is guarded by

@@ -10,15 +10,18 @@ import (
 // No label ever carries an id (OBS-2). Dispatchers share one Metrics; each
 // uses a copy curried with its own boundary.
 type Metrics struct {
-	Claimed        *prometheus.CounterVec   // destination
-	Acknowledged   *prometheus.CounterVec   // destination
-	Retried        *prometheus.CounterVec   // destination, code
-	Quarantined    *prometheus.CounterVec   // destination, event_type, schema_version, code
-	LeaseExpired   *prometheus.CounterVec   // destination
-	LeaseLost      *prometheus.CounterVec   // destination, outcome
-	LeaseRenewed   *prometheus.CounterVec   // destination
-	Failures       *prometheus.CounterVec   // destination, event_type, schema_version, code
-	DeliverySecs   *prometheus.HistogramVec // destination, result
+	Claimed      *prometheus.CounterVec   // destination
+	Acknowledged *prometheus.CounterVec   // destination
+	Retried      *prometheus.CounterVec   // destination, code
+	Quarantined  *prometheus.CounterVec   // destination, event_type, schema_version, code
+	LeaseExpired *prometheus.CounterVec   // destination
+	LeaseLost    *prometheus.CounterVec   // destination, outcome
+	LeaseRenewed *prometheus.CounterVec   // destination
+	Failures     *prometheus.CounterVec   // destination, event_type, schema_version, code
+	DeliverySecs *prometheus.HistogramVec // destination, result
+	// ConsumerBatch is the number of deliveries per consumer call (1, or
+	// a chunk for a consumer that takes batches): destination.
+	ConsumerBatch  *prometheus.HistogramVec
 	AckLatencySecs *prometheus.HistogramVec // destination
 	// OutcomeRecordFailures counts outcomes the database did not record:
 	// destination, outcome (ack|retry|quarantine), class (transient|permanent).
@@ -65,6 +68,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "oceanway_outbox_consumer_call_seconds", Help: "Duration of consumer calls.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"boundary", "destination", "result"}),
+		ConsumerBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "oceanway_outbox_consumer_call_deliveries", Help: "Deliveries handed to the consumer per call (batching consumers take several).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9),
+		}, []string{"boundary", "destination"}),
 		AckLatencySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "oceanway_outbox_append_to_ack_seconds", Help: "Time from delivery creation (append commit) to acknowledgement.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
@@ -88,7 +95,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"boundary", "destination", "code"}),
 	}
 	reg.MustRegister(m.Claimed, m.Acknowledged, m.Retried, m.Quarantined, m.LeaseExpired, m.LeaseLost,
-		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info,
+		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.ConsumerBatch, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info,
 		m.UnsupportedWaits, m.UnsupportedWaitSecs)
 	return m
 }
@@ -106,6 +113,7 @@ func (m *Metrics) forBoundary(boundary string) *Metrics {
 		LeaseRenewed:          m.LeaseRenewed.MustCurryWith(l),
 		Failures:              m.Failures.MustCurryWith(l),
 		DeliverySecs:          m.DeliverySecs.MustCurryWith(l).(*prometheus.HistogramVec),
+		ConsumerBatch:         m.ConsumerBatch.MustCurryWith(l).(*prometheus.HistogramVec),
 		AckLatencySecs:        m.AckLatencySecs.MustCurryWith(l).(*prometheus.HistogramVec),
 		OutcomeRecordFailures: m.OutcomeRecordFailures.MustCurryWith(l),
 		Healthy:               m.Healthy.MustCurryWith(l),

@@ -40,6 +40,31 @@ type Transport interface {
 	Deliver(ctx context.Context, d Delivery) (Result, error)
 }
 
+// Answer is a consumer's answer to one delivery of a batch: a Result, or a
+// classified error exactly as Deliver would return it.
+type Answer struct {
+	Result Result
+	Err    error
+}
+
+// Unpack returns the answer as Deliver returns it.
+func (a Answer) Unpack() (Result, error) { return a.Result, a.Err }
+
+// Batcher is implemented by transports that can hand a destination's
+// consumer several deliveries in one call, so that the consumer applies them
+// (and writes their receipts) in one transaction instead of one each
+// (issue 17). A batch only bundles the calls: every delivery keeps its own
+// attempt, lease and fence, and the dispatcher verifies and records each
+// answer on its own, so one bad answer never acknowledges or fails another.
+type Batcher interface {
+	// BatchLimit is the most deliveries of dest one DeliverBatch may carry;
+	// 1 or less means dest takes single deliveries only.
+	BatchLimit(dest route.Destination) int
+	// DeliverBatch delivers ds, all to one destination and at most
+	// BatchLimit of them, and answers each: the answer i belongs to ds[i].
+	DeliverBatch(ctx context.Context, ds []Delivery) []Answer
+}
+
 // Classified is the behaviour every delivery error is asked for through
 // errors.As. Errors that do not implement it are treated as retryable.
 type Classified interface {
@@ -148,10 +173,22 @@ func RetryableAndCode(err error) (retryable bool, code string) {
 // ConsumerFunc is an in-process consumer.
 type ConsumerFunc func(ctx context.Context, d Delivery) (Result, error)
 
+// BatchConsumerFunc is an in-process consumer of several deliveries of one
+// destination at once; it must return exactly one answer per delivery, in
+// order.
+type BatchConsumerFunc func(ctx context.Context, ds []Delivery) []Answer
+
 // InProcess routes deliveries to consumers in the same binary by destination.
 // A panicking consumer becomes a retryable error carrying the panic value.
 type InProcess struct {
 	consumers map[route.Destination]ConsumerFunc
+	batches   map[route.Destination]batchConsumer
+}
+
+// batchConsumer is a destination's batch entry point and its limit.
+type batchConsumer struct {
+	limit int
+	apply BatchConsumerFunc
 }
 
 // NewInProcess builds an in-process transport.
@@ -181,4 +218,71 @@ func (t *InProcess) Deliver(ctx context.Context, d Delivery) (res Result, err er
 		}
 	}()
 	return c(ctx, d)
+}
+
+// WithBatch registers a batch entry point of dest's consumer taking up to
+// limit deliveries per call (the single one stays for single deliveries),
+// and returns t. Call it before the transport is used.
+func (t *InProcess) WithBatch(dest route.Destination, limit int, apply BatchConsumerFunc) *InProcess {
+	if t.batches == nil {
+		t.batches = make(map[route.Destination]batchConsumer)
+	}
+	t.batches[dest] = batchConsumer{limit: limit, apply: apply}
+	return t
+}
+
+// BatchLimit implements Batcher.
+func (t *InProcess) BatchLimit(dest route.Destination) int {
+	if b, ok := t.batches[dest]; ok {
+		return b.limit
+	}
+	return 1
+}
+
+// CodeBatchAnswers is the code of a batch consumer that did not answer
+// every delivery exactly once; nothing it answered is trusted.
+const CodeBatchAnswers = "consumer_batch_answers"
+
+// ErrBatchAnswers is a batch consumer's answer count that differs from its
+// deliveries.
+var ErrBatchAnswers = errors.New("transport: batch consumer answers do not match its deliveries")
+
+// DeliverBatch implements Batcher. Deliveries to a destination without a
+// batch entry point, a mixed batch and a batch over the limit go one by one
+// through Deliver; a panic or a wrong number of answers makes every
+// delivery of the batch a retryable failure (the consumer's receipts make
+// the redelivery converge).
+func (t *InProcess) DeliverBatch(ctx context.Context, ds []Delivery) (out []Answer) {
+	out = make([]Answer, len(ds))
+	if len(ds) == 0 {
+		return out
+	}
+	b, ok := t.batches[ds[0].Member.Destination]
+	for _, d := range ds {
+		ok = ok && d.Member.Destination == ds[0].Member.Destination
+	}
+	if !ok || len(ds) > b.limit {
+		for i, d := range ds {
+			out[i].Result, out[i].Err = t.Deliver(ctx, d)
+		}
+		return out
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out = failAll(len(ds), Retryable(CodeConsumerPanic, fmt.Errorf("consumer panicked: %v", p)))
+		}
+	}()
+	answers := b.apply(ctx, ds)
+	if len(answers) != len(ds) {
+		return failAll(len(ds), Retryable(CodeBatchAnswers, fmt.Errorf("%w: %d answers for %d deliveries", ErrBatchAnswers, len(answers), len(ds))))
+	}
+	return answers
+}
+
+func failAll(n int, err error) []Answer {
+	out := make([]Answer, n)
+	for i := range out {
+		out[i].Err = err
+	}
+	return out
 }
