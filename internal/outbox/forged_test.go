@@ -221,6 +221,61 @@ func TestRecordPublicationRequiresProvenSiblings_OBPUB1(t *testing.T) {
 	require.Equal(t, "leased", b.status(t, route.CoreOperations))
 }
 
+// OB-PUB-1, OB-STORE-3 (issue 17: the publication function trusts the
+// transition guard for a row version its own transaction wrote): a sibling
+// acknowledged by hand with the triggers switched off cannot be made to look
+// acknowledged in the ack's transaction by an UPDATE that changes nothing —
+// a terminal delivery takes no UPDATE at all (OW008), as the dispatcher and
+// as the table owner — so the correct ack of the last delivery still meets
+// the sibling proof (OW009) and published_at stays NULL.
+func TestNoOpUpdateCannotLaunderForgedSibling_OBPUB1(t *testing.T) {
+	t.Parallel()
+	b := setupForged(t)
+	ctx := t.Context()
+	require.NoError(t, db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `ALTER TABLE outbox.outbox_deliveries DISABLE TRIGGER USER`); err != nil {
+			return err
+		}
+		if err := forgedAck(ctx, tx, b.event.EventID, route.BillingFinalizationCoordinator, b.event.EnvelopeDigest.Value); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `ALTER TABLE outbox.outbox_deliveries ENABLE TRIGGER USER`)
+		return err
+	}))
+	noOp := `UPDATE outbox.outbox_deliveries SET status = status WHERE event_id = $1 AND destination = $2`
+	err := db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error { // as the table owner
+		_, err := tx.Exec(ctx, noOp, b.event.EventID, string(route.BillingFinalizationCoordinator))
+		return err
+	})
+	requireCode(t, err, outbox.CodeTerminalDelivery)
+
+	var a attempt
+	require.NoError(t, b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
+		a = claim(t, ctx, tx, b.event.EventID, route.CoreOperations)
+		return nil
+	}))
+	good := ack{EventID: b.event.EventID, Destination: route.CoreOperations, Attempt: a, ReceiptRef: "r1",
+		ReceiptDigest: strings.Repeat("d", 64), EnvelopeSHA: b.event.EnvelopeDigest.Value}
+	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
+		good.write(t, ctx, tx)
+		if _, err := tx.Exec(ctx, noOp, b.event.EventID, string(route.BillingFinalizationCoordinator)); err != nil {
+			return err
+		}
+		_, err := outbox.RecordPublicationTx(ctx, tx, good.params(t))
+		return err
+	})
+	requireCode(t, err, outbox.CodeTerminalDelivery)
+	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
+		good.write(t, ctx, tx)
+		_, err := outbox.RecordPublicationTx(ctx, tx, good.params(t))
+		return err
+	})
+	requireCode(t, err, outbox.CodePublicationInvalid)
+	require.Contains(t, err.Error(), "billing_finalization_coordinator")
+	require.False(t, b.published(t))
+	require.Equal(t, "leased", b.status(t, route.CoreOperations))
+}
+
 // OB-STORE-2 (issue 18, forged write 3): as oceanway_producer, an event
 // whose event_payload — or any other column derived from the envelope —
 // contradicts its own stored envelope is refused on insert (OW018).

@@ -84,11 +84,9 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 		fence.EnvelopeDigestAlgorithmVersions = append(fence.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
 		fence.EnvelopeSha256s = append(fence.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
 	}
-	// Planned per batch (an unnamed statement), never from a generic plan
-	// cached while the table was small: that plan would read every delivery
-	// for as long as the connection lives (issue 17).
-	args := append([]any{pgx.QueryExecModeExec}, stDeliveryAckBatch.Args(fence.args())...)
-	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, args...)
+	// A prepared call: the fenced statement inside outbox.ack_delivery_batch
+	// keeps one probe-only generic plan per session (migration 00097).
+	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, stDeliveryAckBatch.Args(fence.args())...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errFencedAck, err)
 	}

@@ -91,7 +91,8 @@
 // An ack is accepted only after contracts' receipt.VerifyAck has checked the
 // ActiveConsumerAck@1 and the receipt body against the frozen member and the
 // event (OB-DELIVER-4). The ack transaction (READ COMMITTED) runs one
-// set-based fenced statement for the whole batch (sql/delivery_ack_batch.sql:
+// set-based fenced statement for the whole batch (outbox.ack_delivery_batch,
+// called by sql/delivery_ack_batch.sql:
 // a primary-key probe per ack, each row guarded by its own fence) that
 // appends the success finishes, sets the deliveries acknowledged and freezes
 // their receipt types and quadruples; then one call of

@@ -192,7 +192,7 @@ func TestAck_OBPUB1_PublicationPlansUsePrimaryKeys(t *testing.T) {
 		}
 		require.NotContains(t, p, "outbox_events_unpublished", "a per-ack lookup reads the unpublished backlog:\n%s", p)
 		require.NotContains(t, p, "Seq Scan on outbox_", p)
-		if strings.Contains(p, "Fenced acks (OB-CLAIM-2, OB-DELIVER-5) of a batch") {
+		if strings.Contains(p, "fenced AS (") { // the statement inside outbox.ack_delivery_batch
 			ackBatch++
 			require.Contains(t, p, "Index Scan using outbox_deliveries_pkey", "the fenced ack probes the primary key:\n%s", p)
 			require.Contains(t, p, "Tid Scan on outbox_deliveries", "the fenced ack updates the probed rows by row id:\n%s", p)
@@ -212,5 +212,136 @@ func TestAck_OBPUB1_PublicationPlansUsePrimaryKeys(t *testing.T) {
 	require.Equal(t, len(claims)/2+1, ackBatch, "every fenced ack statement was explained")
 	require.Equal(t, len(claims)/2+1, validate, "every publication validation was explained")
 	require.Positive(t, cas, "the published_at CAS ran and was explained")
+	b.invariants(t)
+}
+
+// OB-STORE-6 (issue 17: flat cost per delivery): the transition guard's
+// statement (outbox.deliveries_prove_transitions) has no parameters, so a
+// session plans it once and keeps that plan. Here one session plans it (an
+// ack batch) while
+// the attempt tables hold two rows (where a sequential scan is the cheapest
+// plan), then a history of 500 acknowledged deliveries is written by other
+// sessions, and the same session acknowledges again: every plan
+// of the guard it ran, the first and the cached one, reads the attempt start and finish by
+// primary key and never scans an outbox table.
+func TestTransitionGuard_OBSTORE6_PlansProbeWhateverTheSizeWhenPlanned(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+
+	var mu sync.Mutex
+	var plans []string
+	cfg, err := pgx.ParseConfig(b.producerDSN)
+	require.NoError(t, err)
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, conn.Close(context.WithoutCancel(ctx))) }()
+	for _, set := range []string{
+		`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_nested_statements = on`,
+		`SET auto_explain.log_level = notice`, `SET plan_cache_mode = force_generic_plan`,
+	} {
+		_, err = conn.Exec(ctx, set)
+		require.NoError(t, err)
+	}
+	// claimAndAck claims n deliveries and acknowledges them with held in
+	// one batch on conn (the fenced ack statement fires the guard there).
+	claimAndAck := func(held []dispatcher.Claimed, n int) {
+		t.Helper()
+		claims := append(held, b.claim(t, "w", n, time.Hour)...)
+		require.Len(t, claims, len(held)+n)
+		acks := make([]dispatcher.VerifiedAck, len(claims))
+		for i, c := range claims {
+			res, err := b.consumer.Deliver(ctx, c.Delivery())
+			require.NoError(t, err)
+			acks[i], err = dispatcher.VerifyResult(c, res)
+			require.NoError(t, err)
+		}
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+		require.NoError(t, err)
+		out, err := dispatcher.AckBatchTx(ctx, tx, acks)
+		require.NoError(t, err)
+		for i, e := range out {
+			require.NoError(t, e, "ack %d", i)
+		}
+		require.NoError(t, tx.Commit(ctx))
+	}
+
+	b.appendRuns(t, 2)
+	held := b.claim(t, "w", 1, time.Hour)
+	require.Len(t, held, 1)
+	// Statistics of one-page attempt tables (autovacuum takes them just so
+	// on a young database): a sequential scan is then the cheapest plan.
+	_, err = b.producer.Exec(ctx, `ANALYZE outbox.outbox_delivery_attempt_starts; ANALYZE outbox.outbox_delivery_attempt_finishes;
+		ANALYZE outbox.outbox_deliveries`)
+	require.NoError(t, err)
+	claimAndAck(held, 1) // the guard's plan is made now, in this session
+	const history = 500
+	b.appendRuns(t, history)
+	b.ackAll(t, b.claim(t, "other", history, time.Hour))
+	b.appendRuns(t, 5)
+	claimAndAck(nil, 5)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var guard int
+	for _, p := range plans {
+		if !strings.Contains(p, "FROM old_rows o") {
+			continue
+		}
+		guard++
+		require.NotContains(t, p, "Seq Scan on outbox_", "the transition guard scans a table:\n%s", p)
+		require.NotContains(t, p, "JIT:", "the transition guard's probes are JIT-compiled:\n%s", p)
+		require.Contains(t, p, "Index Scan using outbox_delivery_attempt_starts_pkey", p)
+		if strings.Contains(p, "acknowledged") {
+			require.Contains(t, p, "outbox_delivery_attempt_finishes_pkey", p)
+		}
+	}
+	require.Equal(t, 2, guard, "the guard ran (and was explained) for both ack batches")
+	b.invariants(t)
+}
+
+// OB-PUB-1 (issue 17: CPU per delivery): in the ack batch's transaction the
+// published_at function does not read again the attempt finishes that the
+// transition guard read for the rows this transaction acknowledged (the
+// guard proved them at the end of the fenced statement; 00097). Over a batch
+// of acks that each complete their event, the finishes' primary key is read
+// once per ack — by the guard — where the function used to read it twice
+// more per ack (its row check and its sibling proof).
+func TestAckBatch_OBPUB1_PublicationTrustsItsOwnTransactionsGuard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	const n = 6
+	b.appendRuns(t, n)
+	claims := b.claim(t, "w", n, time.Hour)
+	require.Len(t, claims, n)
+	acks := make([]dispatcher.VerifiedAck, n)
+	for i, c := range claims {
+		res, err := b.consumer.Deliver(ctx, c.Delivery())
+		require.NoError(t, err)
+		acks[i], err = dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+	}
+	err := db.WithTxOptions(ctx, b.producer, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(ctx context.Context, tx pgx.Tx) error {
+		out, err := dispatcher.AckBatchTx(ctx, tx, acks)
+		require.NoError(t, err)
+		for i, e := range out {
+			require.NoError(t, e, "ack %d", i)
+		}
+		var read int64
+		require.NoError(t, tx.QueryRow(ctx,
+			`SELECT pg_stat_get_xact_tuples_returned('outbox.outbox_delivery_attempt_finishes_pkey'::regclass)`).Scan(&read))
+		require.Equal(t, int64(n), read, "finish reads in the ack transaction: one per ack, the transition guard's")
+		return nil
+	})
+	require.NoError(t, err)
+	for _, c := range claims {
+		require.True(t, b.delivery(t, c.EventID).Published, "every event was completed and published")
+	}
 	b.invariants(t)
 }

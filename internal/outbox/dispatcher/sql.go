@@ -6,9 +6,8 @@ import (
 	"github.com/oceanway/core/internal/db"
 )
 
-// The statements sqlc cannot express live in sql/*.sql (one statement per
-// file, named arguments): the batched fenced ack, which addresses rows by
-// ctid.
+// The statements kept out of sqlc live in sql/*.sql (one statement per
+// file, named arguments): the call of the batched fenced ack.
 //
 //go:embed sql/*.sql
 var statementFiles embed.FS
