@@ -38,6 +38,7 @@ var (
 	ErrCausationSelf              = errors.New("envelope: causationId equals eventId")
 	ErrDerivedIDMismatch          = errors.New("envelope: derived identifier does not recompute")
 	ErrPayloadRule                = errors.New("envelope: payload violates a refinement rule of its pair")
+	ErrStoredEventMismatch        = errors.New("envelope: stored envelope names another event than its row")
 )
 
 // Actor is the optional envelope actor.
@@ -112,6 +113,17 @@ func branchFields(p *EventPair) []schema.Field {
 	)
 }
 
+// decodeFields holds, per pair, the fields decode reads after eventType and
+// eventSchemaVersion (built once: the descriptions are immutable).
+var decodeFields = func() map[*EventPair][]schema.Field {
+	m := make(map[*EventPair][]schema.Field, len(pairs))
+	for _, p := range pairs {
+		f := branchFields(p)
+		m[p] = append(f[:1:1], f[3:]...)
+	}
+	return m
+}()
+
 // Def returns the envelope description: a union over eventType with one
 // branch per registered pair.
 func Def() *schema.Def { return envelopeDef }
@@ -167,9 +179,8 @@ func decode(o *strict.Object, r *strict.Reader) (*Envelope, error) {
 		o.Fail(field, unwrapSentinel(err), err.Error())
 		return nil, r.Err()
 	}
-	m := map[string]any{}
-	fields := branchFields(p)
-	schema.DecodeFields(o, append(fields[:1:1], fields[3:]...), m)
+	m := make(map[string]any, 16)
+	schema.DecodeFields(o, decodeFields[p], m)
 	o.Close()
 	if err := r.Err(); err != nil {
 		return nil, err
@@ -242,11 +253,26 @@ func (e *Envelope) refine(p *EventPair) *ruleViolation {
 // payload numbers as int64). Producers build envelopes with it; the fields
 // eventType, eventSchemaVersion and aggregateType must name the exact pair.
 func Build(e Envelope) (*Envelope, error) {
+	built, _, err := BuildCanonical(e)
+	return built, err
+}
+
+// BuildCanonical is Build that also returns the canonical bytes it strictly
+// decoded. They are the returned envelope's canonical form (decoding an
+// accepted canonical document and encoding it again gives the same bytes,
+// which FuzzDecodeEnvelope checks), so a producer stores and digests them
+// (digest.OfCanonical with DigestAlgorithm) without encoding the envelope
+// again.
+func BuildCanonical(e Envelope) (*Envelope, []byte, error) {
 	canonical, err := e.Canonical()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return DecodeEnvelope(canonical)
+	built, err := DecodeEnvelope(canonical)
+	if err != nil {
+		return nil, nil, err
+	}
+	return built, canonical, nil
 }
 
 // ToJSON returns the envelope's JSON value tree (a fresh map; the payload
@@ -300,12 +326,80 @@ func deepCopy(v any) any {
 	}
 }
 
-// Canonical returns the RFC 8785 canonical bytes of the whole envelope.
+// Canonical returns the RFC 8785 canonical bytes of the whole envelope:
+// exactly jcs.Marshal(e.ToJSON()), written member by member without building
+// the JSON tree (every append encodes one envelope).
 func (e *Envelope) Canonical() ([]byte, error) {
 	if e.Payload == nil {
 		return nil, &strict.FieldError{Path: "$.payload", Err: strict.ErrMissingField}
 	}
-	return jcs.Marshal(e.ToJSON())
+	// Members in RFC 8785 order: the names are ASCII, so byte order.
+	w := canonicalWriter{b: append(make([]byte, 0, 1024), '{')}
+	if e.Actor != nil {
+		w.name("actor")
+		w.b = append(w.b, `{"kind":`...)
+		w.value(jcs.AppendString(w.b, e.Actor.Kind))
+		w.b = append(w.b, `,"workforcePrincipalId":`...)
+		w.value(jcs.AppendString(w.b, e.Actor.WorkforcePrincipalID))
+		w.b = append(w.b, '}')
+	}
+	w.str("aggregateId", e.AggregateID)
+	w.name("aggregateRevision")
+	w.value(jcs.AppendSafeInt(w.b, e.AggregateRevision))
+	w.str("aggregateType", e.AggregateType)
+	w.optStr("causationId", e.CausationID)
+	w.str("correlationId", e.CorrelationID)
+	w.str("eventId", e.EventID)
+	w.str("eventSchemaVersion", e.EventSchemaVersion)
+	w.str("eventType", e.EventType)
+	w.str("occurredAt", strict.FormatTimestamp(e.OccurredAt))
+	w.optStr("operationId", e.OperationID)
+	w.name("payload")
+	w.value(jcs.AppendMarshalAt(w.b, e.Payload, 1))
+	w.optStr("projectId", e.ProjectID)
+	w.str("tenantId", e.TenantID)
+	w.str("tenantKind", e.TenantKind)
+	w.str("workspaceId", e.WorkspaceID)
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// canonicalWriter writes the members of one object in the order given,
+// keeping the first error.
+type canonicalWriter struct {
+	b     []byte
+	err   error
+	comma bool
+}
+
+// name writes a member name that needs no escaping.
+func (w *canonicalWriter) name(n string) {
+	if w.comma {
+		w.b = append(w.b, ',')
+	}
+	w.comma = true
+	w.b = append(append(append(w.b, '"'), n...), '"', ':')
+}
+
+func (w *canonicalWriter) value(b []byte, err error) {
+	w.b = b
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *canonicalWriter) str(n, v string) {
+	w.name(n)
+	w.value(jcs.AppendString(w.b, v))
+}
+
+// optStr writes an optional member, absent when empty (as ToJSON omits it).
+func (w *canonicalWriter) optStr(n, v string) {
+	if v != "" {
+		w.str(n, v)
+	}
 }
 
 // Digest returns eventEnvelopeDigestAlgorithmVersion + eventEnvelopeSha256:
@@ -353,15 +447,16 @@ func (e *Envelope) Pair() *EventPair { return pairsByType[e.EventType] }
 // payload field rendered as text (integers in decimal, booleans as
 // true/false). Nested payload objects are not included.
 func (e *Envelope) Identity() map[string]string {
-	m := map[string]string{
-		"tenantKind":  e.TenantKind,
-		"tenantId":    e.TenantID,
-		"workspaceId": e.WorkspaceID,
+	return identity(e.TenantKind, e.TenantID, e.WorkspaceID, e.ProjectID, e.Payload)
+}
+
+func identity(tenantKind, tenantID, workspaceID, projectID string, payload map[string]any) map[string]string {
+	m := make(map[string]string, 4+len(payload))
+	m["tenantKind"], m["tenantId"], m["workspaceId"] = tenantKind, tenantID, workspaceID
+	if projectID != "" {
+		m["projectId"] = projectID
 	}
-	if e.ProjectID != "" {
-		m["projectId"] = e.ProjectID
-	}
-	for k, v := range e.Payload {
+	for k, v := range payload {
 		switch x := v.(type) {
 		case string:
 			m[k] = x
@@ -376,4 +471,50 @@ func (e *Envelope) Identity() map[string]string {
 		}
 	}
 	return m
+}
+
+// StoredIdentity returns Identity of a stored envelope without decoding it
+// strictly: for bytes that DecodeEnvelope (through Build) accepted when they
+// were stored, and that the store keeps immutable, so the full validation is
+// not repeated per delivery. It still reads the bytes themselves: they must
+// be I-JSON (*jcs.ParseError otherwise) whose root is an object naming
+// exactly the stored row's eventId, eventType and eventSchemaVersion (a
+// registered pair), with a valid tenantKind, tenantId, workspaceId, optional
+// projectId and a payload object whose top-level numbers are safe integers
+// (*strict.FieldError otherwise). Other fields are not checked.
+func StoredIdentity(doc []byte, eventID, eventType, eventSchemaVersion string) (map[string]string, error) {
+	o, r, err := strict.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Pair(eventType, eventSchemaVersion); err != nil {
+		o.Fail("eventType", unwrapSentinel(err), err.Error())
+		return nil, r.Err()
+	}
+	if id := o.UUID("eventId"); id != "" && id != eventID {
+		o.Fail("eventId", ErrStoredEventMismatch, fmt.Sprintf("stored %s, row %s", id, eventID))
+	}
+	o.Literal("eventType", eventType)
+	o.Literal("eventSchemaVersion", eventSchemaVersion)
+	kind := o.Enum("tenantKind", TenantOrganization, TenantPersonal)
+	tenant, workspace := o.UUID("tenantId"), o.UUID("workspaceId")
+	project, _ := o.OptUUID("projectId")
+	payload, isObject := o.Raw("payload").(map[string]any)
+	if !isObject && r.Err() == nil {
+		o.Fail("payload", strict.ErrNotObject, "")
+	}
+	for k, v := range payload {
+		if n, isNumber := v.(jcs.Number); isNumber {
+			i, err := strict.ParseSafeInteger(string(n))
+			if err != nil {
+				o.Fail("payload."+k, err, string(n))
+				continue
+			}
+			payload[k] = i
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return identity(kind, tenant, workspace, project, payload), nil
 }

@@ -150,6 +150,107 @@ func TestCT1TimestampRoundTripsThroughMicroseconds(t *testing.T) {
 	require.Equal(t, "2026-01-02T02:04:05.678901Z", ea.ToJSON()["occurredAt"])
 }
 
+// CT-1: Canonical writes the envelope member by member; for every pair,
+// with and without the optional members and an actor, and for values
+// Marshal refuses, it answers exactly what jcs.Marshal(ToJSON()) answers.
+func TestCT1CanonicalEqualsMarshalOfToJSON(t *testing.T) {
+	t.Parallel()
+	check := func(e envelope.Envelope) {
+		t.Helper()
+		want, wantErr := jcs.Marshal(e.ToJSON())
+		got, err := e.Canonical()
+		if wantErr != nil {
+			require.ErrorIs(t, err, wantErr)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+	for _, p := range envelope.Pairs() {
+		e := sample.Envelope(p.EventType, 5)
+		check(e)
+		e.CausationID, e.OperationID, e.ProjectID = sample.ID(40), "", ""
+		e.Actor = &envelope.Actor{Kind: envelope.ActorWorkforcePrincipal, WorkforcePrincipalID: "workforce:\"bob\"\u00e9\n"}
+		check(e)
+		e.TenantID = "bad \xff utf-8"
+		check(e)
+		e.TenantID, e.AggregateRevision = sample.TenantID, 1<<53
+		check(e)
+	}
+}
+
+// BuildCanonical hands producers the bytes it strictly decoded: for every
+// pair, from an envelope that is not yet normalized (nanoseconds, another
+// zone, Go int payload numbers), they equal the built envelope's canonical
+// bytes and digest to its digest.
+func TestCT1BuildCanonicalBytesAreTheBuiltEnvelopes(t *testing.T) {
+	t.Parallel()
+	for _, p := range envelope.Pairs() {
+		e := sample.Envelope(p.EventType, 7)
+		e.OccurredAt = time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600))
+		for k, v := range e.Payload {
+			if n, ok := v.(int64); ok {
+				e.Payload[k] = int(n)
+			}
+		}
+		built, canonical, err := envelope.BuildCanonical(e)
+		require.NoError(t, err, p.EventType)
+		again, err := built.Canonical()
+		require.NoError(t, err)
+		require.Equal(t, string(again), string(canonical), p.EventType)
+		want, err := built.Digest()
+		require.NoError(t, err)
+		got, err := digest.OfCanonical(envelope.DigestAlgorithm, canonical)
+		require.NoError(t, err)
+		require.Equal(t, want, got, p.EventType)
+		viaBuild, err := envelope.Build(e)
+		require.NoError(t, err)
+		require.Equal(t, built, viaBuild)
+	}
+	_, _, err := envelope.BuildCanonical(envelope.Envelope{})
+	require.Error(t, err)
+}
+
+// OB-DELIVER-4: the dispatcher reads the event's business identity from the
+// stored bytes with StoredIdentity; for every pair it equals the strictly
+// decoded envelope's Identity, and bytes that are not JSON, name another
+// event or lack the tenant fields are rejected.
+func TestOBDELIVER4StoredIdentityEqualsIdentity(t *testing.T) {
+	t.Parallel()
+	for _, p := range envelope.Pairs() {
+		e := sample.Built(p.EventType, 3)
+		canonical, err := e.Canonical()
+		require.NoError(t, err)
+		got, err := envelope.StoredIdentity(canonical, e.EventID, e.EventType, e.EventSchemaVersion)
+		require.NoError(t, err, p.EventType)
+		require.Equal(t, e.Identity(), got, p.EventType)
+	}
+	e := sample.Built(envelope.RunCreatedV2, 3)
+	canonical, err := e.Canonical()
+	require.NoError(t, err)
+	doc := string(canonical)
+	for _, c := range []struct {
+		name, doc, eventID, eventType string
+		want                          error
+	}{
+		{"truncated", doc[:len(doc)-1], e.EventID, e.EventType, jcs.ErrUnexpectedEOF},
+		{"not an object", `[]`, e.EventID, e.EventType, strict.ErrNotObject},
+		{"another event", doc, sample.ID(999), e.EventType, envelope.ErrStoredEventMismatch},
+		{"another type", doc, e.EventID, envelope.WalletReservedV2, strict.ErrUnexpectedLiteral},
+		{"unknown pair", doc, e.EventID, "run.created@9", envelope.ErrUnknownEventPair},
+		{"no tenant", strings.Replace(doc, `"tenantId"`, `"tenantXd"`, 1), e.EventID, e.EventType, strict.ErrMissingField},
+		{"bad workspace", strings.Replace(doc, `"workspaceId":"`, `"workspaceId":"X`, 1), e.EventID, e.EventType, strict.ErrInvalidUUID},
+		{"payload not an object", strings.Replace(doc, `"payload":{`, `"payload":1,"payloadX":{`, 1), e.EventID, e.EventType, strict.ErrNotObject},
+		{"unsafe payload integer", strings.Replace(doc, `"payload":{`, `"payload":{"n":1.5,`, 1), e.EventID, e.EventType, strict.ErrUnsafeInteger},
+	} {
+		_, err := envelope.StoredIdentity([]byte(c.doc), c.eventID, c.eventType, e.EventSchemaVersion)
+		require.Error(t, err, c.name)
+		if c.want != nil {
+			require.ErrorIs(t, err, c.want, c.name)
+		}
+	}
+}
+
 // The receipts' VerifyAck compares receipt identity fields by name with
 // Identity: tenant fields plus every top-level scalar payload field as text.
 func TestIdentityRendersTenantAndScalarPayloadFields(t *testing.T) {

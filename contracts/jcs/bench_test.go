@@ -2,6 +2,8 @@ package jcs_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +73,21 @@ func BenchmarkMarshalDigest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseEnvelope measures the strict parse of one canonical event
+// envelope (≈1 KiB), the first step of every envelope and receipt decode.
+func BenchmarkParseEnvelope(b *testing.B) {
+	doc, err := os.ReadFile(filepath.Join("..", "envelope", "testdata", "golden", "run.created@2.0", "canonical.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := jcs.Parse(doc); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -116,6 +116,26 @@ func (e *encoder) appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	}
 }
 
+// AppendString appends s as a canonical JSON string, with Marshal's checks
+// (valid UTF-8, no noncharacters). For encoders of fixed shapes that write
+// their members themselves, in canonical order.
+func AppendString(dst []byte, s string) ([]byte, error) {
+	if err := checkString(s); err != nil {
+		return dst, err
+	}
+	return appendString(dst, s), nil
+}
+
+// AppendSafeInt appends a safe integer as Marshal writes an int64.
+func AppendSafeInt(dst []byte, n int64) ([]byte, error) { return appendInt(dst, n) }
+
+// AppendMarshalAt is AppendMarshal for a value the caller writes inside
+// depth enclosing containers of its own, so MaxDepth counts them too.
+func AppendMarshalAt(dst []byte, v any, depth int) ([]byte, error) {
+	var e encoder
+	return e.appendValue(dst, v, depth)
+}
+
 func appendInt(dst []byte, n int64) ([]byte, error) {
 	if n > MaxSafeInteger || n < -MaxSafeInteger {
 		return dst, ErrUnsafeInteger

@@ -71,9 +71,13 @@ func Parse(data []byte) (any, error) {
 type parser struct {
 	data []byte
 	pos  int
-	// names interns member names without escapes: arrays of same-shaped
-	// objects then allocate each name once per document, not once per object.
+	// names interns member names without escapes inside arrays: arrays of
+	// same-shaped objects then allocate each name once per document, not
+	// once per object. Outside arrays names rarely repeat, and interning
+	// them would cost more map work than it saves.
 	names map[string]string
+	// arrays counts the arrays enclosing the current value.
+	arrays int
 }
 
 func (p *parser) fail(offset int, reason error, detail string) error {
@@ -150,7 +154,7 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, p.fail(p.pos, ErrSyntax, "expected member name")
 		}
 		keyOffset := p.pos
-		key, err := p.stringValue(true)
+		key, err := p.stringValue(p.arrays > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +193,8 @@ func (p *parser) object(depth int) (any, error) {
 
 func (p *parser) array(depth int) (any, error) {
 	p.pos++ // '['
+	p.arrays++
+	defer func() { p.arrays-- }()
 	arr := []any{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {

@@ -1,6 +1,7 @@
 package strict_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +233,32 @@ func TestUnsafeIntegers(t *testing.T) {
 	for _, lit := range []string{"", "-", "+1", "01", "-01", "0x1", " 1", "1 ", "١"} {
 		_, err := strict.ParseSafeInteger(lit)
 		require.ErrorIs(t, err, strict.ErrUnsafeInteger, lit)
+	}
+}
+
+// IsUUID scans bytes; the anchored pattern it replaced is the oracle: every
+// single-byte substitution, deletion and insertion around valid UUIDs.
+func TestIsUUIDMatchesPattern(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	check := func(s string) {
+		if got, want := strict.IsUUID(s), pattern.MatchString(s); got != want {
+			t.Fatalf("IsUUID(%q) = %v, pattern says %v", s, got, want)
+		}
+	}
+	for _, valid := range []string{"0190f5a2-7b1c-7def-8a00-0123456789ab", "ffffffff-ffff-ffff-ffff-ffffffffffff"} {
+		check(valid)
+		for i := 0; i <= len(valid); i++ {
+			if i < len(valid) {
+				check(valid[:i] + valid[i+1:])
+			}
+			for c := 0; c < 256; c++ {
+				if i < len(valid) {
+					check(valid[:i] + string([]byte{byte(c)}) + valid[i+1:])
+				}
+				check(valid[:i] + string([]byte{byte(c)}) + valid[i:])
+			}
+		}
 	}
 }
 

@@ -95,26 +95,9 @@ func (a *Appender) AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.E
 		}
 	}
 	// 2. Strict validation and digests (contracts).
-	prep := make([]prepared, len(envs))
-	seen := make(map[string]int, len(envs))
-	for i := range envs {
-		e, err := envelope.Build(envs[i])
-		if err != nil {
-			return AppendResult{}, &InvalidEnvelopeError{Index: i, EventID: envs[i].EventID, Err: err}
-		}
-		if j, dup := seen[e.EventID]; dup {
-			return AppendResult{}, fmt.Errorf("%w: events %d and %d share %s", ErrDuplicateEventID, j, i, e.EventID)
-		}
-		seen[e.EventID] = i
-		canonical, err := e.Canonical()
-		if err != nil {
-			return AppendResult{}, &InvalidEnvelopeError{Index: i, EventID: e.EventID, Err: err}
-		}
-		d, err := e.Digest()
-		if err != nil {
-			return AppendResult{}, &InvalidEnvelopeError{Index: i, EventID: e.EventID, Err: err}
-		}
-		prep[i] = prepared{env: e, canonical: canonical, digest: d}
+	prep, err := prepareEvents(envs)
+	if err != nil {
+		return AppendResult{}, err
 	}
 
 	// 3.+4. Prove DS-9 against the active definition and insert. The
@@ -153,6 +136,31 @@ func (a *Appender) AppendTx(ctx context.Context, tx pgx.Tx, events ...envelope.E
 		return AppendResult{}, fmt.Errorf("%w: active definition changed under the activation lock", ErrNoActiveDefinition)
 	}
 	return rows.result, nil
+}
+
+// prepareEvents strictly validates and digests every envelope (ids already
+// set) and rejects duplicate event ids.
+func prepareEvents(envs []envelope.Envelope) ([]prepared, error) {
+	prep := make([]prepared, len(envs))
+	seen := make(map[string]int, len(envs))
+	for i := range envs {
+		// One encoding and one strict decode per event: the stored bytes
+		// and the digest are the canonical bytes the decoder accepted.
+		e, canonical, err := envelope.BuildCanonical(envs[i])
+		if err != nil {
+			return nil, &InvalidEnvelopeError{Index: i, EventID: envs[i].EventID, Err: err}
+		}
+		if j, dup := seen[e.EventID]; dup {
+			return nil, fmt.Errorf("%w: events %d and %d share %s", ErrDuplicateEventID, j, i, e.EventID)
+		}
+		seen[e.EventID] = i
+		d, err := digest.OfCanonical(envelope.DigestAlgorithm, canonical)
+		if err != nil {
+			return nil, &InvalidEnvelopeError{Index: i, EventID: e.EventID, Err: err}
+		}
+		prep[i] = prepared{env: e, canonical: canonical, digest: d}
+	}
+	return prep, nil
 }
 
 // prepared is one validated, digested event.

@@ -11,7 +11,7 @@ import (
 
 const receiptInsertBatch = `-- name: ReceiptInsertBatch :many
 INSERT INTO bench.receipts (event_id, consumer_name, envelope_sha256, body)
-SELECT unnest($1::uuid[]), unnest($2::text[]), unnest($3::text[]),
+SELECT unnest($1::text[]::uuid[]), unnest($2::text[]), unnest($3::text[]),
        unnest($4::text[])
 ON CONFLICT (event_id) DO NOTHING
 RETURNING event_id
@@ -28,7 +28,8 @@ type ReceiptInsertBatchParams struct {
 // transaction, one commit); the answer lists the events inserted now. The
 // others were applied before: compare them with ReceiptLookupMany. The
 // arrays are parallel (set-returning functions in the select list advance
-// together).
+// together). Event ids travel as text[] (pgx has no binary []string →
+// uuid[] encoding and would fall back to text per call).
 func (q *Queries) ReceiptInsertBatch(ctx context.Context, db DBTX, arg ReceiptInsertBatchParams) ([]string, error) {
 	rows, err := db.Query(ctx, receiptInsertBatch,
 		arg.EventIds,

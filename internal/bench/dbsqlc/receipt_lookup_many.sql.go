@@ -10,7 +10,7 @@ import (
 )
 
 const receiptLookupMany = `-- name: ReceiptLookupMany :many
-SELECT event_id, envelope_sha256, body FROM bench.receipts WHERE event_id = ANY($1::uuid[])
+SELECT event_id, envelope_sha256, body FROM bench.receipts WHERE event_id = ANY($1::text[]::uuid[])
 `
 
 type ReceiptLookupManyRow struct {
@@ -19,7 +19,8 @@ type ReceiptLookupManyRow struct {
 	Body           string
 }
 
-// The stored receipts of events applied before.
+// The stored receipts of events applied before (ids as text[], see
+// ReceiptInsertBatch).
 func (q *Queries) ReceiptLookupMany(ctx context.Context, db DBTX, eventIds []string) ([]ReceiptLookupManyRow, error) {
 	rows, err := db.Query(ctx, receiptLookupMany, eventIds)
 	if err != nil {

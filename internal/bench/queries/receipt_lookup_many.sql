@@ -1,3 +1,4 @@
 -- name: ReceiptLookupMany :many
--- The stored receipts of events applied before.
-SELECT event_id, envelope_sha256, body FROM bench.receipts WHERE event_id = ANY(@event_ids::uuid[]);
+-- The stored receipts of events applied before (ids as text[], see
+-- ReceiptInsertBatch).
+SELECT event_id, envelope_sha256, body FROM bench.receipts WHERE event_id = ANY(sqlc.arg(event_ids)::text[]::uuid[]);

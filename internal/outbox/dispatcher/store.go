@@ -400,14 +400,16 @@ func VerifyResult(c Claimed, res transport.Result) (VerifiedAck, error) {
 	if res.Ack == nil {
 		return VerifiedAck{}, &AckRejectedError{ReasonCode: "ack_missing", Err: receipt.ErrAckInvalid}
 	}
-	env, err := envelope.DecodeEnvelope(c.Envelope)
+	// The stored envelope was strictly decoded at append and is immutable;
+	// per delivery only its identity is read back from the stored bytes.
+	identity, err := envelope.StoredIdentity(c.Envelope, c.EventID, c.EventType, c.EventSchemaVersion)
 	if err != nil {
 		// The stored event no longer decodes: an invariant is broken.
 		return VerifiedAck{}, &AckRejectedError{ReasonCode: "stored_event_invalid", Err: err}
 	}
 	facts := receipt.EventFacts{
 		EventID: c.EventID, EventType: c.EventType, EventSchemaVersion: c.EventSchemaVersion,
-		EnvelopeDigest: c.EnvelopeDigest, Identity: env.Identity(),
+		EnvelopeDigest: c.EnvelopeDigest, Identity: identity,
 	}
 	if err := receipt.VerifyAck(facts, c.Member, res.Ack, res.ReceiptBody); err != nil {
 		return VerifiedAck{}, &AckRejectedError{ReasonCode: ackRejectCode(err), Err: err}

@@ -5,6 +5,9 @@
 -- event_payload is extracted from the canonical envelope by the server, so
 -- the two can never disagree. Queued with delivery_insert in one batch (one
 -- round trip), which is why it is not a sqlc query.
+-- uuid arrays are bound as text[] and cast here: pgx has no binary plan for
+-- []string into uuid[] and would fail one (and format an error) per call
+-- before falling back to text.
 INSERT INTO outbox.outbox_events (
   event_id, event_type, schema_version,
   delivery_set_version, delivery_set_definition_schema_version,
@@ -24,7 +27,7 @@ SELECT u.event_id, u.event_type, u.schema_version,
        u.event_envelope, (u.event_envelope::jsonb) -> 'payload',
        @event_envelope_digest_algorithm_version, u.event_envelope_sha256,
        u.occurred_at
-  FROM unnest(@event_ids::uuid[], @event_types::text[], @schema_versions::text[], @aggregate_types::text[],
+  FROM unnest(@event_ids::text[]::uuid[], @event_types::text[], @schema_versions::text[], @aggregate_types::text[],
               @aggregate_ids::text[], @aggregate_revisions::bigint[],
               @tenant_kinds::text[], @tenant_ids::text[], @workspace_ids::text[], @project_ids::text[],
               @correlation_ids::text[], @causation_ids::text[], @operation_ids::text[],

@@ -10,8 +10,8 @@ import (
 )
 
 const publicationRecordBatch = `-- name: PublicationRecordBatch :exec
-SELECT count(*) FROM outbox.record_publication_batch($1::uuid[], $2::text[],
-  $3::text[], $4::uuid[], $5::uuid[],
+SELECT count(*) FROM outbox.record_publication_batch($1::text[]::uuid[], $2::text[],
+  $3::text[], $4::text[]::uuid[], $5::text[]::uuid[],
   $6::text[], $7::text[], $8::text[],
   $9::text[], $10::text[],
   $11::text[], $12::text[])
@@ -36,6 +36,9 @@ type PublicationRecordBatchParams struct {
 // that passed its fence, in one call of outbox.record_publication_batch (migration 00095): same parallel arrays
 // as DeliveryAckBatch. The function answers complete or not_complete per
 // ack and raises when any ack is invalid.
+// uuid arrays are bound as text[] and cast here: pgx has no binary plan for
+// []string into uuid[] and would fail one (and format an error) per call
+// before falling back to text.
 func (q *Queries) PublicationRecordBatch(ctx context.Context, db DBTX, arg PublicationRecordBatchParams) error {
 	_, err := db.Exec(ctx, publicationRecordBatch,
 		arg.EventIds,

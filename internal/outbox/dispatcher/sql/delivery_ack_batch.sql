@@ -8,8 +8,11 @@
 -- generic and probe-only (primary-key probes, updates by row id); this call is
 -- a prepared statement like any other. Kept out of sqlc (queries/) with its
 -- named arguments so the parallel arrays stay in one place (ackBatchColumns).
-SELECT a.attempt_id::text FROM outbox.ack_delivery_batch(@destinations::text[], @event_ids::uuid[],
-  @attempt_ids::uuid[], @lease_tokens::uuid[], @consumer_names::text[],
+-- uuid arrays are bound as text[] and cast here: pgx has no binary plan for
+-- []string into uuid[] and would fail one (and format an error) per call
+-- before falling back to text.
+SELECT a.attempt_id::text FROM outbox.ack_delivery_batch(@destinations::text[], @event_ids::text[]::uuid[],
+  @attempt_ids::text[]::uuid[], @lease_tokens::text[]::uuid[], @consumer_names::text[],
   @receipt_types::text[], @receipt_refs::text[],
   @receipt_schema_versions::text[], @receipt_digest_algorithm_versions::text[],
   @receipt_digests::text[], @envelope_digest_algorithm_versions::text[],
