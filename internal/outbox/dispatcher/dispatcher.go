@@ -175,11 +175,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 						ready = append(ready, q.c)
 					}
 				}
-				switch {
-				case len(ready) == 1:
-					d.process(deliverCtx, ready[0])
-				case len(ready) > 1:
-					d.processBatch(deliverCtx, ready)
+				if len(ready) > 0 {
+					d.process(deliverCtx, ready)
 				}
 				outstanding.Add(-int64(len(chunk)))
 				d.Wake()
@@ -460,39 +457,11 @@ func (d *Dispatcher) recover(ctx context.Context) error {
 	return nil
 }
 
-// process delivers one claimed attempt and records its outcome.
-func (d *Dispatcher) process(ctx context.Context, c Claimed) {
-	if d.hooks.BeforeDeliver != nil && errors.Is(d.hooks.BeforeDeliver(c), ErrSimulatedCrash) {
-		return
-	}
-	callCtx, cancel := context.WithTimeout(ctx, d.cfg.DeliveryTimeout)
-	defer cancel()
-	stopRenew := d.renewWhileRunning(callCtx, cancel, c)
-
-	start := time.Now()
-	res, err := d.transport.Deliver(callCtx, c.Delivery())
-	stopRenew()
-	dest := string(c.Member.Destination)
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	d.metrics.DeliverySecs.WithLabelValues(dest, result).Observe(time.Since(start).Seconds())
-	d.metrics.ConsumerBatch.WithLabelValues(dest).Observe(1)
-	d.handOver(ctx, c, res, err)
-}
-
-// processBatch delivers several claimed attempts of one destination in one
-// consumer call (transport.Batcher) and records each outcome on its own,
-// exactly as process does for one: a batch shares the call, never a fence.
-func (d *Dispatcher) processBatch(ctx context.Context, cs []Claimed) {
-	batcher, ok := d.transport.(transport.Batcher)
-	if !ok {
-		for _, c := range cs {
-			d.process(ctx, c)
-		}
-		return
-	}
+// process delivers claimed attempts of one destination in one consumer
+// call — one delivery through Transport.Deliver, a chunk through
+// transport.Batcher — and records each outcome on its own: a chunk shares
+// the call, never a fence.
+func (d *Dispatcher) process(ctx context.Context, cs []Claimed) {
 	started := cs[:0:0]
 	for _, c := range cs {
 		if d.hooks.BeforeDeliver != nil && errors.Is(d.hooks.BeforeDeliver(c), ErrSimulatedCrash) {
@@ -505,27 +474,14 @@ func (d *Dispatcher) processBatch(ctx context.Context, cs []Claimed) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, d.cfg.DeliveryTimeout)
 	defer cancel()
-	stopRenew := d.renewBatchWhileRunning(callCtx, cancel, started)
-	ds := make([]transport.Delivery, len(started))
-	for i, c := range started {
-		ds[i] = c.Delivery()
-	}
+	stopRenew := d.renewWhileRunning(callCtx, cancel, started)
 	start := time.Now()
-	answers := batcher.DeliverBatch(callCtx, ds)
+	answers := d.deliver(callCtx, started)
 	stopRenew()
-	if len(answers) != len(started) {
-		// A transport that breaks its contract: nothing it answered is
-		// trusted; the deliveries are retried under their fences.
-		err := transport.Retryable(transport.CodeBatchAnswers, fmt.Errorf("%w: %d answers for %d deliveries", transport.ErrBatchAnswers, len(answers), len(started)))
-		answers = make([]transport.Answer, len(started))
-		for i := range answers {
-			answers[i].Err = err
-		}
-	}
 	took := time.Since(start).Seconds()
 	d.metrics.ConsumerBatch.WithLabelValues(string(started[0].Member.Destination)).Observe(float64(len(started)))
 	for i, c := range started {
-		res, err := answers[i].Result, answers[i].Err
+		res, err := answers[i].Unpack()
 		result := "ok"
 		if err != nil {
 			result = "error"
@@ -533,6 +489,35 @@ func (d *Dispatcher) processBatch(ctx context.Context, cs []Claimed) {
 		d.metrics.DeliverySecs.WithLabelValues(string(c.Member.Destination), result).Observe(took)
 		d.handOver(ctx, c, res, err)
 	}
+}
+
+// deliver makes the consumer call of process and returns one answer per
+// claim. Only a transport.Batcher gets several claims at once (chunks
+// builds larger chunks for nothing else); a batcher that answers a
+// different number of deliveries is not trusted for any of them.
+func (d *Dispatcher) deliver(ctx context.Context, cs []Claimed) []transport.Answer {
+	batcher, ok := d.transport.(transport.Batcher)
+	if len(cs) == 1 || !ok {
+		out := make([]transport.Answer, len(cs))
+		for i, c := range cs {
+			out[i].Result, out[i].Err = d.transport.Deliver(ctx, c.Delivery())
+		}
+		return out
+	}
+	ds := make([]transport.Delivery, len(cs))
+	for i, c := range cs {
+		ds[i] = c.Delivery()
+	}
+	answers := batcher.DeliverBatch(ctx, ds)
+	if len(answers) == len(cs) {
+		return answers
+	}
+	err := transport.Retryable(transport.CodeBatchAnswers, fmt.Errorf("%w: %d answers for %d deliveries", transport.ErrBatchAnswers, len(answers), len(cs)))
+	answers = make([]transport.Answer, len(cs))
+	for i := range answers {
+		answers[i].Err = err
+	}
+	return answers
 }
 
 // handOver records a consumer call's outcome for one delivery. Outcomes are
@@ -772,48 +757,13 @@ func (d *Dispatcher) backoff(attempt int) time.Duration {
 	return delay
 }
 
-// renewWhileRunning renews the lease every RenewInterval while the consumer
-// runs; losing the lease cancels the call. It returns a stop function.
-func (d *Dispatcher) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, c Claimed) func() {
-	if d.cfg.RenewInterval <= 0 {
-		return func() {}
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(d.cfg.RenewInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
-				switch {
-				case err == nil:
-					d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
-				case errors.Is(err, ErrLeaseLost):
-					d.leaseLost(c, "renew")
-					cancel()
-					return
-				default:
-					d.log.Warn("lease renewal failed", "destination", string(c.Member.Destination), "error", err)
-				}
-			}
-		}
-	}()
-	return func() { close(stop); <-done }
-}
-
-// renewBatchWhileRunning renews the leases of a batch's deliveries every
-// RenewInterval while the consumer call runs, in one round trip, each under
+// renewWhileRunning renews the leases of a consumer call's deliveries
+// every RenewInterval while the call runs, in one round trip, each under
 // its own fence. A delivery whose fence fails is counted as lost (its late
-// ack will be refused by the fence); the call is cancelled only when every
-// lease of the batch is lost. It returns a stop function.
-func (d *Dispatcher) renewBatchWhileRunning(ctx context.Context, cancel context.CancelFunc, cs []Claimed) func() {
+// ack will be refused by the fence); the call is cancelled once every lease
+// it carries is lost (for one delivery: at the first loss). It returns a
+// stop function.
+func (d *Dispatcher) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, cs []Claimed) func() {
 	if d.cfg.RenewInterval <= 0 {
 		return func() {}
 	}
