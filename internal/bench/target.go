@@ -179,22 +179,6 @@ func (t *outboxTarget) Consumed(context.Context) (int, error) {
 	return int(total), err
 }
 
-// consumerCalls sums the dispatchers' consumer-call histogram: how many
-// calls, and how many deliveries they carried.
-func (t *outboxTarget) consumerCalls() (calls uint64, deliveries float64) {
-	ch := make(chan prometheus.Metric, 8)
-	go func() { t.metrics.ConsumerBatch.Collect(ch); close(ch) }()
-	for m := range ch {
-		var d dto.Metric
-		if m.Write(&d) != nil || d.GetHistogram() == nil {
-			continue
-		}
-		calls += d.GetHistogram().GetSampleCount()
-		deliveries += d.GetHistogram().GetSampleSum()
-	}
-	return calls, deliveries
-}
-
 // errEndState is a run whose end state breaks the outbox's guarantees.
 var errEndState = errors.New("bench: end state check failed")
 
@@ -223,7 +207,7 @@ func (t *outboxTarget) Finish(ctx context.Context, rec *measure.Recorder) (strin
 		rec.Consumed(d.EventID, d.DeliveredAt)
 	}
 	var notes []string
-	if calls, deliveries := t.consumerCalls(); calls > 0 {
+	if calls, deliveries := t.metrics.ConsumerCalls(); calls > 0 {
 		notes = append(notes, fmt.Sprintf("%d consumer calls, %.1f deliveries per call (--consumer-batch %d)", calls, deliveries/float64(calls), t.cfg.ConsumerBatch))
 	}
 	if report.RetriedDeliveries > 0 {

@@ -119,6 +119,9 @@ func TestDemo_ChaosWithConsumerBatchesLosesAndDuplicatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	requirePassed(t, s)
 	require.Positive(t, s.Retries, "the flaky consumer caused retries")
+	require.Positive(t, s.ConsumerCalls, "the summary reads the consumer calls")
+	handed := float64(s.ConsumerCalls) * s.DeliveriesPerCall
+	require.GreaterOrEqual(t, handed, float64(s.Acknowledged), "every acknowledged delivery went through a consumer call")
 }
 
 // The summary's checks can fail: a delivery left open, an incomplete read model

@@ -33,22 +33,27 @@ type Check struct {
 
 // Summary is the result of a demo run.
 type Summary struct {
-	Runs                   int     `json:"runs"`
-	Events                 int64   `json:"events"`
-	Deliveries             int64   `json:"deliveries"`
-	Acknowledged           int64   `json:"acknowledged"`
-	Open                   int64   `json:"open"`
-	Quarantined            int64   `json:"quarantined"`
-	AdmitSeconds           float64 `json:"admitSeconds"`
-	DurationSeconds        float64 `json:"durationSeconds"`
-	AdmissionsPerSecond    float64 `json:"admissionsPerSecond"`
-	AcknowledgedPerSecond  float64 `json:"acknowledgedPerSecond"`
-	LatencyP50Millis       float64 `json:"latencyP50Millis"`
-	LatencyP99Millis       float64 `json:"latencyP99Millis"`
-	Attempts               int64   `json:"attempts"`
-	Retries                int64   `json:"retries"`
-	LeaseExpiries          int64   `json:"leaseExpiries"`
-	LeaseLost              int64   `json:"leaseLost"`
+	Runs                  int     `json:"runs"`
+	Events                int64   `json:"events"`
+	Deliveries            int64   `json:"deliveries"`
+	Acknowledged          int64   `json:"acknowledged"`
+	Open                  int64   `json:"open"`
+	Quarantined           int64   `json:"quarantined"`
+	AdmitSeconds          float64 `json:"admitSeconds"`
+	DurationSeconds       float64 `json:"durationSeconds"`
+	AdmissionsPerSecond   float64 `json:"admissionsPerSecond"`
+	AcknowledgedPerSecond float64 `json:"acknowledgedPerSecond"`
+	LatencyP50Millis      float64 `json:"latencyP50Millis"`
+	LatencyP99Millis      float64 `json:"latencyP99Millis"`
+	Attempts              int64   `json:"attempts"`
+	Retries               int64   `json:"retries"`
+	LeaseExpiries         int64   `json:"leaseExpiries"`
+	LeaseLost             int64   `json:"leaseLost"`
+	// ConsumerCalls is how many consumer calls the dispatchers made;
+	// DeliveriesPerCall how many deliveries one carried on average
+	// (batching consumers take a chunk per call).
+	ConsumerCalls          uint64  `json:"consumerCalls"`
+	DeliveriesPerCall      float64 `json:"deliveriesPerCall"`
 	Transport              string  `json:"transport"`
 	DroppedResponses       int64   `json:"droppedResponses,omitempty"`
 	Chaos                  bool    `json:"chaos"`
@@ -121,6 +126,10 @@ func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, e
 		return nil, fmt.Errorf("demo summary: %w", err)
 	}
 	s.LeaseLost = int64(counterSum(m.LeaseLost))
+	calls, handed := m.ConsumerCalls()
+	if s.ConsumerCalls = calls; calls > 0 {
+		s.DeliveriesPerCall = handed / float64(calls)
+	}
 	if elapsed > 0 {
 		s.AcknowledgedPerSecond = float64(s.Acknowledged) / elapsed.Seconds()
 	}
@@ -208,6 +217,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row("retries", s.Retries)
 	row("lease expiries (recovered)", s.LeaseExpiries)
 	row("late outcomes dropped (lease lost)", s.LeaseLost)
+	row("consumer calls (deliveries per call)", fmt.Sprintf("%d (%.1f)", s.ConsumerCalls, s.DeliveriesPerCall))
 	row("admissions retried (transient errors)", s.AdmissionRetries)
 	if s.Chaos {
 		row("chaos: dispatcher kills", s.Kills)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -83,7 +82,7 @@ func TestRun_OBCLAIM2_BatchedConsumerCallKeepsEachFence(t *testing.T) {
 	total, distinct := b.consumer.Effects(t)
 	require.Equal(t, n, distinct)
 	require.Equal(t, n, total, "one effect per event: the redelivered one replays its stored receipt")
-	calls, handed := consumerCalls(t, m)
+	calls, handed := m.ConsumerCalls()
 	batched := 0
 	for _, s := range sizes {
 		batched += s
@@ -91,19 +90,4 @@ func TestRun_OBCLAIM2_BatchedConsumerCallKeepsEachFence(t *testing.T) {
 	require.Equal(t, float64(n+2), handed, "every attempt handed to the consumer once: %d first attempts and 2 redeliveries", n)
 	require.Equal(t, uint64(len(sizes)+(n+2-batched)), calls, "one call per chunk, one per single delivery")
 	b.invariants(t)
-}
-
-// consumerCalls reads how many consumer calls the dispatcher observed and
-// how many deliveries they carried.
-func consumerCalls(t *testing.T, m *dispatcher.Metrics) (calls uint64, deliveries float64) {
-	t.Helper()
-	ch := make(chan prometheus.Metric, 4)
-	go func() { m.ConsumerBatch.Collect(ch); close(ch) }()
-	for metric := range ch {
-		var d dto.Metric
-		require.NoError(t, metric.Write(&d))
-		calls += d.GetHistogram().GetSampleCount()
-		deliveries += d.GetHistogram().GetSampleSum()
-	}
-	return calls, deliveries
 }

@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics are the dispatcher's Prometheus collectors (OBS-1). Labels are
@@ -121,4 +122,21 @@ func (m *Metrics) forBoundary(boundary string) *Metrics {
 		UnsupportedWaits:      m.UnsupportedWaits.MustCurryWith(l),
 		UnsupportedWaitSecs:   m.UnsupportedWaitSecs.MustCurryWith(l),
 	}
+}
+
+// ConsumerCalls sums the consumer-call histogram over its labels: how many
+// consumer calls the dispatchers made and how many deliveries they carried
+// (for reports: the demo summary, the bench's notes).
+func (m *Metrics) ConsumerCalls() (calls uint64, deliveries float64) {
+	ch := make(chan prometheus.Metric, 16)
+	go func() { m.ConsumerBatch.Collect(ch); close(ch) }()
+	for metric := range ch {
+		var d dto.Metric
+		if metric.Write(&d) != nil || d.GetHistogram() == nil {
+			continue
+		}
+		calls += d.GetHistogram().GetSampleCount()
+		deliveries += d.GetHistogram().GetSampleSum()
+	}
+	return calls, deliveries
 }
