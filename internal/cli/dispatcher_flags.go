@@ -33,7 +33,7 @@ func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.dispatchers, "dispatchers", envInt("OCEANWAY_DISPATCHERS", 2), "dispatcher instances per producer database (env OCEANWAY_DISPATCHERS)")
 	fl.IntVar(&f.cfg.BatchSize, "batch", envInt("OCEANWAY_BATCH", d.BatchSize), "claim batch size (env OCEANWAY_BATCH)")
 	fl.IntVar(&f.cfg.Concurrency, "concurrency", envInt("OCEANWAY_CONCURRENCY", d.Concurrency), "deliveries in flight per dispatcher (env OCEANWAY_CONCURRENCY)")
-	fl.IntVar(&f.cfg.AckBatchSize, "ack-batch", envInt("OCEANWAY_ACK_BATCH", d.AckBatchSize), "verified acks recorded per transaction (env OCEANWAY_ACK_BATCH)")
+	fl.IntVar(&f.cfg.AckBatchSize, "ack-batch", envInt("OCEANWAY_ACK_BATCH", d.AckBatchSize), "verified acks recorded per transaction, and retries per statement (env OCEANWAY_ACK_BATCH)")
 	fl.IntVar(&f.consumerBatch, "consumer-batch", envInt("OCEANWAY_CONSUMER_BATCH", defaultConsumerBatch),
 		"most core_operations deliveries the in-process Operations projector applies in one transaction, each event in its own savepoint; 1 = one by one (env OCEANWAY_CONSUMER_BATCH)")
 	fl.DurationVar(&f.cfg.LeaseDuration, "lease", envDuration("OCEANWAY_LEASE", d.LeaseDuration), "lease duration (env OCEANWAY_LEASE)")

@@ -136,12 +136,18 @@ func (c ackBatchColumns) args() pgx.NamedArgs {
 // ackOrder returns the indexes of acks in (event_id, destination) order, the
 // order every batch passes deliveries and events in.
 func ackOrder(acks []VerifiedAck) []int {
-	order := make([]int, len(acks))
+	return fenceOrder(len(acks), func(i int) Fence { return acks[i].claimed.Fence })
+}
+
+// fenceOrder returns the indexes 0..n-1 in the (event_id, destination) order
+// of their fences, the order in which every batch statement locks rows.
+func fenceOrder(n int, fence func(int) Fence) []int {
+	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(x, y int) int {
-		a, b := acks[x].claimed, acks[y].claimed
+		a, b := fence(x), fence(y)
 		if c := strings.Compare(a.EventID, b.EventID); c != 0 {
 			return c
 		}

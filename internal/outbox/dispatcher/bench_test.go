@@ -81,3 +81,53 @@ func countOpen(ctx context.Context, t tb, pool *pgxpool.Pool) int {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending','leased')`).Scan(&n))
 	return n
 }
+
+// BenchmarkRetry reports retryable outcomes recorded per second for a claim
+// of 64 deliveries that all failed, one fenced statement per retry against
+// one outbox.retry_delivery_batch call for all (issue 17, item 2).
+//
+//	go test ./internal/outbox/dispatcher -run '^$' -bench Retry -benchtime 20x
+func BenchmarkRetry(b *testing.B) {
+	const n = 64
+	for _, batched := range []bool{false, true} {
+		b.Run(fmt.Sprintf("batched=%t", batched), func(b *testing.B) {
+			bundle := dbtest.New(b, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core}, MaxConns: 4})
+			pool := bundle.Core()
+			ctx := b.Context()
+			if _, err := release.Bootstrap(ctx, pool, release.BootstrapParams{ProjectionName: projectionName, ProjectionVersion: 1}); err != nil {
+				b.Fatal(err)
+			}
+			store := dispatcher.NewStore(pool, 5*time.Second)
+			var elapsed time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				appendBench(b, pool, n)
+				claims, err := store.Claim(ctx, dispatcher.ClaimParams{Owner: "bench", Limit: n, Lease: time.Minute})
+				if err != nil || len(claims) != n {
+					b.Fatalf("claimed %d of %d: %v", len(claims), n, err)
+				}
+				rs := make([]dispatcher.RetryRequest, n)
+				for j, c := range claims {
+					rs[j] = dispatcher.RetryRequest{Fence: c.Fence, Backoff: time.Hour, Code: "owner_unavailable"}
+				}
+				b.StartTimer()
+				start := time.Now()
+				if batched {
+					for j, err := range store.RetryBatch(ctx, rs) {
+						if err != nil {
+							b.Fatalf("retry %d: %v", j, err)
+						}
+					}
+				} else {
+					for j, r := range rs {
+						if err := store.Retry(ctx, r.Fence, r.Backoff, r.Code); err != nil {
+							b.Fatalf("retry %d: %v", j, err)
+						}
+					}
+				}
+				elapsed += time.Since(start)
+			}
+			b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "retries/s")
+		})
+	}
+}

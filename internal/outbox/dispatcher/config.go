@@ -33,9 +33,11 @@ type Config struct {
 	// Concurrency+AckBatchSize outcomes are being recorded at once, each
 	// still under its lease and fence. Default 16.
 	Concurrency int
-	// AckBatchSize is the most verified acks recorded in one transaction;
-	// acks that complete while a batch is being written form the next one.
-	// 1 records every ack in its own transaction. Default 64.
+	// AckBatchSize is the most verified acks recorded in one transaction,
+	// and the most retries recorded in one statement; outcomes that arrive
+	// while a batch is being written form the next one. 1 records every ack
+	// and every retry on its own. Default 64. (Quarantines, terminal and
+	// once per delivery, are recorded one by one.)
 	AckBatchSize int
 	// StatementTimeout bounds every outcome/claim statement. Default 5s.
 	StatementTimeout time.Duration

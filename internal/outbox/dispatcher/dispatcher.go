@@ -32,7 +32,10 @@ type Dispatcher struct {
 	hooks     Hooks
 
 	wake chan struct{}
-	acks chan ackRequest
+	acks chan outcomeRequest[VerifiedAck]
+	// retries carries retryable outcomes to the retrier, which records them
+	// set-based in batches like the acks.
+	retries chan outcomeRequest[RetryRequest]
 	// settling bounds the outcomes being recorded after their slot moved
 	// on (Concurrency+AckBatchSize of them); settlers counts them for the
 	// drain.
@@ -52,10 +55,11 @@ type recoveryState struct {
 // ErrAlreadyRunning is returned by a second Run of one dispatcher.
 var ErrAlreadyRunning = errors.New("dispatcher: Run called twice; build a new dispatcher")
 
-// ackRequest asks the acker to record one verified ack and report back.
-type ackRequest struct {
-	ack  VerifiedAck
-	done chan error
+// outcomeRequest asks a batch recorder (acks, retries) to record one
+// outcome and report back.
+type outcomeRequest[T any] struct {
+	outcome T
+	done    chan error
 }
 
 // Hooks let tests stop a worker at exact points. Production leaves them nil.
@@ -98,7 +102,8 @@ func New(pool *pgxpool.Pool, t transport.Transport, cfg Config, metrics *Metrics
 		metrics:   metrics.forBoundary(cfg.Boundary),
 		log:       log.With("component", "dispatcher", "worker", cfg.WorkerID, "boundary", cfg.Boundary),
 		wake:      make(chan struct{}, 1),
-		acks:      make(chan ackRequest, cfg.Concurrency+cfg.AckBatchSize),
+		acks:      make(chan outcomeRequest[VerifiedAck], cfg.Concurrency+cfg.AckBatchSize),
+		retries:   make(chan outcomeRequest[RetryRequest], cfg.Concurrency+cfg.AckBatchSize),
 		settling:  make(chan struct{}, cfg.Concurrency+cfg.AckBatchSize),
 	}, nil
 }
@@ -144,10 +149,21 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		go func() { defer close(listenerDone); d.listen(ctx) }()
 		defer func() { <-listenerDone }()
 	}
-	ackerDone := make(chan struct{})
-	go func() { defer close(ackerDone); d.acker() }()
-	// The acker stops after the last slot has handed over its ack.
-	defer func() { close(d.acks); <-ackerDone }()
+	ackerDone, retrierDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ackerDone)
+		recordInBatches(d.acks, d.cfg.AckBatchSize, func(acks []VerifiedAck) []error {
+			return d.store.AckBatch(context.Background(), acks)
+		})
+	}()
+	go func() {
+		defer close(retrierDone)
+		recordInBatches(d.retries, d.cfg.AckBatchSize, func(rs []RetryRequest) []error {
+			return d.store.RetryBatch(context.Background(), rs)
+		})
+	}()
+	// The recorders stop after the last outcome has been handed over.
+	defer func() { close(d.acks); close(d.retries); <-ackerDone; <-retrierDone }()
 
 	queueCap := d.cfg.Concurrency
 	if d.cfg.RenewInterval > 0 {
@@ -581,8 +597,19 @@ func (d *Dispatcher) recordAck(ctx context.Context, v VerifiedAck) error {
 	if d.cfg.AckBatchSize == 1 {
 		return d.store.AckOne(ctx, v)
 	}
-	req := ackRequest{ack: v, done: make(chan error, 1)}
+	req := outcomeRequest[VerifiedAck]{outcome: v, done: make(chan error, 1)}
 	d.acks <- req
+	return <-req.done
+}
+
+// recordRetry hands a retryable outcome to the retrier (batched) or records
+// it in its own statement when batching is off.
+func (d *Dispatcher) recordRetry(ctx context.Context, r RetryRequest) error {
+	if d.cfg.AckBatchSize == 1 {
+		return d.store.Retry(ctx, r.Fence, r.Backoff, r.Code)
+	}
+	req := outcomeRequest[RetryRequest]{outcome: r, done: make(chan error, 1)}
+	d.retries <- req
 	return <-req.done
 }
 
@@ -608,17 +635,18 @@ func (d *Dispatcher) recordAckPersistently(ctx context.Context, v VerifiedAck) e
 	return err
 }
 
-// acker records verified acks in batches: it takes whatever acks are
-// waiting (up to AckBatchSize) and writes them in one transaction, so the
-// commit cost is shared while every ack stays individually fenced.
-func (d *Dispatcher) acker() {
-	batch := make([]ackRequest, 0, d.cfg.AckBatchSize)
-	for first := range d.acks {
+// recordInBatches records outcomes in batches until in is closed: it takes
+// whatever requests are waiting (up to limit) and records them with one call
+// of record, so the statement and commit cost is shared while every outcome
+// stays individually fenced; record answers per outcome.
+func recordInBatches[T any](in <-chan outcomeRequest[T], limit int, record func([]T) []error) {
+	batch := make([]outcomeRequest[T], 0, limit)
+	for first := range in {
 		batch = append(batch[:0], first)
 	collect:
-		for len(batch) < d.cfg.AckBatchSize {
+		for len(batch) < limit {
 			select {
-			case r, ok := <-d.acks:
+			case r, ok := <-in:
 				if !ok {
 					break collect
 				}
@@ -627,11 +655,11 @@ func (d *Dispatcher) acker() {
 				break collect
 			}
 		}
-		acks := make([]VerifiedAck, len(batch))
+		outcomes := make([]T, len(batch))
 		for i, r := range batch {
-			acks[i] = r.ack
+			outcomes[i] = r.outcome
 		}
-		errs := d.store.AckBatch(context.Background(), acks)
+		errs := record(outcomes)
 		for i, r := range batch {
 			r.done <- errs[i]
 		}
@@ -661,7 +689,7 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 			// a restart: it backs off up to BackoffMax.
 			delay = min(delay, d.cfg.WaitBackoffMax)
 		}
-		err := d.store.Retry(ctx, c.Fence, delay, code)
+		err := d.recordRetry(ctx, RetryRequest{Fence: c.Fence, Backoff: delay, Code: code})
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			d.leaseLost(c, "retry")

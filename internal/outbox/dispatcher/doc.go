@@ -108,8 +108,11 @@
 //
 // # Failures
 //
-// A failed delivery is retried (Store.Retry: pending again after an
-// exponential backoff with jitter) when its error is retryable
+// A failed delivery is retried (pending again after an exponential backoff
+// with jitter; retries gathered like acks, up to AckBatchSize, are recorded
+// by one set-based fenced statement, outbox.retry_delivery_batch through
+// Store.RetryBatch, each row under its own fence with its own backoff and
+// code; Store.Retry when batching is off) when its error is retryable
 // (transport.RetryableAndCode; unclassified errors are retryable) and
 // MaxAttempts, if set, is not reached; recoverable waits are retried
 // whatever the count — data waits (a revision gap) at a bounded pace

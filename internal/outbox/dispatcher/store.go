@@ -343,6 +343,71 @@ func (s *Store) Retry(ctx context.Context, f Fence, backoff time.Duration, code 
 	return fenced(err)
 }
 
+// RetryRequest is one retryable outcome to record: the attempt's fence, the
+// backoff before the delivery is claimable again and the normalized error
+// code.
+type RetryRequest struct {
+	Fence   Fence
+	Backoff time.Duration
+	Code    string
+}
+
+// RetryBatch records many retryable outcomes in one statement
+// (outbox.retry_delivery_batch), each under its own fence. The returned
+// slice holds, per request, nil or ErrLeaseLost. If the statement fails as a
+// whole, every retry is recorded alone so one bad row cannot take its
+// neighbours down; those answers are Retry's.
+func (s *Store) RetryBatch(ctx context.Context, rs []RetryRequest) []error {
+	out := make([]error, len(rs))
+	if len(rs) == 0 {
+		return out
+	}
+	if err := s.retryBatchOnce(ctx, rs, out); err == nil {
+		return out
+	}
+	for i, r := range rs {
+		out[i] = s.Retry(ctx, r.Fence, r.Backoff, r.Code)
+	}
+	return out
+}
+
+func (s *Store) retryBatchOnce(ctx context.Context, rs []RetryRequest, out []error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var dests, events, attempts, tokens, codes []string
+	var backoffs []int64
+	for _, i := range fenceOrder(len(rs), func(i int) Fence { return rs[i].Fence }) {
+		r := rs[i]
+		dests = append(dests, string(r.Fence.Destination))
+		events = append(events, r.Fence.EventID)
+		attempts = append(attempts, r.Fence.AttemptID)
+		tokens = append(tokens, r.Fence.LeaseToken)
+		backoffs = append(backoffs, r.Backoff.Milliseconds())
+		codes = append(codes, r.Code)
+	}
+	rows, err := s.pool.Query(ctx, stDeliveryRetryBatch.SQL, stDeliveryRetryBatch.Args(pgx.NamedArgs{
+		"destinations": dests, "event_ids": events, "attempt_ids": attempts, "lease_tokens": tokens,
+		"backoff_ms": backoffs, "error_codes": codes,
+	})...)
+	if err != nil {
+		return err
+	}
+	finished, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	held := make(map[string]bool, len(finished))
+	for _, id := range finished {
+		held[id] = true
+	}
+	for i, r := range rs {
+		if !held[r.Fence.AttemptID] {
+			out[i] = ErrLeaseLost
+		}
+	}
+	return nil
+}
+
 // maxReasonLen bounds the stored quarantine reason.
 const maxReasonLen = 1000
 

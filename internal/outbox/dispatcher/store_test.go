@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -657,5 +658,114 @@ func TestAckBatch_OBCLAIM2_StaleTokenInsideOneBatchStatement(t *testing.T) {
 	require.NoError(t, b.store.AckBatch(ctx, []dispatcher.VerifiedAck{v})[0])
 	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, stale.EventID))
 	require.True(t, b.delivery(t, stale.EventID).Published)
+	b.invariants(t)
+}
+
+// OB-DELIVER-2 / OB-CLAIM-2 with batched retries (issue 17, item 2): one
+// call of outbox.retry_delivery_batch, as the dispatcher role, records a
+// batch of retryable outcomes in one statement, each under its own fence and
+// with its own backoff and error code. A stale token (the delivery was
+// recovered and re-claimed by another worker) and an expired lease inside
+// the batch are reported lost and change nothing; their neighbours go back
+// to pending with one retryable finish each, all written by one statement
+// (one transaction timestamp).
+func TestRetryBatch_OBDELIVER2_EachRetryKeepsItsFence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	ids := b.appendRuns(t, 5)
+	store := dispatcher.NewStore(dispatcherRolePool(t, b.producerDSN), 5*time.Second)
+	claims, err := store.Claim(ctx, dispatcher.ClaimParams{Owner: "w1", Limit: 5, Lease: lease})
+	require.NoError(t, err)
+	require.Len(t, claims, 5)
+	byID := map[string]dispatcher.Claimed{}
+	for _, c := range claims {
+		byID[c.EventID] = c
+	}
+
+	stale := byID[ids[1]]
+	b.expireLease(t, stale.EventID)
+	recovered, err := b.store.RecoverExpired(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, recovered["core_operations"])
+	fresh := b.claim(t, "w2", 5, lease)
+	require.Len(t, fresh, 1)
+	require.Equal(t, stale.EventID, fresh[0].EventID)
+	expired := byID[ids[3]]
+	b.expireLease(t, expired.EventID)
+	staleBefore, expiredBefore := b.delivery(t, stale.EventID), b.delivery(t, expired.EventID)
+
+	out := store.RetryBatch(ctx, []dispatcher.RetryRequest{
+		{Fence: byID[ids[0]].Fence, Backoff: time.Hour, Code: "owner_unavailable"},
+		{Fence: stale.Fence, Backoff: 0, Code: "flaky"},
+		{Fence: byID[ids[2]].Fence, Backoff: 0, Code: "consumer_timeout"},
+		{Fence: expired.Fence, Backoff: 0, Code: "flaky"},
+		{Fence: byID[ids[4]].Fence, Backoff: 2 * time.Hour, Code: "owner_unavailable"},
+	})
+	require.NoError(t, out[0])
+	require.ErrorIs(t, out[1], dispatcher.ErrLeaseLost)
+	require.NoError(t, out[2])
+	require.ErrorIs(t, out[3], dispatcher.ErrLeaseLost)
+	require.NoError(t, out[4])
+
+	for i, code := range map[int]string{0: "owner_unavailable", 2: "consumer_timeout", 4: "owner_unavailable"} {
+		d := b.delivery(t, ids[i])
+		require.Equal(t, "pending", d.Status, "delivery %d", i)
+		require.Equal(t, code, *d.LastError, "delivery %d keeps its own error code", i)
+		require.Equal(t, []string{"retryable"}, b.finishes(t, ids[i]), "delivery %d", i)
+	}
+	require.Equal(t, staleBefore, b.delivery(t, stale.EventID), "a stale token inside a batch changes nothing")
+	require.Equal(t, []string{"lease_expired_unknown", ""}, b.finishes(t, stale.EventID))
+	require.Equal(t, expiredBefore, b.delivery(t, expired.EventID), "an expired lease inside a batch changes nothing")
+	require.Equal(t, []string{""}, b.finishes(t, expired.EventID))
+
+	var statements int
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT count(DISTINCT f.finished_at)
+		FROM outbox.outbox_delivery_attempt_finishes f WHERE f.outcome = 'retryable'`).Scan(&statements))
+	require.Equal(t, 1, statements, "the three retries were written by one statement")
+	// Each row's own backoff: only the zero-backoff delivery is claimable now.
+	again := b.claim(t, "w3", 5, lease)
+	require.Len(t, again, 1)
+	require.Equal(t, ids[2], again[0].EventID)
+	require.Equal(t, 2, again[0].AttemptCount)
+	var first, second bool
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT
+		(SELECT available_at BETWEEN now() + interval '59 minutes' AND now() + interval '61 minutes' FROM outbox.outbox_deliveries WHERE event_id = $1),
+		(SELECT available_at BETWEEN now() + interval '119 minutes' AND now() + interval '121 minutes' FROM outbox.outbox_deliveries WHERE event_id = $2)`,
+		ids[0], ids[4]).Scan(&first, &second))
+	require.True(t, first, "delivery 0 waits its own backoff (1h)")
+	require.True(t, second, "delivery 4 waits its own backoff (2h)")
+	b.invariants(t)
+}
+
+// OB-DELIVER-2, fail closed: outbox.retry_delivery_batch refuses arrays of
+// different lengths, NULL elements and a negative backoff
+// (invalid_parameter_value), as the dispatcher role, and changes nothing.
+func TestRetryBatch_OBDELIVER2_RefusesMalformedBatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	ids := b.appendRuns(t, 2)
+	pool := dispatcherRolePool(t, b.producerDSN)
+	claims := b.claim(t, "w", 2, lease)
+	require.Len(t, claims, 2)
+	c0, c1 := claims[0], claims[1]
+	call := func(backoffs []int64, codes []any) error {
+		_, err := pool.Exec(ctx, `SELECT * FROM outbox.retry_delivery_batch($1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::bigint[], $6::text[])`,
+			[]string{string(c0.Destination), string(c1.Destination)}, []string{c0.EventID, c1.EventID},
+			[]string{c0.AttemptID, c1.AttemptID}, []string{c0.LeaseToken, c1.LeaseToken}, backoffs, codes)
+		return err
+	}
+	for name, err := range map[string]error{
+		"lengths differ":   call([]int64{0}, []any{"flaky", "flaky"}),
+		"a NULL code":      call([]int64{0, 0}, []any{"flaky", nil}),
+		"negative backoff": call([]int64{0, -1}, []any{"flaky", "flaky"}),
+	} {
+		require.Equal(t, pgerrcode.InvalidParameterValue, db.SQLState(err), name)
+	}
+	for _, id := range ids {
+		require.Equal(t, "leased", b.delivery(t, id).Status)
+		require.Equal(t, []string{""}, b.finishes(t, id))
+	}
 	b.invariants(t)
 }
