@@ -91,3 +91,55 @@ func TestRun_OBCLAIM2_BatchedConsumerCallKeepsEachFence(t *testing.T) {
 	require.Equal(t, uint64(len(sizes)+(n+2-batched)), calls, "one call per chunk, one per single delivery")
 	b.invariants(t)
 }
+
+// OB-CLAIM-1 (issue 17: batches that are batches): the next claim is made
+// while no more than Concurrency consumer calls are outstanding, counted in
+// calls, not in deliveries. A claim of 8 cut into chunks of 4 is two calls;
+// with 4 slots the dispatcher claims again while those two calls are still
+// running and fills every slot. Counting deliveries (8 > 4) held the next
+// claim back until the running calls finished, so a batching consumer only
+// ever had two calls at once here.
+func TestRun_OBCLAIM1_ChunksOfABatchingConsumerFillEverySlot(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const slots, limit, batch, n = 4, 4, 8, 40
+	b.appendRuns(t, n)
+	var running, most int
+	var mu sync.Mutex
+	release := make(chan struct{})
+	batchFn := func(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+		out := make([]transport.Answer, len(ds))
+		for i, d := range ds {
+			out[i].Result, out[i].Err = b.consumer.Deliver(ctx, d)
+		}
+		return out
+	}
+	tr := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{route.CoreOperations: b.consumer.Deliver}).
+		WithBatch(route.CoreOperations, limit, batchFn)
+	d := newDispatcher(t, b, tr, dispatcher.Config{
+		BatchSize: batch, Concurrency: slots, PollInterval: 10 * time.Millisecond,
+	}, dispatcher.NewMetrics(prometheus.NewRegistry()))
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(c, slots, running, "every slot holds a call while the first calls are still running")
+	}, 30*time.Second, pollTick)
+	close(release)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, n, b.countStatus(c, "acknowledged"))
+	}, 60*time.Second, pollTick, "all acknowledged")
+	require.NoError(t, stop())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, slots, most, "never more calls than slots")
+	b.invariants(t)
+}

@@ -127,9 +127,11 @@ func (d *Dispatcher) Wake() {
 //
 // Claims are full batches (issue 17): a claim of up to BatchSize rows goes
 // into a local queue that Concurrency consumer slots drain, and the next
-// claim is made when no more than Concurrency deliveries are outstanding
+// claim is made when no more than Concurrency chunks (consumer calls: one
+// delivery, or several for a consumer that takes batches) are outstanding
 // (queued or in flight), so each claim statement's fixed cost is shared by a
-// whole batch instead of the few slots that happen to be free. A queued
+// whole batch instead of the few slots that happen to be free, and slots
+// that take batches of deliveries are kept as busy as slots that take one. A queued
 // delivery is covered by its lease: a slot renews it (fenced) before
 // starting it when it waited longer than RenewInterval, and drops it when
 // the lease may already be over (recovery returns it to pending). With
@@ -177,7 +179,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	renewerDone := make(chan struct{})
 	go func() { defer close(renewerDone); d.renewQueued(renewerCtx, waiting) }()
 	defer func() { stopRenewer(); <-renewerDone }()
-	var outstanding atomic.Int64 // queued + in flight
+	// Chunks queued + in flight. Counting calls rather than deliveries keeps
+	// every slot fed when a consumer takes batches: a claim of BatchSize
+	// cut into chunks of 32 would otherwise occupy 4 of 16 slots and hold
+	// the next claim back until 3 of them finished.
+	var outstanding atomic.Int64
 	var slots sync.WaitGroup
 	for range d.cfg.Concurrency {
 		slots.Add(1)
@@ -194,7 +200,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				if len(ready) > 0 {
 					d.process(deliverCtx, ready)
 				}
-				outstanding.Add(-int64(len(chunk)))
+				outstanding.Add(-1)
 				d.Wake()
 			}
 		}()
@@ -237,11 +243,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 			claimed = len(claims)
 			for _, chunk := range d.chunks(claims) {
-				outstanding.Add(int64(len(chunk)))
+				outstanding.Add(1)
 				for _, q := range chunk {
 					waiting.add(q)
 				}
-				queue <- chunk // never blocks: outstanding stays within queueCap
+				queue <- chunk // never blocks: a claim of want deliveries is at most want chunks
 			}
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("claim round failed", "error", err)
