@@ -131,8 +131,8 @@ func (d *Dispatcher) Wake() {
 // delivery, or several for a consumer that takes batches) are outstanding
 // (queued or in flight), so each claim statement's fixed cost is shared by a
 // whole batch instead of the few slots that happen to be free, and slots
-// that take batches of deliveries are kept as busy as slots that take one. A queued
-// delivery is covered by its lease: a slot renews it (fenced) before
+// that take batches of deliveries are kept as busy as slots that take one.
+// A queued delivery is covered by its lease: a slot renews it (fenced) before
 // starting it when it waited longer than RenewInterval, and drops it when
 // the lease may already be over (recovery returns it to pending). With
 // renewal disabled nothing is queued: claims are as large as the free slots.
