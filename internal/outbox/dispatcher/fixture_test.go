@@ -86,6 +86,24 @@ func (b *bundle) expireLease(t *testing.T, eventID string) {
 	require.NoError(t, err)
 }
 
+// loseLeases makes two held leases fail their fences in the two ways a
+// batch must tell apart from its neighbours: stale is recovered and claimed
+// again by another worker (its token is no longer the row's; the new
+// holder's claim is returned), expired keeps its token but its lease ran
+// out.
+func (b *bundle) loseLeases(t *testing.T, stale, expired dispatcher.Claimed) dispatcher.Claimed {
+	t.Helper()
+	b.expireLease(t, stale.EventID)
+	recovered, err := b.store.RecoverExpired(t.Context(), nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, recovered["core_operations"])
+	fresh := b.claim(t, "another-worker", 5, lease)
+	require.Len(t, fresh, 1)
+	require.Equal(t, stale.EventID, fresh[0].EventID)
+	b.expireLease(t, expired.EventID)
+	return fresh[0]
+}
+
 // waitLeaseExpired waits until the delivery's lease is over in database time.
 func (b *bundle) waitLeaseExpired(t *testing.T, eventID string) {
 	t.Helper()

@@ -618,16 +618,8 @@ func TestAckBatch_OBCLAIM2_StaleTokenInsideOneBatchStatement(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	stale := claims[1]
-	b.expireLease(t, stale.EventID)
-	recovered, err := b.store.RecoverExpired(ctx, nil, 10)
-	require.NoError(t, err)
-	require.Equal(t, 1, recovered["core_operations"])
-	fresh := b.claim(t, "w2", 5, lease)
-	require.Len(t, fresh, 1)
-	require.Equal(t, stale.EventID, fresh[0].EventID)
-	expired := claims[3]
-	b.expireLease(t, expired.EventID)
+	stale, expired := claims[1], claims[3]
+	fresh := b.loseLeases(t, stale, expired)
 	staleBefore, expiredBefore := b.delivery(t, stale.EventID), b.delivery(t, expired.EventID)
 
 	tx, err := b.producer.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
@@ -651,9 +643,9 @@ func TestAckBatch_OBCLAIM2_StaleTokenInsideOneBatchStatement(t *testing.T) {
 	require.Equal(t, expiredBefore, b.delivery(t, expired.EventID), "an expired lease inside a batch changes nothing")
 	require.Equal(t, []string{""}, b.finishes(t, expired.EventID))
 
-	res, err := b.consumer.Deliver(ctx, fresh[0].Delivery())
+	res, err := b.consumer.Deliver(ctx, fresh.Delivery())
 	require.NoError(t, err)
-	v, err := dispatcher.VerifyResult(fresh[0], res)
+	v, err := dispatcher.VerifyResult(fresh, res)
 	require.NoError(t, err)
 	require.NoError(t, b.store.AckBatch(ctx, []dispatcher.VerifiedAck{v})[0])
 	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, stale.EventID))
@@ -683,16 +675,8 @@ func TestRetryBatch_OBDELIVER2_EachRetryKeepsItsFence(t *testing.T) {
 		byID[c.EventID] = c
 	}
 
-	stale := byID[ids[1]]
-	b.expireLease(t, stale.EventID)
-	recovered, err := b.store.RecoverExpired(ctx, nil, 10)
-	require.NoError(t, err)
-	require.Equal(t, 1, recovered["core_operations"])
-	fresh := b.claim(t, "w2", 5, lease)
-	require.Len(t, fresh, 1)
-	require.Equal(t, stale.EventID, fresh[0].EventID)
-	expired := byID[ids[3]]
-	b.expireLease(t, expired.EventID)
+	stale, expired := byID[ids[1]], byID[ids[3]]
+	b.loseLeases(t, stale, expired)
 	staleBefore, expiredBefore := b.delivery(t, stale.EventID), b.delivery(t, expired.EventID)
 
 	out := store.RetryBatch(ctx, []dispatcher.RetryRequest{
