@@ -14,6 +14,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/release"
 )
 
 // The forged writes of issue 18, each run as the project's own role against
@@ -317,4 +318,42 @@ func TestForgedEventContradictsEnvelope_OBSTORE2(t *testing.T) {
 		return err
 	})
 	requireCode(t, err, outbox.CodeDeliverySetMismatch)
+}
+
+// OB-STORE-2 (issue 17, item 3: what the immutability triggers cost per
+// row): the append's event checks (envelope OW018, archived id OWR03,
+// producer OWP01) run once per statement over the statement's new rows, not
+// once per row: appending 20 events as the producer role in one AppendTx
+// calls outbox.check_appended_events once, and no per-row check function at
+// all (this transaction's own function counters; migration 00099).
+func TestAppend_OBSTORE2_EventChecksRunOncePerStatement(t *testing.T) {
+	t.Parallel()
+	b := setupForged(t)
+	events := make([]envelope.Envelope, 20)
+	for i := range events {
+		events[i] = freshSample(envelope.RunCreatedV2)
+	}
+	err := db.WithTx(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SET LOCAL track_functions = 'pl'`)
+		require.NoError(t, err)
+		setRole(t, ctx, tx, schema.RoleProducer)
+		// The backend's own counters, read around the append (they may
+		// still hold calls of earlier transactions not yet reported).
+		calls := func() (statementChecks, rowChecks int64) {
+			require.NoError(t, tx.QueryRow(ctx, `SELECT
+				coalesce(pg_stat_get_xact_function_calls('outbox.check_appended_events'::regproc), 0),
+				coalesce(pg_stat_get_xact_function_calls('outbox.outbox_events_check_envelope'::regproc), 0)
+				  + coalesce(pg_stat_get_xact_function_calls('outbox.outbox_events_not_archived'::regproc), 0)`).
+				Scan(&statementChecks, &rowChecks))
+			return statementChecks, rowChecks
+		}
+		statementBefore, rowBefore := calls()
+		_, err = release.AppendTx(ctx, tx, events...)
+		require.NoError(t, err)
+		statementAfter, rowAfter := calls()
+		require.Equal(t, int64(1), statementAfter-statementBefore, "one call of the event checks for the append statement")
+		require.Zero(t, rowAfter-rowBefore, "no per-row event check")
+		return nil
+	})
+	require.NoError(t, err)
 }
