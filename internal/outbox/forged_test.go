@@ -356,4 +356,11 @@ func TestAppend_OBSTORE2_EventChecksRunOncePerStatement(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+	// Its plan is estimated from guesses (a transition table, small tables
+	// never analyzed) high enough for JIT with inlining: about a second per
+	// append of 100 events unless the function turns JIT off.
+	var noJIT bool
+	require.NoError(t, b.pool.QueryRow(t.Context(),
+		`SELECT 'jit=off' = ANY(proconfig) FROM pg_proc WHERE oid = 'outbox.check_appended_events'::regproc`).Scan(&noJIT))
+	require.True(t, noJIT, "outbox.check_appended_events runs with jit = off")
 }

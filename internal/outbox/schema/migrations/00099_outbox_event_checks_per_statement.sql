@@ -13,8 +13,9 @@
 -- over the statement's new rows (the transition table the producer check
 -- already read), in one query, with the same SQLSTATEs and messages. A
 -- violating statement still fails as a whole, at its end instead of at the
--- offending row; when one row breaks several rules, OW018 is reported
--- before OWR03 before OWP01, as the old triggers fired.
+-- offending row (so a row that also breaks a table CHECK now reports the
+-- CHECK's 23514 first); when rows break several of these rules, OW018 is
+-- reported before OWR03 before OWP01, as the old triggers fired.
 --
 -- SECURITY DEFINER: it reads outbox.archived_events, which the producer
 -- role cannot read (the old archived-id check was a definer function too).
@@ -24,9 +25,9 @@
 CREATE FUNCTION outbox.check_appended_events() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 -- No JIT: a plan over a transition table is estimated from that statement's
--- row count and the planner's guesses for never-analyzed small tables, and
--- was compiled (with inlining and optimization, about a second) on every
--- append of 100 events before this setting.
+-- row count and the planner's guesses for never-analyzed small tables:
+-- a draft without this setting was compiled (with inlining and
+-- optimization, about a second) on every append of 100 events.
 SET jit = off AS $fn$
 DECLARE
   bad record;
