@@ -94,17 +94,11 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 	if err != nil {
 		return fmt.Errorf("%w: %w", errFencedAck, err)
 	}
-	held := make(map[string]bool, len(finished))
-	for _, id := range finished {
-		held[id] = true
-	}
+	markLost(out, finished, func(i int) string { return acks[i].claimed.AttemptID })
 	var kept []VerifiedAck
 	for i, a := range acks {
-		if held[a.claimed.AttemptID] {
-			out[i] = nil
+		if out[i] == nil {
 			kept = append(kept, a)
-		} else {
-			out[i] = ErrLeaseLost
 		}
 	}
 	if len(kept) == 0 {
@@ -114,6 +108,22 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 		return fmt.Errorf("record publication: %w", err)
 	}
 	return nil
+}
+
+// markLost sets out[i] to nil for every outcome whose attempt (attempt(i))
+// a batch statement finished, and to ErrLeaseLost for the others: a row the
+// statement did not return failed its own fence.
+func markLost(out []error, finished []string, attempt func(int) string) {
+	held := make(map[string]bool, len(finished))
+	for _, id := range finished {
+		held[id] = true
+	}
+	for i := range out {
+		out[i] = nil
+		if !held[attempt(i)] {
+			out[i] = ErrLeaseLost
+		}
+	}
 }
 
 // ackBatchColumns are the parallel arrays of sql/delivery_ack_batch.sql.

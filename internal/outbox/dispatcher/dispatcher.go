@@ -603,9 +603,7 @@ func (d *Dispatcher) recordAck(ctx context.Context, v VerifiedAck) error {
 	if d.cfg.AckBatchSize == 1 {
 		return d.store.AckOne(ctx, v)
 	}
-	req := outcomeRequest[VerifiedAck]{outcome: v, done: make(chan error, 1)}
-	d.acks <- req
-	return <-req.done
+	return submit(d.acks, v)
 }
 
 // recordRetry hands a retryable outcome to the retrier (batched) or records
@@ -614,8 +612,13 @@ func (d *Dispatcher) recordRetry(ctx context.Context, r RetryRequest) error {
 	if d.cfg.AckBatchSize == 1 {
 		return d.store.Retry(ctx, r.Fence, r.Backoff, r.Code)
 	}
-	req := outcomeRequest[RetryRequest]{outcome: r, done: make(chan error, 1)}
-	d.retries <- req
+	return submit(d.retries, r)
+}
+
+// submit hands one outcome to a batch recorder and waits for its answer.
+func submit[T any](recorder chan<- outcomeRequest[T], outcome T) error {
+	req := outcomeRequest[T]{outcome: outcome, done: make(chan error, 1)}
+	recorder <- req
 	return <-req.done
 }
 

@@ -396,15 +396,7 @@ func (s *Store) retryBatchOnce(ctx context.Context, rs []RetryRequest, out []err
 	if err != nil {
 		return err
 	}
-	held := make(map[string]bool, len(finished))
-	for _, id := range finished {
-		held[id] = true
-	}
-	for i, r := range rs {
-		if !held[r.Fence.AttemptID] {
-			out[i] = ErrLeaseLost
-		}
-	}
+	markLost(out, finished, func(i int) string { return rs[i].Fence.AttemptID })
 	return nil
 }
 
