@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/bench/measure"
 	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/outbox/dispatcher"
 )
 
 // Config is one `oceanway bench` invocation.
@@ -48,6 +49,9 @@ type Config struct {
 	// 30s). A short lease makes the acknowledged history older than the
 	// lease within one run, which is what a long-running system sees.
 	Lease time.Duration
+	// ClaimCooldown is the dispatchers' least time between a short claim
+	// and the next one (default the dispatcher's).
+	ClaimCooldown time.Duration
 	// Mode: concurrent (default) or burndown.
 	Mode measure.Mode
 	// HeldXmin, when positive, adds a held-xmin run after each tx size's
@@ -242,7 +246,8 @@ func Run(ctx context.Context, cfg Config) (measure.Report, error) {
 			},
 		}, rec)
 		run.MessageBytes = msgBytes
-		run.Settings = fmt.Sprintf("dispatchers=%d batch=%d concurrency=%d consumer-batch=%d poll=%s", cfg.Dispatchers, cfg.Batch, cfg.Concurrency, cfg.ConsumerBatch, pollText(cfg.PollInterval))
+		run.Settings = fmt.Sprintf("dispatchers=%d batch=%d concurrency=%d consumer-batch=%d poll=%s claim-cooldown=%s",
+			cfg.Dispatchers, cfg.Batch, cfg.Concurrency, cfg.ConsumerBatch, pollText(cfg.PollInterval), cooldownText(cfg.ClaimCooldown))
 		if cfg.Rate > 0 {
 			run.Settings += fmt.Sprintf(" rate=%g/s", cfg.Rate)
 		}
@@ -263,6 +268,13 @@ func heldText(d time.Duration) string {
 		return ""
 	}
 	return ", snapshot held for up to " + d.String()
+}
+
+func cooldownText(d time.Duration) string {
+	if d == 0 {
+		return "default(" + dispatcher.Config{}.WithDefaults().ClaimCooldown.String() + ")"
+	}
+	return d.String()
 }
 
 func pollText(d time.Duration) string {

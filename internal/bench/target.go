@@ -141,6 +141,7 @@ func (t *outboxTarget) Start(ctx context.Context) error {
 			Concurrency:   t.cfg.Concurrency,
 			PollInterval:  t.cfg.PollInterval,
 			LeaseDuration: t.cfg.Lease,
+			ClaimCooldown: t.cfg.ClaimCooldown,
 			Version:       "bench",
 		}, t.metrics, t.cfg.log())
 		if err != nil {

@@ -21,7 +21,7 @@ func TestBenchCLI(t *testing.T) {
 	jsonPath, profile := filepath.Join(dir, "bench.json"), filepath.Join(dir, "cpu.pprof")
 	r := runMain(t, nil, "bench", "--quiet", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t),
 		"--events", "20", "--tx-size", "5", "--producers", "2", "--concurrency", "4", "--poll-interval", "50ms",
-		"--json", jsonPath, "--cpuprofile", profile)
+		"--claim-cooldown", "5ms", "--json", jsonPath, "--cpuprofile", profile)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "consumed/s")
 	require.Contains(t, r.stdout, "oceanway")
@@ -33,6 +33,7 @@ func TestBenchCLI(t *testing.T) {
 	require.Len(t, report.Runs, 1)
 	require.Equal(t, 20, report.Runs[0].Latency.Count)
 	require.Equal(t, 5, report.Runs[0].TxSize)
+	require.Contains(t, report.Runs[0].Settings, "claim-cooldown=5ms", "the flag reaches the dispatchers' configuration")
 	require.Empty(t, report.Databases)
 	st, err := os.Stat(profile)
 	require.NoError(t, err)

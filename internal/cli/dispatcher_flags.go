@@ -43,6 +43,8 @@ func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.cfg.BackoffMax, "backoff-max", envDuration("OCEANWAY_BACKOFF_MAX", d.BackoffMax), "largest retry delay (env OCEANWAY_BACKOFF_MAX)")
 	fl.IntVar(&f.cfg.MaxAttempts, "max-attempts", envInt("OCEANWAY_MAX_ATTEMPTS", 0), "quarantine retryable failures after this many attempts; 0 = never (env OCEANWAY_MAX_ATTEMPTS)")
 	fl.DurationVar(&f.cfg.PollInterval, "poll", envDuration("OCEANWAY_POLL", d.PollInterval), "fallback poll interval (env OCEANWAY_POLL)")
+	fl.DurationVar(&f.cfg.ClaimCooldown, "claim-cooldown", envDuration("OCEANWAY_CLAIM_COOLDOWN", d.ClaimCooldown),
+		"least time between a claim that came back short and the next claim, so a trickle of appends is claimed in batches; negative disables (env OCEANWAY_CLAIM_COOLDOWN)")
 	fl.BoolVar(&f.cfg.DisableListen, "no-listen", os.Getenv("OCEANWAY_NO_LISTEN") == "1", "disable LISTEN/NOTIFY wake-ups, poll only (env OCEANWAY_NO_LISTEN=1)")
 	fl.DurationVar(&f.cfg.DrainTimeout, "drain-timeout", envDuration("OCEANWAY_DRAIN_TIMEOUT", d.DrainTimeout), "graceful stop drain limit (env OCEANWAY_DRAIN_TIMEOUT)")
 }

@@ -74,7 +74,12 @@ type Config struct {
 	// within it (a NOTIFY per append, a slot freed) are gathered into one
 	// claim, so a trickle of small appends is claimed in batches instead of
 	// one claim statement per event. Full claims are followed at once.
-	// Default 10ms; a negative value disables it.
+	// Default 40ms: a claim, its consumer call and its ack transaction each
+	// have a fixed cost whatever their size, and under a steady trickle the
+	// 10ms of before made claims of about five rows (docs/bench.md, issue
+	// 17 seventh pass). The price is up to 40ms more latency under such a
+	// trickle; an append after a quiet spell is claimed at once. A negative
+	// value disables it.
 	ClaimCooldown time.Duration
 	// Listen enables LISTEN/NOTIFY wake-ups from the append transaction. Default true
 	// (set DisableListen to turn it off).
@@ -135,7 +140,7 @@ func (c Config) WithDefaults() Config {
 		c.WaitBackoffMax = 2 * time.Second
 	}
 	if c.ClaimCooldown == 0 {
-		c.ClaimCooldown = 10 * time.Millisecond
+		c.ClaimCooldown = 40 * time.Millisecond
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

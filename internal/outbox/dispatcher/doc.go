@@ -20,8 +20,9 @@
 // transaction (channel NotifyChannel, unless DisableListen), after
 // PollInterval otherwise, and at once again while claims come back full.
 // After a claim that came back short the next one waits until ClaimCooldown
-// after it started, so the wake-ups of a trickle of small appends make one
-// claim instead of one claim each.
+// (default 40ms) after it started, so the wake-ups of a trickle of small
+// appends make one claim, one consumer call and one ack transaction instead
+// of one each.
 //
 // Claims are full batches: a claim of up to BatchSize goes into a local
 // queue that Concurrency consumer slots drain, and the next claim is made
