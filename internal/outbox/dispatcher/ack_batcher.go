@@ -12,22 +12,25 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/outbox/dispatcher/dbsqlc"
+	"github.com/oceanway/core/internal/outbox"
 )
 
-// AckBatch records many verified acks in one transaction: one fenced
-// statement for all transitions and finishes, one call of the published_at
-// function for all that passed their fences. The returned slice holds, per
-// input, nil or ErrLeaseLost. If the batch transaction fails as a whole (for
-// example the published_at function rejects one ack, or a racing writer
-// appended one attempt's finish first), every ack is retried alone so one
-// bad ack cannot take its neighbours down.
+// AckBatch records many verified acks in one statement, its own
+// transaction: the fenced statement for all transitions and finishes and
+// the published_at function for all that passed their fences run in one
+// call of outbox.ack_and_publish_batch (one round trip; a session whose
+// default isolation is not READ COMMITTED gets an explicit READ COMMITTED
+// transaction instead). The returned slice holds, per input, nil or
+// ErrLeaseLost. If the batch fails as a whole (for example the published_at
+// function rejects one ack, or a racing writer appended one attempt's
+// finish first), every ack is retried alone so one bad ack cannot take its
+// neighbours down.
 func (s *Store) AckBatch(ctx context.Context, acks []VerifiedAck) []error {
 	out := make([]error, len(acks))
 	if len(acks) == 0 {
 		return out
 	}
-	err := s.ackBatchTx(ctx, acks, out)
+	err := s.ackBatch(ctx, acks, out)
 	if err == nil {
 		return out
 	}
@@ -37,11 +40,20 @@ func (s *Store) AckBatch(ctx context.Context, acks []VerifiedAck) []error {
 	return out
 }
 
-func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error) error {
+func (s *Store) ackBatch(ctx context.Context, acks []VerifiedAck, out []error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	if !s.explicitAckTx.Load() {
+		err := recordAcks(ctx, s.pool, acks, out)
+		if db.SQLState(err) != outbox.CodeIsolationLevel {
+			return err
+		}
+		// The session default is not READ COMMITTED: from now on every
+		// batch runs in an explicit READ COMMITTED transaction.
+		s.explicitAckTx.Store(true)
+	}
 	return db.WithTxOptions(ctx, s.pool, readCommitted, func(ctx context.Context, tx pgx.Tx) error {
-		return recordAcksTx(ctx, tx, acks, out)
+		return recordAcks(ctx, tx, acks, out)
 	})
 }
 
@@ -50,43 +62,26 @@ func (s *Store) ackBatchTx(ctx context.Context, acks []VerifiedAck, out []error)
 // ErrLeaseLost; an error means tx must roll back.
 func AckBatchTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck) (out []error, err error) {
 	out = make([]error, len(acks))
-	return out, recordAcksTx(ctx, tx, acks, out)
+	return out, recordAcks(ctx, tx, acks, out)
 }
 
-// errFencedAck marks a failure of the fenced ack statement itself (as
-// opposed to the published_at function that follows it).
+// errFencedAck marks a failure of the ack batch statement (the fenced
+// statement or the published_at function inside it).
 var errFencedAck = errors.New("fenced ack")
 
-// recordAcksTx records verified acks inside tx (READ COMMITTED): one
-// set-based fenced statement for every transition and success finish (each
-// row guarded by its own fence), then one call of the controlled
-// published_at function with the acks that passed (its not_complete answer
-// is a normal result). out receives, per ack, nil or ErrLeaseLost; an error
-// fails the whole transaction.
-func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []error) error {
-	order := ackOrder(acks)
-	var fence ackBatchColumns
-	for _, i := range order {
-		a := acks[i]
-		q := a.ack.AppliedReceipt.Receipt
-		// The fence is the claim's; the receipt type is the frozen member's
-		// (the transition guard and the table checks compare them).
-		fence.Destinations = append(fence.Destinations, string(a.claimed.Destination))
-		fence.EventIds = append(fence.EventIds, a.claimed.EventID)
-		fence.AttemptIds = append(fence.AttemptIds, a.claimed.AttemptID)
-		fence.LeaseTokens = append(fence.LeaseTokens, a.claimed.LeaseToken)
-		fence.ConsumerNames = append(fence.ConsumerNames, a.ack.ConsumerName)
-		fence.ReceiptTypes = append(fence.ReceiptTypes, a.claimed.Member.ExpectedReceiptType)
-		fence.ReceiptRefs = append(fence.ReceiptRefs, q.Ref)
-		fence.ReceiptSchemaVersions = append(fence.ReceiptSchemaVersions, q.SchemaVersion)
-		fence.ReceiptDigestAlgorithmVersions = append(fence.ReceiptDigestAlgorithmVersions, string(q.DigestAlgorithmVersion))
-		fence.ReceiptDigests = append(fence.ReceiptDigests, q.Digest)
-		fence.EnvelopeDigestAlgorithmVersions = append(fence.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
-		fence.EnvelopeSha256s = append(fence.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
-	}
-	// A prepared call: the fenced statement inside outbox.ack_delivery_batch
-	// keeps one probe-only generic plan per session (migration 00097).
-	rows, err := tx.Query(ctx, stDeliveryAckBatch.SQL, stDeliveryAckBatch.Args(fence.args())...)
+// recordAcks records verified acks with one call of
+// outbox.ack_and_publish_batch on q: a pool (the call is its own
+// transaction) or a READ COMMITTED transaction. Inside it, one set-based
+// fenced statement records every transition and success finish (each row
+// guarded by its own fence), then the controlled published_at function
+// takes the acks that passed (its not_complete answer is a normal result).
+// out receives, per ack, nil or ErrLeaseLost; an error fails the whole
+// batch.
+func recordAcks(ctx context.Context, q db.Executor, acks []VerifiedAck, out []error) error {
+	cols := ackColumns(acks)
+	// A prepared call: the statements inside keep one probe-only generic
+	// plan per session (migrations 00097, 00100).
+	rows, err := q.Query(ctx, stDeliveryAckBatch.SQL, stDeliveryAckBatch.Args(cols.args())...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errFencedAck, err)
 	}
@@ -95,18 +90,6 @@ func recordAcksTx(ctx context.Context, tx pgx.Tx, acks []VerifiedAck, out []erro
 		return fmt.Errorf("%w: %w", errFencedAck, err)
 	}
 	markLost(out, finished, func(i int) string { return acks[i].claimed.AttemptID })
-	var kept []VerifiedAck
-	for i, a := range acks {
-		if out[i] == nil {
-			kept = append(kept, a)
-		}
-	}
-	if len(kept) == 0 {
-		return nil
-	}
-	if err := queries.PublicationRecordBatch(ctx, tx, ackColumns(kept)); err != nil {
-		return fmt.Errorf("record publication: %w", err)
-	}
 	return nil
 }
 
@@ -127,10 +110,16 @@ func markLost(out []error, finished []string, attempt func(int) string) {
 }
 
 // ackBatchColumns are the parallel arrays of sql/delivery_ack_batch.sql.
+// The fence (destination, event id, attempt id, lease token) is the
+// claim's and the receipt type the frozen member's, for the fenced
+// statement (the transition guard and the table checks compare them); the
+// Ack* columns, the consumer, the receipt quadruple and the envelope digest
+// are what the consumer answered, for the published_at function.
 type ackBatchColumns struct {
 	Destinations, EventIds, AttemptIds, LeaseTokens, ConsumerNames, ReceiptTypes, ReceiptRefs []string
 	ReceiptSchemaVersions, ReceiptDigestAlgorithmVersions, ReceiptDigests                     []string
 	EnvelopeDigestAlgorithmVersions, EnvelopeSha256s                                          []string
+	AckDestinations, AckEventIds, AckReceiptTypes                                             []string
 }
 
 func (c ackBatchColumns) args() pgx.NamedArgs {
@@ -140,6 +129,7 @@ func (c ackBatchColumns) args() pgx.NamedArgs {
 		"receipt_refs": c.ReceiptRefs, "receipt_schema_versions": c.ReceiptSchemaVersions,
 		"receipt_digest_algorithm_versions": c.ReceiptDigestAlgorithmVersions, "receipt_digests": c.ReceiptDigests,
 		"envelope_digest_algorithm_versions": c.EnvelopeDigestAlgorithmVersions, "envelope_sha256s": c.EnvelopeSha256s,
+		"ack_destinations": c.AckDestinations, "ack_event_ids": c.AckEventIds, "ack_receipt_types": c.AckReceiptTypes,
 	}
 }
 
@@ -167,29 +157,32 @@ func fenceOrder(n int, fence func(int) Fence) []int {
 }
 
 // ackColumns lays acks out as the parallel arrays of
-// outbox.record_publication, in (event_id, destination) order. The fence
-// (attempt id, lease token) is the claim's; everything the ack says — event
-// id, destination, consumer, receipt type and quadruple, envelope digest —
-// is the ack's own, so the function compares what the consumer answered
+// sql/delivery_ack_batch.sql, in (event_id, destination) order. The fence
+// is the claim's; for the published_at function everything the ack says —
+// event id, destination, consumer, receipt type and quadruple, envelope
+// digest — is the ack's own, so it compares what the consumer answered
 // (not the member's values, which would always match) with the frozen
 // member, the event and the recorded ack (OB-PUB-1).
-func ackColumns(acks []VerifiedAck) dbsqlc.PublicationRecordBatchParams {
-	var c dbsqlc.PublicationRecordBatchParams
+func ackColumns(acks []VerifiedAck) ackBatchColumns {
+	var c ackBatchColumns
 	for _, i := range ackOrder(acks) {
 		a := acks[i]
 		q := a.ack.AppliedReceipt.Receipt
-		c.Destinations = append(c.Destinations, string(a.ack.Destination))
-		c.EventIds = append(c.EventIds, a.ack.EventID)
+		c.Destinations = append(c.Destinations, string(a.claimed.Destination))
+		c.EventIds = append(c.EventIds, a.claimed.EventID)
 		c.AttemptIds = append(c.AttemptIds, a.claimed.AttemptID)
 		c.LeaseTokens = append(c.LeaseTokens, a.claimed.LeaseToken)
 		c.ConsumerNames = append(c.ConsumerNames, a.ack.ConsumerName)
-		c.ReceiptTypes = append(c.ReceiptTypes, ackReceiptType(a.ack))
+		c.ReceiptTypes = append(c.ReceiptTypes, a.claimed.Member.ExpectedReceiptType)
 		c.ReceiptRefs = append(c.ReceiptRefs, q.Ref)
 		c.ReceiptSchemaVersions = append(c.ReceiptSchemaVersions, q.SchemaVersion)
 		c.ReceiptDigestAlgorithmVersions = append(c.ReceiptDigestAlgorithmVersions, string(q.DigestAlgorithmVersion))
 		c.ReceiptDigests = append(c.ReceiptDigests, q.Digest)
 		c.EnvelopeDigestAlgorithmVersions = append(c.EnvelopeDigestAlgorithmVersions, string(a.ack.EventEnvelopeDigest.Algorithm))
 		c.EnvelopeSha256s = append(c.EnvelopeSha256s, a.ack.EventEnvelopeDigest.Value)
+		c.AckDestinations = append(c.AckDestinations, string(a.ack.Destination))
+		c.AckEventIds = append(c.AckEventIds, a.ack.EventID)
+		c.AckReceiptTypes = append(c.AckReceiptTypes, ackReceiptType(a.ack))
 	}
 	return c
 }

@@ -27,15 +27,18 @@ func TestAckColumnsCarryTheAcksOwnCoordinates_OBPUB1(t *testing.T) {
 			Receipt: strict.Quadruple{Ref: "ref", SchemaVersion: "7", DigestAlgorithmVersion: "jcs-sha256-v1", Digest: "dd"}},
 	}
 	c := ackColumns([]VerifiedAck{{claimed: claimed, ack: ack}})
-	require.Equal(t, []string{"acked-event"}, c.EventIds)
-	require.Equal(t, []string{string(route.MeteringInputProcessor)}, c.Destinations)
+	require.Equal(t, []string{"acked-event"}, c.AckEventIds)
+	require.Equal(t, []string{string(route.MeteringInputProcessor)}, c.AckDestinations)
 	require.Equal(t, []string{route.MeteringInputProcessorConsumer}, c.ConsumerNames)
-	require.Equal(t, []string{route.MeteringInputProcessorConsumerReceipt}, c.ReceiptTypes)
+	require.Equal(t, []string{route.MeteringInputProcessorConsumerReceipt}, c.AckReceiptTypes)
+	require.Equal(t, []string{"claimed-event"}, c.EventIds, "the fence is the claim's")
+	require.Equal(t, []string{string(route.CoreOperations)}, c.Destinations, "the fence is the claim's")
+	require.Equal(t, []string{route.OperationsProjectionAppliedReceipt}, c.ReceiptTypes, "the fenced statement takes the frozen member's type")
 	require.Equal(t, []string{"7"}, c.ReceiptSchemaVersions)
 	require.Equal(t, []string{"attempt"}, c.AttemptIds)
 	require.Equal(t, []string{"token"}, c.LeaseTokens)
 
 	ack.AppliedReceipt.Kind = "operations_projection" // not the kind its destination binds
 	c = ackColumns([]VerifiedAck{{claimed: claimed, ack: ack}})
-	require.Equal(t, []string{"operations_projection"}, c.ReceiptTypes, "matches no receipt type: the database refuses it")
+	require.Equal(t, []string{"operations_projection"}, c.AckReceiptTypes, "matches no receipt type: the database refuses it")
 }

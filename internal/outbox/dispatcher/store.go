@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -129,6 +130,10 @@ func (c Claimed) Delivery() transport.Delivery {
 type Store struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
+	// explicitAckTx: the pool's sessions are not READ COMMITTED by
+	// default, so ack batches run in an explicit READ COMMITTED
+	// transaction instead of as one statement.
+	explicitAckTx atomic.Bool
 }
 
 // NewStore builds a store; every statement is bounded by timeout.
@@ -490,10 +495,10 @@ func (s *Store) AckOne(ctx context.Context, v VerifiedAck) error {
 }
 
 // AckTx records a verified ack inside tx (READ COMMITTED): the batch of one
-// of recordAcksTx.
+// of recordAcks.
 func AckTx(ctx context.Context, tx pgx.Tx, v VerifiedAck) error {
 	out := make([]error, 1)
-	err := recordAcksTx(ctx, tx, []VerifiedAck{v}, out)
+	err := recordAcks(ctx, tx, []VerifiedAck{v}, out)
 	if errors.Is(err, errFencedAck) && db.SQLState(err) == pgerrcode.UniqueViolation {
 		// A racing writer appended the attempt's finish first.
 		return ErrLeaseLost
