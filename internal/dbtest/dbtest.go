@@ -224,12 +224,22 @@ func NewPrefix(t testing.TB) string {
 // an unqualified table name fails there instead of passing by accident.
 func RolePool(t testing.TB, dsn, role string) *pgxpool.Pool {
 	t.Helper()
+	return RolePoolWithParams(t, dsn, role, nil)
+}
+
+// RolePoolWithParams is RolePool with extra session parameters (for
+// example default_transaction_isolation).
+func RolePoolWithParams(t testing.TB, dsn, role string, params map[string]string) *pgxpool.Pool {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
 	cfg.MaxConns = 4
 	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
 		return err

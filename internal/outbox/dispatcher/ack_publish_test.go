@@ -1,13 +1,11 @@
 package dispatcher_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/db"
@@ -54,12 +52,15 @@ func (b *bundle) xmins(t *testing.T, ids []string) map[string]bool {
 // one-by-one fallback. Both as the dispatcher role.
 func TestAckBatch_OBPUB1_OneTransactionPerBatch(t *testing.T) {
 	t.Parallel()
-	for name, isolation := range map[string]string{"read committed": "", "repeatable read by default": "repeatable read"} {
+	for name, params := range map[string]map[string]string{
+		"read committed":             nil,
+		"repeatable read by default": {"default_transaction_isolation": "repeatable read"},
+	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			ids := b.appendRuns(t, 3)
-			pool := isolatedRolePool(t, b.producerDSN, isolation)
+			pool := dbtest.RolePoolWithParams(t, b.producerDSN, outboxschema.RoleDispatcher, params)
 			store := dispatcher.NewStore(pool, 5*time.Second)
 			acks := b.verifiedAcks(t, b.claim(t, "w", 3, lease))
 			for i, err := range store.AckBatch(t.Context(), acks) {
@@ -74,26 +75,6 @@ func TestAckBatch_OBPUB1_OneTransactionPerBatch(t *testing.T) {
 			b.invariants(t)
 		})
 	}
-}
-
-// isolatedRolePool is a dispatcher-role pool whose sessions default to
-// isolation ("" keeps the server's).
-func isolatedRolePool(t *testing.T, dsn, isolation string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	require.NoError(t, err)
-	cfg.MaxConns = 2
-	if isolation != "" {
-		cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = isolation
-	}
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{outboxschema.RoleDispatcher}.Sanitize())
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
 }
 
 // OB-PUB-1 (outbox migration 00100): outbox.ack_and_publish_batch refuses
