@@ -312,7 +312,11 @@ func TestRun_OBCLAIM5_StopLeavesNoGoroutines(t *testing.T) {
 	b := setup(t)
 	b.appendRuns(t, 20)
 	ignore := goleak.IgnoreCurrent()
-	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond, RenewInterval: 5 * time.Millisecond}, nil)
+	// A lease well inside the wait below: a delivery whose renewal failed
+	// transiently (a loaded server) is left to lease-expiry recovery, which
+	// must come back within the wait.
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{PollInterval: 10 * time.Millisecond,
+		RenewInterval: 5 * time.Millisecond, LeaseDuration: 3 * time.Second}, nil)
 	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, 20, b.countStatus(c, "acknowledged"))
