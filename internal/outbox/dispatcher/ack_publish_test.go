@@ -15,20 +15,6 @@ import (
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
-// verifiedAcks delivers every claim to the bundle's consumer and verifies
-// its answer.
-func (b *bundle) verifiedAcks(t *testing.T, claims []dispatcher.Claimed) []dispatcher.VerifiedAck {
-	t.Helper()
-	acks := make([]dispatcher.VerifiedAck, len(claims))
-	for i, c := range claims {
-		res, err := b.consumer.Deliver(t.Context(), c.Delivery())
-		require.NoError(t, err)
-		acks[i], err = dispatcher.VerifyResult(c, res)
-		require.NoError(t, err)
-	}
-	return acks
-}
-
 // xmins returns the transaction that wrote each event's delivery row.
 func (b *bundle) xmins(t *testing.T, ids []string) map[string]bool {
 	t.Helper()

@@ -165,3 +165,17 @@ type tb interface {
 	require.TestingT
 	Helper()
 }
+
+// verifiedAcks delivers every claim to the bundle's consumer and verifies
+// its answer.
+func (b *bundle) verifiedAcks(t *testing.T, claims []dispatcher.Claimed) []dispatcher.VerifiedAck {
+	t.Helper()
+	acks := make([]dispatcher.VerifiedAck, len(claims))
+	for i, c := range claims {
+		res, err := b.consumer.Deliver(t.Context(), c.Delivery())
+		require.NoError(t, err)
+		acks[i], err = dispatcher.VerifyResult(c, res)
+		require.NoError(t, err)
+	}
+	return acks
+}

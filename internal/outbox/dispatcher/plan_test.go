@@ -20,13 +20,7 @@ import (
 func (b *bundle) ackAll(t *testing.T, claims []dispatcher.Claimed) {
 	t.Helper()
 	ctx := t.Context()
-	acks := make([]dispatcher.VerifiedAck, len(claims))
-	for i, c := range claims {
-		res, err := b.consumer.Deliver(ctx, c.Delivery())
-		require.NoError(t, err)
-		acks[i], err = dispatcher.VerifyResult(c, res)
-		require.NoError(t, err)
-	}
+	acks := b.verifiedAcks(t, claims)
 	for i, err := range b.store.AckBatch(ctx, acks) {
 		require.NoError(t, err, "ack %d", i)
 	}
@@ -254,13 +248,7 @@ func TestTransitionGuard_OBSTORE6_PlansProbeWhateverTheSizeWhenPlanned(t *testin
 		t.Helper()
 		claims := append(held, b.claim(t, "w", n, time.Hour)...)
 		require.Len(t, claims, len(held)+n)
-		acks := make([]dispatcher.VerifiedAck, len(claims))
-		for i, c := range claims {
-			res, err := b.consumer.Deliver(ctx, c.Delivery())
-			require.NoError(t, err)
-			acks[i], err = dispatcher.VerifyResult(c, res)
-			require.NoError(t, err)
-		}
+		acks := b.verifiedAcks(t, claims)
 		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 		require.NoError(t, err)
 		out, err := dispatcher.AckBatchTx(ctx, tx, acks)
@@ -320,13 +308,7 @@ func TestAckBatch_OBPUB1_PublicationTrustsItsOwnTransactionsGuard(t *testing.T) 
 	b.appendRuns(t, n)
 	claims := b.claim(t, "w", n, time.Hour)
 	require.Len(t, claims, n)
-	acks := make([]dispatcher.VerifiedAck, n)
-	for i, c := range claims {
-		res, err := b.consumer.Deliver(ctx, c.Delivery())
-		require.NoError(t, err)
-		acks[i], err = dispatcher.VerifyResult(c, res)
-		require.NoError(t, err)
-	}
+	acks := b.verifiedAcks(t, claims)
 	err := db.WithTxOptions(ctx, b.producer, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(ctx context.Context, tx pgx.Tx) error {
 		out, err := dispatcher.AckBatchTx(ctx, tx, acks)
 		require.NoError(t, err)

@@ -610,13 +610,7 @@ func TestAckBatch_OBCLAIM2_StaleTokenInsideOneBatchStatement(t *testing.T) {
 	ids := b.appendRuns(t, 5)
 	claims := b.claim(t, "w1", 5, lease)
 	require.Len(t, claims, 5)
-	acks := make([]dispatcher.VerifiedAck, len(claims))
-	for i, c := range claims {
-		res, err := b.consumer.Deliver(ctx, c.Delivery())
-		require.NoError(t, err)
-		acks[i], err = dispatcher.VerifyResult(c, res)
-		require.NoError(t, err)
-	}
+	acks := b.verifiedAcks(t, claims)
 
 	stale, expired := claims[1], claims[3]
 	fresh := b.loseLeases(t, stale, expired)
