@@ -102,9 +102,6 @@ func TestAckAndPublishBatch_OBPUB1_RefusesWrongIsolationAndMalformedBatches(t *t
 	} {
 		require.Equal(t, pgerrcode.InvalidParameterValue, db.SQLState(err), name)
 	}
-	for _, id := range ids {
-		require.Equal(t, "leased", b.delivery(t, id).Status)
-		require.Equal(t, []string{""}, b.finishes(t, id))
-	}
+	b.untouched(t, ids...)
 	b.invariants(t)
 }

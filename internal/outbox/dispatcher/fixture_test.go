@@ -147,6 +147,16 @@ func (b *bundle) finishes(t *testing.T, eventID string) []string {
 	return out
 }
 
+// untouched asserts that each event's delivery is still leased by its one
+// open attempt: a refused write changed nothing.
+func (b *bundle) untouched(t *testing.T, eventIDs ...string) {
+	t.Helper()
+	for _, id := range eventIDs {
+		require.Equal(t, "leased", b.delivery(t, id).Status, "event %s", id)
+		require.Equal(t, []string{""}, b.finishes(t, id), "event %s: one attempt, no finish", id)
+	}
+}
+
 // invariants proves, by SQL over the whole producer database, what must
 // hold at any quiescent point (outboxtest.RequireInvariants: at most one
 // finish per start, an acknowledged delivery has exactly one acknowledged
