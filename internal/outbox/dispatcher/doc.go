@@ -28,8 +28,9 @@
 // queue that Concurrency consumer slots drain, and the next claim is made
 // when no more than Concurrency chunks (consumer calls) are outstanding
 // (queued or in flight): with chunks of up to L deliveries, at most
-// Concurrency×L+BatchSize deliveries are leased by one dispatcher at once. Queued deliveries keep their leases: every RenewInterval/2 the
-// dispatcher renews, in one round trip and under each row's own fence, the
+// Concurrency×L+BatchSize deliveries are leased by one dispatcher at once.
+// Queued deliveries keep their leases: every RenewInterval/2 the dispatcher
+// renews, in one round trip and under each row's own fence, the
 // queued leases set RenewInterval ago or more; a slot does not start a
 // delivery whose renewal failed its fence or whose lease may be over (it
 // stays leased until recovery). With renewal disabled nothing is queued.

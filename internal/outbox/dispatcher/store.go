@@ -479,26 +479,29 @@ func VerifyResult(c Claimed, res transport.Result) (VerifiedAck, error) {
 	return VerifiedAck{claimed: c, ack: res.Ack}, nil
 }
 
-// readCommitted is the isolation of every ack transaction:
+// readCommitted is the isolation of an explicit ack transaction (a
+// caller's, or the store's when its sessions default to a stricter one):
 // outbox.record_publication needs a fresh snapshot per statement to see
-// sibling acks (it raises OW013 otherwise), whatever the server default is.
+// sibling acks (it raises OW013 otherwise).
 var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 
 // AckOne records one verified ack in its own transaction: a batch of one,
-// so the single and the batched ack run the same fenced statement.
+// so the single and the batched ack run the same statement the same way.
 func (s *Store) AckOne(ctx context.Context, v VerifiedAck) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return db.WithTxOptions(ctx, s.pool, readCommitted, func(ctx context.Context, tx pgx.Tx) error {
-		return AckTx(ctx, tx, v)
-	})
+	out := make([]error, 1)
+	return singleAck(s.ackBatch(ctx, []VerifiedAck{v}, out), out)
 }
 
 // AckTx records a verified ack inside tx (READ COMMITTED): the batch of one
 // of recordAcks.
 func AckTx(ctx context.Context, tx pgx.Tx, v VerifiedAck) error {
 	out := make([]error, 1)
-	err := recordAcks(ctx, tx, []VerifiedAck{v}, out)
+	return singleAck(recordAcks(ctx, tx, []VerifiedAck{v}, out), out)
+}
+
+// singleAck is the answer for a batch of one: its statement's error, or the
+// ack's own (nil or ErrLeaseLost).
+func singleAck(err error, out []error) error {
 	if errors.Is(err, errFencedAck) && db.SQLState(err) == pgerrcode.UniqueViolation {
 		// A racing writer appended the attempt's finish first.
 		return ErrLeaseLost
