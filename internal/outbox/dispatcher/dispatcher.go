@@ -77,6 +77,11 @@ type Hooks struct {
 	// BeforeClaim runs on the claim loop right before each claim statement
 	// (tests read the loop's own claim times).
 	BeforeClaim func()
+	// BeforeRenew runs before each renewal statement of queued deliveries
+	// (the renewer's batch, or one delivery as its consumer call starts); a
+	// non-nil error stands in for a statement that failed for a reason other
+	// than the fences (a timeout, a broken connection).
+	BeforeRenew func(fences []Fence) error
 }
 
 // ErrSimulatedCrash is returned by test hooks to abandon an attempt.
@@ -133,9 +138,10 @@ func (d *Dispatcher) Wake() {
 // whole batch instead of the few slots that happen to be free, and slots
 // that take batches of deliveries are kept as busy as slots that take one.
 // A queued delivery is covered by its lease: a slot renews it (fenced) before
-// starting it when it waited longer than RenewInterval, and drops it when
-// the lease may already be over (recovery returns it to pending). With
-// renewal disabled nothing is queued: claims are as large as the free slots.
+// starting it when it waited longer than RenewInterval (see ready for a
+// renewal that fails), and drops it when the lease may already be over
+// (recovery returns it to pending). With renewal disabled nothing is
+// queued: claims are as large as the free slots.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -350,7 +356,7 @@ func (d *Dispatcher) renewQueued(ctx context.Context, waiting *waitingSet) {
 			fences[i] = q.c.Fence
 		}
 		at := time.Now()
-		errs := d.store.RenewQueued(ctx, fences, d.cfg.LeaseDuration)
+		errs := d.renewQueuedFences(ctx, fences)
 		waiting.mu.Lock()
 		for i, q := range due {
 			switch {
@@ -421,24 +427,53 @@ func (d *Dispatcher) chunks(claims []*queued) [][]*queued {
 // claim whose renewal failed its fence, or whose lease may be over, is not
 // started and stays leased until recovery returns it to pending; one whose
 // lease was set more than RenewInterval ago is renewed (fenced) first.
+//
+// A renewal that fails for another reason (a timeout, a broken connection)
+// proves nothing against the lease, which is still ours until
+// renewed+LeaseDuration: the delivery starts anyway. That is safe because
+// the ack is fenced per row (OB-CLAIM-2) and the call's own renewals cancel
+// it if the fence is gone; leaving it would stall a delivery that holds a
+// valid lease until lease-expiry recovery, a whole lease later.
 func (d *Dispatcher) ready(ctx context.Context, c Claimed, renewed time.Time, lost bool) bool {
 	if lost || time.Since(renewed) >= d.cfg.LeaseDuration {
 		d.leaseLost(c, "queued")
 		return false
 	}
 	if d.cfg.RenewInterval > 0 && time.Since(renewed) >= d.cfg.RenewInterval {
-		err := d.store.Renew(context.WithoutCancel(ctx), c.Fence, d.cfg.LeaseDuration)
+		err := d.renewQueuedFences(context.WithoutCancel(ctx), []Fence{c.Fence})[0]
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			d.leaseLost(c, "queued")
 			return false
 		case err != nil:
-			d.log.Warn("renewing a queued lease failed; left to recovery", "destination", string(c.Member.Destination), "error", err)
-			return false
+			d.log.Warn("renewing a queued lease failed; delivering under its current lease",
+				"destination", string(c.Member.Destination), "error", err)
+			return true
 		}
 		d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
 	}
 	return true
+}
+
+// renewQueuedFences renews the leases of queued deliveries, each under its
+// own fence: one statement for one delivery or a batch. The answer holds,
+// per fence, nil, ErrLeaseLost or the error that stopped the statement.
+func (d *Dispatcher) renewQueuedFences(ctx context.Context, fences []Fence) []error {
+	var err error
+	if d.hooks.BeforeRenew != nil {
+		err = d.hooks.BeforeRenew(fences)
+	}
+	switch {
+	case err == nil && len(fences) == 1:
+		err = d.store.Renew(ctx, fences[0], d.cfg.LeaseDuration)
+	case err == nil:
+		return d.store.RenewQueued(ctx, fences, d.cfg.LeaseDuration)
+	}
+	errs := make([]error, len(fences))
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
 }
 
 // recover runs one lease-expiry recovery scan (OB-CLAIM-3). The index it

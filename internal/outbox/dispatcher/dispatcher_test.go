@@ -563,6 +563,50 @@ func TestRun_OBCLAIM2_QueuedLeaseRenewedBeforeStart(t *testing.T) {
 	b.invariants(t)
 }
 
+// OB-CLAIM-2 (issue 17): a queued delivery whose renewals fail for a reason
+// other than its fence (here an injected error standing in for a statement
+// timeout, for the renewer's and the slot's own renewal) still holds a valid
+// lease and is delivered on its first attempt, instead of waiting a whole
+// lease (30 s here) for lease-expiry recovery.
+func TestRun_OBCLAIM2_TransientRenewalErrorStillDelivers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := b.appendRuns(t, 2)
+	var first atomic.Bool
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		if first.CompareAndSwap(false, true) {
+			// Hold the only slot past RenewInterval: the queued delivery is
+			// renewed before it starts.
+			select {
+			case <-ctx.Done():
+				return transport.Result{}, ctx.Err()
+			case <-time.After(400 * time.Millisecond):
+			}
+		}
+		return b.consumer.Deliver(ctx, d)
+	})
+	var refused atomic.Int32
+	d := newDispatcher(t, b, tr, dispatcher.Config{
+		BatchSize: 2, Concurrency: 1, LeaseDuration: 30 * time.Second, RenewInterval: 100 * time.Millisecond,
+		PollInterval: 10 * time.Millisecond,
+	}, nil)
+	d.SetHooks(dispatcher.Hooks{BeforeRenew: func([]dispatcher.Fence) error {
+		refused.Add(1)
+		return errors.New("injected: renewal statement timed out")
+	}})
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
+	}, 15*time.Second, pollTick, "both acknowledged well within the 30 s lease")
+	require.NoError(t, stop())
+	require.Positive(t, refused.Load(), "the queued delivery's renewal failed")
+	for _, id := range ids {
+		require.Equal(t, 1, b.delivery(t, id).AttemptCount, "delivered on the first attempt")
+		require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	}
+	b.invariants(t)
+}
+
 // waitOriginalLeaseOver waits until the delivery's first attempt started
 // more than its lease ago in database time.
 func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {
