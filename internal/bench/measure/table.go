@@ -12,6 +12,10 @@ type TableOpts struct {
 	// Ours names the system the "vs ours" column divides by (matched per
 	// tx size and variant); empty leaves the column out.
 	Ours string
+	// Reference names a peer whose throughput a "vs <name>" column divides
+	// by in the same way (a bar stated against a peer, e.g. River, is then
+	// read off the same run); empty, or a system not run, leaves it out.
+	Reference string
 	// Limit adds the "vs limit" columns and the limit rows.
 	Limit *Limit
 }
@@ -21,24 +25,23 @@ type TableOpts struct {
 // per 1,000 messages (client process and PostgreSQL backends), tuples read
 // per message (sequential + index scans over the run's tables), dead tuples
 // of the queue table at the end; with opts, the ratio of throughput to
-// ours at the same tx size and to the physical limit (single-row commits/s
-// for every row, batched rows/s for every row).
+// ours and to the reference peer at the same tx size and variant, and to
+// the physical limit (single-row commits/s for every row, batched rows/s
+// for every row).
 func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"system", "tx", "consumed/s", "produced/s", "p50 ms", "p99 ms", "rows/msg", "read/msg", "cpu s/1k", "pg cpu s/1k", "dead tup"}
+	ours, reference := throughputOf(runs, opts.Ours), throughputOf(runs, opts.Reference)
 	if opts.Ours != "" {
 		head = append(head, "vs ours")
+	}
+	if reference != nil {
+		head = append(head, "vs "+opts.Reference)
 	}
 	if opts.Limit != nil {
 		head = append(head, "vs commit limit", "vs row limit")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	ours := map[string]float64{}
-	for _, r := range runs {
-		if r.System == opts.Ours {
-			ours[fmt.Sprint(r.TxSize, r.Variant)] = r.ConsumedPerSec
-		}
-	}
 	for _, r := range runs {
 		name := r.System
 		if r.Variant != "" {
@@ -52,6 +55,9 @@ func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 			fmt.Sprintf("%.3f", r.CPU.ProcessPer1k), backendCPU(r.CPU), fmt.Sprint(r.QueueDeadTuples)}
 		if opts.Ours != "" {
 			cells = append(cells, ratio(r.ConsumedPerSec, ours[fmt.Sprint(r.TxSize, r.Variant)]))
+		}
+		if reference != nil {
+			cells = append(cells, ratio(r.ConsumedPerSec, reference[fmt.Sprint(r.TxSize, r.Variant)]))
 		}
 		if opts.Limit != nil {
 			cells = append(cells, ratio(r.ConsumedPerSec, opts.Limit.SingleRowCommitsSec), ratio(r.ConsumedPerSec, opts.Limit.BatchedRowsSec))
@@ -72,11 +78,29 @@ func WriteTable(w io.Writer, runs []Run, opts TableOpts) error {
 			if opts.Ours != "" {
 				cells = append(cells, "-")
 			}
+			if reference != nil {
+				cells = append(cells, "-")
+			}
 			cells = append(cells, ratio(row.rate, l.SingleRowCommitsSec), ratio(row.rate, l.BatchedRowsSec))
 			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 		}
 	}
 	return tw.Flush()
+}
+
+// throughputOf maps "tx size, variant" to the named system's consumed/s;
+// nil when the name is empty or no run has it.
+func throughputOf(runs []Run, system string) map[string]float64 {
+	var out map[string]float64
+	for _, r := range runs {
+		if system != "" && r.System == system {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[fmt.Sprint(r.TxSize, r.Variant)] = r.ConsumedPerSec
+		}
+	}
+	return out
 }
 
 func num(f float64) string {

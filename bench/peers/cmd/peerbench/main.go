@@ -42,6 +42,11 @@ import (
 // ourSystem is the name `oceanway bench` reports.
 const ourSystem = "oceanway"
 
+// referencePeer is the peer the table's "vs river" column divides by: issue
+// 17's bar is stated against plain River, so every row's ratio to it (ours,
+// and River's own with a receipt row) is read off the same run.
+const referencePeer = river.SystemTuned
+
 type options struct {
 	databaseURL   string
 	events        int
@@ -128,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "PostgreSQL %s (synchronous_commit=%s, %s server), %d CPUs; %d messages per run, %s mode, %d producers, %d consumer workers, %d-byte messages%s\n",
 		server.Version, server.SynchronousCommit, server.Source, server.CPUs, o.events, o.mode, o.producers, o.workers, msgBytes, repeatText)
-	if err := measure.WriteTable(stdout, report.Runs, measure.TableOpts{Ours: ourSystem, Limit: report.Limit}); err != nil {
+	if err := measure.WriteTable(stdout, report.Runs, measure.TableOpts{Ours: ourSystem, Reference: referencePeer, Limit: report.Limit}); err != nil {
 		return err
 	}
 	if err := measure.WriteHeldXmin(stdout, report.Runs); err != nil {
