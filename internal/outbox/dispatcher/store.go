@@ -313,7 +313,10 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 
 // RenewQueued extends the leases of many held attempts in one round trip,
 // each under its own fence; the answer holds, per fence, nil or
-// ErrLeaseLost (or the error that stopped the batch).
+// ErrLeaseLost (or the error that stopped the batch). The round trip is one
+// implicit transaction: when one statement fails, the renewals before it
+// are rolled back too, so every fence not already found lost answers that
+// error, never nil.
 func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Duration) []error {
 	out := make([]error, len(fences))
 	if len(fences) == 0 {
@@ -328,12 +331,22 @@ func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Dura
 			AttemptID: f.AttemptID, LeaseToken: f.LeaseToken,
 		}
 	}
+	var failed error
 	queries.DeliveryRenewQueued(ctx, s.pool, params).QueryRow(func(i int, _ *string, err error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = ErrLeaseLost
+		} else if err != nil && failed == nil {
+			failed = err
 		}
 		out[i] = err
 	})
+	if failed != nil {
+		for i, err := range out {
+			if err == nil {
+				out[i] = failed
+			}
+		}
+	}
 	return out
 }
 

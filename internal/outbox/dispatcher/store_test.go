@@ -16,8 +16,10 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -397,6 +399,40 @@ func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
 	wrong := c.Fence
 	wrong.LeaseToken = "00000000-0000-4000-8000-000000000000"
 	require.ErrorIs(t, b.store.Renew(ctx, wrong, time.Hour), dispatcher.ErrLeaseLost)
+}
+
+// OB-CLAIM-2: queued renewals share one round trip, which PostgreSQL runs as
+// one implicit transaction. When a later renewal fails (here: the
+// dispatcher role's session gives up waiting on a row lock, lock_timeout),
+// the earlier ones are rolled back with it, so none of them may answer
+// success: a caller would trust a lease that was never extended.
+func TestRenewQueued_OBCLAIM2_FailedBatchAnswersNoSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	b.appendRuns(t, 3)
+	claims := b.claim(t, "w", 3, time.Minute)
+	locker, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)) }()
+	last := claims[2].Fence
+	_, err = locker.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 AND destination = $2 FOR UPDATE`,
+		last.EventID, string(last.Destination))
+	require.NoError(t, err)
+
+	pool := dbtest.RolePoolWithParams(t, b.producerDSN, outboxschema.RoleDispatcher, map[string]string{"lock_timeout": "200ms"})
+	store := dispatcher.NewStore(pool, 5*time.Second)
+	fences := []dispatcher.Fence{claims[0].Fence, claims[1].Fence, last}
+	errs := store.RenewQueued(ctx, fences, time.Hour)
+	require.Equal(t, pgerrcode.LockNotAvailable, db.SQLState(errs[2]), "the locked row's renewal fails: %v", errs[2])
+	for i, err := range errs {
+		require.Error(t, err, "renewal %d answered success", i)
+		require.NotErrorIs(t, err, dispatcher.ErrLeaseLost, "renewal %d: the fence still holds", i)
+	}
+	var extended int
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries
+		WHERE lease_expires_at > now() + interval '59 minutes'`).Scan(&extended))
+	require.Zero(t, extended, "the rolled-back renewals extended nothing")
 }
 
 // Classification goes through error behaviour, never strings.
