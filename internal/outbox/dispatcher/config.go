@@ -25,7 +25,8 @@ type Config struct {
 	// LeaseDuration is how long a claim is valid. Default 30s.
 	LeaseDuration time.Duration
 	// RenewInterval renews in-flight leases of slow consumers; 0 takes the
-	// default LeaseDuration/3, a negative value disables renewal.
+	// default LeaseDuration/3, a negative value disables renewal. At most
+	// LeaseDuration/2.
 	RenewInterval time.Duration
 	// Concurrency is the number of consumer calls in flight at once: a slot
 	// hands the outcome of a call to be recorded (the ack to the acker's
@@ -167,8 +168,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: batch size %d < 1", ErrInvalidConfig, c.BatchSize)
 	case c.LeaseDuration < time.Millisecond:
 		return fmt.Errorf("%w: lease duration %s too short", ErrInvalidConfig, c.LeaseDuration)
-	case c.RenewInterval > 0 && c.RenewInterval >= c.LeaseDuration:
-		return fmt.Errorf("%w: renew interval %s must be shorter than the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
+	case c.RenewInterval > 0 && 2*c.RenewInterval > c.LeaseDuration:
+		// A call starts with more than RenewInterval of lease left and renews
+		// every RenewInterval; a queued lease is renewed up to 1.5 intervals
+		// after it was set.
+		return fmt.Errorf("%w: renew interval %s must be at most half the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
 	case c.PollInterval <= 0 || c.StatementTimeout <= 0 || c.DrainTimeout <= 0 || c.DeliveryTimeout <= 0 || c.WaitBackoffMax <= 0:
 		return fmt.Errorf("%w: poll interval, statement, drain, delivery and wait timeouts must be positive", ErrInvalidConfig)
 	case c.RenewInterval <= 0 && c.DeliveryTimeout > c.LeaseDuration:

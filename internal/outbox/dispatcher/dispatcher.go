@@ -138,10 +138,10 @@ func (d *Dispatcher) Wake() {
 // whole batch instead of the few slots that happen to be free, and slots
 // that take batches of deliveries are kept as busy as slots that take one.
 // A queued delivery is covered by its lease: a slot renews it (fenced) before
-// starting it when it waited longer than RenewInterval (see ready for a
-// renewal that fails), and drops it when the lease may already be over
-// (recovery returns it to pending). With renewal disabled nothing is
-// queued: claims are as large as the free slots.
+// starting it when it waited longer than RenewInterval, and leaves it to
+// recovery when its fence was lost or its lease may end before the call's
+// first renewal (see startable). With renewal disabled nothing is queued:
+// claims are as large as the free slots.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -196,14 +196,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		go func() {
 			defer slots.Done()
 			for chunk := range queue {
-				ready := make([]Claimed, 0, len(chunk))
-				for _, q := range chunk {
-					renewed, lost := waiting.take(q)
-					if deliverCtx.Err() == nil && d.ready(deliverCtx, q.c, renewed, lost) {
-						ready = append(ready, q.c)
-					}
-				}
-				if len(ready) > 0 {
+				if ready := d.startable(deliverCtx, waiting, chunk); len(ready) > 0 {
 					d.process(deliverCtx, ready)
 				}
 				outstanding.Add(-1)
@@ -243,7 +236,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.hooks.BeforeClaim()
 			}
 			claimStart := time.Now()
-			claims, err := d.round(ctx, want)
+			// A claim that has begun completes even if a stop lands meanwhile
+			// (its statements are bounded by StatementTimeout): its rows are
+			// then queued and drained instead of staying leased, undelivered,
+			// until their leases expire.
+			claims, err := d.round(context.WithoutCancel(ctx), want)
 			if len(claims) < want {
 				shortClaimAt = claimStart
 			}
@@ -423,36 +420,70 @@ func (d *Dispatcher) chunks(claims []*queued) [][]*queued {
 	return out
 }
 
-// ready reports whether a queued claim may start in a consumer slot. A
-// claim whose renewal failed its fence, or whose lease may be over, is not
-// started and stays leased until recovery returns it to pending; one whose
-// lease was set more than RenewInterval ago is renewed (fenced) first.
-//
-// A renewal that fails for another reason (a timeout, a broken connection)
-// proves nothing against the lease, which is still ours until
-// renewed+LeaseDuration: the delivery starts anyway. That is safe because
-// the ack is fenced per row (OB-CLAIM-2) and the call's own renewals cancel
-// it if the fence is gone; leaving it would stall a delivery that holds a
-// valid lease until lease-expiry recovery, a whole lease later.
-func (d *Dispatcher) ready(ctx context.Context, c Claimed, renewed time.Time, lost bool) bool {
-	if lost || time.Since(renewed) >= d.cfg.LeaseDuration {
-		d.leaseLost(c, "queued")
-		return false
+// startable takes a chunk's deliveries out of the waiting set as a slot
+// starts it and returns those that may be delivered now (OB-CLAIM-2). The
+// members whose lease was set RenewInterval ago or more are renewed first,
+// in one statement, each under its own fence. A member starts only if its
+// fence has not been found lost and its lease, as this dispatcher last set
+// it, lasts longer than RenewInterval from now, so that the call's own
+// renewals begin before it ends; otherwise it stays leased until
+// lease-expiry recovery. A renewal that failed for a reason other than its
+// fence (a timeout, a broken connection) proves nothing against the lease:
+// such a member still starts while its lease lasts that long, instead of
+// waiting out the rest of a lease that is still ours. The ack is fenced per
+// row either way.
+func (d *Dispatcher) startable(ctx context.Context, waiting *waitingSet, chunk []*queued) []Claimed {
+	type member struct {
+		c       Claimed
+		renewed time.Time
+		lost    bool
 	}
-	if d.cfg.RenewInterval > 0 && time.Since(renewed) >= d.cfg.RenewInterval {
-		err := d.renewQueuedFences(context.WithoutCancel(ctx), []Fence{c.Fence})[0]
-		switch {
-		case errors.Is(err, ErrLeaseLost):
-			d.leaseLost(c, "queued")
-			return false
-		case err != nil:
-			d.log.Warn("renewing a queued lease failed; delivering under its current lease",
-				"destination", string(c.Member.Destination), "error", err)
-			return true
+	ms := make([]member, len(chunk))
+	for i, q := range chunk {
+		renewed, lost := waiting.take(q)
+		ms[i] = member{c: q.c, renewed: renewed, lost: lost}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if d.cfg.RenewInterval > 0 {
+		var due []int
+		var fences []Fence
+		for i, m := range ms {
+			if age := time.Since(m.renewed); !m.lost && age >= d.cfg.RenewInterval && age < d.cfg.LeaseDuration {
+				due, fences = append(due, i), append(fences, m.c.Fence)
+			}
 		}
-		d.metrics.LeaseRenewed.WithLabelValues(string(c.Member.Destination)).Inc()
+		if len(due) > 0 {
+			at := time.Now()
+			errs := d.renewQueuedFences(context.WithoutCancel(ctx), fences)
+			for j, i := range due {
+				switch err := errs[j]; {
+				case err == nil:
+					ms[i].renewed = at
+					d.metrics.LeaseRenewed.WithLabelValues(string(ms[i].c.Member.Destination)).Inc()
+				case errors.Is(err, ErrLeaseLost):
+					ms[i].lost = true
+				default:
+					d.log.Warn("renewing a queued lease failed", "destination", string(ms[i].c.Member.Destination), "error", err)
+				}
+			}
+		}
 	}
-	return true
+	ready := make([]Claimed, 0, len(ms))
+	for _, m := range ms {
+		left := d.cfg.LeaseDuration - time.Since(m.renewed)
+		switch {
+		case m.lost || left <= 0:
+			d.leaseLost(m.c, "queued")
+		case d.cfg.RenewInterval > 0 && left <= d.cfg.RenewInterval:
+			d.log.Warn("a queued lease may end before the call's first renewal; left to recovery",
+				"destination", string(m.c.Member.Destination), "lease_left", left)
+		default:
+			ready = append(ready, m.c)
+		}
+	}
+	return ready
 }
 
 // renewQueuedFences renews the leases of queued deliveries, each under its

@@ -607,6 +607,60 @@ func TestRun_OBCLAIM2_TransientRenewalErrorStillDelivers(t *testing.T) {
 	b.invariants(t)
 }
 
+// OB-CLAIM-2 (issue 17): a queued delivery whose renewals fail for a reason
+// other than its fence is not started once its lease, as last set, would
+// end before the call's first renewal (here 3 s lease, 1 s renewal, and the
+// delivery waited 2.3 s): it stays leased until lease-expiry recovery and is
+// delivered once, on its second attempt.
+func TestRun_OBCLAIM2_QueuedLeaseTooShortAfterFailedRenewalIsNotStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := b.appendRuns(t, 2)
+	var first atomic.Bool
+	var mu sync.Mutex
+	calls := map[string]int{}
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		mu.Lock()
+		calls[d.EventID]++
+		mu.Unlock()
+		if first.CompareAndSwap(false, true) {
+			select {
+			case <-ctx.Done():
+				return transport.Result{}, ctx.Err()
+			case <-time.After(2300 * time.Millisecond):
+			}
+		}
+		return b.consumer.Deliver(ctx, d)
+	})
+	d := newDispatcher(t, b, tr, dispatcher.Config{
+		BatchSize: 2, Concurrency: 1, LeaseDuration: 3 * time.Second, RenewInterval: time.Second,
+		PollInterval: 10 * time.Millisecond, RecoverInterval: 100 * time.Millisecond,
+	}, nil)
+	var refused atomic.Int32
+	d.SetHooks(dispatcher.Hooks{BeforeRenew: func([]dispatcher.Fence) error {
+		refused.Add(1)
+		return errors.New("injected: renewal statement timed out")
+	}})
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
+	}, 20*time.Second, pollTick, "both acknowledged, the queued one after recovery")
+	require.NoError(t, stop())
+	require.Positive(t, refused.Load())
+	var queuedID string
+	for _, id := range ids {
+		if b.delivery(t, id).AttemptCount == 2 {
+			queuedID = id
+		}
+	}
+	require.NotEmpty(t, queuedID, "the queued delivery was recovered and claimed again")
+	require.Equal(t, []string{"lease_expired_unknown", "acknowledged"}, b.finishes(t, queuedID))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 1, calls[queuedID], "the consumer was not called under the first, ending lease")
+	b.invariants(t)
+}
+
 // waitOriginalLeaseOver waits until the delivery's first attempt started
 // more than its lease ago in database time.
 func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {
@@ -618,6 +672,28 @@ func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {
 			FROM outbox.outbox_delivery_attempt_starts s WHERE s.event_id = $1`, eventID).Scan(&over))
 		require.True(c, over)
 	}, 10*time.Second, pollTick, "original lease over")
+}
+
+// OB-CLAIM-5: a stop that lands while a claim is being made (here: right as
+// the claim statement starts) does not strand the claimed rows leased and
+// undelivered until their leases expire: the claim completes and the drain
+// delivers what it took.
+func TestRun_OBCLAIM5_StopDuringClaimDrainsWhatItClaimed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 5
+	b.appendRuns(t, n)
+	d := newDispatcher(t, b, b.consumer.Transport(), dispatcher.Config{
+		BatchSize: 10, Concurrency: 2, PollInterval: time.Hour, DisableListen: true,
+	}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var once sync.Once
+	d.SetHooks(dispatcher.Hooks{BeforeClaim: func() { once.Do(cancel) }})
+	require.NoError(t, d.Run(ctx))
+	require.Equal(t, n, b.countStatus(t, "acknowledged"), "every delivery the claim took was delivered in the drain")
+	require.Zero(t, b.countStatus(t, "leased"))
+	b.invariants(t)
 }
 
 // OB-CLAIM-5 (issue 17): a consumer slot starts its next delivery while the

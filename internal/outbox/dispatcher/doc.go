@@ -31,9 +31,11 @@
 // Concurrency×L+BatchSize deliveries are leased by one dispatcher at once.
 // Queued deliveries keep their leases: every RenewInterval/2 the dispatcher
 // renews, in one round trip and under each row's own fence, the
-// queued leases set RenewInterval ago or more; a slot does not start a
-// delivery whose renewal failed its fence or whose lease may be over (it
-// stays leased until recovery). With renewal disabled nothing is queued.
+// queued leases set RenewInterval ago or more; a slot renews the due ones
+// of its chunk again as it starts it, and does not start a delivery whose
+// renewal failed its fence or whose lease may end before the call's first
+// renewal (it stays leased until recovery). With renewal disabled nothing
+// is queued.
 //
 // A consumer that takes batches (the transport implements
 // transport.Batcher and reports a batch limit above 1 for the
