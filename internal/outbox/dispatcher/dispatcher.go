@@ -696,11 +696,13 @@ func submit[T any](recorder chan<- outcomeRequest[T], outcome T) error {
 var ackRecordRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
 
 // recordAckPersistently records a verified ack, retrying transient database
-// failures a few times while the lease is still ours.
+// failures a few times. Whether the lease is still ours is the fence's
+// answer (ErrLeaseLost), not a local guess: the claim's expiry is stale once
+// the call renewed the lease, and it is in the database's clock.
 func (d *Dispatcher) recordAckPersistently(ctx context.Context, v VerifiedAck) error {
 	err := d.recordAck(ctx, v)
 	for _, pause := range ackRecordRetries {
-		if err == nil || errors.Is(err, ErrLeaseLost) || permanentRecordError(err) || time.Now().Add(pause).After(v.claimed.LeaseExpiresAt) {
+		if err == nil || errors.Is(err, ErrLeaseLost) || permanentRecordError(err) {
 			return err
 		}
 		d.outcomeRecordFailed(v.claimed, "ack", err)

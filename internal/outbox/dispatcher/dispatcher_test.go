@@ -22,7 +22,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
@@ -659,6 +661,74 @@ func TestRun_OBCLAIM2_QueuedLeaseTooShortAfterFailedRenewalIsNotStarted(t *testi
 	defer mu.Unlock()
 	require.Equal(t, 1, calls[queuedID], "the consumer was not called under the first, ending lease")
 	b.invariants(t)
+}
+
+// OB-CLAIM-2, OB-DELIVER-5: an ack whose recording fails transiently (here:
+// its row is locked past the session's lock_timeout) is recorded again
+// while the lease is still ours, also when the call outlasted the lease it
+// was claimed with and renewed it: the delivery is acknowledged on its first
+// attempt instead of waiting for lease-expiry recovery and a redelivery.
+func TestRun_OBCLAIM2_AckRetriedUnderRenewedLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	ctx := t.Context()
+	locker, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)) }()
+	released := make(chan struct{})
+	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		// Outlast the 2 s lease the claim set (renewed at 0.5, 1, 1.5 and
+		// 2 s), return between two renewals, and hold the row so that the
+		// first ack fails.
+		select {
+		case <-ctx.Done():
+			return transport.Result{}, ctx.Err()
+		case <-time.After(2250 * time.Millisecond):
+		}
+		if _, err := locker.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 FOR UPDATE`, d.EventID); err != nil {
+			return transport.Result{}, err
+		}
+		go func() {
+			defer close(released)
+			b.waitAckLockWaitEnded(t)
+			_ = locker.Rollback(context.WithoutCancel(ctx))
+		}()
+		return b.consumer.Deliver(ctx, d)
+	})
+	pool := dbtest.RolePoolWithParams(t, b.producerDSN, outboxschema.RoleDispatcher, map[string]string{"lock_timeout": "300ms"})
+	d, err := dispatcher.New(pool, tr, dispatcher.Config{
+		BatchSize: 1, Concurrency: 1, AckBatchSize: 1, LeaseDuration: 2 * time.Second, RenewInterval: 500 * time.Millisecond,
+		PollInterval: 10 * time.Millisecond,
+	}, nil, quietLog())
+	require.NoError(t, err)
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 1, b.countStatus(c, "acknowledged"))
+	}, 15*time.Second, pollTick, "acknowledged")
+	require.NoError(t, stop())
+	<-released
+	require.Equal(t, 1, b.delivery(t, id).AttemptCount, "acknowledged on the first attempt")
+	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	b.invariants(t)
+}
+
+// waitAckLockWaitEnded waits until an ack statement has waited on a row
+// lock and then stopped waiting (its lock_timeout fired).
+func (b *bundle) waitAckLockWaitEnded(t *testing.T) {
+	waiting := func() bool {
+		var n int
+		_ = b.producer.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%ack_and_publish_batch%'`).Scan(&n)
+		return n > 0
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !waiting() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for waiting() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // waitOriginalLeaseOver waits until the delivery's first attempt started
