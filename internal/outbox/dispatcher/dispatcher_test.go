@@ -714,7 +714,8 @@ func TestRun_OBCLAIM2_AckRetriedUnderRenewedLease(t *testing.T) {
 }
 
 // waitAckLockWaitEnded waits until an ack statement has waited on a row
-// lock and then stopped waiting (its lock_timeout fired).
+// lock and then stopped waiting (its lock_timeout fired). It runs off the
+// test goroutine, so it reports through assert, never FailNow.
 func (b *bundle) waitAckLockWaitEnded(t *testing.T) {
 	waiting := func() bool {
 		var n int
@@ -722,13 +723,8 @@ func (b *bundle) waitAckLockWaitEnded(t *testing.T) {
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%ack_and_publish_batch%'`).Scan(&n)
 		return n > 0
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !waiting() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	for waiting() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	assert.Eventually(t, waiting, 10*time.Second, 5*time.Millisecond, "the first ack waits on the row lock")
+	assert.Eventually(t, func() bool { return !waiting() }, 10*time.Second, 5*time.Millisecond, "its lock_timeout ends the wait")
 }
 
 // waitOriginalLeaseOver waits until the delivery's first attempt started
