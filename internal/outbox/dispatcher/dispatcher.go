@@ -816,13 +816,17 @@ const CodeOutcomeRecordInvalid = "outcome_record_invalid"
 
 // permanentRecordError reports whether the database rejected an outcome for
 // a reason a retry cannot fix: data exceptions (22), integrity violations
-// (23), syntax or privilege errors (42) and the outbox's own OWxxx codes.
-// Connection, transaction-rollback, resource and shutdown classes (08, 40,
-// 53, 57) and everything without a SQLSTATE are transient.
+// (23) and the outbox's own OWxxx codes, all about the outcome itself.
+// Everything else is transient: connection, transaction-rollback, resource
+// and shutdown classes (08, 40, 53, 57), errors without a SQLSTATE, and
+// syntax or privilege errors (42: a missing grant, a function not yet
+// migrated), which say the deployment is wrong, not the delivery. Those
+// must not turn an ack the consumer already applied into a terminal
+// quarantine; the attempt goes back through lease-expiry recovery until
+// the deployment is fixed.
 func permanentRecordError(err error) bool {
 	code := db.SQLState(err)
-	return pgerrcode.IsDataException(code) || pgerrcode.IsIntegrityConstraintViolation(code) ||
-		pgerrcode.IsSyntaxErrororAccessRuleViolation(code) || isOutboxCode(code)
+	return pgerrcode.IsDataException(code) || pgerrcode.IsIntegrityConstraintViolation(code) || isOutboxCode(code)
 }
 
 // outboxCodeClass is the SQLSTATE class of the outbox's own errors

@@ -727,6 +727,47 @@ func (b *bundle) waitAckLockWaitEnded(t *testing.T) {
 	assert.Eventually(t, func() bool { return !waiting() }, 10*time.Second, 5*time.Millisecond, "its lock_timeout ends the wait")
 }
 
+// OB-DELIVER-2, OB-STORE-5: an ack the database refuses because the
+// deployment is wrong (here the dispatcher role lost EXECUTE on the ack
+// function: insufficient_privilege) is not turned into a terminal
+// quarantine of a delivery the consumer applied. The attempt goes back
+// through lease-expiry recovery and, once the grant is back, the delivery
+// is acknowledged.
+func TestRun_OBDELIVER2_PrivilegeErrorOnAckIsNotQuarantined(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.appendRuns(t, 1)[0]
+	ctx := t.Context()
+	const fn = `outbox.ack_and_publish_batch(text[], uuid[], uuid[], uuid[], text[], text[], text[], text[], text[],
+		text[], text[], text[], text[], uuid[], text[])`
+	_, err := b.producer.Exec(ctx, `REVOKE EXECUTE ON FUNCTION `+fn+` FROM `+outboxschema.RoleDispatcher)
+	require.NoError(t, err)
+	pool := dbtest.RolePool(t, b.producerDSN, outboxschema.RoleDispatcher)
+	d, err := dispatcher.New(pool, b.consumer.Transport(), dispatcher.Config{
+		BatchSize: 1, Concurrency: 1, LeaseDuration: time.Second, PollInterval: 20 * time.Millisecond,
+		RecoverInterval: 100 * time.Millisecond,
+	}, nil, quietLog())
+	require.NoError(t, err)
+	stop := run(t, d)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var finishes int
+		require.NoError(c, b.producer.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_delivery_attempt_finishes f
+			JOIN outbox.outbox_delivery_attempt_starts s USING (attempt_id) WHERE s.event_id = $1`, id).Scan(&finishes))
+		require.GreaterOrEqual(c, finishes, 1, "the refused attempt went back through recovery")
+	}, 15*time.Second, pollTick)
+	require.Zero(t, b.countStatus(t, "quarantined"), "a deployment error is not the delivery's fault")
+	_, err = b.producer.Exec(ctx, `GRANT EXECUTE ON FUNCTION `+fn+` TO `+outboxschema.RoleDispatcher)
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Equal(c, 1, b.countStatus(c, "acknowledged"))
+	}, 15*time.Second, pollTick, "acknowledged once the grant is back")
+	require.NoError(t, stop())
+	finishes := b.finishes(t, id)
+	require.Equal(t, "acknowledged", finishes[len(finishes)-1])
+	require.NotContains(t, finishes[:len(finishes)-1], "acknowledged")
+	b.invariants(t)
+}
+
 // waitOriginalLeaseOver waits until the delivery's first attempt started
 // more than its lease ago in database time.
 func (b *bundle) waitOriginalLeaseOver(t *testing.T, eventID string) {

@@ -126,9 +126,10 @@
 // regular backoff up to BackoffMax, so they do not append an attempt pair
 // every two seconds forever. Otherwise it is quarantined
 // (Store.Quarantine: terminal, with an explicit quarantine row). An outcome
-// the database rejects for good (data, integrity, privilege or outbox OWxxx
-// errors) is quarantined as outcome_record_invalid; a transient failure to
-// record leaves the attempt to lease-expiry recovery.
+// the database rejects for good (data, integrity or outbox OWxxx errors) is
+// quarantined as outcome_record_invalid; any other failure to record it,
+// including a privilege or undefined-function error of a misdeployed
+// database, leaves the attempt to lease-expiry recovery.
 //
 // # Statements
 //
