@@ -37,7 +37,7 @@ func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.consumerBatch, "consumer-batch", envInt("OCEANWAY_CONSUMER_BATCH", defaultConsumerBatch),
 		"most core_operations deliveries the in-process Operations projector applies in one transaction, each event in its own savepoint; 1 = one by one (env OCEANWAY_CONSUMER_BATCH)")
 	fl.DurationVar(&f.cfg.LeaseDuration, "lease", envDuration("OCEANWAY_LEASE", d.LeaseDuration), "lease duration (env OCEANWAY_LEASE)")
-	fl.DurationVar(&f.cfg.RenewInterval, "renew", envDuration("OCEANWAY_RENEW", 0), "lease renewal interval, at most lease/2; 0 = lease/3, negative disables (env OCEANWAY_RENEW)")
+	fl.DurationVar(&f.cfg.RenewInterval, "renew", envDuration("OCEANWAY_RENEW", 0), "lease renewal interval, at most 2/5 of the lease; 0 = lease/3, negative disables (env OCEANWAY_RENEW)")
 	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", envDuration("OCEANWAY_STATEMENT_TIMEOUT", d.StatementTimeout), "database statement timeout (env OCEANWAY_STATEMENT_TIMEOUT)")
 	fl.DurationVar(&f.cfg.BackoffBase, "backoff-base", envDuration("OCEANWAY_BACKOFF_BASE", d.BackoffBase), "first retry delay (env OCEANWAY_BACKOFF_BASE)")
 	fl.DurationVar(&f.cfg.BackoffMax, "backoff-max", envDuration("OCEANWAY_BACKOFF_MAX", d.BackoffMax), "largest retry delay (env OCEANWAY_BACKOFF_MAX)")

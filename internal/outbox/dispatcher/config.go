@@ -26,7 +26,7 @@ type Config struct {
 	LeaseDuration time.Duration
 	// RenewInterval renews in-flight leases of slow consumers; 0 takes the
 	// default LeaseDuration/3, a negative value disables renewal. At most
-	// LeaseDuration/2.
+	// two fifths of LeaseDuration.
 	RenewInterval time.Duration
 	// Concurrency is the number of consumer calls in flight at once: a slot
 	// hands the outcome of a call to be recorded (the ack to the acker's
@@ -86,7 +86,9 @@ type Config struct {
 	// (set DisableListen to turn it off).
 	DisableListen bool
 	// DrainTimeout bounds graceful stop: in-flight deliveries get this long to
-	// record their outcome. Default 30s.
+	// record their outcome. A claim already begun when the stop arrives
+	// completes first (its recovery scan and claim statement, each bounded by
+	// StatementTimeout) and its deliveries are drained too. Default 30s.
 	DrainTimeout time.Duration
 	// Version is reported in the worker info metric.
 	Version string
@@ -168,11 +170,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: batch size %d < 1", ErrInvalidConfig, c.BatchSize)
 	case c.LeaseDuration < time.Millisecond:
 		return fmt.Errorf("%w: lease duration %s too short", ErrInvalidConfig, c.LeaseDuration)
-	case c.RenewInterval > 0 && 2*c.RenewInterval > c.LeaseDuration:
-		// A call starts with more than RenewInterval of lease left and renews
-		// every RenewInterval; a queued lease is renewed up to 1.5 intervals
-		// after it was set.
-		return fmt.Errorf("%w: renew interval %s must be at most half the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
+	case c.RenewInterval > 0 && 5*c.RenewInterval > 2*c.LeaseDuration:
+		// A call starts with more than 1.5 RenewIntervals of lease left
+		// (startLease) and renews every RenewInterval: a delivery not yet due
+		// for renewal (set less than one interval ago) must have that much.
+		return fmt.Errorf("%w: renew interval %s must be at most two fifths of the lease %s", ErrInvalidConfig, c.RenewInterval, c.LeaseDuration)
 	case c.PollInterval <= 0 || c.StatementTimeout <= 0 || c.DrainTimeout <= 0 || c.DeliveryTimeout <= 0 || c.WaitBackoffMax <= 0:
 		return fmt.Errorf("%w: poll interval, statement, drain, delivery and wait timeouts must be positive", ErrInvalidConfig)
 	case c.RenewInterval <= 0 && c.DeliveryTimeout > c.LeaseDuration:

@@ -9,10 +9,11 @@ import (
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 )
 
-// OB-CLAIM-2: a call starts with more than RenewInterval of its lease left
-// and renews every RenewInterval, so a renewal interval above half the
-// lease is refused as a configuration that cannot keep its leases.
-func TestConfig_OBCLAIM2_RenewIntervalAtMostHalfTheLease(t *testing.T) {
+// OB-CLAIM-2: a call starts with more than 1.5 renewal intervals of its
+// lease left and renews every RenewInterval, so a renewal interval above two
+// fifths of the lease is refused as a configuration that cannot keep its
+// leases.
+func TestConfig_OBCLAIM2_RenewIntervalAtMostTwoFifthsOfTheLease(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		renew time.Duration
@@ -21,9 +22,9 @@ func TestConfig_OBCLAIM2_RenewIntervalAtMostHalfTheLease(t *testing.T) {
 		{0, true}, // the default, lease/3
 		{-1, true},
 		{10 * time.Second, true},
-		{15 * time.Second, true},
-		{15*time.Second + time.Millisecond, false},
-		{20 * time.Second, false},
+		{12 * time.Second, true},
+		{12*time.Second + time.Millisecond, false},
+		{15 * time.Second, false},
 		{30 * time.Second, false},
 	} {
 		cfg := dispatcher.Config{LeaseDuration: 30 * time.Second, RenewInterval: tc.renew}.WithDefaults()

@@ -423,15 +423,15 @@ func (d *Dispatcher) chunks(claims []*queued) [][]*queued {
 // startable takes a chunk's deliveries out of the waiting set as a slot
 // starts it and returns those that may be delivered now (OB-CLAIM-2). The
 // members whose lease was set RenewInterval ago or more are renewed first,
-// in one statement, each under its own fence. A member starts only if its
+// in one round trip, each under its own fence. A member starts only if its
 // fence has not been found lost and its lease, as this dispatcher last set
-// it, lasts longer than RenewInterval from now, so that the call's own
-// renewals begin before it ends; otherwise it stays leased until
-// lease-expiry recovery. A renewal that failed for a reason other than its
-// fence (a timeout, a broken connection) proves nothing against the lease:
-// such a member still starts while its lease lasts that long, instead of
-// waiting out the rest of a lease that is still ours. The ack is fenced per
-// row either way.
+// it, lasts longer than startLease from now, so that the call's first
+// renewal (RenewInterval after it starts) lands with room to spare;
+// otherwise it stays leased until lease-expiry recovery. A renewal that
+// failed for a reason other than its fence (a timeout, a broken connection)
+// proves nothing against the lease: such a member still starts while its
+// lease lasts that long, instead of waiting out the rest of a lease that is
+// still ours. The ack is fenced per row either way.
 func (d *Dispatcher) startable(ctx context.Context, waiting *waitingSet, chunk []*queued) []Claimed {
 	type member struct {
 		c       Claimed
@@ -476,7 +476,7 @@ func (d *Dispatcher) startable(ctx context.Context, waiting *waitingSet, chunk [
 		switch {
 		case m.lost || left <= 0:
 			d.leaseLost(m.c, "queued")
-		case d.cfg.RenewInterval > 0 && left <= d.cfg.RenewInterval:
+		case d.cfg.RenewInterval > 0 && left <= startLease(d.cfg.RenewInterval):
 			d.log.Warn("a queued lease may end before the call's first renewal; left to recovery",
 				"destination", string(m.c.Member.Destination), "lease_left", left)
 		default:
@@ -484,6 +484,14 @@ func (d *Dispatcher) startable(ctx context.Context, waiting *waitingSet, chunk [
 		}
 	}
 	return ready
+}
+
+// startLease is the least lease a delivery must have left to start: one
+// RenewInterval until the call's first renewal, and half of one more for
+// that renewal to be scheduled and reach the database. Config.Validate keeps
+// every delivery that was not due for renewal above it.
+func startLease(renewInterval time.Duration) time.Duration {
+	return renewInterval + renewInterval/2
 }
 
 // renewQueuedFences renews the leases of queued deliveries, each under its

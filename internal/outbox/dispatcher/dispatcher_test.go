@@ -611,9 +611,10 @@ func TestRun_OBCLAIM2_TransientRenewalErrorStillDelivers(t *testing.T) {
 
 // OB-CLAIM-2 (issue 17): a queued delivery whose renewals fail for a reason
 // other than its fence is not started once its lease, as last set, would
-// end before the call's first renewal (here 3 s lease, 1 s renewal, and the
-// delivery waited 2.3 s): it stays leased until lease-expiry recovery and is
-// delivered once, on its second attempt.
+// end before the call's first renewal has room to land (here 3 s lease, 1 s
+// renewal, so 1.5 s must be left, and the delivery waited 2.3 s): it stays
+// leased until lease-expiry recovery and is delivered once, on its second
+// attempt.
 func TestRun_OBCLAIM2_QueuedLeaseTooShortAfterFailedRenewalIsNotStarted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -678,13 +679,13 @@ func TestRun_OBCLAIM2_AckRetriedUnderRenewedLease(t *testing.T) {
 	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)) }()
 	released := make(chan struct{})
 	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-		// Outlast the 2 s lease the claim set (renewed at 0.5, 1, 1.5 and
-		// 2 s), return between two renewals, and hold the row so that the
-		// first ack fails.
+		// Outlast the 4 s lease the claim set (renewed at 1, 2, 3 and 4 s),
+		// return half-way between two renewals, and hold the row so that
+		// the first ack fails.
 		select {
 		case <-ctx.Done():
 			return transport.Result{}, ctx.Err()
-		case <-time.After(2250 * time.Millisecond):
+		case <-time.After(4500 * time.Millisecond):
 		}
 		if _, err := locker.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 FOR UPDATE`, d.EventID); err != nil {
 			return transport.Result{}, err
@@ -698,7 +699,7 @@ func TestRun_OBCLAIM2_AckRetriedUnderRenewedLease(t *testing.T) {
 	})
 	pool := dbtest.RolePoolWithParams(t, b.producerDSN, outboxschema.RoleDispatcher, map[string]string{"lock_timeout": "300ms"})
 	d, err := dispatcher.New(pool, tr, dispatcher.Config{
-		BatchSize: 1, Concurrency: 1, AckBatchSize: 1, LeaseDuration: 2 * time.Second, RenewInterval: 500 * time.Millisecond,
+		BatchSize: 1, Concurrency: 1, AckBatchSize: 1, LeaseDuration: 4 * time.Second, RenewInterval: time.Second,
 		PollInterval: 10 * time.Millisecond,
 	}, nil, quietLog())
 	require.NoError(t, err)

@@ -1,8 +1,10 @@
 package dispatcher
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -314,9 +316,11 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 // RenewQueued extends the leases of many held attempts in one round trip,
 // each under its own fence; the answer holds, per fence, nil or
 // ErrLeaseLost (or the error that stopped the batch). The round trip is one
-// implicit transaction: when one statement fails, the renewals before it
-// are rolled back too, so every fence not already found lost answers that
-// error, never nil.
+// implicit transaction: when one statement or the commit fails, the
+// renewals before it are rolled back too, so every fence not already found
+// lost answers that error, never nil. The rows are renewed in key order, so
+// two renewals of overlapping sets (the renewer's and a slot's) lock them in
+// the same order and cannot deadlock.
 func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Duration) []error {
 	out := make([]error, len(fences))
 	if len(fences) == 0 {
@@ -324,22 +328,37 @@ func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Dura
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	order := make([]int, len(fences))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(fences[a].EventID, fences[b].EventID),
+			strings.Compare(string(fences[a].Destination), string(fences[b].Destination)))
+	})
 	params := make([]dbsqlc.DeliveryRenewQueuedParams, len(fences))
-	for i, f := range fences {
-		params[i] = dbsqlc.DeliveryRenewQueuedParams{
+	for k, i := range order {
+		f := fences[i]
+		params[k] = dbsqlc.DeliveryRenewQueuedParams{
 			LeaseMs: lease.Milliseconds(), Destination: string(f.Destination), EventID: f.EventID,
 			AttemptID: f.AttemptID, LeaseToken: f.LeaseToken,
 		}
 	}
 	var failed error
-	queries.DeliveryRenewQueued(ctx, s.pool, params).QueryRow(func(i int, _ *string, err error) {
+	results := queries.DeliveryRenewQueued(ctx, s.pool, params)
+	results.QueryRow(func(k int, _ *string, err error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = ErrLeaseLost
 		} else if err != nil && failed == nil {
 			failed = err
 		}
-		out[i] = err
+		out[order[k]] = err
 	})
+	// Closing again returns what the first close (inside QueryRow) found,
+	// a failed commit included.
+	if err := results.Close(); err != nil && failed == nil {
+		failed = err
+	}
 	if failed != nil {
 		for i, err := range out {
 			if err == nil {

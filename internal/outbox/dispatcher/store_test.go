@@ -435,6 +435,34 @@ func TestRenewQueued_OBCLAIM2_FailedBatchAnswersNoSuccess(t *testing.T) {
 	require.Zero(t, extended, "the rolled-back renewals extended nothing")
 }
 
+// OB-CLAIM-2: the queued renewals' round trip can also fail at its commit
+// (here a deferred constraint trigger raises for every renewed row), after
+// every statement succeeded: no renewal may answer success either.
+func TestRenewQueued_OBCLAIM2_FailedCommitAnswersNoSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	b.appendRuns(t, 2)
+	claims := b.claim(t, "w", 2, time.Minute)
+	_, err := b.producer.Exec(ctx, `
+		CREATE FUNCTION public.refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS
+		  $$ BEGIN RAISE EXCEPTION 'injected: refused at commit'; END $$;
+		CREATE CONSTRAINT TRIGGER refuse_long_leases AFTER UPDATE ON outbox.outbox_deliveries
+		  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+		  WHEN (NEW.lease_expires_at > now() + interval '50 minutes')
+		  EXECUTE FUNCTION public.refuse_at_commit()`)
+	require.NoError(t, err)
+
+	errs := b.store.RenewQueued(ctx, []dispatcher.Fence{claims[0].Fence, claims[1].Fence}, time.Hour)
+	for i, err := range errs {
+		require.ErrorContains(t, err, "refused at commit", "renewal %d", i)
+	}
+	var extended int
+	require.NoError(t, b.producer.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries
+		WHERE lease_expires_at > now() + interval '59 minutes'`).Scan(&extended))
+	require.Zero(t, extended)
+}
+
 // Classification goes through error behaviour, never strings.
 func TestTransport_ClassificationByBehaviour(t *testing.T) {
 	t.Parallel()
