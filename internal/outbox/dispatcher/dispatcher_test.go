@@ -558,10 +558,7 @@ func TestRun_OBCLAIM2_QueuedLeaseRenewedBeforeStart(t *testing.T) {
 		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
 	}, 30*time.Second, pollTick, "both acknowledged")
 	require.NoError(t, stop())
-	for _, id := range ids {
-		require.Equal(t, 1, b.delivery(t, id).AttemptCount, "delivered on the first attempt")
-		require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
-	}
+	b.acknowledgedOnFirstAttempt(t, ids...)
 	b.invariants(t)
 }
 
@@ -574,38 +571,20 @@ func TestRun_OBCLAIM2_TransientRenewalErrorStillDelivers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ids := b.appendRuns(t, 2)
-	var first atomic.Bool
-	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-		if first.CompareAndSwap(false, true) {
-			// Hold the only slot past RenewInterval: the queued delivery is
-			// renewed before it starts.
-			select {
-			case <-ctx.Done():
-				return transport.Result{}, ctx.Err()
-			case <-time.After(400 * time.Millisecond):
-			}
-		}
-		return b.consumer.Deliver(ctx, d)
-	})
-	var refused atomic.Int32
-	d := newDispatcher(t, b, tr, dispatcher.Config{
+	// Holding the only slot past RenewInterval makes the queued delivery due
+	// for renewal before it starts.
+	d := newDispatcher(t, b, b.holdingFirstCall(400*time.Millisecond, nil), dispatcher.Config{
 		BatchSize: 2, Concurrency: 1, LeaseDuration: 30 * time.Second, RenewInterval: 100 * time.Millisecond,
 		PollInterval: 10 * time.Millisecond,
 	}, nil)
-	d.SetHooks(dispatcher.Hooks{BeforeRenew: func([]dispatcher.Fence) error {
-		refused.Add(1)
-		return errors.New("injected: renewal statement timed out")
-	}})
+	refused := refuseRenewals(d)
 	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
 	}, 15*time.Second, pollTick, "both acknowledged well within the 30 s lease")
 	require.NoError(t, stop())
 	require.Positive(t, refused.Load(), "the queued delivery's renewal failed")
-	for _, id := range ids {
-		require.Equal(t, 1, b.delivery(t, id).AttemptCount, "delivered on the first attempt")
-		require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
-	}
+	b.acknowledgedOnFirstAttempt(t, ids...)
 	b.invariants(t)
 }
 
@@ -619,31 +598,18 @@ func TestRun_OBCLAIM2_QueuedLeaseTooShortAfterFailedRenewalIsNotStarted(t *testi
 	t.Parallel()
 	b := setup(t)
 	ids := b.appendRuns(t, 2)
-	var first atomic.Bool
 	var mu sync.Mutex
 	calls := map[string]int{}
-	tr := single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	tr := b.holdingFirstCall(2300*time.Millisecond, func(d transport.Delivery) {
 		mu.Lock()
+		defer mu.Unlock()
 		calls[d.EventID]++
-		mu.Unlock()
-		if first.CompareAndSwap(false, true) {
-			select {
-			case <-ctx.Done():
-				return transport.Result{}, ctx.Err()
-			case <-time.After(2300 * time.Millisecond):
-			}
-		}
-		return b.consumer.Deliver(ctx, d)
 	})
 	d := newDispatcher(t, b, tr, dispatcher.Config{
 		BatchSize: 2, Concurrency: 1, LeaseDuration: 3 * time.Second, RenewInterval: time.Second,
 		PollInterval: 10 * time.Millisecond, RecoverInterval: 100 * time.Millisecond,
 	}, nil)
-	var refused atomic.Int32
-	d.SetHooks(dispatcher.Hooks{BeforeRenew: func([]dispatcher.Fence) error {
-		refused.Add(1)
-		return errors.New("injected: renewal statement timed out")
-	}})
+	refused := refuseRenewals(d)
 	stop := run(t, d)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		require.Equal(c, 2, b.countStatus(c, "acknowledged"))
@@ -709,8 +675,7 @@ func TestRun_OBCLAIM2_AckRetriedUnderRenewedLease(t *testing.T) {
 	}, 15*time.Second, pollTick, "acknowledged")
 	require.NoError(t, stop())
 	<-released
-	require.Equal(t, 1, b.delivery(t, id).AttemptCount, "acknowledged on the first attempt")
-	require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	b.acknowledgedOnFirstAttempt(t, id)
 	b.invariants(t)
 }
 

@@ -2,6 +2,8 @@ package dispatcher_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/outbox/dispatcher"
 	"github.com/oceanway/core/internal/outbox/outboxtest"
+	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -188,4 +191,45 @@ func (b *bundle) verifiedAcks(t *testing.T, claims []dispatcher.Claimed) []dispa
 		require.NoError(t, err)
 	}
 	return acks
+}
+
+// acknowledgedOnFirstAttempt checks that each delivery was acknowledged by
+// its first and only attempt.
+func (b *bundle) acknowledgedOnFirstAttempt(t *testing.T, eventIDs ...string) {
+	t.Helper()
+	for _, id := range eventIDs {
+		require.Equal(t, 1, b.delivery(t, id).AttemptCount, "delivered on the first attempt")
+		require.Equal(t, []string{"acknowledged"}, b.finishes(t, id))
+	}
+}
+
+// holdingFirstCall is the test consumer on core_operations, whose first call
+// waits hold (or until cancelled) before it applies; seen, when set, sees
+// every call first.
+func (b *bundle) holdingFirstCall(hold time.Duration, seen func(transport.Delivery)) transport.Transport {
+	var first atomic.Bool
+	return single(func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		if seen != nil {
+			seen(d)
+		}
+		if first.CompareAndSwap(false, true) {
+			select {
+			case <-ctx.Done():
+				return transport.Result{}, ctx.Err()
+			case <-time.After(hold):
+			}
+		}
+		return b.consumer.Deliver(ctx, d)
+	})
+}
+
+// refuseRenewals makes every renewal of a queued delivery fail as a
+// statement would for a reason other than its fence, and counts them.
+func refuseRenewals(d *dispatcher.Dispatcher) *atomic.Int32 {
+	var refused atomic.Int32
+	d.SetHooks(dispatcher.Hooks{BeforeRenew: func([]dispatcher.Fence) error {
+		refused.Add(1)
+		return errors.New("injected: renewal statement timed out")
+	}})
+	return &refused
 }
