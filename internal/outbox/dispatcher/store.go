@@ -1,10 +1,8 @@
 package dispatcher
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -318,9 +316,9 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 // ErrLeaseLost (or the error that stopped the batch). The round trip is one
 // implicit transaction: when one statement or the commit fails, the
 // renewals before it are rolled back too, so every fence not already found
-// lost answers that error, never nil. The rows are renewed in key order, so
-// two renewals of overlapping sets (the renewer's and a slot's) lock them in
-// the same order and cannot deadlock.
+// lost answers that error, never nil. The rows are renewed in fenceOrder, the
+// order every batch statement locks rows in, so two renewals of overlapping
+// sets (the renewer's and a slot's) cannot deadlock.
 func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Duration) []error {
 	out := make([]error, len(fences))
 	if len(fences) == 0 {
@@ -328,14 +326,7 @@ func (s *Store) RenewQueued(ctx context.Context, fences []Fence, lease time.Dura
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	order := make([]int, len(fences))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(strings.Compare(fences[a].EventID, fences[b].EventID),
-			strings.Compare(string(fences[a].Destination), string(fences[b].Destination)))
-	})
+	order := fenceOrder(len(fences), func(i int) Fence { return fences[i] })
 	params := make([]dbsqlc.DeliveryRenewQueuedParams, len(fences))
 	for k, i := range order {
 		f := fences[i]
