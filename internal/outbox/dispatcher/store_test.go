@@ -1,8 +1,10 @@
 package dispatcher_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -455,6 +457,56 @@ func TestRenewQueued_OBCLAIM2_FailedCommitAnswersNoSuccess(t *testing.T) {
 		require.ErrorContains(t, err, "refused at commit", "renewal %d", i)
 	}
 	require.Zero(t, b.leasesRenewedForAnHour(t), "the rolled-back renewals extended nothing")
+}
+
+// OB-CLAIM-2: queued renewals lock their rows in (event_id, destination)
+// order whatever order they are asked in, the order of every batch
+// statement, so the renewer's and a slot's renewals of overlapping rows
+// cannot deadlock. Asked in reverse, with the later row locked elsewhere,
+// the renewal already holds the earlier row while it waits.
+func TestRenewQueued_OBCLAIM2_LocksRowsInKeyOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	b.appendRuns(t, 2)
+	claims := b.claim(t, "w", 2, time.Minute)
+	slices.SortFunc(claims, func(x, y dispatcher.Claimed) int {
+		return cmp.Or(strings.Compare(x.EventID, y.EventID), strings.Compare(string(x.Destination), string(y.Destination)))
+	})
+	earlier, later := claims[0].Fence, claims[1].Fence
+	locker, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)) }()
+	_, err = locker.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 AND destination = $2 FOR UPDATE`,
+		later.EventID, string(later.Destination))
+	require.NoError(t, err)
+
+	var errs []error
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		errs = b.store.RenewQueued(ctx, []dispatcher.Fence{later, earlier}, time.Hour)
+	}()
+	defer func() { _ = locker.Rollback(context.WithoutCancel(ctx)); <-renewed }()
+	require.Eventually(t, func() bool {
+		var n int
+		_ = b.producer.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%DeliveryRenewQueued%'`).Scan(&n)
+		return n > 0
+	}, 10*time.Second, pollTick, "the renewal waits on the locked later row")
+	probe, err := b.producer.Begin(ctx)
+	require.NoError(t, err)
+	_, err = probe.Exec(ctx, `SELECT 1 FROM outbox.outbox_deliveries WHERE event_id = $1 AND destination = $2 FOR UPDATE NOWAIT`,
+		earlier.EventID, string(earlier.Destination))
+	require.NoError(t, probe.Rollback(ctx)) // before asserting: a probe that got the lock must not hold it
+	require.Equal(t, pgerrcode.LockNotAvailable, db.SQLState(err), "the earlier row was renewed (and locked) first")
+
+	require.NoError(t, locker.Rollback(ctx))
+	<-renewed
+	for i, err := range errs {
+		require.NoError(t, err, "renewal %d", i)
+	}
+	require.Equal(t, 2, b.leasesRenewedForAnHour(t))
 }
 
 // leasesRenewedForAnHour counts the deliveries whose lease ends more than 59
