@@ -109,7 +109,6 @@ type Claimed struct {
 	Member             route.Member
 	DeliverySetVersion int64
 	AttemptCount       int
-	LeaseExpiresAt     time.Time
 	CreatedAt          time.Time // delivery creation = append commit time
 	EventType          string
 	EventSchemaVersion string
@@ -196,7 +195,6 @@ func claimedFrom(r dbsqlc.DeliveryClaimRow) Claimed {
 		},
 		DeliverySetVersion: r.DeliverySetVersion,
 		AttemptCount:       int(r.AttemptCount),
-		LeaseExpiresAt:     deref(r.LeaseExpiresAt),
 		CreatedAt:          r.CreatedAt,
 		EventType:          r.EventType,
 		EventSchemaVersion: r.SchemaVersion,
