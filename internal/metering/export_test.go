@@ -5,4 +5,4 @@ package metering
 var SettlementEvent = settlementEvent
 
 // WorkClaimLaneSQL is the lane claim statement (plan tests).
-var WorkClaimLaneSQL = qWorkClaimLane
+var WorkClaimLaneSQL = laneStore(nil).ClaimSQL()

@@ -35,8 +35,6 @@ var (
 	qCurrentCAS          = statements.Get("settlement_current_cas")
 	qBlockInsert         = statements.Get("block_insert")
 	qBlockLatest         = statements.Get("block_latest")
-	qWorkRelease         = statements.Get("work_release")
-	qWorkClaimLane       = statements.Get("work_claim_lane")
 	settlementEventDeriv = "metering_settlement_input_current_changed@1"
 )
 
@@ -115,41 +113,6 @@ func (p *Processor) stage(name string) error {
 		return nil
 	}
 	return p.failAt(name)
-}
-
-// ClaimLane is Claim restricted to one lane (index-backed: the queue keeps
-// each Work's lane), so a worker never walks Work it does not process.
-func ClaimLane(ctx context.Context, pool db.Beginner, lane string, lease time.Duration) (*Attempt, error) {
-	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (*Attempt, error) {
-		rows, err := tx.Query(ctx, qWorkClaimLane, pgx.NamedArgs{"lease_seconds": lease.Seconds(), "lane_kind": lane})
-		if err != nil {
-			return nil, fmt.Errorf("claim work: %w", err)
-		}
-		w, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[claimRow])
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, ErrNoWork
-		}
-		if err != nil {
-			return nil, fmt.Errorf("claim work: %w", err)
-		}
-		token := uuid.Must(uuid.NewV7()).String()
-		var number int64
-		if err := tx.QueryRow(ctx, qAttemptStart, pgx.NamedArgs{"work_ref": w.WorkRef, "fencing_token": token,
-			"lease_seconds": lease.Seconds()}).Scan(&number); err != nil {
-			return nil, fmt.Errorf("start work attempt: %w", err)
-		}
-		return &Attempt{Head: w.head(number, token)}, nil
-	})
-}
-
-// Release hands a Work back after a retryable failure (its lease ends after
-// backoff) when a is still its latest attempt; it writes no fact and no finish.
-func Release(ctx context.Context, pool db.Beginner, a *Attempt, backoff time.Duration) error {
-	return db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, qWorkRelease, pgx.NamedArgs{"work_ref": a.Head.Work.Ref, "fencing_token": a.Head.FencingToken,
-			"backoff_seconds": backoff.Seconds()})
-		return err
-	})
 }
 
 // retryable marks an owner read that did not answer (or answered not_found).

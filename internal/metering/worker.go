@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/digest"
@@ -16,8 +14,6 @@ import (
 )
 
 var (
-	qWorkClaim     = statements.Get("work_claim")
-	qAttemptStart  = statements.Get("attempt_start")
 	qAttemptLatest = statements.Get("attempt_latest")
 	qFinishInsert  = statements.Get("finish_insert")
 	qLaneLatest    = statements.Get("lane_latest")
@@ -54,32 +50,6 @@ type claimRow struct {
 	WorkGeneration     int64  `db:"work_generation"`
 	OperationID        string `db:"operation_id"`
 	TriggerDigest      string `db:"trigger_digest"`
-}
-
-// Claim locks one unfinished Work without a live lease (FOR UPDATE SKIP
-// LOCKED: concurrent workers never claim the same Work) and starts its next
-// attempt with a fresh fencing token. ErrNoWork when none is claimable.
-func Claim(ctx context.Context, pool db.Beginner, lease time.Duration) (*Attempt, error) {
-	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (*Attempt, error) {
-		rows, err := tx.Query(ctx, qWorkClaim, pgx.NamedArgs{"lease_seconds": lease.Seconds()})
-		if err != nil {
-			return nil, fmt.Errorf("claim work: %w", err)
-		}
-		w, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[claimRow])
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, ErrNoWork
-		}
-		if err != nil {
-			return nil, fmt.Errorf("claim work: %w", err)
-		}
-		token := uuid.Must(uuid.NewV7()).String()
-		var number int64
-		if err := tx.QueryRow(ctx, qAttemptStart, pgx.NamedArgs{"work_ref": w.WorkRef, "fencing_token": token,
-			"lease_seconds": lease.Seconds()}).Scan(&number); err != nil {
-			return nil, fmt.Errorf("start work attempt: %w", err)
-		}
-		return &Attempt{Head: w.head(number, token)}, nil
-	})
 }
 
 // FinishSupersededIfMoved is the late worker's check: under the attempt's

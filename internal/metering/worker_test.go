@@ -272,7 +272,7 @@ func TestMETClaimReadsOnlyClaimableWork(t *testing.T) {
 	_, err = b.pool.Exec(ctx, `ANALYZE metering.pending_works`)
 	require.NoError(t, err)
 
-	args := pgx.NamedArgs{"lease_seconds": 60.0, "lane_kind": receipt.LaneEligibility}
+	args := pgx.NamedArgs{"lease_seconds": 60.0, "lane_kind": receipt.LaneEligibility, "limit": 1}
 	rows, err := b.pool.Query(ctx, `EXPLAIN (FORMAT TEXT) `+metering.WorkClaimLaneSQL, args)
 	require.NoError(t, err)
 	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -291,7 +291,7 @@ func TestMETClaimReadsOnlyClaimableWork(t *testing.T) {
 		before := read()
 		var ref string
 		require.NoError(t, tx.QueryRow(ctx, metering.WorkClaimLaneSQL, args).Scan(&ref, new(string), new(string), new(string),
-			new(string), new(string), new(int64), new(string), new(string)))
+			new(string), new(string), new(int64), new(string), new(string), new(int64), new(string)))
 		require.Equal(t, fmt.Sprintf("miw-plan-%d", leased), ref, "the one claimable Work")
 		require.LessOrEqual(t, read()-before, int64(2), "the claim reads the claimable entry, not the %d leased ones", leased)
 		return errors.New("roll back")
