@@ -36,9 +36,10 @@ type Claimable struct {
 	// Age is the expression over q of when the Work became claimable, for
 	// the oldest-claimable-age gauge; empty when the queue cannot tell.
 	Age string
-	// Columns and Join shape a locked claim: what it returns and what it
-	// joins to q (locked queues only).
-	Columns, Join string
+	// Columns is what a locked claim returns (locked queues only).
+	Columns string
+	// Join is joined to q by the locked claim and the backlog read.
+	Join string
 }
 
 func (c Claimable) keyList(prefix string) string {

@@ -57,7 +57,7 @@ type Config struct {
 	// attempt renews it every Lease/3 when the queue is a Renewer.
 	Lease time.Duration
 	// Idle is how long a slot waits after claiming nothing or after an
-	// attempt that did not finish its Work (default 100ms).
+	// attempt that neither finished nor blocked its Work (default 100ms).
 	Idle time.Duration
 	// Drain is how long in-flight attempts may run on after the Runner's
 	// context ends before they are cancelled (default 10s).
@@ -246,7 +246,9 @@ func (r *Runner) slot(ctx, workCtx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.Warn("work claim failed", "queue", r.cfg.Name, "err", err)
 		}
-		if len(results) == 1 && results[0].Kind == Finished {
+		if len(results) == 1 && (results[0].Kind == Finished || results[0].Kind == Blocked) {
+			// The attempt moved its Work on (a blocked one backs off by
+			// itself): claim the next at once.
 			timer.Reset(0)
 		} else {
 			timer.Reset(r.cfg.Idle)

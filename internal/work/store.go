@@ -19,10 +19,14 @@ type Store struct {
 }
 
 // NewStore builds the statements once. tail continues the leased claim
-// (Claimable.LeasedClaim); clock is the caller's clock when spec.Now is
-// "@now" (nil otherwise).
+// (Claimable.LeasedClaim; empty for a locked queue, which claims in its own
+// transaction and has no Owner to release or renew); clock is the caller's
+// clock when spec.Now is "@now" (nil otherwise).
 func NewStore(pool db.Beginner, spec Claimable, tail string, clock func() time.Time) *Store {
-	s := &Store{pool: pool, spec: spec, clock: clock, release: spec.Release(), renew: spec.Renew(), backlogQ: spec.Backlog()}
+	s := &Store{pool: pool, spec: spec, clock: clock, backlogQ: spec.Backlog()}
+	if spec.Owner != "" {
+		s.release, s.renew = spec.Release(), spec.Renew()
+	}
 	if tail != "" {
 		s.claim = spec.LeasedClaim(tail)
 	}

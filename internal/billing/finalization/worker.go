@@ -14,10 +14,29 @@ import (
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/work"
 )
 
+// runnableWork is where runnable finalization Work is: a fence in
+// pending_evaluation whose closure is applied and whose active Work is
+// pending (the partial index billing_finalization_fences_pending keeps the
+// claim independent of history). The claim's row lock on the fence is held
+// for the evaluation's whole transaction (a locked work queue), so the Work
+// generation and fence revision read here are the ones the commit writes
+// under; concurrent workers take other fences.
+var runnableWork = work.Claimable{
+	Table: "billing.billing_finalization_fences",
+	Key:   []string{"billing_finalization_fence_id"},
+	Join: `JOIN billing.billing_finalization_works w
+    ON w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.active_work_generation`,
+	Where:   "q.coordination_state = 'pending_evaluation' AND q.closure_watermark_state = 'applied' AND w.work_state = 'pending'",
+	Columns: "q.billing_finalization_fence_id, q.active_work_generation, q.finalization_fence_revision, w.billing_finalization_operation_id",
+	Now:     "now()",
+	Age:     "q.updated_at",
+}
+
 var (
-	qWorkClaim     = statements.Get("work_claim")
+	qWorkClaim     = runnableWork.LockedClaim()
 	qClosureSelect = statements.Get("closure_select")
 	qRecorded      = statements.Get("recorded_inputs")
 )
@@ -53,7 +72,13 @@ type Config struct {
 	Concurrency int
 	// Now is the clock of the objects' own time fields (default time.Now).
 	Now func() time.Time
+	// Metrics receives the Work metrics of queue billing_finalization (nil:
+	// unregistered ones).
+	Metrics *work.Metrics
 }
+
+// QueueName is the Work metrics' label of finalization Work.
+const QueueName = "billing_finalization"
 
 // Worker claims runnable finalization Work, evaluates it through the owners
 // and commits the decision in one Billing transaction.
@@ -63,6 +88,7 @@ type Worker struct {
 	ledger Ledger
 	cfg    Config
 	log    *slog.Logger
+	runner *work.Runner
 }
 
 // NewWorker builds a worker on the core database.
@@ -79,7 +105,10 @@ func NewWorker(core db.Beginner, owners Owners, ledger Ledger, cfg Config, log *
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{core: core, owners: owners, ledger: ledger, cfg: cfg, log: log}
+	w := &Worker{core: core, owners: owners, ledger: ledger, cfg: cfg, log: log}
+	w.runner = work.NewLockedRunner(lockedQueue{w}, work.Config{Name: QueueName, Slots: cfg.Concurrency, Idle: cfg.Idle,
+		Metrics: cfg.Metrics, Log: log})
+	return w
 }
 
 // ErrNoWork: no fence has runnable Work right now.
@@ -129,34 +158,34 @@ func (w *Worker) ProcessOne(ctx context.Context) (Result, error) {
 	})
 }
 
-// Run processes Work until ctx ends: Concurrency loops, each claiming until
-// nothing is runnable, then pausing Idle. Errors are logged and the Work
-// retried (a transient owner or database failure changes nothing).
+// Run processes Work until ctx ends: Concurrency slots, each claiming
+// while Work is runnable, then pausing Idle. Failures are logged and the
+// Work retried (a transient owner or database failure changes nothing).
 func (w *Worker) Run(ctx context.Context) error {
-	done := make(chan struct{})
-	for i := 0; i < w.cfg.Concurrency; i++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for ctx.Err() == nil {
-				_, err := w.ProcessOne(ctx)
-				switch {
-				case err == nil:
-					continue
-				case errors.Is(err, ErrNoWork), ctx.Err() != nil:
-				default:
-					w.log.Warn("billing finalization work failed; retrying", "error", err)
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(w.cfg.Idle):
-				}
-			}
-		}()
-	}
-	for i := 0; i < w.cfg.Concurrency; i++ {
-		<-done
-	}
+	w.runner.Run(ctx)
 	return nil
+}
+
+// lockedQueue is finalization Work as a work.LockedQueue.
+type lockedQueue struct{ w *Worker }
+
+func (q lockedQueue) WorkNext(ctx context.Context) (work.Result, error) {
+	res, err := q.w.ProcessOne(ctx)
+	switch {
+	case errors.Is(err, ErrNoWork):
+		return work.Result{}, work.ErrEmpty
+	case err != nil:
+		return work.Result{}, err
+	case res.Decision.Succeeded():
+		return work.Done(res.Decision.Outcome), nil
+	}
+	// Blocked or reconciliation deferred: the evaluation is recorded and
+	// the fence waits visibly until an input event wakes it.
+	return work.Result{Kind: work.Blocked}, nil
+}
+
+func (q lockedQueue) Backlog(ctx context.Context) (work.Backlog, error) {
+	return work.NewStore(q.w.core, runnableWork, "", nil).Backlog(ctx, nil)
 }
 
 func loadClosure(ctx context.Context, tx pgx.Tx, fenceID string) (Closure, error) {
