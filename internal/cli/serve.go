@@ -62,9 +62,13 @@ func newServeCmd(streams *IO) *cobra.Command {
 		Short: "Run dispatcher and consumer roles, /metrics, /healthz, /readyz and the read-only admin page",
 		Long: `serve runs, for every boundary database, K dispatchers that deliver to the consumers
 wired in this process (the Operations projector for core_operations, the Metering input
-processor for metering_input_processor), plus an HTTP
-listener with /metrics (Prometheus), /healthz, /readyz and the read-only admin page under
-/admin/. SIGINT or SIGTERM stops claiming and drains in-flight deliveries.
+processor for metering_input_processor, the Billing finalization coordinator for
+billing_finalization_coordinator and, beside it, the Billing settlement catch-up consumer for
+billing_settlement_catch_up); the owners' workers (the metering worker with the Metering input
+processor; the Billing finalization and settlement catch-up workers with the coordinator when
+metering_input_processor is consumed in the same process); and an HTTP listener with /metrics
+(Prometheus), /healthz, /readyz and the read-only admin page under /admin/. SIGINT or SIGTERM
+stops claiming and drains in-flight deliveries.
 
 Role flags split this across processes and machines (docs/deploy.md):
   --dispatch core,...         run only these producer databases' dispatchers
@@ -72,7 +76,10 @@ Role flags split this across processes and machines (docs/deploy.md):
                               accepting workload tokens of --trust-workload keys
   --consumer-url D=URL        deliver destination D to a consumer endpoint elsewhere,
                               signing each call with --workload-key
-The consumer not built yet (billing_settlement_catch_up) is refused. Without role flags everything runs here, in process.`,
+--consume accepts core_operations, metering_input_processor and billing_finalization_coordinator;
+--consume billing_settlement_catch_up is refused: that consumer has no endpoint and runs in process
+wherever billing_finalization_coordinator is consumed. Without role flags everything runs here, in
+process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), streams, o)
@@ -87,7 +94,7 @@ The consumer not built yet (billing_settlement_catch_up) is refused. Without rol
 		"with the Operations projector in this process: record its completeness proof (OPS-4) this often (0 disables)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
 	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
-		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
+		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations, oceanway_metering, oceanway_billing; owner reads as oceanway_execution, oceanway_gateway, oceanway_admission) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
 	return cmd
 }
 

@@ -38,7 +38,7 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.dispatch, "dispatch", envList("OCEANWAY_DISPATCH", ","),
 		"run the dispatchers of these producer databases: core, execution, gateway, metering or all (env OCEANWAY_DISPATCH)")
 	fl.StringSliceVar(&f.consume, "consume", envList("OCEANWAY_CONSUME", ","),
-		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator, billing_settlement_catch_up (env OCEANWAY_CONSUME)")
+		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator (billing_settlement_catch_up is refused: it runs in process beside the coordinator) (env OCEANWAY_CONSUME)")
 	fl.StringSliceVar(&f.consumerURLs, "consumer-url", envList("OCEANWAY_CONSUMER_URLS", ","),
 		"deliver to a consumer endpoint in another process: destination=http(s)://host:port (env OCEANWAY_CONSUMER_URLS)")
 	fl.StringVar(&f.consumerListen, "consumer-listen", envOr("OCEANWAY_CONSUMER_LISTEN", "127.0.0.1:8090"),
