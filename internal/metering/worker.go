@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -137,6 +140,52 @@ func supersedeStartedTx(ctx context.Context, tx pgx.Tx, s workSpec) error {
 		if _, err := finishSupersededTx(ctx, tx, w.head(w.AttemptNumber, w.FencingToken)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// finishTx writes (or finds) the Work's one finish under the caller's locks (fence,
+// queue row, latest attempt checked) and dequeues it.
+func finishTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, o receipt.FinishOutcome) (*receipt.MeteringInputWorkAttemptFinished, error) {
+	f := &receipt.MeteringInputWorkAttemptFinished{
+		Finished: strict.Quadruple{Ref: "miwf-" + uuid.Must(uuid.NewV7()).String()}, WorkAttemptHead: h, Outcome: o,
+		FinishedAt: time.Now().UTC().Truncate(time.Microsecond),
+	}
+	if err := f.Seal(); err != nil {
+		return nil, fmt.Errorf("seal finish: %w", err)
+	}
+	body, err := jcs.Marshal(f.ToJSON())
+	if err != nil {
+		return nil, fmt.Errorf("finish body: %w", err)
+	}
+	var storedRef, storedDigest, storedBody string
+	if err := tx.QueryRow(ctx, qFinishInsert, pgx.NamedArgs{"work_ref": h.Work.Ref, "attempt_number": h.AttemptNumber,
+		"fencing_token": h.FencingToken, "finished_ref": f.Finished.Ref, "finished_digest": f.Finished.Digest,
+		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
+		return nil, fmt.Errorf("insert finish: %w", err)
+	}
+	if storedDigest != f.Finished.Digest {
+		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
+	}
+	if _, err := tx.Exec(ctx, qWorkDequeue, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return nil, fmt.Errorf("dequeue finished work: %w", err)
+	}
+	return receipt.DecodeMeteringInputWorkAttemptFinished([]byte(storedBody))
+}
+
+// fenceLatestAttemptTx locks the Work's queue row and checks that the attempt
+// holds the Work's latest token (an older token writes nothing).
+func fenceLatestAttemptTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead) error {
+	if _, err := tx.Exec(ctx, qWorkLock, pgx.NamedArgs{"work_ref": h.Work.Ref}); err != nil {
+		return fmt.Errorf("lock queued work: %w", err)
+	}
+	var number int64
+	var token string
+	if err := tx.QueryRow(ctx, qAttemptLatest, pgx.NamedArgs{"work_ref": h.Work.Ref}).Scan(&number, &token); err != nil {
+		return fmt.Errorf("read latest attempt: %w", db.NotFound(err))
+	}
+	if number != h.AttemptNumber || token != h.FencingToken {
+		return fmt.Errorf("%w: %s attempt %d (latest %d)", ErrFenced, h.Work.Ref, h.AttemptNumber, number)
 	}
 	return nil
 }
