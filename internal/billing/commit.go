@@ -169,7 +169,7 @@ func CommitFinalizationTx(ctx context.Context, tx pgx.Tx, d Decision, opts Commi
 	// 1. The balanced finalization postings.
 	postings := billingc.FinalizationPostings(res.ReservedAmount, d.SettledAmount, d.ReleasedAmount)
 	group := postingGroupID(res.BillingReservationID, GroupFinalization)
-	if err := insertPostings(ctx, tx, group, GroupFinalization, res.BillingReservationID, res.BillingAccountID,
+	if err := InsertPostingsTx(ctx, tx, group, GroupFinalization, res.BillingReservationID, res.BillingAccountID,
 		res.EconomicIdentity, now, postings); err != nil {
 		return CommitResult{}, err
 	}

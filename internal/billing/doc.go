@@ -32,15 +32,22 @@
 //     reason), finalization_committed (BillingFinalizationCommitted@1, one
 //     per reservation) and coordinator_receipts.
 //
+// The settlement catch-up after a successful finalization (catch-up fences,
+// their Work, transitions and late settlement exposures) is package
+// internal/billing/catchup, which imports this one; this package never
+// imports it.
+//
 // # What it never does
 //
 // It never reads another owner's tables (Execution, Gateway, Metering live
 // in other databases and answer through their owner reads), never writes a
-// ledger line outside CommitFinalizationTx / OpenFinalizationTx, and never
-// enters reconciliation_required: until the case and resolution command
-// chain exist, an evaluation that would need reconciliation is recorded
-// (RecordEvaluationTx) and the fence waits with its reason; Config refuses
-// the switch at start (ErrReconciliationChainAbsent).
+// ledger line outside CommitFinalizationTx / OpenFinalizationTx and
+// InsertPostingsTx (through which the settlement catch-up posts a refund
+// transition), and never enters reconciliation_required: until the case and
+// resolution command chain exist, an evaluation that would need
+// reconciliation is recorded (RecordEvaluationTx) and the fence waits with
+// its reason; Config refuses the switch at start
+// (ErrReconciliationChainAbsent).
 //
 // # The commit (CommitFinalizationTx)
 //

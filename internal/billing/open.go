@@ -118,7 +118,7 @@ func OpenFinalizationTx(ctx context.Context, tx pgx.Tx, p OpenParams) (Opened, e
 		return Opened{}, fmt.Errorf("insert reservation state: %w", err)
 	}
 	group := postingGroupID(p.BillingReservationID, GroupReservationHold)
-	if err := insertPostings(ctx, tx, group, GroupReservationHold, p.BillingReservationID, p.BillingAccountID, identity, p.At, []billingc.Posting{
+	if err := InsertPostingsTx(ctx, tx, group, GroupReservationHold, p.BillingReservationID, p.BillingAccountID, identity, p.At, []billingc.Posting{
 		{LineNo: 1, AccountKind: billingc.AccountReservationHold, Direction: billingc.Credit, Amount: amount},
 		{LineNo: 2, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Debit, Amount: amount},
 	}); err != nil {
@@ -200,7 +200,14 @@ func postingGroupID(reservationID, kind string) string {
 	return envelope.DeriveID(derivationPostingGroup, map[string]any{"billingReservationId": reservationID, "groupKind": kind})
 }
 
-func insertPostings(ctx context.Context, tx pgx.Tx, group, kind, reservationID, accountID, identity string, at time.Time, lines []billingc.Posting) error {
+// InsertPostingsTx writes one posting group (its kind, on the reservation's
+// economic identity) and its lines in the caller's transaction. The database
+// guards every group: a deferred constraint trigger proves it balanced at
+// commit (BL004), ledger_balances refuses a negative balance, and nothing is
+// ever updated or deleted (BL001). The finalization (CommitFinalizationTx,
+// OpenFinalizationTx) and the settlement catch-up's transition postings
+// (internal/billing/catchup.TransitionPostings) write through it.
+func InsertPostingsTx(ctx context.Context, tx pgx.Tx, group, kind, reservationID, accountID, identity string, at time.Time, lines []billingc.Posting) error {
 	if err := queries.PostingGroupInsert(ctx, tx, dbsqlc.PostingGroupInsertParams{
 		PostingGroupID: group, BillingReservationID: reservationID, GroupKind: kind, EconomicIdentity: identity, CreatedAt: at,
 	}); err != nil {

@@ -21,7 +21,8 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/billing"
-	"github.com/oceanway/core/internal/billing/catchupmetering"
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
 	"github.com/oceanway/core/internal/billing/finalization"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
@@ -284,8 +285,8 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		if billingPool != nil {
 			cfg.BillingReads = billing.Reads{DB: billingPool}
 			// billing.settlement-transition.committed@1 is verified with the
-			// same owner read.
-			cfg.SettlementReads = billing.Reads{DB: billingPool}
+			// catch-up's owner read.
+			cfg.SettlementReads = catchup.Reads{DB: billingPool}
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {
@@ -303,7 +304,7 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		// Settlement inputs reach Billing on billing_settlement_catch_up:
 		// before the finalization they wake the fence (a new Work), after it
 		// they go to the dimension's catch-up fence.
-		cu, err := billing.NewCatchUpConsumer(billingPool, billing.CatchUpConsumerConfig{Finalization: billing.FinalizationFenceObserver{}})
+		cu, err := catchup.NewConsumer(billingPool, catchup.ConsumerConfig{Finalization: catchup.FinalizationFenceObserver{}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -404,13 +405,13 @@ func startFinalizationWorker(ctx context.Context, p serveParams) (wait func()) {
 // catchUpWorker builds the settlement catch-up worker over the core database
 // as the billing role when the metering database it validates against is
 // reachable (nil otherwise).
-func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, log *slog.Logger) (*billing.CatchUpWorker, error) {
+func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, log *slog.Logger) (*catchup.Worker, error) {
 	m, ok := meteringPools[boundary.Metering]
 	if billingPool == nil || !ok {
 		return nil, nil
 	}
-	return billing.NewCatchUpWorker(billingPool, billing.CatchUpWorkerConfig{
-		Metering: catchupmetering.Reads{DB: m}, Ledger: billing.TransitionPostings{}, Log: log})
+	return catchup.NewWorker(billingPool, catchup.WorkerConfig{
+		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Log: log})
 }
 
 // startCatchUpWorker runs the settlement catch-up worker beside the

@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/oceanway/core/contracts/route"
-	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -85,7 +85,7 @@ type Config struct {
 	// the dispatchers; once the finalizations quiesced the scenario reports
 	// its post-finality corrections, the demo waits until no catch-up fence
 	// is pending, and the summary proves the transitions.
-	CatchUp *billing.CatchUpWorker
+	CatchUp *catchup.Worker
 }
 
 func (c Config) withDefaults() Config {

@@ -41,7 +41,7 @@
 //  5. Store every step (StoreTx), then BillingLedger: CommitFinalizationTx
 //     (ledger, reservation and fence terminal states, the committed fact and
 //     billing.finalization.committed@1) plus one settlement catch-up fence
-//     per dimension (OpenSettlementCatchUpTx); or RecordEvaluationTx (the
+//     per dimension (catchup.OpenFencesTx); or RecordEvaluationTx (the
 //     fence waits with outcome:reason; reconciliation_required is never
 //     entered while the resolution chain is absent).
 //

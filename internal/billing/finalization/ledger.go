@@ -9,6 +9,7 @@ import (
 	contract "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 )
 
 // BillingLedger commits through the Billing core (internal/billing):
@@ -35,9 +36,9 @@ func (l BillingLedger) CommitTx(ctx context.Context, tx pgx.Tx, w Work, ev *Eval
 		return err
 	}
 	m := ev.Manifest
-	dims := make([]billing.CatchUpOpenDimension, 0, len(m.Dimensions))
+	dims := make([]catchup.OpenDimension, 0, len(m.Dimensions))
 	for _, x := range m.Dimensions {
-		dims = append(dims, billing.CatchUpOpenDimension{
+		dims = append(dims, catchup.OpenDimension{
 			Dimension: contract.SettlementDimension{BillingReservationID: m.BillingReservationID, BillingAccountID: m.BillingAccountID,
 				RunID: m.RunID, RunStepID: x.RunStepID, ExecutionAttemptID: x.ExecutionAttemptID, ChargeDimensionKey: x.ChargeDimensionKey,
 				EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: x.EconomicIdentity.Kind, EntitlementKey: x.EconomicIdentity.EntitlementKey,
@@ -49,8 +50,8 @@ func (l BillingLedger) CommitTx(ctx context.Context, tx pgx.Tx, w Work, ev *Eval
 	if len(dims) == 0 {
 		return nil
 	}
-	return billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{
-		Tenant:        billing.CatchUpTenant{Kind: m.Tenant.Kind, ID: m.Tenant.TenantID, WorkspaceID: m.Tenant.WorkspaceID, ProjectID: m.Tenant.ProjectID},
+	return catchup.OpenFencesTx(ctx, tx, catchup.OpenParams{
+		Tenant:        catchup.Tenant{Kind: m.Tenant.Kind, ID: m.Tenant.TenantID, WorkspaceID: m.Tenant.WorkspaceID, ProjectID: m.Tenant.ProjectID},
 		CorrelationID: ev.CorrelationID, FinalizationCommitted: res.Fact.Committed, FinalizationEventID: res.EventID,
 		Dimensions: dims, Now: res.Fact.CommittedAt,
 	})

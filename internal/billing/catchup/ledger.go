@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/internal/billing"
 )
 
 // derivationTransitionPostingGroup names the id of a transition's posting
@@ -24,7 +25,7 @@ const groupKindSettlementTransition = "settlement_transition"
 // not finalized).
 var ErrTransitionNotPostable = errors.New("billing: settlement transition cannot be posted automatically")
 
-// TransitionPostings is the CatchUpLedger over the reservation's ledger: a
+// TransitionPostings is the Ledger over the reservation's ledger: a
 // refund moves the amount back from settled revenue to the customer's
 // wallet (debit settled_revenue, credit customer_wallet), one balanced group
 // per transition on the reservation's economic identity. The ledger's
@@ -34,9 +35,9 @@ var ErrTransitionNotPostable = errors.New("billing: settlement transition cannot
 // never reach the ledger.
 type TransitionPostings struct{}
 
-var _ CatchUpLedger = TransitionPostings{}
+var _ Ledger = TransitionPostings{}
 
-// PostSettlementTransitionTx implements CatchUpLedger.
+// PostSettlementTransitionTx implements Ledger.
 func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
 	if t.TransitionKind != billingc.TransitionRefund {
 		return fmt.Errorf("%w: %s", ErrTransitionNotPostable, t.TransitionKind)
@@ -50,7 +51,7 @@ func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx
 		return fmt.Errorf("%w: reservation %s is %s", ErrTransitionNotPostable, d.BillingReservationID, state)
 	}
 	group := envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.Transition.Ref})
-	return insertPostings(ctx, tx, group, groupKindSettlementTransition, d.BillingReservationID, d.BillingAccountID, identity, t.CommittedAt,
+	return billing.InsertPostingsTx(ctx, tx, group, groupKindSettlementTransition, d.BillingReservationID, d.BillingAccountID, identity, t.CommittedAt,
 		[]billingc.Posting{
 			{LineNo: 1, AccountKind: "settled_revenue", Direction: "debit", Amount: t.TransitionAmount},
 			{LineNo: 2, AccountKind: "customer_wallet", Direction: "credit", Amount: t.TransitionAmount},

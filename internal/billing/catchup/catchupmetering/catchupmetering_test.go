@@ -11,8 +11,8 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/billing"
-	"github.com/oceanway/core/internal/billing/catchupmetering"
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/metering"
@@ -38,10 +38,10 @@ func TestCatchUpReadsRefusalsAreTyped(t *testing.T) {
 	r := catchupmetering.Reads{DB: pool}
 	dim := uuid.NewString()
 
-	_, err := r.ValidateSettlementInputCurrent(t.Context(), billing.CatchUpValidationRequest{Purpose: billing.PurposeBillingCatchUpFence,
+	_, err := r.ValidateSettlementInputCurrent(t.Context(), catchup.ValidationRequest{Purpose: catchup.PurposeBillingCatchUpFence,
 		OperationID: uuid.NewString(), SettlementDimensionID: dim, Input: in, BasisDigest: basis})
 	require.ErrorIs(t, err, metering.ErrSettlementInputUnknown)
-	_, err = r.ValidateSettlementInputCurrent(t.Context(), billing.CatchUpValidationRequest{Purpose: "billing_catch_up_everything",
+	_, err = r.ValidateSettlementInputCurrent(t.Context(), catchup.ValidationRequest{Purpose: "billing_catch_up_everything",
 		OperationID: uuid.NewString(), SettlementDimensionID: dim, Input: in, BasisDigest: basis})
 	require.ErrorIs(t, err, metering.ErrValidationRequestInvalid)
 	_, err = r.SettlementInputTarget(t.Context(), dim, in)

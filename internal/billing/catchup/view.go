@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/oceanway/core/internal/db"
 )
 
-// CatchUpView is one reservation's settlement catch-up as `inspect` and the
+// View is one reservation's settlement catch-up as `inspect` and the
 // admin page can show it: each dimension's fence (state, settled amount,
 // evaluated input, watermark), the transitions, and the late settlement
 // exposures — open and blocked, never charged.
-type CatchUpView struct {
-	Fences      []CatchUpFenceView
-	Transitions []CatchUpTransitionView
-	Exposures   []CatchUpExposureView
+type View struct {
+	Fences      []FenceView
+	Transitions []TransitionView
+	Exposures   []ExposureView
 }
 
-// CatchUpFenceView is one dimension's fence.
-type CatchUpFenceView struct {
+// FenceView is one dimension's fence.
+type FenceView struct {
 	SettlementDimensionID     string    `db:"settlement_dimension_id"`
 	ChargeDimensionKey        string    `db:"charge_dimension_key"`
 	ExecutionAttemptID        string    `db:"execution_attempt_id"`
@@ -35,8 +35,8 @@ type CatchUpFenceView struct {
 	UpdatedAt                 time.Time `db:"updated_at"`
 }
 
-// CatchUpTransitionView is one transition.
-type CatchUpTransitionView struct {
+// TransitionView is one transition.
+type TransitionView struct {
 	SettlementDimensionID       string    `db:"settlement_dimension_id"`
 	FromSettlementStateRevision int64     `db:"from_settlement_state_revision"`
 	ToSettlementStateRevision   int64     `db:"to_settlement_state_revision"`
@@ -50,8 +50,8 @@ type CatchUpTransitionView struct {
 	CommittedAt                 time.Time `db:"committed_at"`
 }
 
-// CatchUpExposureView is one late settlement exposure.
-type CatchUpExposureView struct {
+// ExposureView is one late settlement exposure.
+type ExposureView struct {
 	LateSettlementExposureID string    `db:"late_settlement_exposure_id"`
 	SettlementDimensionID    string    `db:"settlement_dimension_id"`
 	SettlementStateRevision  int64     `db:"settlement_state_revision"`
@@ -62,20 +62,20 @@ type CatchUpExposureView struct {
 	RecordedAt               time.Time `db:"recorded_at"`
 }
 
-// LookupSettlementCatchUp reads one reservation's catch-up by exact id (read
+// Lookup reads one reservation's catch-up by exact id (read
 // only, index-backed; empty before its finalization).
-func LookupSettlementCatchUp(ctx context.Context, q db.Executor, reservationID string) (CatchUpView, error) {
+func Lookup(ctx context.Context, q db.Executor, reservationID string) (View, error) {
 	args := pgx.NamedArgs{"billing_reservation_id": reservationID}
-	var v CatchUpView
+	var v View
 	var err error
-	if v.Fences, err = collectView[CatchUpFenceView](ctx, q, qCatchUpViewFences, args); err != nil {
-		return CatchUpView{}, fmt.Errorf("read catch-up fences: %w", err)
+	if v.Fences, err = collectView[FenceView](ctx, q, qCatchUpViewFences, args); err != nil {
+		return View{}, fmt.Errorf("read catch-up fences: %w", err)
 	}
-	if v.Transitions, err = collectView[CatchUpTransitionView](ctx, q, qCatchUpViewTransitions, args); err != nil {
-		return CatchUpView{}, fmt.Errorf("read settlement transitions: %w", err)
+	if v.Transitions, err = collectView[TransitionView](ctx, q, qCatchUpViewTransitions, args); err != nil {
+		return View{}, fmt.Errorf("read settlement transitions: %w", err)
 	}
-	if v.Exposures, err = collectView[CatchUpExposureView](ctx, q, qCatchUpViewExposures, args); err != nil {
-		return CatchUpView{}, fmt.Errorf("read late settlement exposures: %w", err)
+	if v.Exposures, err = collectView[ExposureView](ctx, q, qCatchUpViewExposures, args); err != nil {
+		return View{}, fmt.Errorf("read late settlement exposures: %w", err)
 	}
 	return v, nil
 }

@@ -1,4 +1,4 @@
-package billing_test
+package catchup_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
-	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
@@ -46,7 +46,7 @@ func cquad(ref string) strict.Quadruple {
 	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex.EncodeToString(h[:])}
 }
 
-var catchUpTenant = billing.CatchUpTenant{Kind: "organization", ID: cid("tenant"), WorkspaceID: cid("workspace")}
+var catchUpTenant = catchup.Tenant{Kind: "organization", ID: cid("tenant"), WorkspaceID: cid("workspace")}
 
 func catchUpDimension(n int) billingc.SettlementDimension {
 	return billingc.SettlementDimension{BillingReservationID: cid("reservation", n), BillingAccountID: cid("account", n),
@@ -135,47 +135,47 @@ var errFinalizationBlocked = errors.New("finalization fence held by a long trans
 
 const finalizationFenceLock = `SELECT pg_advisory_xact_lock(hashtextextended('test-finalization-fence|' || $1::text, 0))`
 
-func (f *fakeFinalization) ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in billing.ObservedSettlementInput) (billing.FinalizationInputObservation, error) {
+func (f *fakeFinalization) ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in catchup.ObservedSettlementInput) (catchup.FinalizationInputObservation, error) {
 	if f.blocked.Load() {
-		return billing.FinalizationInputObservation{}, transport.Retryable("test_blocked", errFinalizationBlocked)
+		return catchup.FinalizationInputObservation{}, transport.Retryable("test_blocked", errFinalizationBlocked)
 	}
 	if _, err := tx.Exec(ctx, finalizationFenceLock, in.Dimension.BillingReservationID); err != nil {
-		return billing.FinalizationInputObservation{}, err
+		return catchup.FinalizationInputObservation{}, err
 	}
 	var finalized bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences WHERE billing_reservation_id = $1)`,
 		in.Dimension.BillingReservationID).Scan(&finalized); err != nil {
-		return billing.FinalizationInputObservation{}, err
+		return catchup.FinalizationInputObservation{}, err
 	}
 	if finalized {
-		return billing.FinalizationInputObservation{State: billing.FinalizationInputFinalized}, nil
+		return catchup.FinalizationInputObservation{State: catchup.FinalizationInputFinalized}, nil
 	}
 	f.mu.Lock()
 	st := f.state[in.Dimension.BillingReservationID]
 	f.seen[in.Dimension.BillingReservationID]++
 	f.mu.Unlock()
 	if st == "" {
-		return billing.FinalizationInputObservation{State: billing.FinalizationInputNotBindable}, nil
+		return catchup.FinalizationInputObservation{State: catchup.FinalizationInputNotBindable}, nil
 	}
-	rev, highest, err := billing.AdvanceCatchUpWatermarkTx(ctx, tx, in.EventID, in.Dimension, in.Input, in.Now)
+	rev, highest, err := catchup.AdvanceWatermarkTx(ctx, tx, in.EventID, in.Dimension, in.Input, in.Now)
 	if err != nil {
-		return billing.FinalizationInputObservation{}, err
+		return catchup.FinalizationInputObservation{}, err
 	}
 	if highest != nil {
-		return billing.FinalizationInputObservation{State: billing.FinalizationInputAlreadyObserved, InboxRevision: rev, Highest: highest}, nil
+		return catchup.FinalizationInputObservation{State: catchup.FinalizationInputAlreadyObserved, InboxRevision: rev, Highest: highest}, nil
 	}
 	switch st {
-	case billing.FinalizationInputWorkScheduled:
+	case catchup.FinalizationInputWorkScheduled:
 		gen := in.Input.StateVersion + 1
-		return billing.FinalizationInputObservation{State: st, InboxRevision: rev, WorkScheduled: &receipt.FinalizationWorkScheduled{
+		return catchup.FinalizationInputObservation{State: st, InboxRevision: rev, WorkScheduled: &receipt.FinalizationWorkScheduled{
 			FinalizationFenceRevision: gen, Work: receipt.FinalizationWorkBinding{WorkGeneration: gen,
 				TriggerSnapshot: cquad(fmt.Sprintf("bft-%s-%d", in.Dimension.BillingReservationID, gen)),
 				Work:            cquad(fmt.Sprintf("bfw-%s-%d", in.Dimension.BillingReservationID, gen))}}}, nil
-	case billing.FinalizationInputHeld:
-		return billing.FinalizationInputObservation{State: st, InboxRevision: rev, Held: &receipt.HeldForResolution{FinalizationFenceRevision: 4,
+	case catchup.FinalizationInputHeld:
+		return catchup.FinalizationInputObservation{State: st, InboxRevision: rev, Held: &receipt.HeldForResolution{FinalizationFenceRevision: 4,
 			ReconciliationCaseRef: "case-" + in.Dimension.BillingReservationID, ReconciliationGeneration: 1, ExpectedResolutionRevision: 1}}, nil
 	}
-	return billing.FinalizationInputObservation{State: billing.FinalizationInputNotBindable, InboxRevision: rev}, nil
+	return catchup.FinalizationInputObservation{State: catchup.FinalizationInputNotBindable, InboxRevision: rev}, nil
 }
 
 // fakeMetering is the Metering owner's settlement input chain per
@@ -186,13 +186,13 @@ type fakeMetering struct {
 	mu      sync.Mutex
 	chain   map[string][]billingc.SettlementInput
 	targets map[billingc.SettlementInput]string
-	answers map[string]billing.CatchUpValidation
+	answers map[string]catchup.Validation
 	ops     map[string]int // operation id → validations asked
 	// asked is operation id → the distinct requests (purpose, input, basis)
 	// it was asked with: an operation is never reused for another request.
 	asked map[string]map[string]bool
 	// beforeValidate runs before a validation is answered (test hooks).
-	beforeValidate func(req billing.CatchUpValidationRequest)
+	beforeValidate func(req catchup.ValidationRequest)
 	// conflicts are inputs whose lineage read answers an owner conflict
 	// with that SettlementInputConflictFact@1 quadruple (until removed).
 	conflicts map[billingc.SettlementInput]strict.Quadruple
@@ -200,7 +200,7 @@ type fakeMetering struct {
 
 func newFakeMetering() *fakeMetering {
 	return &fakeMetering{chain: map[string][]billingc.SettlementInput{}, targets: map[billingc.SettlementInput]string{},
-		answers: map[string]billing.CatchUpValidation{}, ops: map[string]int{}, asked: map[string]map[string]bool{},
+		answers: map[string]catchup.Validation{}, ops: map[string]int{}, asked: map[string]map[string]bool{},
 		conflicts: map[billingc.SettlementInput]strict.Quadruple{}}
 }
 
@@ -214,7 +214,7 @@ func (m *fakeMetering) append(d billingc.SettlementDimension, v int64, target st
 	return in
 }
 
-func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req billing.CatchUpValidationRequest) (billing.CatchUpValidation, error) {
+func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req catchup.ValidationRequest) (catchup.Validation, error) {
 	if hook := m.beforeValidate; hook != nil {
 		hook(req)
 	}
@@ -231,10 +231,10 @@ func (m *fakeMetering) ValidateSettlementInputCurrent(_ context.Context, req bil
 	}
 	chain := m.chain[req.SettlementDimensionID]
 	if len(chain) == 0 {
-		return billing.CatchUpValidation{}, errors.New("fake metering: no settlement input")
+		return catchup.Validation{}, errors.New("fake metering: no settlement input")
 	}
 	cur := chain[len(chain)-1]
-	a := billing.CatchUpValidation{Current: cur == req.Input, CurrentInput: cur, Receipt: cquad("mvr-" + req.Purpose + "-" + req.OperationID)}
+	a := catchup.Validation{Current: cur == req.Input, CurrentInput: cur, Receipt: cquad("mvr-" + req.Purpose + "-" + req.OperationID)}
 	m.answers[key] = a
 	return a, nil
 }
@@ -259,14 +259,14 @@ func (m *fakeMetering) SettlementInputTarget(_ context.Context, _ string, in bil
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fact, ok := m.conflicts[in]; ok {
-		return "", &billing.SettlementInputOwnerConflictError{Fact: fact, Detail: "fake metering: lineage conflict at " + in.Snapshot.Ref}
+		return "", &catchup.SettlementInputOwnerConflictError{Fact: fact, Detail: "fake metering: lineage conflict at " + in.Snapshot.Ref}
 	}
 	t, ok := m.targets[in]
 	if !ok {
 		return "", fmt.Errorf("fake metering: unknown input %s", in.Snapshot.Ref)
 	}
 	if t == notSettleable {
-		return "", fmt.Errorf("%w: %s", billing.ErrSettlementInputNotSettleable, in.Snapshot.Ref)
+		return "", fmt.Errorf("%w: %s", catchup.ErrSettlementInputNotSettleable, in.Snapshot.Ref)
 	}
 	return t, nil
 }
@@ -293,11 +293,11 @@ func (l *fakeLedger) PostSettlementTransitionTx(_ context.Context, _ pgx.Tx, t *
 type catchUpBundle struct {
 	admin        *pgxpool.Pool // the migrating superuser (fixtures, assertions)
 	pool         *pgxpool.Pool // oceanway_billing: the consumer, the worker, the fence opening
-	consumer     *billing.CatchUpConsumer
+	consumer     *catchup.Consumer
 	finalization *fakeFinalization
 	metering     *fakeMetering
 	ledger       *fakeLedger
-	worker       *billing.CatchUpWorker
+	worker       *catchup.Worker
 }
 
 func catchUpLines() []migrate.Line {
@@ -312,9 +312,9 @@ func setupCatchUp(t *testing.T) *catchUpBundle {
 	require.NoError(t, err)
 	pool := rolePool(t, dbs.DSNs[boundary.Core], billingschema.RoleBilling)
 	b := &catchUpBundle{admin: admin, pool: pool, finalization: newFakeFinalization(), metering: newFakeMetering(), ledger: &fakeLedger{}}
-	b.consumer, err = billing.NewCatchUpConsumer(pool, billing.CatchUpConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second}, Finalization: b.finalization})
+	b.consumer, err = catchup.NewConsumer(pool, catchup.ConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second}, Finalization: b.finalization})
 	require.NoError(t, err)
-	b.worker, err = billing.NewCatchUpWorker(pool, billing.CatchUpWorkerConfig{Metering: b.metering, Ledger: b.ledger,
+	b.worker, err = catchup.NewWorker(pool, catchup.WorkerConfig{Metering: b.metering, Ledger: b.ledger,
 		Now: func() time.Time { return catchUpAt.Add(time.Hour) }})
 	require.NoError(t, err)
 	return b
@@ -324,11 +324,11 @@ func setupCatchUp(t *testing.T) *catchUpBundle {
 // settling input v1 at amount.
 func (b *catchUpBundle) finalize(t *testing.T, amount string, dims ...billingc.SettlementDimension) {
 	t.Helper()
-	p := billing.CatchUpOpenParams{Tenant: catchUpTenant, CorrelationID: cid("correlation", dims[0].BillingReservationID),
+	p := catchup.OpenParams{Tenant: catchUpTenant, CorrelationID: cid("correlation", dims[0].BillingReservationID),
 		FinalizationCommitted: cquad("bfc-" + dims[0].BillingReservationID), FinalizationEventID: cid("finalization-event", dims[0].BillingReservationID),
 		Now: catchUpAt.Add(30 * time.Minute)}
 	for _, d := range dims {
-		p.Dimensions = append(p.Dimensions, billing.CatchUpOpenDimension{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: amount})
+		p.Dimensions = append(p.Dimensions, catchup.OpenDimension{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: amount})
 	}
 	require.NoError(t, db.WithTx(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
 		return openAsFinalization(ctx, tx, p)
@@ -393,9 +393,9 @@ func (b *catchUpBundle) transitions(t *testing.T, d billingc.SettlementDimension
 
 // openAsFinalization opens the catch-up fences as the finalization's
 // transaction does: under the reservation's finalization fence lock.
-func openAsFinalization(ctx context.Context, tx pgx.Tx, p billing.CatchUpOpenParams) error {
+func openAsFinalization(ctx context.Context, tx pgx.Tx, p catchup.OpenParams) error {
 	if _, err := tx.Exec(ctx, finalizationFenceLock, p.Dimensions[0].Dimension.BillingReservationID); err != nil {
 		return err
 	}
-	return billing.OpenSettlementCatchUpTx(ctx, tx, p)
+	return catchup.OpenFencesTx(ctx, tx, p)
 }

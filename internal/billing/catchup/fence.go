@@ -1,41 +1,4 @@
-package billing
-
-// Settlement catch-up (BI-2, BI-3, BSC-*): what happens to a dimension after
-// its reservation's successful finalization.
-//
-// Finalization is absorbing, but Metering keeps appending settlement inputs
-// (a provider corrects its count an hour later). Each finalized dimension
-// therefore gets a catch-up fence (billing.settlement_catch_up_fences),
-// opened by the finalization's own transaction (OpenSettlementCatchUpTx)
-// with an immutable first Work generation that always verifies once with
-// the Metering owner — even when no newer event arrived — so an event still
-// in flight (or one that arrived before the finalization and was absorbed
-// into the watermark) is caught up.
-//
-// Three writers touch a dimension, each under the dimension's transaction
-// advisory lock (sql/catchup/lock.sql), so they serialize:
-//
-//   - the consumer of billing_settlement_catch_up (CatchUpConsumer) advances
-//     the dimension's monotonic watermark and, after finalization, reopens
-//     the fence with a new Work generation (settlement_catch_up_scheduled);
-//     before finalization it hands the input to the finalization fence
-//     (finalization_work_scheduled, or held_for_resolution while that fence
-//     is in reconciliation; no catch-up Work then);
-//   - the finalization opens the fences (OpenSettlementCatchUpTx);
-//   - the catch-up worker (CatchUpWorker) commits, for one Work generation,
-//     either one BillingSettlementTransition@1 (with its ledger postings, its
-//     LateSettlementExposure@1 for a positive difference, and
-//     billing.settlement-transition.committed@1) together with the successor
-//     Work, or the fence's caught_up — never one without the other.
-//
-// The database is the second guard (migration 00020): the watermark only
-// advances; Works, transitions, exposures and receipts are insert-only;
-// transitions are contiguous per dimension (primary key (dimension, from),
-// foreign key to the predecessor's to revision) so no step is applied
-// twice; a fence moves one revision at a time, its state revision only with
-// a transition and a successor Work, its settled amount never rises (no
-// automatic charge after release), and it cannot be caught_up while the
-// watermark is ahead.
+package catchup
 
 import (
 	"context"
@@ -56,10 +19,10 @@ import (
 	"github.com/oceanway/core/internal/db"
 )
 
-//go:embed sql/catchup/*.sql
+//go:embed sql/*.sql
 var catchUpSQL embed.FS
 
-var catchUpStatements = db.MustLoadStatements("billing catch-up", catchUpSQL, "sql/catchup")
+var catchUpStatements = db.MustLoadStatements("billing/catchup", catchUpSQL, "sql")
 
 var (
 	qCatchUpLock                = catchUpStatements.Get("lock")
@@ -96,38 +59,38 @@ var (
 
 // Errors of the catch-up API.
 var (
-	// ErrCatchUpInvalid: a caller handed an open request that is not whole
+	// ErrInvalid: a caller handed an open request that is not whole
 	// (no dimension, a derived id or amount that does not hold).
-	ErrCatchUpInvalid = errors.New("billing: invalid settlement catch-up request")
-	// ErrCatchUpConflict: the stored fence or watermark contradicts the
+	ErrInvalid = errors.New("billing: invalid settlement catch-up request")
+	// ErrConflict: the stored fence or watermark contradicts the
 	// request (another finalization, the same state version bound to
 	// another snapshot).
-	ErrCatchUpConflict = errors.New("billing: settlement catch-up conflict")
+	ErrConflict = errors.New("billing: settlement catch-up conflict")
 )
 
 // SQLSTATEs of the catch-up guards (migration 00020).
 const (
-	CodeCatchUpInsertOnly        = "BC001"
-	CodeCatchUpWatermarkBackward = "BC002"
-	CodeCatchUpFenceGraph        = "BC003"
-	CodeCatchUpCaughtUpAhead     = "BC004"
-	CodeCatchUpExposureMissing   = "BC005"
-	// CodeCatchUpFenced (00024): a worker write whose fencing token is not
+	CodeInsertOnly        = "BC001"
+	CodeWatermarkBackward = "BC002"
+	CodeFenceGraph        = "BC003"
+	CodeCaughtUpAhead     = "BC004"
+	CodeExposureMissing   = "BC005"
+	// CodeFenced (00024): a worker write whose fencing token is not
 	// the latest attempt of its Work generation, or a token-less fence
 	// update that is not the consumer's reopen.
-	CodeCatchUpFenced = "BC006"
-	// CodeCatchUpAttemptGraph (00024): an attempt that is not the next of
+	CodeFenced = "BC006"
+	// CodeAttemptGraph (00024): an attempt that is not the next of
 	// the fence's active, claimable generation.
-	CodeCatchUpAttemptGraph = "BC007"
+	CodeAttemptGraph = "BC007"
 )
 
-// CatchUpTenant is the tenant the transition events carry.
-type CatchUpTenant struct {
+// Tenant is the tenant the transition events carry.
+type Tenant struct {
 	Kind, ID, WorkspaceID, ProjectID string // ProjectID optional
 }
 
-// CatchUpOpenDimension is one dimension the successful finalization settled.
-type CatchUpOpenDimension struct {
+// OpenDimension is one dimension the successful finalization settled.
+type OpenDimension struct {
 	Dimension billingc.SettlementDimension
 	// SettledInput is the settlement input five-tuple the finalization
 	// validated and settled for this dimension.
@@ -136,30 +99,30 @@ type CatchUpOpenDimension struct {
 	SettledAmount string
 }
 
-// CatchUpOpenParams is what the successful finalization hands over.
-type CatchUpOpenParams struct {
-	Tenant        CatchUpTenant
+// OpenParams is what the successful finalization hands over.
+type OpenParams struct {
+	Tenant        Tenant
 	CorrelationID string
 	// FinalizationCommitted is the BillingFinalizationCommitted@1 quadruple
 	// and FinalizationEventID the id of its billing.finalization.committed@1
 	// event: the causation of each dimension's first transition.
 	FinalizationCommitted strict.Quadruple
 	FinalizationEventID   string
-	Dimensions            []CatchUpOpenDimension
+	Dimensions            []OpenDimension
 	Now                   time.Time
 }
 
-// OpenSettlementCatchUpTx creates, inside the successful finalization's
+// OpenFencesTx creates, inside the successful finalization's
 // transaction, one catch-up fence per settled dimension with its first
 // Work generation (cause finalization_committed), locking the dimension's
 // watermark: the first Work verifies the highest input observed so far, or
 // the settled one. Calling it again for the same finalization is a no-op;
-// for another finalization it is ErrCatchUpConflict.
-func OpenSettlementCatchUpTx(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams) error {
+// for another finalization it is ErrConflict.
+func OpenFencesTx(ctx context.Context, tx pgx.Tx, p OpenParams) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	dims := append([]CatchUpOpenDimension(nil), p.Dimensions...)
+	dims := append([]OpenDimension(nil), p.Dimensions...)
 	sort.Slice(dims, func(i, j int) bool {
 		return dims[i].Dimension.SettlementDimensionID() < dims[j].Dimension.SettlementDimensionID()
 	})
@@ -171,7 +134,7 @@ func OpenSettlementCatchUpTx(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams
 	return nil
 }
 
-func (p CatchUpOpenParams) validate() error {
+func (p OpenParams) validate() error {
 	var problem string
 	switch {
 	case len(p.Dimensions) == 0:
@@ -198,12 +161,12 @@ func (p CatchUpOpenParams) validate() error {
 		}
 	}
 	if problem != "" {
-		return fmt.Errorf("%w: %s", ErrCatchUpInvalid, problem)
+		return fmt.Errorf("%w: %s", ErrInvalid, problem)
 	}
 	return nil
 }
 
-func openDimension(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams, d CatchUpOpenDimension) error {
+func openDimension(ctx context.Context, tx pgx.Tx, p OpenParams, d OpenDimension) error {
 	dimID := d.Dimension.SettlementDimensionID()
 	if err := lockCatchUpDimension(ctx, tx, dimID); err != nil {
 		return err
@@ -212,7 +175,7 @@ func openDimension(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams, d CatchU
 	switch {
 	case err == nil:
 		if existing.finalizationCommitted() != p.FinalizationCommitted {
-			return fmt.Errorf("%w: fence opened by finalization %s", ErrCatchUpConflict, existing.FinalizationCommittedRef)
+			return fmt.Errorf("%w: fence opened by finalization %s", ErrConflict, existing.FinalizationCommittedRef)
 		}
 		return nil
 	case !errors.Is(err, errCatchUpNoFence):
@@ -227,7 +190,7 @@ func openDimension(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams, d CatchU
 			toVerify = w
 		case w.StateVersion == toVerify.StateVersion && w.Snapshot != toVerify.Snapshot:
 			return fmt.Errorf("%w: state version %d is %s in the watermark, %s in the finalization",
-				ErrCatchUpConflict, w.StateVersion, w.Snapshot.Ref, toVerify.Snapshot.Ref)
+				ErrConflict, w.StateVersion, w.Snapshot.Ref, toVerify.Snapshot.Ref)
 		}
 	case !errors.Is(err, errCatchUpNoWatermark):
 		return err
@@ -239,7 +202,7 @@ func openDimension(ctx context.Context, tx pgx.Tx, p CatchUpOpenParams, d CatchU
 	}
 	identity, err := jcs.Marshal(d.Dimension.EconomicIdentity.Map())
 	if err != nil {
-		return fmt.Errorf("%w: economic identity: %w", ErrCatchUpInvalid, err)
+		return fmt.Errorf("%w: economic identity: %w", ErrInvalid, err)
 	}
 	dim, fq, si := d.Dimension, p.FinalizationCommitted, d.SettledInput.Snapshot
 	_, err = tx.Exec(ctx, qCatchUpFenceInsert, pgx.NamedArgs{
@@ -341,8 +304,8 @@ func (f *catchUpFenceRow) lastEvaluated() billingc.SettlementInput {
 		Digest: f.LastEvaluatedDigest}}
 }
 
-func (f *catchUpFenceRow) tenant() CatchUpTenant {
-	t := CatchUpTenant{Kind: f.TenantKind, ID: f.TenantID, WorkspaceID: f.WorkspaceID}
+func (f *catchUpFenceRow) tenant() Tenant {
+	t := Tenant{Kind: f.TenantKind, ID: f.TenantID, WorkspaceID: f.WorkspaceID}
 	if f.ProjectID != nil {
 		t.ProjectID = *f.ProjectID
 	}
@@ -353,7 +316,7 @@ func (f *catchUpFenceRow) dimension() (billingc.SettlementDimension, error) {
 	v, err := jcs.Parse([]byte(f.EconomicIdentity))
 	m, ok := v.(map[string]any)
 	if err != nil || !ok {
-		return billingc.SettlementDimension{}, fmt.Errorf("%w: stored economic identity of %s", ErrCatchUpConflict, f.SettlementDimensionID)
+		return billingc.SettlementDimension{}, fmt.Errorf("%w: stored economic identity of %s", ErrConflict, f.SettlementDimensionID)
 	}
 	s := func(k string) string { x, _ := m[k].(string); return x }
 	return billingc.SettlementDimension{
@@ -461,7 +424,7 @@ func selectCatchUpWork(ctx context.Context, tx pgx.Tx, dimID string, generation 
 	}
 	w, err := billingc.DecodeBillingSettlementCatchUpWork([]byte(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored catch-up work %s/%d: %w", ErrCatchUpConflict, dimID, generation, err)
+		return nil, fmt.Errorf("%w: stored catch-up work %s/%d: %w", ErrConflict, dimID, generation, err)
 	}
 	return w, nil
 }

@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -24,20 +24,20 @@ import (
 // Delivery error codes of the catch-up consumer (the shared inbox adds its own).
 const (
 	// Non-retryable: the event itself is wrong.
-	CodeCatchUpPairNotConsumed  = "catch_up_pair_not_consumed"
-	CodeCatchUpPayloadInvalid   = "catch_up_payload_invalid"
-	CodeCatchUpSameRevisionDiff = "catch_up_same_revision_different_snapshot"
-	CodeCatchUpIdentityConflict = "catch_up_identity_conflict"
+	CodePairNotConsumed  = "catch_up_pair_not_consumed"
+	CodePayloadInvalid   = "catch_up_payload_invalid"
+	CodeSameRevisionDiff = "catch_up_same_revision_different_snapshot"
+	CodeIdentityConflict = "catch_up_identity_conflict"
 	// Retryable: nothing can bind the event yet (the watermark is kept).
-	CodeCatchUpFenceNotBindable = "catch_up_fence_not_bindable"
+	CodeFenceNotBindable = "catch_up_fence_not_bindable"
 )
 
 // Errors of the catch-up consumer.
 var (
-	ErrCatchUpPairNotConsumed = errors.New("billing: event pair is not consumed by the settlement catch-up")
-	// ErrCatchUpFenceNotBindable: neither a catch-up fence nor a finalization
+	ErrPairNotConsumed = errors.New("billing: event pair is not consumed by the settlement catch-up")
+	// ErrFenceNotBindable: neither a catch-up fence nor a finalization
 	// fence can bind the event yet; its watermark is kept and the delivery retried.
-	ErrCatchUpFenceNotBindable = errors.New("billing: no fence can bind the settlement input yet")
+	ErrFenceNotBindable = errors.New("billing: no fence can bind the settlement input yet")
 )
 
 // Finalization-side answers to a settlement input observed before its
@@ -86,33 +86,33 @@ type FinalizationInputObservation struct {
 // only advance the watermark (held_for_resolution, no Work); an older input
 // is already_observed; not_bindable when nothing can bind it yet; finalized
 // when the reservation's success committed (the finalization transaction
-// opened the catch-up fences, see OpenSettlementCatchUpTx).
+// opened the catch-up fences, see OpenFencesTx).
 type FinalizationInputObserver interface {
 	ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in ObservedSettlementInput) (FinalizationInputObservation, error)
 }
 
-// CatchUpConsumerConfig configures the catch-up consumer.
-type CatchUpConsumerConfig struct {
+// ConsumerConfig configures the catch-up consumer.
+type ConsumerConfig struct {
 	Inbox inbox.Config
 	// Finalization is the finalization fence's side (required).
 	Finalization FinalizationInputObserver
 }
 
-// CatchUpConsumer consumes billing_settlement_catch_up: every
+// Consumer consumes billing_settlement_catch_up: every
 // metering.settlement-input.current-changed@1 advances the dimension's
 // watermark and becomes durable Work (an inbox.Consumer).
-type CatchUpConsumer struct {
+type Consumer struct {
 	finalization FinalizationInputObserver
 	receipts     *inbox.Table
 	inbox        *inbox.Inbox
 }
 
-// NewCatchUpConsumer builds the consumer over the core database.
-func NewCatchUpConsumer(pool db.Beginner, cfg CatchUpConsumerConfig) (*CatchUpConsumer, error) {
+// NewConsumer builds the consumer over the core database.
+func NewConsumer(pool db.Beginner, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.Finalization == nil {
 		return nil, errors.New("billing: the catch-up consumer needs the finalization observer")
 	}
-	c := &CatchUpConsumer{finalization: cfg.Finalization, receipts: inbox.NewTable("billing", "settlement_catch_up_receipts", false)}
+	c := &Consumer{finalization: cfg.Finalization, receipts: inbox.NewTable("billing", "settlement_catch_up_receipts", false)}
 	in, err := inbox.New(pool, c, cfg.Inbox)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func NewCatchUpConsumer(pool db.Beginner, cfg CatchUpConsumerConfig) (*CatchUpCo
 }
 
 // Consume handles one delivery (a transport.ConsumerFunc).
-func (c *CatchUpConsumer) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+func (c *Consumer) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
 	return c.inbox.Consume(ctx, d)
 }
 
@@ -130,18 +130,18 @@ func (c *CatchUpConsumer) Consume(ctx context.Context, d transport.Delivery) (tr
 // each as Consume would (inbox.ConsumeBatch). serve does not wire it: a
 // batch would keep earlier events' locks until its commit (see
 // cli.consumersFor for why that is not safe here).
-func (c *CatchUpConsumer) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+func (c *Consumer) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
 	return c.inbox.ConsumeBatch(ctx, ds)
 }
 
 // Destination implements inbox.Consumer.
-func (c *CatchUpConsumer) Destination() route.Destination { return route.BillingSettlementCatchUp }
+func (c *Consumer) Destination() route.Destination { return route.BillingSettlementCatchUp }
 
 // Receipts implements inbox.Consumer.
-func (c *CatchUpConsumer) Receipts() *inbox.Table { return c.receipts }
+func (c *Consumer) Receipts() *inbox.Table { return c.receipts }
 
 // ReceiptKey implements inbox.Consumer: (consumerName, eventId).
-func (c *CatchUpConsumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
+func (c *Consumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 	return inbox.Key{ConsumerName: route.BillingSettlementCatchUpConsumer, EventID: ev.Envelope.EventID, Projection: route.NotApplicable}, nil
 }
 
@@ -149,14 +149,14 @@ func (c *CatchUpConsumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 // the dimension's watermark monotonically and picks the durability branch
 // (the finalization fence before the successful finalization, the catch-up
 // fence after it); the receipt commits with them (the inbox inserts it).
-func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+func (c *Consumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
 	env := ev.Envelope
 	if env.EventType != envelope.MeteringSettlementInputCurrentChangedV1 || env.EventSchemaVersion != "1" {
-		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpPairNotConsumed, fmt.Errorf("%w: %s (%s)", ErrCatchUpPairNotConsumed, env.EventType, env.EventSchemaVersion))
+		return inbox.Outcome{}, transport.NonRetryable(CodePairNotConsumed, fmt.Errorf("%w: %s (%s)", ErrPairNotConsumed, env.EventType, env.EventSchemaVersion))
 	}
 	p, err := envelope.PayloadOf[envelope.MeteringSettlementInputCurrentChangedV1Payload](env)
 	if err != nil {
-		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpPayloadInvalid, err)
+		return inbox.Outcome{}, transport.NonRetryable(CodePayloadInvalid, err)
 	}
 	dim := billingc.SettlementDimension{BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID,
 		RunID: p.RunID, RunStepID: p.RunStepID, ExecutionAttemptID: p.ExecutionAttemptID, ChargeDimensionKey: p.ChargeDimensionKey,
@@ -199,7 +199,7 @@ func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	if err := lockCatchUpDimension(ctx, tx, dim.SettlementDimensionID()); err != nil {
 		return inbox.Outcome{}, err
 	}
-	inboxRevision, observed, err := AdvanceCatchUpWatermarkTx(ctx, tx, env.EventID, dim, in, ev.Now)
+	inboxRevision, observed, err := AdvanceWatermarkTx(ctx, tx, env.EventID, dim, in, ev.Now)
 	if err != nil {
 		return inbox.Outcome{}, err
 	}
@@ -212,8 +212,8 @@ func (c *CatchUpConsumer) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Even
 	if errors.Is(err, errCatchUpNoFence) {
 		// Finalized without a catch-up fence for this dimension: the
 		// finalization did not open it (a dimension outside its manifest).
-		return inbox.Outcome{}, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: reservation %s is finalized without a catch-up fence for %s",
-			ErrCatchUpConflict, dim.BillingReservationID, dim.SettlementDimensionID()))
+		return inbox.Outcome{}, transport.NonRetryable(CodeIdentityConflict, fmt.Errorf("%w: reservation %s is finalized without a catch-up fence for %s",
+			ErrConflict, dim.BillingReservationID, dim.SettlementDimensionID()))
 	}
 	if err != nil {
 		return inbox.Outcome{}, err
@@ -240,9 +240,9 @@ func finalizationOutcome(r *receipt.BillingSettlementCatchUpConsumerReceipt, obs
 		r.Outcome = receipt.CatchUpOutcome{Kind: receipt.CatchUpAlreadyObserved, InboxRevision: obs.InboxRevision,
 			HighestObserved: &receipt.SettlementInputRef{Snapshot: obs.Highest.Snapshot, StateVersion: obs.Highest.StateVersion}}
 	case obs.State == FinalizationInputNotBindable:
-		return inbox.Wait(CodeCatchUpFenceNotBindable, ErrCatchUpFenceNotBindable), nil
+		return inbox.Wait(CodeFenceNotBindable, ErrFenceNotBindable), nil
 	default:
-		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrCatchUpConflict, obs.State))
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("%w: finalization observation %q is not whole", ErrConflict, obs.State))
 	}
 	return sealCatchUpReceipt(r)
 }
@@ -254,17 +254,17 @@ func sealCatchUpReceipt(r *receipt.BillingSettlementCatchUpConsumerReceipt) (inb
 	return inbox.Applied(r), nil
 }
 
-// AdvanceCatchUpWatermarkTx applies a settlement input event to the
+// AdvanceWatermarkTx applies a settlement input event to the
 // dimension's watermark (billing.settlement_input_watermarks), under the
 // caller's locks. It returns the inbox revision the receipt binds and, for
 // an event below the watermark, the highest observed input (already_observed). The same state
 // version with the same snapshot re-binds the current advance: only a
 // delivery of this very event that waited can get there, because another
 // event of the same revision would be Metering writing the revision twice.
-func AdvanceCatchUpWatermarkTx(ctx context.Context, tx pgx.Tx, eventID string, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (int64, *billingc.SettlementInput, error) {
+func AdvanceWatermarkTx(ctx context.Context, tx pgx.Tx, eventID string, dim billingc.SettlementDimension, in billingc.SettlementInput, now time.Time) (int64, *billingc.SettlementInput, error) {
 	identity, err := jcs.Marshal(dim.EconomicIdentity.Map())
 	if err != nil {
-		return 0, nil, transport.NonRetryable(CodeCatchUpPayloadInvalid, err)
+		return 0, nil, transport.NonRetryable(CodePayloadInvalid, err)
 	}
 	s, dimID := in.Snapshot, dim.SettlementDimensionID()
 	args := pgx.NamedArgs{"settlement_dimension_id": dimID, "billing_reservation_id": dim.BillingReservationID,
@@ -287,7 +287,7 @@ func AdvanceCatchUpWatermarkTx(ctx context.Context, tx pgx.Tx, eventID string, d
 	case in.StateVersion < highest.StateVersion:
 		return wm.InboxRevision, &highest, nil
 	case in.StateVersion == highest.StateVersion && in.Snapshot != highest.Snapshot:
-		return 0, nil, transport.NonRetryable(CodeCatchUpSameRevisionDiff, fmt.Errorf("%w: state version %d is %s, event carries %s",
+		return 0, nil, transport.NonRetryable(CodeSameRevisionDiff, fmt.Errorf("%w: state version %d is %s, event carries %s",
 			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, highest.Snapshot.Ref, in.Snapshot.Ref))
 	case in.StateVersion == highest.StateVersion:
 		return wm.InboxRevision, nil, nil
@@ -314,11 +314,11 @@ func reopenCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, dim 
 		return nil, err
 	}
 	if stored != dim {
-		return nil, transport.NonRetryable(CodeCatchUpIdentityConflict, fmt.Errorf("%w: event dimension %+v, fence %+v", ErrCatchUpConflict, dim, stored))
+		return nil, transport.NonRetryable(CodeIdentityConflict, fmt.Errorf("%w: event dimension %+v, fence %+v", ErrConflict, dim, stored))
 	}
 	last := f.lastEvaluated()
 	if in.StateVersion == last.StateVersion && in.Snapshot != last.Snapshot {
-		return nil, transport.NonRetryable(CodeCatchUpSameRevisionDiff, fmt.Errorf("%w: state version %d was evaluated as %s, event carries %s",
+		return nil, transport.NonRetryable(CodeSameRevisionDiff, fmt.Errorf("%w: state version %d was evaluated as %s, event carries %s",
 			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, last.Snapshot.Ref, in.Snapshot.Ref))
 	}
 	// The active Work stands for the event when the fence already evaluated

@@ -1,4 +1,4 @@
-package billing_test
+package catchup_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/receipt"
-	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/inbox/inboxtest"
@@ -64,7 +64,7 @@ func TestCatchUpConformanceBatch(t *testing.T) {
 func catchUpSubject(t *testing.T) inboxtest.Subject {
 	pre, post := catchUpDimension(1), catchUpDimension(2)
 	b := setupCatchUp(t)
-	b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(pre.BillingReservationID, catchup.FinalizationInputWorkScheduled)
 	b.finalize(t, "100", post)
 	return inboxtest.Subject{
 		Consume:      b.consumer.Consume,
@@ -82,7 +82,7 @@ func catchUpSubject(t *testing.T) inboxtest.Subject {
 	}
 }
 
-var _ inbox.Consumer = (*billing.CatchUpConsumer)(nil)
+var _ inbox.Consumer = (*catchup.Consumer)(nil)
 
 // BSC-1 (outbox document, catch-up receipt rules): finalization_work_scheduled
 // only before a successful finalization, settlement_catch_up_scheduled only
@@ -91,7 +91,7 @@ func TestBSC1DurabilityBranchFollowsFinalization(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	d := catchUpDimension(1)
-	b.finalization.set(d.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(d.BillingReservationID, catchup.FinalizationInputWorkScheduled)
 
 	r := b.ack(t, inputEvent(d, 1))
 	require.Equal(t, receipt.CatchUpWatermarkAdvanced, r.Outcome.Kind)
@@ -126,7 +126,7 @@ func TestBSC2HeldForResolutionHasNoWork(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	d := catchUpDimension(1)
-	b.finalization.set(d.BillingReservationID, billing.FinalizationInputHeld)
+	b.finalization.set(d.BillingReservationID, catchup.FinalizationInputHeld)
 	r := b.ack(t, inputEvent(d, 1))
 	require.Equal(t, receipt.DurabilityHeldForResolution, r.Outcome.Durability.State)
 	require.Nil(t, r.Outcome.Durability.SettlementCatchUp)
@@ -152,7 +152,7 @@ func TestBSC3UnbindableEventWaitsWithWatermark(t *testing.T) {
 	require.Error(t, err)
 	retryable, code := transport.RetryableAndCode(err)
 	require.True(t, retryable)
-	require.Equal(t, billing.CodeCatchUpFenceNotBindable, code)
+	require.Equal(t, catchup.CodeFenceNotBindable, code)
 	var receipts, version int64
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_receipts`).Scan(&receipts))
 	require.Zero(t, receipts)
@@ -208,7 +208,7 @@ func TestBSC4AlreadyObservedAndOriginalReceipts(t *testing.T) {
 	_, err = b.consumer.Consume(t.Context(), catchUpDelivery(built))
 	retryable, code := transport.RetryableAndCode(err)
 	require.False(t, retryable)
-	require.Equal(t, billing.CodeCatchUpSameRevisionDiff, code)
+	require.Equal(t, catchup.CodeSameRevisionDiff, code)
 	after, err := b.state(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, before, after)
@@ -224,7 +224,7 @@ func TestBI3S2EarlyFinalizeOnS1NoS3CatchesUp(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	d := catchUpDimension(1)
-	b.finalization.set(d.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(d.BillingReservationID, catchup.FinalizationInputWorkScheduled)
 	b.metering.append(d, 1, "100")
 	b.ack(t, inputEvent(d, 1))
 	b.metering.append(d, 2, "80")
@@ -233,8 +233,8 @@ func TestBI3S2EarlyFinalizeOnS1NoS3CatchesUp(t *testing.T) {
 	b.finalize(t, "100", d) // on S1, no S3 ever
 
 	steps := b.drain(t)
-	require.Equal(t, 1, steps[billing.CatchUpStepTransition])
-	require.Equal(t, 1, steps[billing.CatchUpStepCaughtUp])
+	require.Equal(t, 1, steps[catchup.StepTransition])
+	require.Equal(t, 1, steps[catchup.StepCaughtUp])
 	require.Equal(t, []string{"1>2 refund 20 v2"}, b.transitions(t, d))
 	f := b.fence(t, d)
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
@@ -262,7 +262,7 @@ func TestBI3FirstWorkVerifiesWithoutEvent(t *testing.T) {
 	b.metering.append(d, 2, "100")
 	b.finalize(t, "100", d)
 	steps := b.drain(t)
-	require.Equal(t, 1, steps[billing.CatchUpStepAlreadyEvaluated], "no difference: a rebaseline, no transition")
+	require.Equal(t, 1, steps[catchup.StepAlreadyEvaluated], "no difference: a rebaseline, no transition")
 	require.Empty(t, b.transitions(t, d))
 	f := b.fence(t, d)
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
@@ -281,8 +281,8 @@ func TestBI3S3DuringVerificationReopensAndEndsAtS3(t *testing.T) {
 	b.finalize(t, "100", d)
 	b.ack(t, inputEvent(d, 2))
 	delivered := false
-	b.metering.beforeValidate = func(req billing.CatchUpValidationRequest) {
-		if delivered || req.Purpose != billing.PurposePostFinalizationTransition {
+	b.metering.beforeValidate = func(req catchup.ValidationRequest) {
+		if delivered || req.Purpose != catchup.PurposePostFinalizationTransition {
 			return
 		}
 		delivered = true
@@ -292,7 +292,7 @@ func TestBI3S3DuringVerificationReopensAndEndsAtS3(t *testing.T) {
 	}
 	steps := b.drain(t)
 	require.True(t, delivered)
-	require.Positive(t, steps[billing.CatchUpStepValidationChanged]+steps[billing.CatchUpStepSuperseded])
+	require.Positive(t, steps[catchup.StepValidationChanged]+steps[catchup.StepSuperseded])
 	require.Equal(t, []string{"1>2 refund 30 v3"}, b.transitions(t, d))
 	f := b.fence(t, d)
 	require.Equal(t, billingc.CatchUpCaughtUp, f.State)
@@ -333,7 +333,7 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.Equal(t, billingc.TransitionLateSettlementExposure, kind)
 
 	// Visible (inspect/admin view, as the billing role): open, blocked.
-	v, err := billing.LookupSettlementCatchUp(t.Context(), b.pool, d.BillingReservationID)
+	v, err := catchup.Lookup(t.Context(), b.pool, d.BillingReservationID)
 	require.NoError(t, err)
 	require.Len(t, v.Fences, 1)
 	require.Equal(t, "100", v.Fences[0].SettledAmount)
@@ -342,7 +342,7 @@ func TestBI2PositiveDifferenceIsBlockedExposure(t *testing.T) {
 	require.Equal(t, "open", v.Exposures[0].ExposureState)
 	require.Equal(t, "blocked", v.Exposures[0].AutomaticCharge)
 	require.Equal(t, "30", v.Exposures[0].ExposureAmount)
-	n, sum, err := billing.OpenExposures(t.Context(), b.pool)
+	n, sum, err := catchup.OpenExposures(t.Context(), b.pool)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.Equal(t, "30", sum)
@@ -424,7 +424,7 @@ func TestBI2DuplicateTransitionRejected(t *testing.T) {
 	b.finalize(t, "100", d)
 	step, err := b.worker.Step(t.Context(), d.SettlementDimensionID())
 	require.NoError(t, err)
-	require.Equal(t, billing.CatchUpStepTransition, step)
+	require.Equal(t, catchup.StepTransition, step)
 	b.drain(t)
 	require.Len(t, b.transitions(t, d), 1)
 
@@ -463,16 +463,16 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		asRole           bool
 	}{
 		{"works are insert-only (grant)", "UPDATE billing.settlement_catch_up_works SET work_cause = 'transition_successor'", pgerrcode.InsufficientPrivilege, true},
-		{"works are insert-only (trigger)", "UPDATE billing.settlement_catch_up_works SET work_cause = 'transition_successor'", billing.CodeCatchUpInsertOnly, false},
-		{"transitions are insert-only", "DELETE FROM billing.settlement_transitions", billing.CodeCatchUpInsertOnly, false},
-		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", billing.CodeCatchUpInsertOnly, false},
+		{"works are insert-only (trigger)", "UPDATE billing.settlement_catch_up_works SET work_cause = 'transition_successor'", catchup.CodeInsertOnly, false},
+		{"transitions are insert-only", "DELETE FROM billing.settlement_transitions", catchup.CodeInsertOnly, false},
+		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", catchup.CodeInsertOnly, false},
 		{"receipts are insert-only", "DELETE FROM billing.settlement_catch_up_receipts", pgerrcode.InsufficientPrivilege, true},
-		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", billing.CodeCatchUpInsertOnly, false},
+		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", catchup.CodeInsertOnly, false},
 		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at, attempt_number, fencing_token FROM billing.settlement_catch_up_finishes", pgerrcode.UniqueViolation, true},
-		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", billing.CodeCatchUpFenceGraph, true},
-		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", billing.CodeCatchUpFenceGraph, true},
-		{"state revision only with a transition", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settlement_state_revision = settlement_state_revision + 1, active_work_generation = active_work_generation", billing.CodeCatchUpFenceGraph, true},
-		{"no caught_up while the watermark is ahead", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, coordination_state = 'caught_up', caught_up_receipt_ref = 'r', caught_up_receipt_schema_version = '1', caught_up_receipt_digest_algorithm_version = 'jcs-sha256-v1', caught_up_receipt_digest = 'd'", billing.CodeCatchUpCaughtUpAhead, true},
+		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", catchup.CodeFenceGraph, true},
+		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", catchup.CodeFenceGraph, true},
+		{"state revision only with a transition", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settlement_state_revision = settlement_state_revision + 1, active_work_generation = active_work_generation", catchup.CodeFenceGraph, true},
+		{"no caught_up while the watermark is ahead", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, coordination_state = 'caught_up', caught_up_receipt_ref = 'r', caught_up_receipt_schema_version = '1', caught_up_receipt_digest_algorithm_version = 'jcs-sha256-v1', caught_up_receipt_digest = 'd'", catchup.CodeCaughtUpAhead, true},
 		{"fences are never deleted", "DELETE FROM billing.settlement_catch_up_fences", pgerrcode.InsufficientPrivilege, true},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {
@@ -498,7 +498,7 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 			gen_random_uuid(), work_generation + 1, gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions`)
 		return err
 	})
-	require.Equal(t, billing.CodeCatchUpExposureMissing, db.SQLState(err), "%v", err)
+	require.Equal(t, catchup.CodeExposureMissing, db.SQLState(err), "%v", err)
 }
 
 // BI-3: every order of {finalization, S2 event, S3 event, worker pass}
@@ -523,7 +523,7 @@ func TestBI3EveryOrderConverges(t *testing.T) {
 	permute(nil, steps)
 	for n, order := range orders {
 		d := catchUpDimension(100 + n)
-		b.finalization.set(d.BillingReservationID, billing.FinalizationInputWorkScheduled)
+		b.finalization.set(d.BillingReservationID, catchup.FinalizationInputWorkScheduled)
 		b.metering.append(d, 1, "100")
 		b.metering.append(d, 2, "90")
 		b.metering.append(d, 3, "70")
@@ -564,7 +564,7 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	d := catchUpDimension(1)
-	b.finalization.set(d.BillingReservationID, billing.FinalizationInputWorkScheduled)
+	b.finalization.set(d.BillingReservationID, catchup.FinalizationInputWorkScheduled)
 	targets := []string{"100", "95", "90", "80", "75"}
 	for v, target := range targets {
 		b.metering.append(d, int64(v+1), target)
@@ -592,7 +592,7 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 			}()
 		}
 	}
-	second, err := billing.NewCatchUpWorker(b.pool, billing.CatchUpWorkerConfig{Metering: b.metering, Ledger: b.ledger})
+	second, err := catchup.NewWorker(b.pool, catchup.WorkerConfig{Metering: b.metering, Ledger: b.ledger})
 	require.NoError(t, err)
 	wg.Add(3)
 	go func() {
@@ -609,10 +609,10 @@ func TestBSC6ConcurrentConsumerWorkerAndFinalization(t *testing.T) {
 		defer wg.Done()
 		<-start
 		errs <- db.WithTx(context.Background(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
-			return openAsFinalization(ctx, tx, billing.CatchUpOpenParams{Tenant: catchUpTenant,
+			return openAsFinalization(ctx, tx, catchup.OpenParams{Tenant: catchUpTenant,
 				CorrelationID: cid("correlation", d.BillingReservationID), FinalizationCommitted: cquad("bfc-" + d.BillingReservationID),
 				FinalizationEventID: cid("finalization-event", d.BillingReservationID), Now: catchUpAt,
-				Dimensions: []billing.CatchUpOpenDimension{{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: "100"}}})
+				Dimensions: []catchup.OpenDimension{{Dimension: d, SettledInput: settlementInputOf(d, 1), SettledAmount: "100"}}})
 		})
 	}()
 	go func() {
@@ -669,7 +669,7 @@ func TestBI3WorkerLoopCatchesUp(t *testing.T) {
 	cancel()
 	<-done
 	require.Equal(t, []string{"1>2 refund 60 v2"}, b.transitions(t, d))
-	require.EqualValues(t, 1, b.worker.Stats()[billing.CatchUpStepTransition])
+	require.EqualValues(t, 1, b.worker.Stats()[catchup.StepTransition])
 }
 
 // OB-DELIVER-4: every receipt the consumer answers (each durability branch
@@ -679,8 +679,8 @@ func TestBSC7ReceiptsPassAckVerification(t *testing.T) {
 	t.Parallel()
 	b := setupCatchUp(t)
 	pre, held, post := catchUpDimension(1), catchUpDimension(2), catchUpDimension(3)
-	b.finalization.set(pre.BillingReservationID, billing.FinalizationInputWorkScheduled)
-	b.finalization.set(held.BillingReservationID, billing.FinalizationInputHeld)
+	b.finalization.set(pre.BillingReservationID, catchup.FinalizationInputWorkScheduled)
+	b.finalization.set(held.BillingReservationID, catchup.FinalizationInputHeld)
 	b.finalize(t, "100", post)
 	for _, e := range []*envelope.Envelope{inputEvent(pre, 1), inputEvent(held, 1), inputEvent(post, 3), inputEvent(post, 2)} {
 		res, err := b.consumer.Consume(t.Context(), catchUpDelivery(e))
@@ -706,7 +706,7 @@ func TestBI3NotSettleableInputWaits(t *testing.T) {
 	before := b.fence(t, d)
 	step, err := b.worker.Step(t.Context(), d.SettlementDimensionID())
 	require.NoError(t, err)
-	require.Equal(t, billing.CatchUpStepNotSettleable, step)
+	require.Equal(t, catchup.StepNotSettleable, step)
 	require.Equal(t, before, b.fence(t, d))
 	require.Empty(t, b.transitions(t, d))
 

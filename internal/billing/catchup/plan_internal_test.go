@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -39,15 +39,15 @@ func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 		return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex}
 	}
 	now := time.Now().UTC()
-	p := CatchUpOpenParams{Tenant: CatchUpTenant{Kind: "organization", ID: uuid.NewString(), WorkspaceID: uuid.NewString()},
+	p := OpenParams{Tenant: Tenant{Kind: "organization", ID: uuid.NewString(), WorkspaceID: uuid.NewString()},
 		CorrelationID: uuid.NewString(), FinalizationCommitted: q("bfc-plan"), FinalizationEventID: uuid.NewString(), Now: now}
 	for i := range history + 1 {
 		d := billingc.SettlementDimension{BillingReservationID: uuid.NewString(), BillingAccountID: uuid.NewString(), RunID: uuid.NewString(),
 			RunStepID: uuid.NewString(), ExecutionAttemptID: uuid.NewString(), ChargeDimensionKey: fmt.Sprintf("tokens.d%d", i),
 			EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"}}
-		p.Dimensions = append(p.Dimensions, CatchUpOpenDimension{Dimension: d, SettledInput: billingc.SettlementInput{Snapshot: q(fmt.Sprintf("sis-%d", i)), StateVersion: 1}, SettledAmount: "1"})
+		p.Dimensions = append(p.Dimensions, OpenDimension{Dimension: d, SettledInput: billingc.SettlementInput{Snapshot: q(fmt.Sprintf("sis-%d", i)), StateVersion: 1}, SettledAmount: "1"})
 	}
-	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return OpenSettlementCatchUpTx(ctx, tx, p) }))
+	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return OpenFencesTx(ctx, tx, p) }))
 	// Every claim row but one is parked as a caught-up fence's is (the
 	// fence trigger sets 'infinity' on caught_up).
 	_, err := pool.Exec(ctx, `UPDATE billing.settlement_catch_up_claims SET available_at = 'infinity'

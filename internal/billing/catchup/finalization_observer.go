@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/outbox/transport"
 )
 
 // FinalizationFenceObserver is the catch-up consumer's FinalizationInputObserver
-// over the finalization fence (ApplySettlementInputTx): it locks the fence,
+// over the finalization fence (billing.ApplySettlementInputTx): it locks the fence,
 // advances the dimension's watermark and schedules the next finalization
 // Work generation. The fence cannot enter reconciliation_required yet (BL003,
 // the resolution command chain is not built), so it never answers
@@ -25,32 +26,32 @@ var _ FinalizationInputObserver = FinalizationFenceObserver{}
 // ObserveSettlementInputTx implements FinalizationInputObserver.
 func (FinalizationFenceObserver) ObserveSettlementInputTx(ctx context.Context, tx pgx.Tx, in ObservedSettlementInput) (FinalizationInputObservation, error) {
 	d := in.Dimension
-	adv, err := ApplySettlementInputTx(ctx, tx, SettlementInput{
+	adv, err := billing.ApplySettlementInputTx(ctx, tx, billing.SettlementInput{
 		EventID: in.EventID, BillingReservationID: d.BillingReservationID, RunID: d.RunID, RunStepID: d.RunStepID,
 		ExecutionAttemptID: d.ExecutionAttemptID, ChargeDimensionKey: d.ChargeDimensionKey, SettlementDimensionID: d.SettlementDimensionID(),
 		EconomicIdentity: d.EconomicIdentity, Snapshot: in.Input.Snapshot, StateVersion: in.Input.StateVersion,
 	})
 	switch {
-	case errors.Is(err, ErrFinalized):
+	case errors.Is(err, billing.ErrFinalized):
 		return FinalizationInputObservation{State: FinalizationInputFinalized}, nil
-	case errors.Is(err, ErrFenceNotBindable):
+	case errors.Is(err, billing.ErrFenceNotBindable):
 		return FinalizationInputObservation{State: FinalizationInputNotBindable}, nil
-	case errors.Is(err, ErrSettlementConflict):
-		return FinalizationInputObservation{}, transport.NonRetryable(CodeCatchUpIdentityConflict, err)
+	case errors.Is(err, billing.ErrSettlementConflict):
+		return FinalizationInputObservation{}, transport.NonRetryable(CodeIdentityConflict, err)
 	case err != nil:
 		return FinalizationInputObservation{}, err
 	}
 	switch adv.Outcome {
-	case SettlementWorkScheduled:
+	case billing.SettlementWorkScheduled:
 		s := adv.Scheduled
 		return FinalizationInputObservation{State: FinalizationInputWorkScheduled, InboxRevision: adv.InboxRevision,
 			WorkScheduled: &receipt.FinalizationWorkScheduled{FinalizationFenceRevision: s.FenceRevision,
 				Work: receipt.FinalizationWorkBinding{WorkGeneration: s.Generation, TriggerSnapshot: s.Trigger, Work: s.Work}}}, nil
-	case SettlementAlreadyObserved:
+	case billing.SettlementAlreadyObserved:
 		return FinalizationInputObservation{State: FinalizationInputAlreadyObserved, InboxRevision: adv.InboxRevision,
 			Highest: &billingc.SettlementInput{Snapshot: adv.Highest, StateVersion: adv.HighestState}}, nil
-	case SettlementWaitingForClosure:
+	case billing.SettlementWaitingForClosure:
 		return FinalizationInputObservation{State: FinalizationInputNotBindable, InboxRevision: adv.InboxRevision}, nil
 	}
-	return FinalizationInputObservation{}, fmt.Errorf("%w: finalization fence answered %q", ErrCatchUpConflict, adv.Outcome)
+	return FinalizationInputObservation{}, fmt.Errorf("%w: finalization fence answered %q", ErrConflict, adv.Outcome)
 }

@@ -1,4 +1,4 @@
-package billing_test
+package catchup_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/receipt"
-	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 )
 
 // Catch-up Work attempts (issue 16 slice: Started with fencing token and
@@ -22,9 +22,9 @@ import (
 // Blocked@1). Each worker here is a separate session set on the billing
 // role's pool; clocks are explicit so lease expiry and backoff need no sleeps.
 
-func (b *catchUpBundle) workerAt(t *testing.T, m billing.CatchUpMetering, clock *atomic.Int64) *billing.CatchUpWorker {
+func (b *catchUpBundle) workerAt(t *testing.T, m catchup.Metering, clock *atomic.Int64) *catchup.Worker {
 	t.Helper()
-	w, err := billing.NewCatchUpWorker(b.pool, billing.CatchUpWorkerConfig{Metering: m, Ledger: b.ledger, Lease: time.Minute,
+	w, err := catchup.NewWorker(b.pool, catchup.WorkerConfig{Metering: m, Ledger: b.ledger, Lease: time.Minute,
 		BlockedBackoff: time.Second, Now: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
 	require.NoError(t, err)
 	return w
@@ -74,8 +74,8 @@ type unavailableMetering struct{}
 
 var errMeteringDown = errors.New("metering unavailable")
 
-func (unavailableMetering) ValidateSettlementInputCurrent(context.Context, billing.CatchUpValidationRequest) (billing.CatchUpValidation, error) {
-	return billing.CatchUpValidation{}, errMeteringDown
+func (unavailableMetering) ValidateSettlementInputCurrent(context.Context, catchup.ValidationRequest) (catchup.Validation, error) {
+	return catchup.Validation{}, errMeteringDown
 }
 
 func (unavailableMetering) SettlementInputTarget(context.Context, string, billingc.SettlementInput) (string, error) {
@@ -97,7 +97,7 @@ func TestCatchUpAttemptTwoWorkersOneWins(t *testing.T) {
 
 	inValidation, secondDone := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	b.metering.beforeValidate = func(billing.CatchUpValidationRequest) {
+	b.metering.beforeValidate = func(catchup.ValidationRequest) {
 		once.Do(func() { close(inValidation); <-secondDone })
 	}
 	var wg sync.WaitGroup
@@ -112,8 +112,8 @@ func TestCatchUpAttemptTwoWorkersOneWins(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, firstErr)
 	require.NoError(t, secondErr)
-	require.Equal(t, billing.CatchUpStepTransition, firstStep)
-	require.Equal(t, billing.CatchUpStepSuperseded, secondStep)
+	require.Equal(t, catchup.StepTransition, firstStep)
+	require.Equal(t, catchup.StepSuperseded, secondStep)
 	require.Equal(t, []catchUpAttemptRow{{Generation: 1, Number: 1, Token: b.attempts(t, d)[0].Token}}, b.attempts(t, d))
 	require.Equal(t, []string{"1>2 refund 30 v2"}, b.transitions(t, d))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM billing.settlement_catch_up_finishes WHERE settlement_dimension_id = $1`, d.SettlementDimensionID()))
@@ -140,7 +140,7 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	var once sync.Once
 	var reclaimStep string
 	var reclaimErr error
-	b.metering.beforeValidate = func(billing.CatchUpValidationRequest) {
+	b.metering.beforeValidate = func(catchup.ValidationRequest) {
 		once.Do(func() { reclaimStep, reclaimErr = reclaimer.Step(t.Context(), d.SettlementDimensionID()) })
 	}
 	before := b.fence(t, d)
@@ -148,7 +148,7 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	require.ErrorIs(t, reclaimErr, errMeteringDown)
 	require.Empty(t, reclaimStep)
 	require.NoError(t, err)
-	require.Equal(t, billing.CatchUpStepFencedOut, step, "the old token's commit is refused by PostgreSQL (BC006)")
+	require.Equal(t, catchup.StepFencedOut, step, "the old token's commit is refused by PostgreSQL (BC006)")
 	require.Equal(t, before, b.fence(t, d))
 	require.Empty(t, b.transitions(t, d))
 	require.Zero(t, b.count(t, `SELECT count(*) FROM billing.settlement_catch_up_finishes`))
@@ -169,7 +169,7 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 			_, err := tx.Exec(t.Context(), sql, attempts[0].Token)
 			return err
 		})
-		require.Equal(t, billing.CodeCatchUpFenced, pgCode(err), "%s: %v", sql, err)
+		require.Equal(t, catchup.CodeFenced, pgCode(err), "%s: %v", sql, err)
 	}
 
 	// A later worker reclaims again and finishes the Work.
@@ -177,7 +177,7 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	later := b.workerAt(t, b.metering, clockAt(start.Add(10*time.Minute)))
 	step, err = later.Step(t.Context(), d.SettlementDimensionID())
 	require.NoError(t, err)
-	require.Equal(t, billing.CatchUpStepTransition, step)
+	require.Equal(t, catchup.StepTransition, step)
 	require.Equal(t, []string{"1>2 refund 30 v2"}, b.transitions(t, d))
 	var finishToken string
 	require.NoError(t, b.admin.QueryRow(t.Context(), `SELECT fencing_token::text FROM billing.settlement_catch_up_finishes
@@ -207,7 +207,7 @@ func TestCatchUpAttemptBlockedOnOwnerConflictThenFixed(t *testing.T) {
 
 	steps, err := w.RunOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{billing.CatchUpStepBlocked: 1}, steps)
+	require.Equal(t, map[string]int{catchup.StepBlocked: 1}, steps)
 	f := b.fence(t, d)
 	require.Equal(t, billingc.CatchUpBlockedOnOwnerConflict, f.State)
 	require.Equal(t, int64(1), f.Generation, "the same Work stays active")
@@ -233,7 +233,7 @@ func TestCatchUpAttemptBlockedOnOwnerConflictThenFixed(t *testing.T) {
 	clock.Store(start.Add(time.Second).UnixNano())
 	steps, err = w.RunOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{billing.CatchUpStepBlocked: 1}, steps)
+	require.Equal(t, map[string]int{catchup.StepBlocked: 1}, steps)
 	require.Equal(t, f, b.fence(t, d))
 	clock.Store(start.Add(2 * time.Second).UnixNano())
 	steps, err = w.RunOnce(t.Context())
@@ -248,15 +248,15 @@ func TestCatchUpAttemptBlockedOnOwnerConflictThenFixed(t *testing.T) {
 	clock.Store(start.Add(3 * time.Second).UnixNano())
 	steps, err = w.RunOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{billing.CatchUpStepTransition: 1}, steps)
+	require.Equal(t, map[string]int{catchup.StepTransition: 1}, steps)
 	require.Equal(t, []string{"1>2 refund 30 v2"}, b.transitions(t, d))
 	steps, err = w.RunOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{billing.CatchUpStepCaughtUp: 1}, steps)
+	require.Equal(t, map[string]int{catchup.StepCaughtUp: 1}, steps)
 	require.Equal(t, billingc.CatchUpCaughtUp, b.fence(t, d).State)
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM billing.settlement_catch_up_blocks`))
 
 	// Blocked facts are insert-only.
 	_, err = b.admin.Exec(t.Context(), `DELETE FROM billing.settlement_catch_up_blocks`)
-	require.Equal(t, billing.CodeCatchUpInsertOnly, pgCode(err))
+	require.Equal(t, catchup.CodeInsertOnly, pgCode(err))
 }

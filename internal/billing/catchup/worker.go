@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"cmp"
@@ -28,10 +28,10 @@ const (
 	PurposePostFinalizationTransition = "post_finalization_transition"
 )
 
-// CatchUpValidationRequest asks the Metering owner whether Input is the
+// ValidationRequest asks the Metering owner whether Input is the
 // current settlement input of the dimension, bound to a purpose and an
 // operation (validateSettlementInputCurrent).
-type CatchUpValidationRequest struct {
+type ValidationRequest struct {
 	Purpose               string
 	OperationID           string
 	SettlementDimensionID string
@@ -41,9 +41,9 @@ type CatchUpValidationRequest struct {
 	BasisDigest digest.Digest
 }
 
-// CatchUpValidation is Metering's answer: current with its receipt, or
+// Validation is Metering's answer: current with its receipt, or
 // not_current with the current five-tuple.
-type CatchUpValidation struct {
+type Validation struct {
 	Current      bool
 	Receipt      strict.Quadruple
 	CurrentInput billingc.SettlementInput
@@ -54,28 +54,28 @@ type CatchUpValidation struct {
 // derived from it; the Work stays pending and is verified again.
 var ErrSettlementInputNotSettleable = errors.New("billing: settlement input is not settleable")
 
-// CatchUpMetering is what the catch-up worker needs from the Metering owner
+// Metering is what the catch-up worker needs from the Metering owner
 // (package catchupmetering adapts the Metering owner in process).
-type CatchUpMetering interface {
+type Metering interface {
 	// ValidateSettlementInputCurrent is Metering's operation-bound current
 	// validation (the same operation answers the same receipt).
-	ValidateSettlementInputCurrent(ctx context.Context, req CatchUpValidationRequest) (CatchUpValidation, error)
+	ValidateSettlementInputCurrent(ctx context.Context, req ValidationRequest) (Validation, error)
 	// SettlementInputTarget reads the target net amount of one exact
 	// settlement input (its lineage), verified against the five-tuple.
 	SettlementInputTarget(ctx context.Context, settlementDimensionID string, in billingc.SettlementInput) (string, error)
 }
 
-// CatchUpLedger writes the ledger postings of a transition that moves money
+// Ledger writes the ledger postings of a transition that moves money
 // (refund, adjustment) in the transition's transaction (the Billing ledger
 // implements it). An exposure never posts.
-type CatchUpLedger interface {
+type Ledger interface {
 	PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error
 }
 
-// CatchUpWorkerConfig configures the catch-up worker.
-type CatchUpWorkerConfig struct {
-	Metering CatchUpMetering
-	Ledger   CatchUpLedger
+// WorkerConfig configures the catch-up worker.
+type WorkerConfig struct {
+	Metering Metering
+	Ledger   Ledger
 	// Batch is how many pending fences one pass reads (default 32).
 	Batch int
 	// Now is the clock of committed facts (default time.Now, UTC).
@@ -91,28 +91,28 @@ type CatchUpWorkerConfig struct {
 	Log            *slog.Logger
 }
 
-// CatchUpWorker verifies pending catch-up Work and commits transitions.
-type CatchUpWorker struct {
+// Worker verifies pending catch-up Work and commits transitions.
+type Worker struct {
 	pool  db.Beginner
-	cfg   CatchUpWorkerConfig
+	cfg   WorkerConfig
 	mu    sync.Mutex
 	steps map[string]int64
 }
 
 // Results of one Work step.
 const (
-	CatchUpStepCaughtUp          = "caught_up"
-	CatchUpStepTransition        = "transition_applied"
-	CatchUpStepAlreadyEvaluated  = "already_evaluated"
-	CatchUpStepSuperseded        = "superseded"
-	CatchUpStepValidationChanged = "validation_changed"
-	// CatchUpStepNotSettleable: the newer input awaits evidence or needs
+	StepCaughtUp          = "caught_up"
+	StepTransition        = "transition_applied"
+	StepAlreadyEvaluated  = "already_evaluated"
+	StepSuperseded        = "superseded"
+	StepValidationChanged = "validation_changed"
+	// StepNotSettleable: the newer input awaits evidence or needs
 	// reconciliation; nothing is written and the Work is verified again.
-	CatchUpStepNotSettleable = "input_not_settleable"
+	StepNotSettleable = "input_not_settleable"
 )
 
-// NewCatchUpWorker builds the worker over the core database.
-func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker, error) {
+// NewWorker builds the worker over the core database.
+func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Metering == nil || cfg.Ledger == nil {
 		return nil, errors.New("billing: the catch-up worker needs Metering reads and the ledger")
 	}
@@ -134,11 +134,11 @@ func NewCatchUpWorker(pool db.Beginner, cfg CatchUpWorkerConfig) (*CatchUpWorker
 	if cfg.BlockedBackoff <= 0 {
 		cfg.BlockedBackoff = defaultCatchUpBlockedBackoff
 	}
-	return &CatchUpWorker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
+	return &Worker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
 }
 
 // Stats returns how many steps of each outcome the worker took so far.
-func (w *CatchUpWorker) Stats() map[string]int64 {
+func (w *Worker) Stats() map[string]int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make(map[string]int64, len(w.steps))
@@ -151,7 +151,7 @@ func (w *CatchUpWorker) Stats() map[string]int64 {
 // Run passes over the pending fences until ctx ends, waiting Idle after a
 // pass that made no progress (nothing pending, or only inputs that are not
 // settleable yet / superseded steps).
-func (w *CatchUpWorker) Run(ctx context.Context) {
+func (w *Worker) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -164,7 +164,7 @@ func (w *CatchUpWorker) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("billing catch-up worker", "err", err)
 		}
-		if steps[CatchUpStepTransition]+steps[CatchUpStepCaughtUp]+steps[CatchUpStepAlreadyEvaluated] > 0 && err == nil {
+		if steps[StepTransition]+steps[StepCaughtUp]+steps[StepAlreadyEvaluated] > 0 && err == nil {
 			timer.Reset(0)
 		} else {
 			timer.Reset(w.cfg.Idle)
@@ -175,7 +175,7 @@ func (w *CatchUpWorker) Run(ctx context.Context) {
 // RunOnce claims one batch of claimable Work generations (pending, blocked
 // past its backoff, or with an expired lease), one attempt each, and steps
 // each once; it returns the steps taken by outcome.
-func (w *CatchUpWorker) RunOnce(ctx context.Context) (map[string]int, error) {
+func (w *Worker) RunOnce(ctx context.Context) (map[string]int, error) {
 	attempts, err := w.claimAttempts(ctx, "", w.cfg.Batch)
 	if err != nil {
 		return nil, err
@@ -217,13 +217,13 @@ type catchUpClaim struct {
 // step superseded: nothing is written, the new generation is next.
 // Step claims the dimension's Work as a new attempt first; a generation
 // another worker holds under a live lease (or caught up) is superseded.
-func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) {
+func (w *Worker) Step(ctx context.Context, dimID string) (string, error) {
 	attempts, err := w.claimAttempts(ctx, dimID, 1)
 	if err != nil {
 		return "", err
 	}
 	if len(attempts) == 0 {
-		return CatchUpStepSuperseded, nil
+		return StepSuperseded, nil
 	}
 	return w.stepAttempt(ctx, attempts[0])
 }
@@ -231,20 +231,20 @@ func (w *CatchUpWorker) Step(ctx context.Context, dimID string) (string, error) 
 // stepAttempt runs one claimed attempt. An owner conflict blocks the Work
 // (Blocked@1, backoff); a step that wrote nothing releases its claim so the
 // next pass retries it.
-func (w *CatchUpWorker) stepAttempt(ctx context.Context, a catchUpAttempt) (string, error) {
+func (w *Worker) stepAttempt(ctx context.Context, a catchUpAttempt) (string, error) {
 	step, err := w.step(ctx, a)
 	var blocking *catchUpBlockingError
 	if errors.As(err, &blocking) {
 		step, err = w.block(ctx, blocking.claim, blocking.conflict)
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == CodeCatchUpFenced {
+	if errors.As(err, &pgErr) && pgErr.Code == CodeFenced {
 		// Our lease ended and another attempt holds the Work: the database
 		// refused every write of this one; the claim is the other's.
-		return CatchUpStepFencedOut, nil
+		return StepFencedOut, nil
 	}
 	switch step {
-	case CatchUpStepCaughtUp, CatchUpStepTransition, CatchUpStepAlreadyEvaluated, CatchUpStepBlocked:
+	case StepCaughtUp, StepTransition, StepAlreadyEvaluated, StepBlocked:
 		return step, err
 	}
 	if rerr := w.release(ctx, a); rerr != nil && err == nil {
@@ -253,7 +253,7 @@ func (w *CatchUpWorker) stepAttempt(ctx context.Context, a catchUpAttempt) (stri
 	return step, err
 }
 
-func (w *CatchUpWorker) step(ctx context.Context, a catchUpAttempt) (string, error) {
+func (w *Worker) step(ctx context.Context, a catchUpAttempt) (string, error) {
 	dimID := a.DimensionID
 	claim, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (*catchUpClaim, error) {
 		f, err := selectCatchUpFence(ctx, tx, dimID)
@@ -273,10 +273,10 @@ func (w *CatchUpWorker) step(ctx context.Context, a catchUpAttempt) (string, err
 		return "", fmt.Errorf("catch-up step %s: %w", dimID, err)
 	}
 	if claim == nil {
-		return CatchUpStepSuperseded, nil
+		return StepSuperseded, nil
 	}
 	basis := claim.work.Basis
-	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposeBillingCatchUpFence,
+	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, ValidationRequest{Purpose: PurposeBillingCatchUpFence,
 		OperationID: claim.work.ValidationOperationID(), SettlementDimensionID: dimID, Input: basis.InputToVerify, BasisDigest: basis.Digest()})
 	if err != nil {
 		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: validate: %w", dimID, err))
@@ -297,7 +297,7 @@ func (w *CatchUpWorker) step(ctx context.Context, a catchUpAttempt) (string, err
 	}
 	if target.StateVersion < last.StateVersion {
 		return "", fmt.Errorf("catch-up step %s: %w: Metering's current state version %d is behind the settled %d",
-			dimID, ErrCatchUpConflict, target.StateVersion, last.StateVersion)
+			dimID, ErrConflict, target.StateVersion, last.StateVersion)
 	}
 	return w.transition(ctx, claim, target, v.Receipt)
 }
@@ -305,19 +305,19 @@ func (w *CatchUpWorker) step(ctx context.Context, a catchUpAttempt) (string, err
 // caughtUp marks the fence caught_up on the generation's own receipt, if
 // nothing moved: same revision and generation, watermark not ahead (the
 // fence guard BC004 refuses it otherwise).
-func (w *CatchUpWorker) caughtUp(ctx context.Context, claim *catchUpClaim, receiptQuad strict.Quadruple) (string, error) {
+func (w *Worker) caughtUp(ctx context.Context, claim *catchUpClaim, receiptQuad strict.Quadruple) (string, error) {
 	now := w.cfg.Now()
 	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		f, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
-			return CatchUpStepSuperseded, err
+			return StepSuperseded, err
 		}
 		wm, err := selectCatchUpWatermark(ctx, tx, f.BillingReservationID, f.SettlementDimensionID)
 		switch {
 		case err == nil && wm.StateVersion > f.LastEvaluatedStateVersion:
 			// A newer event is on its way into this fence: its consumer
 			// transaction will reopen it; never claim caught up.
-			return CatchUpStepSuperseded, nil
+			return StepSuperseded, nil
 		case err != nil && !errors.Is(err, errCatchUpNoWatermark):
 			return "", err
 		}
@@ -329,12 +329,12 @@ func (w *CatchUpWorker) caughtUp(ctx context.Context, claim *catchUpClaim, recei
 		if err := insertCatchUpFinish(ctx, tx, f, claim.work, claim.attempt, receiptQuad, billingc.CatchUpFinishedCaughtUp, nil, nil, now); err != nil {
 			return "", err
 		}
-		return CatchUpStepCaughtUp, nil
+		return StepCaughtUp, nil
 	})
 }
 
 // relock locks the fence again and reports whether it moved since the claim.
-func (w *CatchUpWorker) relock(ctx context.Context, tx pgx.Tx, claim *catchUpClaim) (*catchUpFenceRow, bool, error) {
+func (w *Worker) relock(ctx context.Context, tx pgx.Tx, claim *catchUpClaim) (*catchUpFenceRow, bool, error) {
 	if err := lockCatchUpDimension(ctx, tx, claim.fence.SettlementDimensionID); err != nil {
 		return nil, false, err
 	}
@@ -369,12 +369,12 @@ func transitionBasis(f *catchUpFenceRow, work *billingc.BillingSettlementCatchUp
 // transition validates the newer input for post_finalization_transition and
 // commits one transition (or a rebaseline for no difference) with the
 // successor Work.
-func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
+func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
 	f, work := claim.fence, claim.work
 	dimID := f.SettlementDimensionID
 	targetAmount, err := w.cfg.Metering.SettlementInputTarget(ctx, dimID, target)
 	if errors.Is(err, ErrSettlementInputNotSettleable) {
-		return CatchUpStepNotSettleable, nil
+		return StepNotSettleable, nil
 	}
 	if err != nil {
 		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: read settlement input v%d: %w", dimID, target.StateVersion, err))
@@ -402,7 +402,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 	if kind == billingc.TransitionLateSettlementExposure {
 		t.SettledAmountAfter = f.SettledAmount // never charged (reconcile_before_charge)
 	}
-	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, CatchUpValidationRequest{Purpose: PurposePostFinalizationTransition,
+	v, err := w.cfg.Metering.ValidateSettlementInputCurrent(ctx, ValidationRequest{Purpose: PurposePostFinalizationTransition,
 		OperationID: t.ValidationOperationID(), SettlementDimensionID: dimID, Input: target, BasisDigest: basis})
 	if err != nil {
 		return "", ownerConflict(claim, fmt.Errorf("catch-up step %s: validate transition: %w", dimID, err))
@@ -411,7 +411,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 		// A newer input arrived between the two validations: nothing is
 		// written; the next step verifies again with a new basis (and so a
 		// new validation operation).
-		return CatchUpStepValidationChanged, nil
+		return StepValidationChanged, nil
 	}
 	t.ValidationReceipt = v.Receipt
 	if f.SettlementStateRevision == 1 {
@@ -423,7 +423,7 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		cur, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
-			return CatchUpStepSuperseded, err
+			return StepSuperseded, err
 		}
 		if t.CausationKind == billingc.TransitionCausedByTransition {
 			if t.CausedBy, err = selectTransitionQuad(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
@@ -434,18 +434,18 @@ func (w *CatchUpWorker) transition(ctx context.Context, claim *catchUpClaim, tar
 		if err := commitCatchUpTransition(ctx, tx, cur, work, claim.attempt, t, w.cfg.Ledger, catchUpReceipt); err != nil {
 			return "", err
 		}
-		return CatchUpStepTransition, nil
+		return StepTransition, nil
 	})
 }
 
 // rebaseline moves the fence's evaluated input to target without a
 // transition (no difference) and creates the successor Work.
-func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
+func (w *Worker) rebaseline(ctx context.Context, claim *catchUpClaim, target billingc.SettlementInput, catchUpReceipt strict.Quadruple) (string, error) {
 	now := w.cfg.Now()
 	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		f, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
-			return CatchUpStepSuperseded, err
+			return StepSuperseded, err
 		}
 		c := f.change()
 		c.LastEvaluated, c.AttemptToken = target, claim.attempt.FencingToken
@@ -459,7 +459,7 @@ func (w *CatchUpWorker) rebaseline(ctx context.Context, claim *catchUpClaim, tar
 		if err := insertCatchUpFinish(ctx, tx, f, claim.work, claim.attempt, catchUpReceipt, billingc.CatchUpFinishedAlreadyEvaluated, nil, successor, now); err != nil {
 			return "", err
 		}
-		return CatchUpStepAlreadyEvaluated, nil
+		return StepAlreadyEvaluated, nil
 	})
 }
 
@@ -528,7 +528,7 @@ func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, wor
 // commitCatchUpTransition writes, in tx, the transition, its exposure or
 // ledger postings, billing.settlement-transition.committed@1 with its
 // deliveries, the successor Work and the fence's next revision.
-func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, t *billingc.BillingSettlementTransition, ledger CatchUpLedger, catchUpReceipt strict.Quadruple) error {
+func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, t *billingc.BillingSettlementTransition, ledger Ledger, catchUpReceipt strict.Quadruple) error {
 	body, err := billingc.SealSettlement(t)
 	if err != nil {
 		return fmt.Errorf("seal settlement transition: %w", err)

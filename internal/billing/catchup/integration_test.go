@@ -1,4 +1,4 @@
-package billing_test
+package catchup_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/operations/projector"
@@ -38,8 +39,8 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 	dim := billingc.SettlementDimension{BillingReservationID: r.reservationID, BillingAccountID: r.accountID, RunID: r.runID,
 		RunStepID: id("step", r.n), ExecutionAttemptID: id("attempt", r.n), ChargeDimensionKey: "tokens.output",
 		EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"}}
-	consumer, err := billing.NewCatchUpConsumer(b.pool, billing.CatchUpConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second},
-		Finalization: billing.FinalizationFenceObserver{}})
+	consumer, err := catchup.NewConsumer(b.pool, catchup.ConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second},
+		Finalization: catchup.FinalizationFenceObserver{}})
 	require.NoError(t, err)
 	ack := func(e *envelope.Envelope) *receipt.BillingSettlementCatchUpConsumerReceipt {
 		t.Helper()
@@ -66,10 +67,10 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 		if err != nil {
 			return res, err
 		}
-		return res, billing.OpenSettlementCatchUpTx(ctx, tx, billing.CatchUpOpenParams{
-			Tenant:        billing.CatchUpTenant{Kind: res.Fact.TenantKind, ID: res.Fact.TenantID, WorkspaceID: res.Fact.WorkspaceID, ProjectID: res.Fact.ProjectID},
+		return res, catchup.OpenFencesTx(ctx, tx, catchup.OpenParams{
+			Tenant:        catchup.Tenant{Kind: res.Fact.TenantKind, ID: res.Fact.TenantID, WorkspaceID: res.Fact.WorkspaceID, ProjectID: res.Fact.ProjectID},
 			CorrelationID: id("correlation", r.n), FinalizationCommitted: res.Fact.Committed, FinalizationEventID: res.EventID, Now: occurred,
-			Dimensions: []billing.CatchUpOpenDimension{{Dimension: dim, SettledInput: settlementInputOf(dim, 1), SettledAmount: "100"}},
+			Dimensions: []catchup.OpenDimension{{Dimension: dim, SettledInput: settlementInputOf(dim, 1), SettledAmount: "100"}},
 		})
 	})
 	require.NoError(t, err)
@@ -77,7 +78,7 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 	metering := newFakeMetering()
 	metering.append(dim, 1, "100")
 	metering.append(dim, 2, "80")
-	worker, err := billing.NewCatchUpWorker(b.pool, billing.CatchUpWorkerConfig{Metering: metering, Ledger: billing.TransitionPostings{}})
+	worker, err := catchup.NewWorker(b.pool, catchup.WorkerConfig{Metering: metering, Ledger: catchup.TransitionPostings{}})
 	require.NoError(t, err)
 	for range 5 {
 		steps, err := worker.RunOnce(t.Context())
@@ -108,7 +109,7 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 		TransitionKind: p.TransitionKind, TransitionAmount: p.TransitionAmount, FromSettlementStateRevision: p.FromSettlementStateRevision,
 		ToSettlementStateRevision: p.ToSettlementStateRevision, LogicalOperationID: p.LogicalOperationID,
 		SettlementBasis: digest.Digest{Algorithm: digest.Algorithm(p.SettlementBasisDigestAlgorithmVersion), Value: p.SettlementBasisDigest}, ValidationOperationID: p.ValidationOperationID}
-	reads := billing.Reads{DB: b.pool}
+	reads := catchup.Reads{DB: b.pool}
 	ans, err := reads.ReadBillingSettlementTransition(t.Context(), req)
 	require.NoError(t, err)
 	require.Equal(t, ownerread.Found, ans)

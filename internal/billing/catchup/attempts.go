@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // Billing never forges that fact.
 var ErrSettlementInputOwnerConflict = errors.New("billing: settlement input owner conflict")
 
-// SettlementInputOwnerConflictError is how a CatchUpMetering reports an
+// SettlementInputOwnerConflictError is how Metering (the interface) reports an
 // owner conflict: Fact is the SettlementInputConflictFact@1 quadruple the
 // owner recorded. The worker records BillingSettlementCatchUpWorkAttemptBlocked@1
 // with it, sets the fence blocked_on_owner_conflict, keeps the Work pending
@@ -45,14 +45,14 @@ func (e *SettlementInputOwnerConflictError) Error() string {
 
 func (e *SettlementInputOwnerConflictError) Unwrap() error { return ErrSettlementInputOwnerConflict }
 
-// CatchUpStepBlocked: the owner answered a conflict; the attempt recorded
+// StepBlocked: the owner answered a conflict; the attempt recorded
 // Blocked@1 and the fence is blocked_on_owner_conflict until a retry succeeds.
-const CatchUpStepBlocked = "blocked_on_owner_conflict"
+const StepBlocked = "blocked_on_owner_conflict"
 
-// CatchUpStepFencedOut: the attempt's lease ended and a newer attempt
+// StepFencedOut: the attempt's lease ended and a newer attempt
 // reclaimed the Work; PostgreSQL refused this attempt's writes (BC006) and
 // nothing of it was committed.
-const CatchUpStepFencedOut = "fenced_out"
+const StepFencedOut = "fenced_out"
 
 // Defaults of the attempt lease and the blocked backoff.
 const (
@@ -71,7 +71,7 @@ type catchUpAttempt struct {
 }
 
 // claimAttempts starts up to limit attempts (dimID "" for any dimension).
-func (w *CatchUpWorker) claimAttempts(ctx context.Context, dimID string, limit int) ([]catchUpAttempt, error) {
+func (w *Worker) claimAttempts(ctx context.Context, dimID string, limit int) ([]catchUpAttempt, error) {
 	now := w.cfg.Now()
 	args := pgx.NamedArgs{"now": now, "lease_expires_at": now.Add(w.cfg.Lease), "limit": limit}
 	q := qCatchUpClaim
@@ -101,13 +101,13 @@ func releaseAttempt(ctx context.Context, tx pgx.Tx, a catchUpAttempt, at time.Ti
 }
 
 // release makes the attempt's claim available again now, in its own transaction.
-func (w *CatchUpWorker) release(ctx context.Context, a catchUpAttempt) error {
+func (w *Worker) release(ctx context.Context, a catchUpAttempt) error {
 	return db.WithTx(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) error { return releaseAttempt(ctx, tx, a, w.cfg.Now()) })
 }
 
 // blockedBackoff is the wait after the n-th block of a generation: doubling
 // from the configured base, capped.
-func (w *CatchUpWorker) blockedBackoff(n int64) time.Duration {
+func (w *Worker) blockedBackoff(n int64) time.Duration {
 	d := w.cfg.BlockedBackoff
 	for i := int64(1); i < n && d < maxCatchUpBlockedBackoff; i++ {
 		d *= 2
@@ -119,7 +119,7 @@ func (w *CatchUpWorker) blockedBackoff(n int64) time.Duration {
 // BillingSettlementCatchUpWorkAttemptBlocked@1 with the owner's conflict
 // fact, the fence blocked_on_owner_conflict (same active Work, still to be
 // verified; no finish, no terminal state, no case) and the claim backed off.
-func (w *CatchUpWorker) block(ctx context.Context, claim *catchUpClaim, conflict *SettlementInputOwnerConflictError) (string, error) {
+func (w *Worker) block(ctx context.Context, claim *catchUpClaim, conflict *SettlementInputOwnerConflictError) (string, error) {
 	if err := conflict.Fact.Validate(); err != nil {
 		return "", fmt.Errorf("catch-up step %s: owner conflict without a whole conflict fact: %w", claim.fence.SettlementDimensionID, err)
 	}
@@ -127,7 +127,7 @@ func (w *CatchUpWorker) block(ctx context.Context, claim *catchUpClaim, conflict
 	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		f, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
-			return CatchUpStepSuperseded, err
+			return StepSuperseded, err
 		}
 		work, a := claim.work, claim.attempt
 		d := work.Dimension
@@ -172,6 +172,6 @@ func (w *CatchUpWorker) block(ctx context.Context, claim *catchUpClaim, conflict
 		if err := releaseAttempt(ctx, tx, a, now.Add(w.blockedBackoff(blocks))); err != nil {
 			return "", fmt.Errorf("back off blocked catch-up work: %w", err)
 		}
-		return CatchUpStepBlocked, nil
+		return StepBlocked, nil
 	})
 }

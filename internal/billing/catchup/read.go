@@ -1,4 +1,4 @@
-package billing
+package catchup
 
 import (
 	"context"
@@ -9,9 +9,18 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread"
 )
+
+// Reads is the catch-up's directed owner read over the core database (as
+// the billing role): readBillingSettlementTransition, which the Operations
+// projector calls for billing.settlement-transition.committed@1
+// (billing.Reads answers the finalization's).
+type Reads struct {
+	DB db.Executor
+}
 
 var _ projector.SettlementReads = Reads{}
 
