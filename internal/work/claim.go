@@ -25,7 +25,8 @@ type Claimable struct {
 	// Lease is the timestamptz column that holds when the row is claimable
 	// again (the lease's end, or the end of a retry's delay).
 	Lease string
-	// Now is the clock: "now()" (the database's) or "@now" (the caller's).
+	// Now is the clock: "now()" (the database's) or "@now::timestamptz"
+	// (the caller's, passed by the Store as argument now).
 	Now string
 	// Set are further assignments the claim makes (e.g. an attempt counter).
 	Set string

@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,7 +22,7 @@ type Store struct {
 // NewStore builds the statements once. tail continues the leased claim
 // (Claimable.LeasedClaim; empty for a locked queue, which claims in its own
 // transaction and has no Owner to release or renew); clock is the caller's
-// clock when spec.Now is "@now" (nil otherwise).
+// clock when spec.Now is "@now::timestamptz" (nil otherwise).
 func NewStore(pool db.Beginner, spec Claimable, tail string, clock func() time.Time) *Store {
 	s := &Store{pool: pool, spec: spec, clock: clock, backlogQ: spec.Backlog()}
 	if spec.Owner != "" {
@@ -41,7 +42,7 @@ func (s *Store) args(extra pgx.NamedArgs) pgx.NamedArgs {
 	for k, v := range extra {
 		a[k] = v
 	}
-	if s.spec.Now == "@now" {
+	if strings.HasPrefix(s.spec.Now, "@now") {
 		a["now"] = s.clock()
 	}
 	return a

@@ -70,61 +70,18 @@ type catchUpAttempt struct {
 	LeaseExpiresAt time.Time `db:"lease_expires_at"`
 }
 
-// claimAttempts starts up to limit attempts (dimID "" for any dimension).
-func (w *Worker) claimAttempts(ctx context.Context, dimID string, limit int) ([]catchUpAttempt, error) {
-	now := w.cfg.Now()
-	args := pgx.NamedArgs{"now": now, "lease_expires_at": now.Add(w.cfg.Lease), "limit": limit}
-	q := qCatchUpClaim
-	if dimID != "" {
-		q, args["settlement_dimension_id"] = qCatchUpClaimOne, dimID
-	}
-	attempts, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) ([]catchUpAttempt, error) {
-		rows, err := tx.Query(ctx, q, args)
-		if err != nil {
-			return nil, err
-		}
-		return pgx.CollectRows(rows, pgx.RowToStructByName[catchUpAttempt])
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim catch-up work: %w", err)
-	}
-	return attempts, nil
-}
-
-// releaseAttempt makes the attempt's claim available again at at (if it
-// is still this attempt's claim): a step that wrote nothing is retried on
-// the next pass rather than after its lease.
-func releaseAttempt(ctx context.Context, tx pgx.Tx, a catchUpAttempt, at time.Time) error {
-	_, err := tx.Exec(ctx, qCatchUpClaimRelease, pgx.NamedArgs{"settlement_dimension_id": a.DimensionID,
-		"work_generation": a.WorkGeneration, "attempt_number": a.AttemptNumber, "available_at": at})
-	return err
-}
-
-// release makes the attempt's claim available again now, in its own transaction.
-func (w *Worker) release(ctx context.Context, a catchUpAttempt) error {
-	return db.WithTx(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) error { return releaseAttempt(ctx, tx, a, w.cfg.Now()) })
-}
-
-// blockedBackoff is the wait after the n-th block of a generation: doubling
-// from the configured base, capped.
-func (w *Worker) blockedBackoff(n int64) time.Duration {
-	d := w.cfg.BlockedBackoff
-	for i := int64(1); i < n && d < maxCatchUpBlockedBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxCatchUpBlockedBackoff)
-}
-
 // block records the owner conflict of the claimed attempt:
 // BillingSettlementCatchUpWorkAttemptBlocked@1 with the owner's conflict
 // fact, the fence blocked_on_owner_conflict (same active Work, still to be
-// verified; no finish, no terminal state, no case) and the claim backed off.
-func (w *Worker) block(ctx context.Context, claim *catchUpClaim, conflict *SettlementInputOwnerConflictError) (string, error) {
+// verified; no finish, no terminal state, no case); the claim backs off by
+// the returned delay, doubling per block of the generation.
+func (w *Worker) block(ctx context.Context, claim *catchUpClaim, conflict *SettlementInputOwnerConflictError) (string, time.Duration, error) {
 	if err := conflict.Fact.Validate(); err != nil {
-		return "", fmt.Errorf("catch-up step %s: owner conflict without a whole conflict fact: %w", claim.fence.SettlementDimensionID, err)
+		return "", 0, fmt.Errorf("catch-up step %s: owner conflict without a whole conflict fact: %w", claim.fence.SettlementDimensionID, err)
 	}
 	now := w.cfg.Now()
-	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
+	var backoff time.Duration
+	step, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		f, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
 			return StepSuperseded, err
@@ -169,9 +126,8 @@ func (w *Worker) block(ctx context.Context, claim *catchUpClaim, conflict *Settl
 			"work_generation": a.WorkGeneration}).Scan(&blocks); err != nil {
 			return "", fmt.Errorf("count catch-up blocks: %w", err)
 		}
-		if err := releaseAttempt(ctx, tx, a, now.Add(w.blockedBackoff(blocks))); err != nil {
-			return "", fmt.Errorf("back off blocked catch-up work: %w", err)
-		}
+		backoff = w.blockedBackoff().After(blocks)
 		return StepBlocked, nil
 	})
+	return step, backoff, err
 }

@@ -56,9 +56,10 @@ func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 	_, err = pool.Exec(ctx, `ANALYZE billing.settlement_catch_up_claims`)
 	require.NoError(t, err)
 
-	args := pgx.NamedArgs{"now": now, "lease_expires_at": now.Add(time.Minute), "limit": 10}
+	claimSQL, _ := catchUpStores(nil, nil)
+	args := pgx.NamedArgs{"now": now, "lease_seconds": time.Minute.Seconds(), "limit": 10}
 	err = db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+qCatchUpClaim, args)
+		rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL.ClaimSQL(), args)
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,7 @@ func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 	require.NoError(t, err)
 	claim := func() []catchUpAttempt {
 		attempts, err := db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) ([]catchUpAttempt, error) {
-			rows, err := tx.Query(ctx, qCatchUpClaim, args)
+			rows, err := tx.Query(ctx, claimSQL.ClaimSQL(), args)
 			if err != nil {
 				return nil, err
 			}
@@ -87,7 +88,7 @@ func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 	require.Len(t, first, 1)
 	require.Equal(t, int64(1), first[0].AttemptNumber)
 	require.Empty(t, claim(), "a live lease is not claimed again")
-	args["now"], args["lease_expires_at"] = now.Add(2*time.Minute), now.Add(3*time.Minute)
+	args["now"] = now.Add(2 * time.Minute)
 	second := claim()
 	require.Len(t, second, 1, "an expired lease is reclaimable")
 	require.Equal(t, int64(2), second[0].AttemptNumber)

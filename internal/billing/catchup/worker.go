@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
@@ -20,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/release"
+	"github.com/oceanway/core/internal/work"
 )
 
 // Validation purposes the catch-up worker asks the Metering owner for.
@@ -76,11 +76,17 @@ type Ledger interface {
 type WorkerConfig struct {
 	Metering Metering
 	Ledger   Ledger
-	// Batch is how many pending fences one pass reads (default 32).
+	// Batch is how many pending fences one RunOnce pass claims (default 32).
 	Batch int
+	// Concurrency is how many attempts Run runs at once (default 1).
+	Concurrency int
+	// Metrics receives the Work metrics of queue billing_settlement_catch_up
+	// (nil: unregistered ones).
+	Metrics *work.Metrics
 	// Now is the clock of committed facts (default time.Now, UTC).
 	Now func() time.Time
-	// Idle is how long Run waits after a pass without progress (default 100ms).
+	// Idle is how long a Run slot waits after an attempt that made no
+	// progress or found nothing (default 100ms).
 	Idle time.Duration
 	// Lease is how long a claimed attempt holds its Work generation before
 	// another worker may reclaim it with a new fencing token (default 30s).
@@ -93,10 +99,13 @@ type WorkerConfig struct {
 
 // Worker verifies pending catch-up Work and commits transitions.
 type Worker struct {
-	pool  db.Beginner
-	cfg   WorkerConfig
-	mu    sync.Mutex
-	steps map[string]int64
+	pool   db.Beginner
+	cfg    WorkerConfig
+	claims *work.Store // any dimension
+	one    *work.Store // one dimension (Step)
+	runner *work.Runner
+	mu     sync.Mutex
+	steps  map[string]int64
 }
 
 // Results of one Work step.
@@ -134,7 +143,11 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 	if cfg.BlockedBackoff <= 0 {
 		cfg.BlockedBackoff = defaultCatchUpBlockedBackoff
 	}
-	return &Worker{pool: pool, cfg: cfg, steps: map[string]int64{}}, nil
+	w := &Worker{pool: pool, cfg: cfg, steps: map[string]int64{}}
+	w.claims, w.one = catchUpStores(pool, cfg.Now)
+	w.runner = work.NewRunner[catchUpAttempt](&queue{w: w, store: w.claims}, work.Config{Name: QueueName,
+		Slots: cfg.Concurrency, Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease, Metrics: cfg.Metrics, Log: cfg.Log})
+	return w, nil
 }
 
 // Stats returns how many steps of each outcome the worker took so far.
@@ -148,55 +161,30 @@ func (w *Worker) Stats() map[string]int64 {
 	return out
 }
 
-// Run passes over the pending fences until ctx ends, waiting Idle after a
-// pass that made no progress (nothing pending, or only inputs that are not
-// settleable yet / superseded steps).
-func (w *Worker) Run(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-		steps, err := w.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.cfg.Log.Warn("billing catch-up worker", "err", err)
-		}
-		if steps[StepTransition]+steps[StepCaughtUp]+steps[StepAlreadyEvaluated] > 0 && err == nil {
-			timer.Reset(0)
-		} else {
-			timer.Reset(w.cfg.Idle)
-		}
-	}
-}
+// Run runs the worker's Runner until ctx ends: each slot claims one
+// claimable Work generation (pending, blocked past its backoff, or with an
+// expired lease) as a new attempt and steps it; in-flight attempts finish
+// first.
+func (w *Worker) Run(ctx context.Context) { w.runner.Run(ctx) }
 
-// RunOnce claims one batch of claimable Work generations (pending, blocked
-// past its backoff, or with an expired lease), one attempt each, and steps
-// each once; it returns the steps taken by outcome.
+// RunOnce claims one batch of claimable Work generations, one attempt each,
+// and steps each once; it returns the steps taken by outcome and the first
+// failure (one dimension's failure does not hold the others back; it is
+// verified again next pass).
 func (w *Worker) RunOnce(ctx context.Context) (map[string]int, error) {
-	attempts, err := w.claimAttempts(ctx, "", w.cfg.Batch)
+	results, err := w.runner.Pass(ctx, w.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
 	var firstErr error
-	for _, a := range attempts {
-		step, err := w.stepAttempt(ctx, a)
-		if err != nil {
-			// One dimension's failure (Metering unavailable, …) does not
-			// hold the others back; it is verified again next pass.
-			firstErr = cmp.Or(firstErr, err)
+	for _, r := range results {
+		if r.Kind == work.Failed {
+			firstErr = cmp.Or(firstErr, r.Err)
 			continue
 		}
-		out[step]++
+		out[r.Outcome]++
 	}
-	w.mu.Lock()
-	for k, v := range out {
-		w.steps[k] += int64(v)
-	}
-	w.mu.Unlock()
 	return out, firstErr
 }
 
@@ -218,39 +206,18 @@ type catchUpClaim struct {
 // Step claims the dimension's Work as a new attempt first; a generation
 // another worker holds under a live lease (or caught up) is superseded.
 func (w *Worker) Step(ctx context.Context, dimID string) (string, error) {
-	attempts, err := w.claimAttempts(ctx, dimID, 1)
-	if err != nil {
+	r := work.NewRunner[catchUpAttempt](&queue{w: w, store: w.one, dimension: dimID}, work.Config{Name: QueueName,
+		Lease: w.cfg.Lease, Log: w.cfg.Log})
+	results, err := r.Pass(ctx, 1)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if len(attempts) == 0 {
+	case len(results) == 0:
 		return StepSuperseded, nil
+	case results[0].Kind == work.Failed:
+		return "", results[0].Err
 	}
-	return w.stepAttempt(ctx, attempts[0])
-}
-
-// stepAttempt runs one claimed attempt. An owner conflict blocks the Work
-// (Blocked@1, backoff); a step that wrote nothing releases its claim so the
-// next pass retries it.
-func (w *Worker) stepAttempt(ctx context.Context, a catchUpAttempt) (string, error) {
-	step, err := w.step(ctx, a)
-	var blocking *catchUpBlockingError
-	if errors.As(err, &blocking) {
-		step, err = w.block(ctx, blocking.claim, blocking.conflict)
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == CodeFenced {
-		// Our lease ended and another attempt holds the Work: the database
-		// refused every write of this one; the claim is the other's.
-		return StepFencedOut, nil
-	}
-	switch step {
-	case StepCaughtUp, StepTransition, StepAlreadyEvaluated, StepBlocked:
-		return step, err
-	}
-	if rerr := w.release(ctx, a); rerr != nil && err == nil {
-		err = fmt.Errorf("release catch-up claim %s: %w", a.DimensionID, rerr)
-	}
-	return step, err
+	return results[0].Outcome, nil
 }
 
 func (w *Worker) step(ctx context.Context, a catchUpAttempt) (string, error) {
