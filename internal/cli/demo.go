@@ -25,6 +25,7 @@ import (
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/server"
+	"github.com/oceanway/core/internal/work"
 )
 
 // demoProjection is the Operations projection the demo's definition freezes.
@@ -133,16 +134,17 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		// the demo's connections on a shared server within budget.
 		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
 	}
-	worker, err := meteringWorker(pools, 2, 10*time.Second, log)
-	if err != nil {
-		return err
-	}
-	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, log)
-	catchUp, err := catchUpWorker(pools[boundary.Core], pools, log)
-	if err != nil {
-		return err
-	}
 	reg := prometheus.NewRegistry()
+	wm := work.NewMetrics(reg)
+	worker, err := meteringWorker(pools, 2, 10*time.Second, wm, log)
+	if err != nil {
+		return err
+	}
+	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, log)
+	catchUp, err := catchUpWorker(pools[boundary.Core], pools, wm, log)
+	if err != nil {
+		return err
+	}
 	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers, Batches: o.disp.batches(batches)}
 	var network *demo.Network
 	if o.transport == demo.TransportHTTP {

@@ -39,6 +39,7 @@ import (
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/outbox/transport/httptransport"
 	"github.com/oceanway/core/internal/server"
+	"github.com/oceanway/core/internal/work"
 	"github.com/oceanway/core/internal/workload"
 )
 
@@ -326,7 +327,7 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 // finalizationWorker builds the Billing finalization worker over the core
 // database as the billing role when the owners it reads (execution, gateway,
 // metering) are reachable in this process (nil otherwise).
-func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, log *slog.Logger) *finalization.Worker {
+func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, wm *work.Metrics, log *slog.Logger) *finalization.Worker {
 	ex, okE := reads[boundary.Execution]
 	gw, okG := reads[boundary.Gateway]
 	m, okM := meteringPools[boundary.Metering]
@@ -335,13 +336,13 @@ func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.P
 	}
 	owners := finalization.Owners{Execution: finalization.ExecutionPool{DB: ex}, Gateway: finalization.GatewayPool{DB: gw},
 		Metering: finalization.MeteringPool{DB: m}}
-	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency}, log)
+	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency, Metrics: wm}, log)
 }
 
 // meteringWorker builds the metering worker over the metering database when
 // the execution, gateway and core databases are there for its owner reads (nil
 // otherwise: the process does not run the Metering owner).
-func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, log *slog.Logger) (*metering.Worker, error) {
+func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, wm *work.Metrics, log *slog.Logger) (*metering.Worker, error) {
 	m, okM := pools[boundary.Metering]
 	ex, okE := pools[boundary.Execution]
 	gw, okG := pools[boundary.Gateway]
@@ -349,14 +350,14 @@ func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, lo
 	if !okM || !okE || !okG || !okC {
 		return nil, nil
 	}
-	return metering.NewWorker(m, metering.WorkerConfig{Concurrency: concurrency, Lease: lease, Log: log,
+	return metering.NewWorker(m, metering.WorkerConfig{Concurrency: concurrency, Lease: lease, Metrics: wm, Log: log,
 		Processor: metering.ProcessorConfig{Reads: metering.DBReads{Execution: ex, Gateway: gw, Core: core}}})
 }
 
 // startMeteringWorker runs the metering worker (claim → process → finish)
 // where the Metering input processor is served; wait stops it (after its
 // in-flight attempts).
-func startMeteringWorker(ctx context.Context, p serveParams) (wait func(), err error) {
+func startMeteringWorker(ctx context.Context, p serveParams, wm *work.Metrics) (wait func(), err error) {
 	if !slices.Contains(p.plan.consume, route.MeteringInputProcessor) {
 		return func() {}, nil
 	}
@@ -367,21 +368,21 @@ func startMeteringWorker(ctx context.Context, p serveParams) (wait func(), err e
 	if m, ok := p.consumerPools[boundary.Metering]; ok {
 		pools[boundary.Metering] = m
 	}
-	w, err := meteringWorker(pools, 4, 30*time.Second, p.log)
+	w, err := meteringWorker(pools, 4, 30*time.Second, wm, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
-	fmt.Fprintln(p.out, "oceanway serve: metering worker running (4 loops, lease 30s)")
+	fmt.Fprintln(p.out, "oceanway serve: metering worker running (4 slots per lane, lease 30s)")
 	return func() { cancel(); <-done }, nil
 }
 
 // startFinalizationWorker runs the Billing finalization worker where the
 // coordinator is served and every owner database is reachable; the returned
 // func stops it.
-func startFinalizationWorker(ctx context.Context, p serveParams) (wait func()) {
+func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metrics) (wait func()) {
 	if !p.coordinator {
 		return func() {}
 	}
@@ -391,33 +392,33 @@ func startFinalizationWorker(ctx context.Context, p serveParams) (wait func()) {
 	} else if m, ok := p.readPools[boundary.Metering]; ok {
 		meteringPools[boundary.Metering] = m
 	}
-	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, p.log)
+	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, wm, p.log)
 	if w == nil {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
-	fmt.Fprintln(p.out, "oceanway serve: billing finalization worker running (2 loops)")
+	fmt.Fprintln(p.out, "oceanway serve: billing finalization worker running (2 slots)")
 	return func() { cancel(); <-done }
 }
 
 // catchUpWorker builds the settlement catch-up worker over the core database
 // as the billing role when the metering database it validates against is
 // reachable (nil otherwise).
-func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, log *slog.Logger) (*catchup.Worker, error) {
+func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, wm *work.Metrics, log *slog.Logger) (*catchup.Worker, error) {
 	m, ok := meteringPools[boundary.Metering]
 	if billingPool == nil || !ok {
 		return nil, nil
 	}
 	return catchup.NewWorker(billingPool, catchup.WorkerConfig{
-		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Log: log})
+		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Log: log})
 }
 
 // startCatchUpWorker runs the settlement catch-up worker beside the
 // finalization worker (post-finality inputs become transitions); the
 // returned func stops it.
-func startCatchUpWorker(ctx context.Context, p serveParams) (wait func(), err error) {
+func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics) (wait func(), err error) {
 	if !p.coordinator {
 		return func() {}, nil
 	}
@@ -427,7 +428,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams) (wait func(), err er
 	} else if m, ok := p.readPools[boundary.Metering]; ok {
 		meteringPools[boundary.Metering] = m
 	}
-	w, err := catchUpWorker(p.billingPool, meteringPools, p.log)
+	w, err := catchUpWorker(p.billingPool, meteringPools, wm, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}
@@ -445,13 +446,16 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	waitWorker, err := startMeteringWorker(ctx, p)
+	// Every queue of Work (metering lanes, finalization, catch-up) reports
+	// on the same metrics, labelled by queue name.
+	wm := work.NewMetrics(reg)
+	waitWorker, err := startMeteringWorker(ctx, p, wm)
 	if err != nil {
 		return err
 	}
 	defer waitWorker()
-	defer startFinalizationWorker(ctx, p)()
-	waitCatchUp, err := startCatchUpWorker(ctx, p)
+	defer startFinalizationWorker(ctx, p, wm)()
+	waitCatchUp, err := startCatchUpWorker(ctx, p, wm)
 	if err != nil {
 		return err
 	}
