@@ -85,8 +85,9 @@ var consumerBoundary = map[route.Destination]boundary.Boundary{
 	route.BillingSettlementCatchUp:       boundary.Core,
 }
 
-// ErrConsumerNotBuilt refuses a consumer role this build does not have.
-var ErrConsumerNotBuilt = errors.New("consumer not built yet")
+// ErrConsumerInProcessOnly refuses a consumer role that has no endpoint of
+// its own in this build: it runs in process beside another role.
+var ErrConsumerInProcessOnly = errors.New("consumer has no endpoint of its own")
 
 // rolePlan is the validated selection.
 type rolePlan struct {
@@ -138,8 +139,8 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		}
 		if !slices.Contains(builtConsumers, d) {
 			b, _ := route.BindingOf(d)
-			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer does not exist in this build (this build serves core_operations, metering_input_processor and billing_finalization_coordinator)",
-				d, ErrConsumerNotBuilt, b.ConsumerName)
+			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer runs in process beside billing_finalization_coordinator (--consume billing_finalization_coordinator runs it); --consume takes core_operations, metering_input_processor and billing_finalization_coordinator",
+				d, ErrConsumerInProcessOnly, b.ConsumerName)
 		}
 		if !slices.Contains(p.consume, d) {
 			p.consume = append(p.consume, d)

@@ -32,7 +32,7 @@ import (
 )
 
 // Role flags (issue 21): no flag is everything in one process; the four
-// consumers are named, and the one not built yet is refused clearly.
+// consumers are named, and the one without an endpoint is refused clearly.
 func TestServeRolePlan(t *testing.T) {
 	t.Parallel()
 	legacy, err := (&roleFlags{}).plan()
@@ -61,8 +61,8 @@ func TestServeRolePlan(t *testing.T) {
 	require.Equal(t, []boundary.Boundary{boundary.Core}, coord.databases(), "the Billing finalization coordinator works in the core database")
 	for _, d := range []string{"billing_settlement_catch_up"} {
 		_, err := (&roleFlags{consume: []string{d}}).plan()
-		require.ErrorIs(t, err, ErrConsumerNotBuilt, d)
-		require.Contains(t, err.Error(), "does not exist in this build")
+		require.ErrorIs(t, err, ErrConsumerInProcessOnly, d)
+		require.Contains(t, err.Error(), "runs in process beside billing_finalization_coordinator")
 	}
 	for _, bad := range []roleFlags{
 		{consume: []string{"operations"}},                    // not an exact destination literal
@@ -145,7 +145,7 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 	// Unknown consumers are refused before anything starts.
 	var out, errOut bytes.Buffer
 	require.Equal(t, 1, Main(append([]string{"serve", "--consume", "billing_settlement_catch_up"}, conn...), strings.NewReader(""), &out, &errOut))
-	require.Contains(t, errOut.String(), "consumer not built yet")
+	require.Contains(t, errOut.String(), "consumer has no endpoint of its own")
 
 	certFile, keyFile := selfSignedCert(t, dir)
 	consumer := startServe(t, append([]string{"--consume", "core_operations", "--consumer-listen", consumerAddr,

@@ -449,6 +449,13 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 	for _, d := range served {
 		dests = append(dests, string(d))
 	}
+	// One poll reads several databases one after another, so work that
+	// moves between two of its reads (a Work finished and its event not yet
+	// read, a consumer applied and acked between the Work and the delivery
+	// read) can look like nothing; quiescence is quietPolls polls in a row
+	// that see nothing open.
+	const quietPolls = 3
+	quiet := 0
 	for {
 		var open int
 		err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open)
@@ -483,7 +490,12 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 		case err != nil && !db.Transient(err):
 			return fmt.Errorf("waiting for delivery: %w", err)
 		case err == nil && open == 0:
-			return nil
+			quiet++
+			if quiet == quietPolls {
+				return nil
+			}
+		default:
+			quiet = 0
 		}
 		select {
 		case <-ctx.Done():

@@ -161,7 +161,7 @@ func (w *Worker) process(ctx context.Context, a *Attempt) work.Result {
 		w.stats.blocked.Add(1)
 		// The Work stays active; retry it less often the longer it stays
 		// blocked (its cause needs a fix elsewhere).
-		return work.BlockedFor(blockedBackoff(w.cfg.Idle).After(a.Head.AttemptNumber))
+		return work.BlockedFor(blockedBackoff(a.Head.Lane.Kind, w.cfg.Idle).After(a.Head.AttemptNumber))
 	}
 	w.stats.snapshots.Add(int64(out.NewSnapshots))
 	if out.Finished != nil && out.Finished.Outcome.State == receipt.FinishSuperseded {
@@ -174,8 +174,15 @@ func (w *Worker) process(ctx context.Context, a *Attempt) work.Result {
 	return work.Done("applied")
 }
 
-// blockedBackoff: 10 idle periods after the first blocked attempt, doubled
-// per attempt of the Work, at most 10 minutes.
-func blockedBackoff(idle time.Duration) work.Backoff {
-	return work.Backoff{Base: 10 * idle, Max: 10 * time.Minute}
+// blockedBackoff is how long a blocked Work waits, doubled per attempt of
+// the Work, at most 10 minutes: from 10 idle periods on the eligibility
+// lane, from costBlockedRetry on the provider-cost lane (its fix is an
+// operator's; the release ProcessCostWork writes with the block is never
+// shortened by the Runner's).
+func blockedBackoff(lane string, idle time.Duration) work.Backoff {
+	base := 10 * idle
+	if lane == receipt.LaneProviderCost {
+		base = costBlockedRetry
+	}
+	return work.Backoff{Base: base, Max: 10 * time.Minute}
 }

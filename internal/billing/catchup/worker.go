@@ -179,11 +179,14 @@ func (w *Worker) RunOnce(ctx context.Context) (map[string]int, error) {
 	out := map[string]int{}
 	var firstErr error
 	for _, r := range results {
-		if r.Kind == work.Failed {
+		switch r.Kind {
+		case work.Failed:
 			firstErr = cmp.Or(firstErr, r.Err)
-			continue
+		case work.Fenced:
+			out[StepFencedOut]++ // the database refused our token, or our lease was lost
+		default:
+			out[r.Outcome]++
 		}
-		out[r.Outcome]++
 	}
 	return out, firstErr
 }
