@@ -72,8 +72,11 @@
 // and a lease (the Started log). Every write of the step (finish, fence
 // change, block) names the token, and the database refuses it unless it is
 // the latest attempt of the generation (BC006): a worker whose lease expired
-// and was reclaimed writes nothing (StepFencedOut). A step that wrote
-// nothing releases its claim so the next pass retries it. When the Metering
+// and was reclaimed writes nothing (StepFencedOut). The claim, release and
+// lease renewal are the shared Work primitive's (internal/work, queue
+// billing_settlement_catch_up, queue.go): a step that wrote nothing is a
+// Retry the Runner releases at once (its slot waits Idle before claiming
+// again), a block a Blocked result released after its backoff. When the Metering
 // owner answers a conflict with its SettlementInputConflictFact@1 (a
 // *SettlementInputOwnerConflictError), the attempt records Blocked@1, the
 // fence is blocked_on_owner_conflict with the same Work still to be

@@ -6,7 +6,9 @@
 // What one Work run does (Worker.ProcessOne), in one Billing transaction:
 //
 //  1. Claim: the first fence in pending_evaluation whose closure is applied
-//     and whose active Work is pending, FOR UPDATE SKIP LOCKED. The fence row
+//     and whose active Work is pending, FOR UPDATE SKIP LOCKED (the claim
+//     statement is the Work primitive's locked claim: internal/work, queue
+//     billing_finalization, run by a work.Runner's slots). The fence row
 //     stays locked for the transaction, so the generation, fence revision
 //     and Work operation read here are the ones the commit writes under;
 //     concurrent workers take other fences. Before the closure is applied
