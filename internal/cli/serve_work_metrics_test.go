@@ -15,7 +15,7 @@ import (
 	"github.com/oceanway/core/internal/work"
 )
 
-// issue 29: the workers serve builds report on one work.Metrics: every
+// issue 29, OBS-1: the workers serve builds report on one work.Metrics: every
 // queue of Work (both metering lanes, finalization, catch-up) has its
 // backlog read at scrape time from its own database, labelled by its queue
 // name only (OBS-2).

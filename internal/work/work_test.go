@@ -126,7 +126,8 @@ func leaseOf(t *testing.T, q *queue, id int64) time.Duration {
 	return time.Duration(secs * float64(time.Second))
 }
 
-// Concurrent sessions never claim the same Work, and every Work is claimed:
+// OB-CLAIM-1 for Work (MET, BSC, BI-1 queues): concurrent sessions never
+// claim the same Work, and every Work is claimed:
 // the claim's SKIP LOCKED skips rows another session holds and its
 // re-check skips rows another session claimed and committed meanwhile.
 func TestClaimIsExclusiveAcrossConcurrentSessions(t *testing.T) {
@@ -169,7 +170,7 @@ func assertNoError(t *testing.T, err error) bool {
 	return true
 }
 
-// A claimed Work is claimable again only after its lease; the next claim
+// OB-CLAIM-2 for Work: a claimed Work is claimable again only after its lease; the next claim
 // starts attempt 2 with a new token, and from then on the first attempt's
 // release, renewal and finish are refused (release and renewal match
 // nothing; the database refuses the finish).
@@ -211,7 +212,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 	}
 }
 
-// The Runner acts on each Result: a finish leaves the queue; a retry and a
+// OBS-1, OBS-2: the Runner acts on each Result: a finish leaves the queue; a retry and a
 // block are released with their delay; a fenced attempt releases nothing;
 // and the metrics count each under the queue's name only.
 func TestRunnerActsOnResults(t *testing.T) {
@@ -298,7 +299,7 @@ func gatherText(t *testing.T, reg *prometheus.Registry) string {
 	return out
 }
 
-// A running attempt renews its lease; when a renewal finds the Work taken
+// OB-CLAIM-2 for Work: a running attempt renews its lease; when a renewal finds the Work taken
 // by a newer attempt, the attempt is cancelled, counts as a lease expiry
 // and comes out Fenced.
 func TestRunnerRenewsAndLosesTheLease(t *testing.T) {
