@@ -54,7 +54,11 @@ var (
 // unsupported: its command chain does not exist.
 type Coordinator struct {
 	receipts *inbox.Table
-	inbox    *inbox.Inbox
+	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
+	// (several deliveries in one transaction; serve does not wire it: a
+	// batch would keep earlier events' locks until its commit, see
+	// cli.consumersFor).
+	*inbox.Inbox
 }
 
 // CoordinatorConfig configures the coordinator.
@@ -74,21 +78,8 @@ func NewCoordinator(pool db.Beginner, cfg CoordinatorConfig) (*Coordinator, erro
 	if err != nil {
 		return nil, err
 	}
-	c.inbox = in
+	c.Inbox = in
 	return c, nil
-}
-
-// Consume handles one delivery (a transport.ConsumerFunc).
-func (c *Coordinator) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-	return c.inbox.Consume(ctx, d)
-}
-
-// ConsumeBatch handles several deliveries in one transaction, answering
-// each as Consume would (inbox.ConsumeBatch). serve does not wire it: a
-// batch would keep earlier events' locks until its commit (see
-// cli.consumersFor for why that is not safe here).
-func (c *Coordinator) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
-	return c.inbox.ConsumeBatch(ctx, ds)
 }
 
 // Destination implements inbox.Consumer.

@@ -51,7 +51,11 @@ type Config struct {
 type Consumer struct {
 	reads    OwnerReads
 	receipts *inbox.Table
-	inbox    *inbox.Inbox
+	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
+	// (several deliveries in one transaction; serve does not wire it: a
+	// batch would keep earlier events' locks until its commit, see
+	// cli.consumersFor).
+	*inbox.Inbox
 }
 
 // New builds the input processor over the metering database.
@@ -64,21 +68,8 @@ func New(pool db.Beginner, cfg Config) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.inbox = in
+	c.Inbox = in
 	return c, nil
-}
-
-// Consume handles one metering_input_processor delivery (a transport.ConsumerFunc).
-func (c *Consumer) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-	return c.inbox.Consume(ctx, d)
-}
-
-// ConsumeBatch handles several deliveries in one transaction, answering
-// each as Consume would (inbox.ConsumeBatch). serve does not wire it: a
-// batch would keep earlier events' locks until its commit (see
-// cli.consumersFor for why that is not safe here).
-func (c *Consumer) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
-	return c.inbox.ConsumeBatch(ctx, ds)
 }
 
 // Destination implements inbox.Consumer.

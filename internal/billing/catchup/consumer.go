@@ -104,7 +104,11 @@ type ConsumerConfig struct {
 type Consumer struct {
 	finalization FinalizationInputObserver
 	receipts     *inbox.Table
-	inbox        *inbox.Inbox
+	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
+	// (several deliveries in one transaction; serve does not wire it: a
+	// batch would keep earlier events' locks until its commit, see
+	// cli.consumersFor).
+	*inbox.Inbox
 }
 
 // NewConsumer builds the consumer over the core database.
@@ -117,21 +121,8 @@ func NewConsumer(pool db.Beginner, cfg ConsumerConfig) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.inbox = in
+	c.Inbox = in
 	return c, nil
-}
-
-// Consume handles one delivery (a transport.ConsumerFunc).
-func (c *Consumer) Consume(ctx context.Context, d transport.Delivery) (transport.Result, error) {
-	return c.inbox.Consume(ctx, d)
-}
-
-// ConsumeBatch handles several deliveries in one transaction, answering
-// each as Consume would (inbox.ConsumeBatch). serve does not wire it: a
-// batch would keep earlier events' locks until its commit (see
-// cli.consumersFor for why that is not safe here).
-func (c *Consumer) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []transport.Answer {
-	return c.inbox.ConsumeBatch(ctx, ds)
 }
 
 // Destination implements inbox.Consumer.
