@@ -56,8 +56,8 @@ type Config struct {
 	// Lease is each attempt's lease (leased queues; default 30s). A running
 	// attempt renews it every Lease/3 when the queue is a Renewer.
 	Lease time.Duration
-	// Idle is how long a slot waits after claiming nothing or after an
-	// attempt that neither finished nor blocked its Work (default 100ms).
+	// Idle is how long a slot waits after claiming nothing, after a failed
+	// attempt, or after a retry handed back claimable at once (default 100ms).
 	Idle time.Duration
 	// Drain is how long in-flight attempts may run on after the Runner's
 	// context ends before they are cancelled (default 10s).
@@ -246,14 +246,27 @@ func (r *Runner) slot(ctx, workCtx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.Warn("work claim failed", "queue", r.cfg.Name, "err", err)
 		}
-		if len(results) == 1 && (results[0].Kind == Finished || results[0].Kind == Blocked) {
-			// The attempt moved its Work on (a blocked one backs off by
-			// itself): claim the next at once.
+		if len(results) == 1 && claimNextAtOnce(results[0]) {
 			timer.Reset(0)
 		} else {
 			timer.Reset(r.cfg.Idle)
 		}
 	}
+}
+
+// claimNextAtOnce says whether a slot claims again without waiting Idle:
+// yes when the attempt moved its Work on or out of the slot's way (finished,
+// blocked or retried with a delay, or fenced by another attempt); no when
+// it failed or handed its Work back claimable at once (the same Work would
+// be claimed again straight away).
+func claimNextAtOnce(res Result) bool {
+	switch res.Kind {
+	case Finished, Blocked, Fenced:
+		return true
+	case Retry:
+		return res.After > 0
+	}
+	return false
 }
 
 // Pass claims once, up to limit Work, and runs the attempts one after
