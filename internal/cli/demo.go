@@ -229,8 +229,10 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 	// The metering database serves only the Metering input processor (and
 	// its empty outbox's dispatchers): a small pool keeps the demo's
 	// connection budget on a shared server; deliveries wait for a session.
-	// (plus the metering worker's two loops).
-	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+4))
+	// (plus the metering worker's slots: two on the eligibility lane, one on
+	// the provider-cost lane, so the owner reads of the finalization and the
+	// catch-up still find a session).
+	met, err := openPools(ctx, map[boundary.Boundary]string{boundary.Metering: res.DSNs[boundary.Metering]}, int32(o.disp.dispatchers+5))
 	if err != nil {
 		pools.Close()
 		return nil, err

@@ -15,7 +15,8 @@ import (
 // WorkerConfig configures the metering worker loop.
 type WorkerConfig struct {
 	Processor ProcessorConfig
-	// Concurrency is the number of attempts each lane runs at once (default 4).
+	// Concurrency is the number of attempts the eligibility lane runs at
+	// once (default 4); the provider-cost lane runs half as many (laneSlots).
 	Concurrency int
 	// Lease is how long a claimed attempt owns its Work (default 30s); a
 	// running attempt renews it, and a worker that dies is replaced after
@@ -80,11 +81,22 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 	store := laneStore(pool)
 	for _, lane := range cfg.Lanes {
 		w.runners = append(w.runners, work.NewRunner[*Attempt](&laneQueue{w: w, lane: lane, store: store}, work.Config{
-			Name: laneQueueName[lane], Slots: cfg.Concurrency, Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease,
+			Name: laneQueueName[lane], Slots: laneSlots(lane, cfg.Concurrency), Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease,
 			Metrics: cfg.Metrics, Log: cfg.Log,
 		}))
 	}
 	return w, nil
+}
+
+// laneSlots: the eligibility lane (every settlement input a finalization
+// waits for) gets Concurrency slots, the provider-cost lane (diagnostics
+// only, ME-2: never on the charging path) half of them, at least one, so
+// it does not take the CPU the charging path needs.
+func laneSlots(lane string, concurrency int) int {
+	if lane == receipt.LaneProviderCost {
+		return max(1, concurrency/2)
+	}
+	return concurrency
 }
 
 // Stats returns the counters so far.
