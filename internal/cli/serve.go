@@ -375,7 +375,7 @@ func startMeteringWorker(ctx context.Context, p serveParams, wm *work.Metrics) (
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
-	fmt.Fprintln(p.out, "oceanway serve: metering worker running (4 slots per lane, lease 30s)")
+	fmt.Fprintln(p.out, "oceanway serve: metering worker running (4 eligibility and 2 provider-cost slots, lease 30s)")
 	return func() { cancel(); <-done }, nil
 }
 
