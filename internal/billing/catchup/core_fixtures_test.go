@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -114,32 +113,7 @@ func member(eventType, schemaVersion string) route.Member {
 }
 
 func delivery(e *envelope.Envelope) transport.Delivery {
-	canonical, err := e.Canonical()
-	if err != nil {
-		panic(err)
-	}
-	d, err := e.Digest()
-	if err != nil {
-		panic(err)
-	}
-	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
-		Envelope: canonical, EnvelopeDigest: d, Member: member(e.EventType, e.EventSchemaVersion), AttemptID: uuid.NewString(), AttemptNumber: 1}
-}
-
-// rolePool connects as the least-privileged billing role.
-func rolePool(t *testing.T, dsn, role string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	require.NoError(t, err)
-	cfg.MaxConns = 4
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "SET ROLE "+role+"; SET search_path = pg_catalog")
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
+	return deliveryTo(e, member(e.EventType, e.EventSchemaVersion))
 }
 
 type bundle struct {
@@ -155,7 +129,7 @@ func setup(t *testing.T) *bundle {
 	admin := b.Core()
 	_, err := release.Bootstrap(t.Context(), admin, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
 	require.NoError(t, err)
-	pool := rolePool(t, b.DSNs[boundary.Core], billingschema.RoleBilling)
+	pool := dbtest.RolePool(t, b.DSNs[boundary.Core], billingschema.RoleBilling)
 	c, err := billing.NewCoordinator(pool, billing.CoordinatorConfig{Inbox: inbox.Config{LockTimeout: 300 * time.Millisecond}})
 	require.NoError(t, err)
 	return &bundle{admin: admin, pool: pool, c: c}

@@ -97,6 +97,11 @@ func catchUpMember(eventType, schemaVersion string) route.Member {
 }
 
 func catchUpDelivery(e *envelope.Envelope) transport.Delivery {
+	return deliveryTo(e, catchUpMember(e.EventType, e.EventSchemaVersion))
+}
+
+// deliveryTo is the first attempt's delivery of e to member m.
+func deliveryTo(e *envelope.Envelope, m route.Member) transport.Delivery {
 	canonical, err := e.Canonical()
 	if err != nil {
 		panic(err)
@@ -106,7 +111,7 @@ func catchUpDelivery(e *envelope.Envelope) transport.Delivery {
 		panic(err)
 	}
 	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
-		Envelope: canonical, EnvelopeDigest: d, Member: catchUpMember(e.EventType, e.EventSchemaVersion), AttemptID: uuid.NewString(), AttemptNumber: 1}
+		Envelope: canonical, EnvelopeDigest: d, Member: m, AttemptID: uuid.NewString(), AttemptNumber: 1}
 }
 
 // fakeFinalization is the finalization fence's side, emulating
@@ -310,7 +315,7 @@ func setupCatchUp(t *testing.T) *catchUpBundle {
 	admin := dbs.Core()
 	_, err := release.Bootstrap(t.Context(), admin, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
 	require.NoError(t, err)
-	pool := rolePool(t, dbs.DSNs[boundary.Core], billingschema.RoleBilling)
+	pool := dbtest.RolePool(t, dbs.DSNs[boundary.Core], billingschema.RoleBilling)
 	b := &catchUpBundle{admin: admin, pool: pool, finalization: newFakeFinalization(), metering: newFakeMetering(), ledger: &fakeLedger{}}
 	b.consumer, err = catchup.NewConsumer(pool, catchup.ConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second}, Finalization: b.finalization})
 	require.NoError(t, err)
