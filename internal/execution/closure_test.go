@@ -6,12 +6,12 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
@@ -41,9 +41,15 @@ func (f *fakeGateway) ReadDispatchSlot(_ context.Context, req gateway.DispatchSl
 	}
 	slot := gateway.DispatchSlot{State: f.state}
 	if f.state == gateway.SlotTerminalRejected {
-		slot.Rejection = strict.Quadruple{Ref: "gpr-" + req.ExecutionAttemptID, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
-			Digest: "1111111111111111111111111111111111111111111111111111111111111111"}
-		slot.RejectionReasonCode = "no_capacity"
+		// A sealed rejection fact of the requested slot, as the Gateway answers it.
+		rf := &contract.GatewayPreBindingRejectionFact{Fact: strict.Quadruple{Ref: "gpr-" + req.ExecutionAttemptID},
+			SlotKey: contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest},
+			ReasonCode: "no_capacity", RejectedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+		body, err := contract.Seal(rf)
+		if err != nil {
+			return gateway.SlotResult{}, err
+		}
+		slot.Rejection, slot.RejectionReasonCode, slot.RejectionBody = rf.Fact, rf.ReasonCode, body
 	}
 	return ownerread.FoundWith(slot, nil), nil
 }

@@ -113,6 +113,16 @@ func (s *Service) provenRejected(ctx context.Context, m *contract.AttemptExecuti
 	if err := ans.Value.Rejection.Validate(); err != nil {
 		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection quadruple: %w", ErrNotProvenRejected, err)
 	}
+	// The rejection fact itself is the evidence Execution stores with its
+	// not-dispatched fact: it must recompute and name this attempt's slot.
+	f, err := contract.DecodeGatewayPreBindingRejectionFact(ans.Value.RejectionBody)
+	if err != nil {
+		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection fact: %w", ErrNotProvenRejected, err)
+	}
+	want := contract.SlotKey{ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, AttemptManifest: m.Manifest}
+	if f.SlotKey != want || f.Fact != ans.Value.Rejection || f.ReasonCode != ans.Value.RejectionReasonCode {
+		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection fact names another slot or differs from the answer", ErrNotProvenRejected)
+	}
 	return ans.Value, nil
 }
 
@@ -159,6 +169,15 @@ func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.Attempt
 		body, err := contract.Seal(nd)
 		if err != nil {
 			return Eligibility{}, fmt.Errorf("seal not-dispatched fact: %w", err)
+		}
+		rq := slot.Rejection
+		if err := queries.RejectionEvidenceInsert(ctx, tx, dbsqlc.RejectionEvidenceInsertParams{
+			ExecutionAttemptID: m.ExecutionAttemptID, ReadContractVersion: gateway.ReadDispatchSlotV1, SlotState: slot.State,
+			GatewayPreBindingRejectionFactRef: rq.Ref, GatewayPreBindingRejectionFactSchemaVersion: rq.SchemaVersion,
+			GatewayPreBindingRejectionFactDigestAlgorithmVersion: string(rq.DigestAlgorithmVersion), GatewayPreBindingRejectionFactDigest: rq.Digest,
+			RejectionReasonCode: slot.RejectionReasonCode, RejectionFactBody: string(slot.RejectionBody), ReceivedAt: now,
+		}); err != nil {
+			return Eligibility{}, fmt.Errorf("insert gateway rejection evidence: %w", err)
 		}
 		q := nd.Fact
 		if err := queries.NotDispatchedInsert(ctx, tx, dbsqlc.NotDispatchedInsertParams{

@@ -46,10 +46,17 @@ const (
 // SQLSTATEs the execution schema raises (schema/migrations); tests assert
 // them as the least-privileged role would meet them.
 const (
-	CodeImmutable         = "EX001" // update or delete of an immutable execution fact
+	CodeImmutable         = "EX001" // update, delete or truncate of an immutable execution fact (truncate: 00006, every role)
 	CodeIllegalState      = "EX002" // a run state change other than accepting_attempts → attempts_closed
 	CodeRunNotAccepting   = "EX003" // an attempt on a run that no longer accepts attempts
 	CodeClosureIncomplete = "EX004" // a closed run without its complete attempt set and fact at COMMIT
+	// Finality guards (migration 00006, issue 30).
+	CodeClosureOutsideCAS     = "EX005" // attempt set or finalization fact without the run moving accepting_attempts → attempts_closed in its transaction
+	CodeClosureContent        = "EX006" // attempt set or finalization fact that does not describe the run's attempts, set, token or its own columns
+	CodeNotDispatchedEvidence = "EX007" // not-dispatched fact without matching stored Gateway rejection evidence for the attempt's slot
+	CodeNotDispatchedOrphan   = "EX008" // not-dispatched fact or evidence without the attempt's not_dispatched eligibility fact at COMMIT
+	CodeEligibilityContent    = "EX009" // eligibility fact whose body does not describe its row, attempt and run
+	CodeFactWithoutEvent      = "EX010" // eligibility or finalization fact without its event in the same transaction
 )
 
 // Errors. Bad input is refused with nothing written.

@@ -332,6 +332,48 @@ func (q *Queries) NotDispatchedInsert(ctx context.Context, db DBTX, arg NotDispa
 	return err
 }
 
+const rejectionEvidenceInsert = `-- name: RejectionEvidenceInsert :exec
+INSERT INTO execution.gateway_rejection_evidence (execution_attempt_id, read_contract_version, slot_state,
+    gateway_pre_binding_rejection_fact_ref, gateway_pre_binding_rejection_fact_schema_version,
+    gateway_pre_binding_rejection_fact_digest_algorithm_version, gateway_pre_binding_rejection_fact_digest,
+    rejection_reason_code, rejection_fact_body, received_at)
+VALUES ($1, $2, $3, $4,
+    $5, $6,
+    $7, $8, $9, $10)
+`
+
+type RejectionEvidenceInsertParams struct {
+	ExecutionAttemptID                                   string
+	ReadContractVersion                                  string
+	SlotState                                            string
+	GatewayPreBindingRejectionFactRef                    string
+	GatewayPreBindingRejectionFactSchemaVersion          string
+	GatewayPreBindingRejectionFactDigestAlgorithmVersion string
+	GatewayPreBindingRejectionFactDigest                 string
+	RejectionReasonCode                                  string
+	RejectionFactBody                                    string
+	ReceivedAt                                           time.Time
+}
+
+// The Gateway's GatewayPreBindingRejectionFact@1 as readDispatchSlot@1
+// answered it, stored with the attempt's AttemptNotDispatchedFact@1 (the
+// database checks the fact against it, EX007).
+func (q *Queries) RejectionEvidenceInsert(ctx context.Context, db DBTX, arg RejectionEvidenceInsertParams) error {
+	_, err := db.Exec(ctx, rejectionEvidenceInsert,
+		arg.ExecutionAttemptID,
+		arg.ReadContractVersion,
+		arg.SlotState,
+		arg.GatewayPreBindingRejectionFactRef,
+		arg.GatewayPreBindingRejectionFactSchemaVersion,
+		arg.GatewayPreBindingRejectionFactDigestAlgorithmVersion,
+		arg.GatewayPreBindingRejectionFactDigest,
+		arg.RejectionReasonCode,
+		arg.RejectionFactBody,
+		arg.ReceivedAt,
+	)
+	return err
+}
+
 const runCloseCAS = `-- name: RunCloseCAS :execrows
 UPDATE execution.run_execution_states
    SET state = 'attempts_closed', state_version = 2, closed_at = $1

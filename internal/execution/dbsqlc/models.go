@@ -59,6 +59,20 @@ type ExecutionEligibilityFact struct {
 	FinalizedAt                                    time.Time
 }
 
+// The Gateway's GatewayPreBindingRejectionFact@1 as readDispatchSlot@1 answered it (terminal_rejected), stored with the attempt's AttemptNotDispatchedFact@1.
+type ExecutionGatewayRejectionEvidence struct {
+	ExecutionAttemptID                                   string
+	ReadContractVersion                                  string
+	SlotState                                            string
+	GatewayPreBindingRejectionFactRef                    string
+	GatewayPreBindingRejectionFactSchemaVersion          string
+	GatewayPreBindingRejectionFactDigestAlgorithmVersion string
+	GatewayPreBindingRejectionFactDigest                 string
+	RejectionReasonCode                                  string
+	RejectionFactBody                                    string
+	ReceivedAt                                           time.Time
+}
+
 type ExecutionRunExecutionState struct {
 	RunID                                      string
 	TenantKind                                 string

@@ -1,3 +1,15 @@
+-- name: RejectionEvidenceInsert :exec
+-- The Gateway's GatewayPreBindingRejectionFact@1 as readDispatchSlot@1
+-- answered it, stored with the attempt's AttemptNotDispatchedFact@1 (the
+-- database checks the fact against it, EX007).
+INSERT INTO execution.gateway_rejection_evidence (execution_attempt_id, read_contract_version, slot_state,
+    gateway_pre_binding_rejection_fact_ref, gateway_pre_binding_rejection_fact_schema_version,
+    gateway_pre_binding_rejection_fact_digest_algorithm_version, gateway_pre_binding_rejection_fact_digest,
+    rejection_reason_code, rejection_fact_body, received_at)
+VALUES (@execution_attempt_id, @read_contract_version, @slot_state, @gateway_pre_binding_rejection_fact_ref,
+    @gateway_pre_binding_rejection_fact_schema_version, @gateway_pre_binding_rejection_fact_digest_algorithm_version,
+    @gateway_pre_binding_rejection_fact_digest, @rejection_reason_code, @rejection_fact_body, @received_at);
+
 -- name: NotDispatchedInsert :exec
 INSERT INTO execution.attempt_not_dispatched_facts (execution_attempt_id, attempt_not_dispatched_fact_ref,
     attempt_not_dispatched_fact_schema_version, attempt_not_dispatched_fact_digest_algorithm_version,
