@@ -48,10 +48,17 @@ var queries = dbsqlc.New()
 // SQLSTATEs the gateway schema raises (schema/migrations/00001); tests assert
 // them as the least-privileged role would meet them.
 const (
-	CodeImmutable             = "GW001" // update or delete of an immutable gateway fact
+	CodeImmutable             = "GW001" // update, delete or truncate of an immutable gateway fact (truncate: 00005, every role)
 	CodeIllegalSlotTransition = "GW002" // a slot change other than reserved → bound | terminal_rejected
 	CodeSlotNotBound          = "GW003" // availability for a slot that is not bound
 	CodeChainNotDense         = "GW004" // an availability chain not advancing by exactly one
+	// Finality guards (migration 00005, issue 30).
+	CodeSnapshotContent     = "GW005" // an availability snapshot whose columns, slot, binding, evidence or predecessor differ from its stored body
+	CodeAdvanceWithoutEvent = "GW006" // an availability advance without its current-changed event in the same transaction
+	CodeSnapshotNotHead     = "GW007" // an availability snapshot that is not its chain's head at COMMIT of its own transaction
+	CodeReceiptNotHead      = "GW008" // a validation receipt whose current/not_current is not the truth at insert, or whose body differs from its row
+	CodeSlotNotAtomic       = "GW009" // a slot not born reserved, or still reserved at COMMIT of its reserving transaction
+	CodeTerminalFact        = "GW010" // a binding, route snapshot or rejection that does not describe its slot, or a terminal slot without its fact
 )
 
 // Errors. Bad input is refused with nothing written.
