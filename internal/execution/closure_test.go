@@ -43,7 +43,7 @@ func (f *fakeGateway) ReadDispatchSlot(_ context.Context, req gateway.DispatchSl
 	if f.state == gateway.SlotTerminalRejected {
 		// A sealed rejection fact of the requested slot, as the Gateway answers it.
 		rf := &contract.GatewayPreBindingRejectionFact{Fact: strict.Quadruple{Ref: "gpr-" + req.ExecutionAttemptID},
-			SlotKey: contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest},
+			SlotKey:    contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest},
 			ReasonCode: "no_capacity", RejectedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 		body, err := contract.Seal(rf)
 		if err != nil {

@@ -179,9 +179,8 @@ func evidenceRow(t *testing.T, attemptID string, f *contract.GatewayPreBindingRe
 	out, err := json.Marshal(map[string]any{
 		"execution_attempt_id": attemptID, "read_contract_version": gateway.ReadDispatchSlotV1, "slot_state": gateway.SlotTerminalRejected,
 		"gateway_pre_binding_rejection_fact_ref": f.Fact.Ref, "gateway_pre_binding_rejection_fact_schema_version": f.Fact.SchemaVersion,
-		"gateway_pre_binding_rejection_fact_digest_algorithm_version": string(f.Fact.DigestAlgorithmVersion),
-		"gateway_pre_binding_rejection_fact_digest": f.Fact.Digest, "rejection_reason_code": f.ReasonCode,
-		"rejection_fact_body": string(body), "received_at": time.Now().UTC(),
+		"gateway_pre_binding_rejection_fact_digest_algorithm_version": string(f.Fact.DigestAlgorithmVersion), "gateway_pre_binding_rejection_fact_digest": f.Fact.Digest,
+		"rejection_reason_code": f.ReasonCode, "rejection_fact_body": string(body), "received_at": time.Now().UTC(),
 	})
 	require.NoError(t, err)
 	return string(out)
