@@ -203,7 +203,10 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 	if err != nil {
 		return settlement.Ref{}, nil, &conflict{stage: "settlement_input", reason: "snapshot_invalid", candidate: s.ToJSON()}
 	}
-	args := pgx.NamedArgs{"settlement_dimension_id": dimID, "state_version": s.StateVersion, "snapshot_ref": s.Snapshot.Ref,
+	// The version names its one event (ME-1; PostgreSQL refuses an event no
+	// version names, ME008, and a version without its event, ME005).
+	ev := settlementEvent(s)
+	args := pgx.NamedArgs{"event_id": ev.EventID, "settlement_dimension_id": dimID, "state_version": s.StateVersion, "snapshot_ref": s.Snapshot.Ref,
 		"snapshot_digest": s.Snapshot.Digest, "content_digest": content.Value, "predecessor_state_version": nil,
 		"predecessor_snapshot_ref": nil, "billing_reservation_id": src.BillingReservationID, "run_id": src.RunID,
 		"run_step_id": src.RunStepID, "attempt_id": h.ExecutionAttemptID, "charge_dimension_key": d.key,
@@ -233,7 +236,7 @@ func (p *Processor) settleDimension(ctx context.Context, tx pgx.Tx, a *Attempt, 
 	if err := p.stage("pointer"); err != nil {
 		return settlement.Ref{}, nil, err
 	}
-	return s.Current(), settlementEvent(s), nil
+	return s.Current(), ev, nil
 }
 
 // settlementEvent is metering.settlement-input.current-changed@1 of a new

@@ -53,4 +53,24 @@ const (
 	// its pointer move, its current-changed event or the event's billing
 	// delivery, or names a predecessor digest that is not stored (ME-1).
 	SQLStateSettlementAtomic = "ME005"
+	// SQLStateValidationNotHead: a validation receipt whose answer is not the
+	// dimension's Current pointer at its insert (issue 30 class 10: `current`
+	// for version 1 while the pointer is at 2).
+	SQLStateValidationNotHead = "ME006"
+	// SQLStateValidationBody: a validation receipt whose body does not say
+	// what its row and the chain say (ref, digest, operation, purpose,
+	// dimension, validated and current five-tuples, result).
+	SQLStateValidationBody = "ME007"
+	// SQLStateSettlementEventUnbacked: at COMMIT a
+	// metering.settlement-input.current-changed@1 that no stored snapshot
+	// version names, or that does not carry that version (issue 30 class 11:
+	// a second event for the same dimension and revision; ME-1).
+	SQLStateSettlementEventUnbacked = "ME008"
+	// SQLStateWorkFinished: at COMMIT an attempt started, or a queue row
+	// inserted, for a finished Work (a finish is absorbing), or an attempt
+	// for a Work that is not queued.
+	SQLStateWorkFinished = "ME009"
+	// SQLStateSupersededNotMoved: at COMMIT a superseded finish of a Work
+	// whose lane has no newer generation.
+	SQLStateSupersededNotMoved = "ME011"
 )

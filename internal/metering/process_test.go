@@ -754,10 +754,11 @@ func TestME1SettlementInputAtomicInDatabase(t *testing.T) {
 		_, err := tx.Exec(t.Context(), `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
 			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, predecessor_state_version,
 			predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
-			target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body)
-			VALUES ($1, 2, $2, '1', 'jcs-sha256-v1', $3, $4, 1, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15, $16)`,
+			target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body, event_id)
+			VALUES ($1, 2, $2, '1', 'jcs-sha256-v1', $3, $4, 1, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15, $16, $17)`,
 			dim, v2.Snapshot.Ref, v2.Snapshot.Digest, content, predRef, v2.BillingReservationID, v2.RunID, v2.RunStepID,
-			v2.ExecutionAttemptID, v2.ChargeDimensionKey, amount, v2.ReconciliationState, h.Work.Ref, h.AttemptNumber, h.FencingToken, body)
+			v2.ExecutionAttemptID, v2.ChargeDimensionKey, amount, v2.ReconciliationState, h.Work.Ref, h.AttemptNumber, h.FencingToken, body,
+			metering.SettlementEvent(&v2).EventID)
 		return err
 	}
 	movePointer := func(tx pgx.Tx) error {

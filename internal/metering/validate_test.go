@@ -88,19 +88,21 @@ func (c *settlementChain) next(t *testing.T, quantity string) settlement.Ref {
 	content, err := settlement.ContentDigest(s)
 	require.NoError(t, err)
 	h := c.attempt.Head
+	ev := metering.SettlementEvent(s)
 	require.NoError(t, pgx.BeginFunc(t.Context(), c.b.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(t.Context(), `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version,
 			snapshot_ref, snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest,
 			predecessor_state_version, predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id,
-			charge_dimension_key, target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body)
-			VALUES ($1, $2, $3, '1', 'jcs-sha256-v1', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric, $14, $15, $16, $17, $18)`,
+			charge_dimension_key, target_net_amount, reconciliation_state, work_ref, attempt_number, fencing_token, snapshot_body, event_id)
+			VALUES ($1, $2, $3, '1', 'jcs-sha256-v1', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric, $14, $15, $16, $17, $18, $19)`,
 			s.SettlementDimensionID, v, s.Snapshot.Ref, s.Snapshot.Digest, content.Value, predVersion, predRef, s.BillingReservationID,
 			s.RunID, s.RunStepID, s.ExecutionAttemptID, s.ChargeDimensionKey, s.TargetNetAmount, s.ReconciliationState,
-			h.Work.Ref, h.AttemptNumber, h.FencingToken, string(body)); err != nil {
+			h.Work.Ref, h.AttemptNumber, h.FencingToken, string(body), ev.EventID); err != nil {
 			return err
 		}
-		// ME-1: PostgreSQL commits a version only with its event (ME005).
-		if _, err := release.ForProducer(boundary.Metering).AppendTx(t.Context(), tx, *metering.SettlementEvent(s)); err != nil {
+		// ME-1: PostgreSQL commits a version only with its event (ME005),
+		// and the event only with the version that names it (ME008).
+		if _, err := release.ForProducer(boundary.Metering).AppendTx(t.Context(), tx, *ev); err != nil {
 			return err
 		}
 		if v == 1 {
@@ -279,7 +281,8 @@ func TestMETVSCInvalidRequestsWriteNothing(t *testing.T) {
 
 // TestMETVSCReceiptsImmutable: the least-privileged metering role cannot
 // update or delete a validation receipt (no grant), nobody can (ME001), and
-// a receipt row must name a real snapshot of its dimension's chain.
+// a receipt row must name a real snapshot of its dimension's chain (a
+// foreign key; the body check of 00013, ME007, fires first for this one).
 func TestMETVSCReceiptsImmutable(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
@@ -298,7 +301,7 @@ func TestMETVSCReceiptsImmutable(t *testing.T) {
 		{`INSERT INTO metering.settlement_validation_receipts (validation_operation_id, request_digest, purpose, settlement_dimension_id,
 		   validated_state_version, validated_snapshot_ref, result_state, current_state_version, receipt_ref, receipt_digest, receipt_body)
 		  SELECT gen_random_uuid(), repeat('c', 64), 'finalization', settlement_dimension_id, 1, 'sis-forged', 'current', 1,
-		   'sicvr-x', repeat('c', 64), '{}' FROM metering.settlement_input_current`, pgerrcode.ForeignKeyViolation, true},
+		   'sicvr-x', repeat('c', 64), '{}' FROM metering.settlement_input_current`, metering.SQLStateValidationBody, true},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
 			if x.asRole {
