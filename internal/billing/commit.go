@@ -169,9 +169,11 @@ func CommitFinalizationTx(ctx context.Context, tx pgx.Tx, d Decision, opts Commi
 	// 1. The balanced finalization postings.
 	postings := billingc.FinalizationPostings(res.ReservedAmount, d.SettledAmount, d.ReleasedAmount)
 	group := postingGroupID(res.BillingReservationID, GroupFinalization)
-	if err := InsertPostingsTx(ctx, tx, group, GroupFinalization, res.BillingReservationID, res.BillingAccountID,
-		res.EconomicIdentity, now, postings); err != nil {
-		return CommitResult{}, err
+	if err := queries.PostFinalization(ctx, tx, dbsqlc.PostFinalizationParams{
+		BillingReservationID: res.BillingReservationID, PostingGroupID: group, SettledAmount: d.SettledAmount,
+		ReleasedAmount: d.ReleasedAmount, At: now,
+	}); err != nil {
+		return CommitResult{}, fmt.Errorf("post finalization: %w", err)
 	}
 	if err := step("ledger"); err != nil {
 		return CommitResult{}, err

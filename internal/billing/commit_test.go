@@ -12,6 +12,7 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/billingtest"
 )
 
 // closed admits r and applies its closure: generation 2 is pending.
@@ -25,6 +26,9 @@ func (b *bundle) closed(t *testing.T, r run) {
 func (b *bundle) commit(t *testing.T, d billing.Decision, opts billing.CommitOpts) (billing.CommitResult, error) {
 	t.Helper()
 	return tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.CommitResult, error) {
+		if err := billingtest.StoreDecisionTx(ctx, tx, d); err != nil {
+			return billing.CommitResult{}, err
+		}
 		return billing.CommitFinalizationTx(ctx, tx, d, opts)
 	})
 }
@@ -232,6 +236,9 @@ func TestBI1ConcurrentCommitsOneFact(t *testing.T) {
 
 func db2(b *bundle, d billing.Decision) (billing.CommitResult, error) {
 	return dbWithTx(b, func(ctx context.Context, tx pgx.Tx) (billing.CommitResult, error) {
+		if err := billingtest.StoreDecisionTx(ctx, tx, d); err != nil {
+			return billing.CommitResult{}, err
+		}
 		return billing.CommitFinalizationTx(ctx, tx, d, billing.CommitOpts{})
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/inbox/inboxtest"
 )
@@ -195,6 +196,9 @@ func TestBFC4WorkBeforeClosure(t *testing.T) {
 	require.ErrorIs(t, err, billing.ErrClosureNotApplied)
 	_, err = tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.CommitResult, error) {
 		d := b.decision(t, r, "release_all", "0", "2500")
+		if err := billingtest.StoreDecisionTx(ctx, tx, d); err != nil {
+			return billing.CommitResult{}, err
+		}
 		return billing.CommitFinalizationTx(ctx, tx, d, billing.CommitOpts{})
 	})
 	require.ErrorIs(t, err, billing.ErrStaleWork, "the waiting admission Work can never commit")

@@ -2,13 +2,19 @@ package billing
 
 import "errors"
 
-// SQLSTATEs billing's migrations raise (schema/migrations/00001, 00002).
+// SQLSTATEs billing's migrations raise (schema/migrations/00001, 00002,
+// 00040; docs/billing.md lists the rule each guards).
 const (
 	CodeInsertOnly             = "BL001" // update/delete of an insert-only billing fact
 	CodeTransitionRefused      = "BL002" // a transition the state graph refuses
 	CodeReconciliationDisabled = "BL003" // reconciliation_required without the command chain
 	CodeLedgerUnbalanced       = "BL004" // unbalanced posting group / line off identity
 	CodeLedgerMismatch         = "BL005" // finalized reservation whose ledger does not add up
+	CodeLedgerUnjustified      = "BL006" // posting group without its justifying fact, or lines off its amounts
+	CodeCommittedUnproven      = "BL007" // committed fact whose fence, Work, reservation, group, decision or event does not commit with it
+	CodeDecisionAfterSuccess   = "BL008" // a finalization decision for a committed fence
+	CodeFactEventUnbacked      = "BL009" // a billing fact event without the one fact naming it
+	CodeNegativeBalance        = "BL010" // a ledger balance below zero
 )
 
 var (

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
@@ -117,12 +116,12 @@ func OpenFinalizationTx(ctx context.Context, tx pgx.Tx, p OpenParams) (Opened, e
 	}); err != nil {
 		return Opened{}, fmt.Errorf("insert reservation state: %w", err)
 	}
-	group := postingGroupID(p.BillingReservationID, GroupReservationHold)
-	if err := InsertPostingsTx(ctx, tx, group, GroupReservationHold, p.BillingReservationID, p.BillingAccountID, identity, p.At, []billingc.Posting{
-		{LineNo: 1, AccountKind: billingc.AccountReservationHold, Direction: billingc.Credit, Amount: amount},
-		{LineNo: 2, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Debit, Amount: amount},
+	// The hold's lines derive from the reservation state just written: the
+	// admission role may post a hold and nothing else (migration 00040).
+	if err := queries.PostReservationHold(ctx, tx, dbsqlc.PostReservationHoldParams{
+		BillingReservationID: p.BillingReservationID, PostingGroupID: postingGroupID(p.BillingReservationID, GroupReservationHold), At: p.At,
 	}); err != nil {
-		return Opened{}, err
+		return Opened{}, fmt.Errorf("post reservation hold: %w", err)
 	}
 	if err := step("hold"); err != nil {
 		return Opened{}, err
@@ -200,26 +199,18 @@ func postingGroupID(reservationID, kind string) string {
 	return envelope.DeriveID(derivationPostingGroup, map[string]any{"billingReservationId": reservationID, "groupKind": kind})
 }
 
-// InsertPostingsTx writes one posting group (its kind, on the reservation's
-// economic identity) and its lines in the caller's transaction. The database
-// guards every group: a deferred constraint trigger proves it balanced at
-// commit (BL004), ledger_balances refuses a negative balance, and nothing is
-// ever updated or deleted (BL001). The finalization (CommitFinalizationTx,
-// OpenFinalizationTx) and the settlement catch-up's transition postings
-// (internal/billing/catchup.TransitionPostings) write through it.
-func InsertPostingsTx(ctx context.Context, tx pgx.Tx, group, kind, reservationID, accountID, identity string, at time.Time, lines []billingc.Posting) error {
-	if err := queries.PostingGroupInsert(ctx, tx, dbsqlc.PostingGroupInsertParams{
-		PostingGroupID: group, BillingReservationID: reservationID, GroupKind: kind, EconomicIdentity: identity, CreatedAt: at,
+// PostSettlementTransitionTx posts a refund transition's balanced group
+// (settled revenue back to the customer's wallet, the transition's amount)
+// in the caller's transaction, through the database's controlled writer:
+// the lines derive from the stored transition, only a refund of a settled
+// reservation posts, and at commit the group proves the transition it
+// names (BL006) and leaves no negative balance (BL010). The settlement
+// catch-up (internal/billing/catchup.TransitionPostings) writes through it.
+func PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, group, transitionRef string) error {
+	if err := queries.PostSettlementTransition(ctx, tx, dbsqlc.PostSettlementTransitionParams{
+		TransitionRef: transitionRef, PostingGroupID: group,
 	}); err != nil {
-		return fmt.Errorf("insert %s posting group: %w", kind, err)
-	}
-	for _, l := range lines {
-		if err := queries.PostingInsert(ctx, tx, dbsqlc.PostingInsertParams{
-			PostingGroupID: group, LineNo: int32(l.LineNo), BillingReservationID: reservationID, BillingAccountID: accountID,
-			EconomicIdentity: identity, AccountKind: l.AccountKind, Direction: l.Direction, Amount: l.Amount, PostedAt: at,
-		}); err != nil {
-			return fmt.Errorf("insert %s posting line %d: %w", kind, l.LineNo, err)
-		}
+		return fmt.Errorf("post settlement transition %s: %w", transitionRef, err)
 	}
 	return nil
 }

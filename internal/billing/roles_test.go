@@ -64,6 +64,11 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 	res, fence, group := "'"+r.reservationID+"'", "'"+r.fenceID+"'", "'"+id("group-x")+"'"
 	openRes, openFence := "'"+open.reservationID+"'", "'"+open.fenceID+"'"
 	ident := `'{"kind":"credits"}'`
+	// line is a posting on the open run's own account (hold's are on r's).
+	line := func(reservation, no, kind, dir, amount string) string {
+		return `INSERT INTO billing.ledger_postings VALUES (` + group + `, ` + no + `, ` + reservation + `, '` + open.accountID + `', ` + ident +
+			`, '` + kind + `', '` + dir + `', ` + amount + `, now())`
+	}
 	hold := func(reservation, line, kind, dir, amount string) string {
 		return `INSERT INTO billing.ledger_postings VALUES (` + group + `, ` + line + `, ` + reservation + `, '` + r.accountID + `', ` + ident +
 			`, '` + kind + `', '` + dir + `', ` + amount + `, now())`
@@ -73,12 +78,33 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 		code  string
 		stmts []string
 	}{
-		"BL002 reservation leaves settled": {billing.CodeTransitionRefused, []string{"UPDATE billing.reservation_states SET state = 'reserved', settled_amount = NULL, released_amount = NULL, committed_ref = NULL, finalized_at = NULL WHERE billing_reservation_id = " + res}},
-		"BL002 committed fence reopens":    {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'awaiting_finalization', waiting_reason = 'x', committed_ref = NULL WHERE billing_finalization_fence_id = " + fence}},
-		"BL002 revision skips":             {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 2, coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x' WHERE billing_finalization_fence_id = " + openFence}},
-		"BL002 committed work reopens":     {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_works SET work_state = 'pending', finished_at = NULL WHERE work_state = 'committed'"}},
-		"BL002 closure watermark undone":   {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, closure_watermark_state = 'none', coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x' WHERE billing_finalization_fence_id = " + openFence}},
-		"BL003 reconciliation_required":    {billing.CodeReconciliationDisabled, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'reconciliation_required', active_work_generation = NULL WHERE billing_finalization_fence_id = " + openFence}},
+		"BL002 reservation leaves settled":     {billing.CodeTransitionRefused, []string{"UPDATE billing.reservation_states SET state = 'reserved', settled_amount = NULL, released_amount = NULL, committed_ref = NULL, finalized_at = NULL WHERE billing_reservation_id = " + res}},
+		"BL002 committed fence reopens":        {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'awaiting_finalization', waiting_reason = 'x', committed_ref = NULL WHERE billing_finalization_fence_id = " + fence}},
+		"BL002 revision skips":                 {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 2, coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x' WHERE billing_finalization_fence_id = " + openFence}},
+		"BL002 committed work reopens":         {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_works SET work_state = 'pending', finished_at = NULL WHERE work_state = 'committed'"}},
+		"BL002 closure watermark undone":       {billing.CodeTransitionRefused, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, closure_watermark_state = 'none', coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x' WHERE billing_finalization_fence_id = " + openFence}},
+		"BL003 reconciliation_required":        {billing.CodeReconciliationDisabled, []string{"UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'reconciliation_required', active_work_generation = NULL WHERE billing_finalization_fence_id = " + openFence}},
+		"BL005 settled without its ledger":     {billing.CodeLedgerMismatch, []string{"UPDATE billing.reservation_states SET state = 'settled', settled_amount = 100, released_amount = 2400, committed_ref = 'x', finalized_at = now() WHERE billing_reservation_id = " + openRes}},
+		"23514 settled + released != reserved": {pgerrcode.CheckViolation, []string{"UPDATE billing.reservation_states SET state = 'settled', settled_amount = 100, released_amount = 100, committed_ref = 'x', finalized_at = now() WHERE billing_reservation_id = " + openRes}},
+		"23505 second committed fact": {pgerrcode.UniqueViolation, []string{`INSERT INTO billing.finalization_committed SELECT 'bfc-other', committed_schema_version, committed_digest_algorithm_version,
+			committed_digest, billing_reservation_id, billing_finalization_fence_id, work_generation, gen_random_uuid(), finalization_fence_revision,
+			decision, reserved_amount, settled_amount, released_amount, posting_group_id, gen_random_uuid(), event_envelope_sha256, committed_body, committed_at
+			FROM billing.finalization_committed`}},
+		"55000 balances are derived (a view)": {pgerrcode.ObjectNotInPrerequisiteState, []string{"UPDATE billing.ledger_balances SET balance = 0"}},
+		"42501 the ledger has no INSERT grant": {pgerrcode.InsufficientPrivilege, []string{
+			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`}},
+		"42501 admission facts are read-only": {pgerrcode.InsufficientPrivilege, []string{"UPDATE admission.reservations SET reserved_credits = 1"}},
+		"42501 fence identity columns":        {pgerrcode.InsufficientPrivilege, []string{"UPDATE billing.billing_finalization_fences SET run_id = gen_random_uuid()"}},
+	} {
+		require.Equal(t, c.code, execAsBilling(t, b, c.stmts...), name)
+	}
+
+	// The ledger's own guards hold against the table owner, who may INSERT
+	// directly (the role may not: 42501 above).
+	for name, c := range map[string]struct {
+		code  string
+		stmts []string
+	}{
 		"BL004 unbalanced group": {billing.CodeLedgerUnbalanced, []string{
 			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`,
 			hold(openRes, "1", "reservation_hold", "debit", "100"), hold(openRes, "2", "settled_revenue", "credit", "99")}},
@@ -86,23 +112,14 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`,
 			hold(openRes, "1", "reservation_hold", "debit", "100"),
 			`INSERT INTO billing.ledger_postings VALUES (` + group + `, 2, ` + openRes + `, '` + r.accountID + `', '{"kind":"money","currency":"EUR"}', 'settled_revenue', 'credit', 100, now())`}},
-		"23514 negative balance": {pgerrcode.CheckViolation, []string{
+		"BL006 a finalization group without its committed fact": {billing.CodeLedgerUnjustified, []string{
 			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`,
-			hold(openRes, "1", "reservation_hold", "debit", "2501"), hold(openRes, "2", "settled_revenue", "credit", "2501")}},
+			line(openRes, "1", "reservation_hold", "debit", "2501"), line(openRes, "2", "settled_revenue", "credit", "2501")}},
 		"23514 float-free amounts are positive": {pgerrcode.CheckViolation, []string{
 			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`,
 			hold(openRes, "1", "reservation_hold", "debit", "-1")}},
-		"BL005 settled without its ledger":     {billing.CodeLedgerMismatch, []string{"UPDATE billing.reservation_states SET state = 'settled', settled_amount = 100, released_amount = 2400, committed_ref = 'x', finalized_at = now() WHERE billing_reservation_id = " + openRes}},
-		"23514 settled + released != reserved": {pgerrcode.CheckViolation, []string{"UPDATE billing.reservation_states SET state = 'settled', settled_amount = 100, released_amount = 100, committed_ref = 'x', finalized_at = now() WHERE billing_reservation_id = " + openRes}},
-		"23505 second committed fact": {pgerrcode.UniqueViolation, []string{`INSERT INTO billing.finalization_committed SELECT 'bfc-other', committed_schema_version, committed_digest_algorithm_version,
-			committed_digest, billing_reservation_id, billing_finalization_fence_id, work_generation, gen_random_uuid(), finalization_fence_revision,
-			decision, reserved_amount, settled_amount, released_amount, posting_group_id, gen_random_uuid(), event_envelope_sha256, committed_body, committed_at
-			FROM billing.finalization_committed`}},
-		"42501 balances are the trigger's":    {pgerrcode.InsufficientPrivilege, []string{"UPDATE billing.ledger_balances SET balance = 0"}},
-		"42501 admission facts are read-only": {pgerrcode.InsufficientPrivilege, []string{"UPDATE admission.reservations SET reserved_credits = 1"}},
-		"42501 fence identity columns":        {pgerrcode.InsufficientPrivilege, []string{"UPDATE billing.billing_finalization_fences SET run_id = gen_random_uuid()"}},
 	} {
-		require.Equal(t, c.code, execAsBilling(t, b, c.stmts...), name)
+		require.Equal(t, c.code, execAs(t, b.admin, c.stmts...), name)
 	}
 
 	// Insert-only facts: the role has no UPDATE/DELETE grant (42501), and
@@ -117,10 +134,13 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 		"DELETE FROM billing.reservation_states",
 		"DELETE FROM billing.coordinator_receipts",
 		"UPDATE billing.closure_watermarks SET attempt_count = 0",
-		"DELETE FROM billing.ledger_balances",
 	} {
 		require.Equal(t, pgerrcode.InsufficientPrivilege, execAsBilling(t, b, stmt), stmt)
 		require.Equal(t, billing.CodeInsertOnly, execAs(t, b.admin, stmt), stmt)
+	}
+	// Balances are a view over the postings: no row to edit, for anyone.
+	for _, stmt := range []string{"DELETE FROM billing.ledger_balances", "UPDATE billing.ledger_balances SET balance = 0"} {
+		require.Equal(t, pgerrcode.ObjectNotInPrerequisiteState, execAs(t, b.admin, stmt), stmt)
 	}
 
 	// Watermarks only move forward.

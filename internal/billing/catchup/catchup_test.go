@@ -429,11 +429,10 @@ func TestBI2DuplicateTransitionRejected(t *testing.T) {
 	require.Len(t, b.transitions(t, d), 1)
 
 	// The database itself: a copy of the committed transition under a new
-	// ref and event is refused by the (dimension, from) key.
-	err = db.WithTx(t.Context(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL ROLE oceanway_billing"); err != nil {
-			return err
-		}
+	// ref and event does not start from the fence's settled state (BC010,
+	// as the billing role); with that guard switched off inside the table
+	// owner's own transaction, the (dimension, from) key refuses it (23505).
+	copyTransition := func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 			to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
 			transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,
@@ -443,6 +442,19 @@ func TestBI2DuplicateTransitionRejected(t *testing.T) {
 			transition_kind, settled_amount_before, settled_amount_after, transition_amount, settlement_input_state_version,
 			gen_random_uuid(), work_generation, gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions`)
 		return err
+	}
+	err = db.WithTx(t.Context(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL ROLE oceanway_billing"); err != nil {
+			return err
+		}
+		return copyTransition(ctx, tx)
+	})
+	require.Equal(t, catchup.CodeTransitionOffFence, db.SQLState(err))
+	err = db.WithTx(t.Context(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "ALTER TABLE billing.settlement_transitions DISABLE TRIGGER settlement_transitions_from_fence"); err != nil {
+			return err
+		}
+		return copyTransition(ctx, tx)
 	})
 	require.Equal(t, pgerrcode.UniqueViolation, db.SQLState(err))
 }
@@ -468,7 +480,8 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", catchup.CodeInsertOnly, false},
 		{"receipts are insert-only", "DELETE FROM billing.settlement_catch_up_receipts", pgerrcode.InsufficientPrivilege, true},
 		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", catchup.CodeInsertOnly, false},
-		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at, attempt_number, fencing_token FROM billing.settlement_catch_up_finishes", pgerrcode.UniqueViolation, true},
+		// A second finish carries a spent token: BC008 answers before the primary key (23505).
+		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at, attempt_number, fencing_token FROM billing.settlement_catch_up_finishes", catchup.CodeAttemptFinished, true},
 		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", catchup.CodeFenceGraph, true},
 		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", catchup.CodeFenceGraph, true},
 		{"state revision only with a transition", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settlement_state_revision = settlement_state_revision + 1, active_work_generation = active_work_generation", catchup.CodeFenceGraph, true},
@@ -486,7 +499,9 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		})
 		require.Equal(t, c.state, db.SQLState(err), "%s (%s): %v", c.name, dimID, err)
 	}
-	// An exposure transition without its exposure fails at commit (BC005).
+	// An exposure transition without its exposure fails at commit (BC005):
+	// it starts where the fence stands (its settled amount, its active
+	// Work), so BC010 lets it in.
 	err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {
 		_, err := tx.Exec(t.Context(), `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 			to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
@@ -494,8 +509,10 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 			transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, event_envelope_sha256, transition_body, committed_at)
 			SELECT settlement_dimension_id, to_settlement_state_revision, to_settlement_state_revision + 1, billing_reservation_id,
 			billing_account_id, transition_ref || '-next', transition_schema_version, transition_digest_algorithm_version, transition_digest,
-			transition_kind, settled_amount_before, settled_amount_after, transition_amount, settlement_input_state_version + 1,
-			gen_random_uuid(), work_generation + 1, gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions`)
+			transition_kind, settled_amount_after, settled_amount_after, transition_amount, settlement_input_state_version + 1,
+			gen_random_uuid(), (SELECT active_work_generation FROM billing.settlement_catch_up_fences f
+			                     WHERE f.settlement_dimension_id = t.settlement_dimension_id),
+			gen_random_uuid(), event_envelope_sha256, transition_body, committed_at FROM billing.settlement_transitions t`)
 		return err
 	})
 	require.Equal(t, catchup.CodeExposureMissing, db.SQLState(err), "%v", err)

@@ -25,33 +25,33 @@ var catchUpSQL embed.FS
 var catchUpStatements = db.MustLoadStatements("billing/catchup", catchUpSQL, "sql")
 
 var (
-	qCatchUpLock                = catchUpStatements.Get("lock")
-	qCatchUpWatermarkSelect     = catchUpStatements.Get("watermark_select")
-	qCatchUpWatermarkInsert     = catchUpStatements.Get("watermark_insert")
-	qCatchUpWatermarkAdvance    = catchUpStatements.Get("watermark_advance")
-	qCatchUpFenceSelect         = catchUpStatements.Get("fence_select")
-	qCatchUpFenceExists         = catchUpStatements.Get("fence_exists")
-	qCatchUpFinishInsert        = catchUpStatements.Get("finish_insert")
-	qCatchUpViewFences          = catchUpStatements.Get("view_fences")
-	qCatchUpViewTransitions     = catchUpStatements.Get("view_transitions")
-	qCatchUpViewExposures       = catchUpStatements.Get("view_exposures")
-	qCatchUpViewOpenExposures   = catchUpStatements.Get("view_open_exposures")
-	qCatchUpTransitionByRef     = catchUpStatements.Get("transition_by_ref")
-	qCatchUpTransitionAt        = catchUpStatements.Get("transition_at")
-	qCatchUpReservationIdentity = catchUpStatements.Get("reservation_identity")
-	qCatchUpFenceInsert         = catchUpStatements.Get("fence_insert")
-	qCatchUpFenceUpdate         = catchUpStatements.Get("fence_update")
-	qCatchUpBlockInsert         = catchUpStatements.Get("block_insert")
-	qCatchUpBlockCount          = catchUpStatements.Get("block_count")
-	qCatchUpWorkInsert          = catchUpStatements.Get("work_insert")
-	qCatchUpWorkSelect          = catchUpStatements.Get("work_select")
-	qCatchUpTransitionInsert    = catchUpStatements.Get("transition_insert")
-	qCatchUpExposureInsert      = catchUpStatements.Get("exposure_insert")
-	qCatchUpTransitionSelectTo  = catchUpStatements.Get("transition_select_to")
-	errCatchUpFenceRaceLost     = errors.New("billing: catch-up fence moved under the caller")
-	errCatchUpNoFence           = errors.New("billing: dimension has no catch-up fence")
-	errCatchUpNoWatermark       = errors.New("billing: dimension has no watermark")
-	catchUpEconomicIdentities   = map[string]bool{"credits": true, "entitlement": true, "money": true}
+	qCatchUpLock               = catchUpStatements.Get("lock")
+	qCatchUpWatermarkSelect    = catchUpStatements.Get("watermark_select")
+	qCatchUpWatermarkInsert    = catchUpStatements.Get("watermark_insert")
+	qCatchUpWatermarkAdvance   = catchUpStatements.Get("watermark_advance")
+	qCatchUpFenceSelect        = catchUpStatements.Get("fence_select")
+	qCatchUpFenceExists        = catchUpStatements.Get("fence_exists")
+	qCatchUpFinishInsert       = catchUpStatements.Get("finish_insert")
+	qCatchUpViewFences         = catchUpStatements.Get("view_fences")
+	qCatchUpViewTransitions    = catchUpStatements.Get("view_transitions")
+	qCatchUpViewExposures      = catchUpStatements.Get("view_exposures")
+	qCatchUpViewOpenExposures  = catchUpStatements.Get("view_open_exposures")
+	qCatchUpTransitionByRef    = catchUpStatements.Get("transition_by_ref")
+	qCatchUpTransitionAt       = catchUpStatements.Get("transition_at")
+	qCatchUpReservationState   = catchUpStatements.Get("reservation_state")
+	qCatchUpFenceInsert        = catchUpStatements.Get("fence_insert")
+	qCatchUpFenceUpdate        = catchUpStatements.Get("fence_update")
+	qCatchUpBlockInsert        = catchUpStatements.Get("block_insert")
+	qCatchUpBlockCount         = catchUpStatements.Get("block_count")
+	qCatchUpWorkInsert         = catchUpStatements.Get("work_insert")
+	qCatchUpWorkSelect         = catchUpStatements.Get("work_select")
+	qCatchUpTransitionInsert   = catchUpStatements.Get("transition_insert")
+	qCatchUpExposureInsert     = catchUpStatements.Get("exposure_insert")
+	qCatchUpTransitionSelectTo = catchUpStatements.Get("transition_select_to")
+	errCatchUpFenceRaceLost    = errors.New("billing: catch-up fence moved under the caller")
+	errCatchUpNoFence          = errors.New("billing: dimension has no catch-up fence")
+	errCatchUpNoWatermark      = errors.New("billing: dimension has no watermark")
+	catchUpEconomicIdentities  = map[string]bool{"credits": true, "entitlement": true, "money": true}
 )
 
 // Errors of the catch-up API.
@@ -79,6 +79,15 @@ const (
 	// CodeAttemptGraph (00024): an attempt that is not the next of
 	// the fence's active, claimable generation.
 	CodeAttemptGraph = "BC007"
+	// CodeAttemptFinished (00040): a write with the token of an attempt
+	// whose Work generation already finished: a spent token writes nothing.
+	CodeAttemptFinished = "BC008"
+	// CodeSettledWithoutTransition (00040): a fence's settled amount or
+	// state revision moved without the transition that moves it.
+	CodeSettledWithoutTransition = "BC009"
+	// CodeTransitionOffFence (00040): a transition whose from revision,
+	// settled amount before or Work is not its fence's current one.
+	CodeTransitionOffFence = "BC010"
 )
 
 // Tenant is the tenant the transition events carry.

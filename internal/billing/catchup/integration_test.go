@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
@@ -63,6 +64,9 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 	// The finalization (on S1) and the catch-up fences, one transaction.
 	d := b.decision(t, r, billingc.SuccessSettleAndReleaseRemainder, "100", "2400")
 	_, err = db.WithTxV(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) (billing.CommitResult, error) {
+		if err := billingtest.StoreDecisionTx(ctx, tx, d); err != nil {
+			return billing.CommitResult{}, err
+		}
 		res, err := billing.CommitFinalizationTx(ctx, tx, d, billing.CommitOpts{})
 		if err != nil {
 			return res, err

@@ -16,10 +16,6 @@ import (
 // group: one per transition ref.
 const derivationTransitionPostingGroup = "billing_settlement_transition_posting_group@1"
 
-// groupKindSettlementTransition is the posting group kind of a transition
-// (migration 00022).
-const groupKindSettlementTransition = "settlement_transition"
-
 // ErrTransitionNotPostable: a transition the ledger refuses to post
 // automatically (an adjustment needs a funding decision; the reservation is
 // not finalized).
@@ -43,17 +39,13 @@ func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx
 		return fmt.Errorf("%w: %s", ErrTransitionNotPostable, t.TransitionKind)
 	}
 	d := t.Dimension
-	var identity, state string
-	if err := tx.QueryRow(ctx, qCatchUpReservationIdentity, pgx.NamedArgs{"billing_reservation_id": d.BillingReservationID}).Scan(&identity, &state); err != nil {
+	var state string
+	if err := tx.QueryRow(ctx, qCatchUpReservationState, pgx.NamedArgs{"billing_reservation_id": d.BillingReservationID}).Scan(&state); err != nil {
 		return fmt.Errorf("read reservation %s: %w", d.BillingReservationID, err)
 	}
 	if state != billingc.ReservationSettled {
 		return fmt.Errorf("%w: reservation %s is %s", ErrTransitionNotPostable, d.BillingReservationID, state)
 	}
 	group := envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.Transition.Ref})
-	return billing.InsertPostingsTx(ctx, tx, group, groupKindSettlementTransition, d.BillingReservationID, d.BillingAccountID, identity, t.CommittedAt,
-		[]billingc.Posting{
-			{LineNo: 1, AccountKind: "settled_revenue", Direction: "debit", Amount: t.TransitionAmount},
-			{LineNo: 2, AccountKind: "customer_wallet", Direction: "credit", Amount: t.TransitionAmount},
-		})
+	return billing.PostSettlementTransitionTx(ctx, tx, group, t.Transition.Ref)
 }

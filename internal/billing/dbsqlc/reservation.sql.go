@@ -10,61 +10,60 @@ import (
 	"time"
 )
 
-const postingGroupInsert = `-- name: PostingGroupInsert :exec
-INSERT INTO billing.ledger_posting_groups (posting_group_id, billing_reservation_id, group_kind, economic_identity, created_at)
-VALUES ($1, $2, $3, $4, $5)
+const postFinalization = `-- name: PostFinalization :exec
+SELECT billing.post_finalization($1::uuid, $2::uuid, $3::numeric,
+    $4::numeric, $5::timestamptz)
 `
 
-type PostingGroupInsertParams struct {
-	PostingGroupID       string
+type PostFinalizationParams struct {
 	BillingReservationID string
-	GroupKind            string
-	EconomicIdentity     string
-	CreatedAt            time.Time
+	PostingGroupID       string
+	SettledAmount        string
+	ReleasedAmount       string
+	At                   time.Time
 }
 
-func (q *Queries) PostingGroupInsert(ctx context.Context, db DBTX, arg PostingGroupInsertParams) error {
-	_, err := db.Exec(ctx, postingGroupInsert,
-		arg.PostingGroupID,
+// The finalization's lines derive from the amounts (migration 00040); at
+// commit the group proves the committed fact naming it.
+func (q *Queries) PostFinalization(ctx context.Context, db DBTX, arg PostFinalizationParams) error {
+	_, err := db.Exec(ctx, postFinalization,
 		arg.BillingReservationID,
-		arg.GroupKind,
-		arg.EconomicIdentity,
-		arg.CreatedAt,
+		arg.PostingGroupID,
+		arg.SettledAmount,
+		arg.ReleasedAmount,
+		arg.At,
 	)
 	return err
 }
 
-const postingInsert = `-- name: PostingInsert :exec
-INSERT INTO billing.ledger_postings (posting_group_id, line_no, billing_reservation_id, billing_account_id,
-    economic_identity, account_kind, direction, amount, posted_at)
-VALUES ($1, $2, $3, $4, $5, $6,
-    $7, $8::numeric, $9)
+const postReservationHold = `-- name: PostReservationHold :exec
+SELECT billing.post_reservation_hold($1::uuid, $2::uuid, $3::timestamptz)
 `
 
-type PostingInsertParams struct {
-	PostingGroupID       string
-	LineNo               int32
+type PostReservationHoldParams struct {
 	BillingReservationID string
-	BillingAccountID     string
-	EconomicIdentity     string
-	AccountKind          string
-	Direction            string
-	Amount               string
-	PostedAt             time.Time
+	PostingGroupID       string
+	At                   time.Time
 }
 
-func (q *Queries) PostingInsert(ctx context.Context, db DBTX, arg PostingInsertParams) error {
-	_, err := db.Exec(ctx, postingInsert,
-		arg.PostingGroupID,
-		arg.LineNo,
-		arg.BillingReservationID,
-		arg.BillingAccountID,
-		arg.EconomicIdentity,
-		arg.AccountKind,
-		arg.Direction,
-		arg.Amount,
-		arg.PostedAt,
-	)
+// The hold's lines derive from the reservation (migration 00040).
+func (q *Queries) PostReservationHold(ctx context.Context, db DBTX, arg PostReservationHoldParams) error {
+	_, err := db.Exec(ctx, postReservationHold, arg.BillingReservationID, arg.PostingGroupID, arg.At)
+	return err
+}
+
+const postSettlementTransition = `-- name: PostSettlementTransition :exec
+SELECT billing.post_settlement_transition($1::text, $2::uuid)
+`
+
+type PostSettlementTransitionParams struct {
+	TransitionRef  string
+	PostingGroupID string
+}
+
+// A refund transition's lines derive from the transition (migration 00040).
+func (q *Queries) PostSettlementTransition(ctx context.Context, db DBTX, arg PostSettlementTransitionParams) error {
+	_, err := db.Exec(ctx, postSettlementTransition, arg.TransitionRef, arg.PostingGroupID)
 	return err
 }
 

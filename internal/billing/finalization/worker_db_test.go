@@ -142,26 +142,31 @@ func TestBI1StepsAreImmutableAsTheBillingRole(t *testing.T) {
 			}
 		}
 	}
-	for name, mutate := range map[string]string{
-		"amounts do not add up":   `settled_amount = 1, released_amount = 1`,
-		"settled above reserved":  `settled_amount = 1600, released_amount = -100`,
-		"evaluation with amounts": `bundle_ref = NULL, reason_code = 'inputs_not_closed', decision = 'blocked'`,
+	// The copy of the stored decision, mutated, is refused by the table's
+	// CHECKs (23514) before anything else: the guard that refuses any
+	// decision for a committed fence (BL008) is switched off inside the
+	// test's own transaction, which rolls back.
+	for name, mutated := range map[string]string{
+		"amounts do not add up":   `decision, reason_code, reserved_amount, 1, 1`,
+		"settled above reserved":  `decision, reason_code, reserved_amount, 1600, -100`,
+		"evaluation with amounts": `'blocked', 'inputs_not_closed', reserved_amount, settled_amount, released_amount`,
 	} {
-		_, err := k.admin.Exec(t.Context(), `
-			INSERT INTO billing.finalization_decisions
-			SELECT 'bfd-test-'||md5($1), decision_schema_version, decision_digest_algorithm_version, md5($1)||md5($1),
-			       billing_finalization_fence_id, manifest_ref, bundle_ref, decision, reason_code, reserved_amount, settled_amount,
-			       released_amount, decision_body, recorded_at
-			  FROM billing.finalization_decisions WHERE decision_ref NOT LIKE 'bfd-test-%'`, name)
-		require.NoError(t, err, "the copy itself is valid")
-		_, err = k.admin.Exec(t.Context(), `ALTER TABLE billing.finalization_decisions DISABLE TRIGGER finalization_decisions_immutable`)
-		require.NoError(t, err)
-		_, err = k.admin.Exec(t.Context(), `UPDATE billing.finalization_decisions SET `+mutate+` WHERE decision_ref = 'bfd-test-'||md5($1)`, name)
+		err := pgx.BeginFunc(t.Context(), k.admin, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(t.Context(), `ALTER TABLE billing.finalization_decisions DISABLE TRIGGER finalization_decisions_guard`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(t.Context(), `
+				INSERT INTO billing.finalization_decisions (decision_ref, decision_schema_version, decision_digest_algorithm_version,
+				       decision_digest, billing_finalization_fence_id, manifest_ref, bundle_ref, decision, reason_code, reserved_amount,
+				       settled_amount, released_amount, decision_body)
+				SELECT 'bfd-test-'||md5($1), decision_schema_version, decision_digest_algorithm_version, md5($1)||md5($1),
+				       billing_finalization_fence_id, manifest_ref, bundle_ref, `+mutated+`, decision_body
+				  FROM billing.finalization_decisions`, name)
+			return err
+		})
 		var pg *pgconn.PgError
 		require.ErrorAs(t, err, &pg, name)
 		require.Equal(t, pgerrcode.CheckViolation, pg.Code, name)
-		_, err = k.admin.Exec(t.Context(), `ALTER TABLE billing.finalization_decisions ENABLE TRIGGER finalization_decisions_immutable`)
-		require.NoError(t, err)
 	}
 }
 

@@ -23,12 +23,16 @@ UPDATE billing.reservation_states
        committed_ref = @committed_ref, finalized_at = @finalized_at
  WHERE billing_reservation_id = @billing_reservation_id;
 
--- name: PostingGroupInsert :exec
-INSERT INTO billing.ledger_posting_groups (posting_group_id, billing_reservation_id, group_kind, economic_identity, created_at)
-VALUES (@posting_group_id, @billing_reservation_id, @group_kind, @economic_identity, @created_at);
+-- name: PostReservationHold :exec
+-- The hold's lines derive from the reservation (migration 00040).
+SELECT billing.post_reservation_hold(@billing_reservation_id::uuid, @posting_group_id::uuid, @at::timestamptz);
 
--- name: PostingInsert :exec
-INSERT INTO billing.ledger_postings (posting_group_id, line_no, billing_reservation_id, billing_account_id,
-    economic_identity, account_kind, direction, amount, posted_at)
-VALUES (@posting_group_id, @line_no, @billing_reservation_id, @billing_account_id, @economic_identity, @account_kind,
-    @direction, @amount::numeric, @posted_at);
+-- name: PostFinalization :exec
+-- The finalization's lines derive from the amounts (migration 00040); at
+-- commit the group proves the committed fact naming it.
+SELECT billing.post_finalization(@billing_reservation_id::uuid, @posting_group_id::uuid, @settled_amount::numeric,
+    @released_amount::numeric, @at::timestamptz);
+
+-- name: PostSettlementTransition :exec
+-- A refund transition's lines derive from the transition (migration 00040).
+SELECT billing.post_settlement_transition(@transition_ref::text, @posting_group_id::uuid);
