@@ -25,7 +25,8 @@
 --      (BL008; a second different success is 23505).
 --   6. billing.finalization.committed@1 and
 --      billing.settlement-transition.committed@1 are appended only with the
---      one fact that names them (BL009).
+--      one fact that names them, or adopted from a legacy outbox in the same
+--      transaction (OB-BOOT-1) (BL009).
 --   7. The catch-up: a finished attempt's token writes nothing (BC008); a
 --      fence's settled amount and state revision move only with the
 --      transition that moves them, amounts equal (BC009); a transition
@@ -332,7 +333,9 @@ BEGIN
                        WHERE event_id = NEW.event_id AND event_envelope_sha256 = NEW.event_envelope_sha256
                          AND settlement_dimension_id::text = NEW.aggregate_id
                          AND from_settlement_state_revision = NEW.aggregate_revision)
-          END) THEN
+          END)
+     -- an event adopted from a legacy outbox (OB-BOOT-1) predates our facts
+     AND NOT EXISTS (SELECT 1 FROM outbox.legacy_adoptions WHERE event_id = NEW.event_id) THEN
     RAISE EXCEPTION 'billing: event % (%) has no billing fact naming it', NEW.event_id, NEW.event_type USING ERRCODE = 'BL009';
   END IF;
   RETURN NULL;
