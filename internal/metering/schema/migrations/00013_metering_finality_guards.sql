@@ -19,7 +19,8 @@
 --   ME008 at COMMIT, a metering.settlement-input.current-changed@1 event that
 --         no stored snapshot version names (settlement_input_snapshots.event_id,
 --         unique), or whose aggregate, revision or payload is not that
---         snapshot's: one event per chain revision, each backed by its CAS.
+--         snapshot's: one event per chain revision, each backed by its CAS
+--         (an event adopted from a legacy outbox, OB-BOOT-1, needs none).
 --   ME009 at COMMIT, an attempt started, or a queue row inserted, for a Work
 --         that is already finished (a finish is absorbing), or an attempt
 --         for a Work that is not queued.
@@ -191,6 +192,11 @@ DECLARE
   pred jsonb := NEW.event_payload -> 'predecessorSettlementInput';
 BEGIN
   SELECT * INTO s FROM metering.settlement_input_snapshots x WHERE x.event_id = NEW.event_id;
+  -- An event adopted from a legacy outbox (OB-BOOT-1, by the owner only:
+  -- no role may insert legacy_adoptions) predates the snapshot chain.
+  IF NOT FOUND AND EXISTS (SELECT 1 FROM outbox.legacy_adoptions a WHERE a.event_id = NEW.event_id) THEN
+    RETURN NULL;
+  END IF;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'metering: settlement input event % (aggregate %, revision %) is named by no snapshot version',
       NEW.event_id, NEW.aggregate_id, NEW.aggregate_revision USING ERRCODE = 'ME008';
