@@ -85,6 +85,10 @@ func (e *ConflictError) Unwrap() error { return ErrAdmissionConflict }
 // every runtime).
 const MaxCredits = 1<<53 - 1
 
+// CodeImmutable is the SQLSTATE of an UPDATE, DELETE or TRUNCATE of an
+// admission fact, refused for every role (migrations 00001, 00004).
+const CodeImmutable = "AD001"
+
 // Request is one admission request.
 type Request struct {
 	// AdmissionOperationID is the idempotency key (lowercase UUID).

@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/metering"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
@@ -53,12 +54,17 @@ func TestDS9MeteringDatabaseRefusesPairsItDoesNotOwn(t *testing.T) {
 	require.Equal(t, len(envelope.Pairs())-1, foreign, "metering produces exactly one pair")
 	require.Zero(t, count(t, pool))
 
+	// Its own pair passes the producer check (the append itself succeeds);
+	// a lone current-changed event with no snapshot naming it is then
+	// refused at commit by Metering's own guard (ME008, issue 30).
+	var appendErr error
 	err = db.WithTx(ctx, role, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := release.ForProducer(boundary.Metering).AppendTx(ctx, tx, sampleEvent(envelope.MeteringSettlementInputCurrentChangedV1))
-		return err
+		_, appendErr = release.ForProducer(boundary.Metering).AppendTx(ctx, tx, sampleEvent(envelope.MeteringSettlementInputCurrentChangedV1))
+		return appendErr
 	})
-	require.NoError(t, err, "its own pair passes")
-	require.Equal(t, 1, count(t, pool))
+	require.NoError(t, appendErr, "its own pair passes the producer check")
+	require.Equal(t, metering.SQLStateSettlementEventUnbacked, db.SQLState(err), "%v", err)
+	require.Zero(t, count(t, pool))
 
 	_, err = pool.Exec(ctx, "SELECT outbox.declare_producer('core')")
 	require.Equal(t, release.CodeForeignProducer, db.SQLState(err), "the declaration is immutable: %v", err)
