@@ -23,11 +23,15 @@
 //   - reservation_states: reserved → settled | released, both absorbing;
 //     settled + released = reserved.
 //   - the ledger: posting groups of lines (numeric amounts, never floats,
-//     each tagged with the reservation's economic identity); a deferred
-//     constraint trigger proves every group balanced at commit (BL004),
-//     ledger_balances refuses a negative balance, and a finalized
-//     reservation's ledger must hold exactly settled + released = reserved
-//     (BL005). Nothing in the ledger is ever updated or deleted (BL001).
+//     each tagged with the reservation's economic identity), written only
+//     by three controlled database functions that derive the lines from
+//     the justifying fact (hold, committed finalization, refund
+//     transition); at commit every group proves itself balanced (BL004),
+//     exactly its fact's amounts (BL006) and no balance negative (BL010);
+//     balances are a view; a finalized reservation's ledger must hold
+//     exactly settled + released = reserved (BL005). Nothing in the ledger
+//     is ever updated, deleted or truncated (BL001). docs/billing.md lists
+//     every guard of migration 00040 (issue 30).
 //   - finalization_evaluations (blocked / reconciliation_deferred, with a
 //     reason), finalization_committed (BillingFinalizationCommitted@1, one
 //     per reservation) and coordinator_receipts.
@@ -42,8 +46,8 @@
 // It never reads another owner's tables (Execution, Gateway, Metering live
 // in other databases and answer through their owner reads), never writes a
 // ledger line outside CommitFinalizationTx / OpenFinalizationTx and
-// InsertPostingsTx (through which the settlement catch-up posts a refund
-// transition), and never enters reconciliation_required: until the case and
+// PostSettlementTransitionTx (through which the settlement catch-up posts a
+// refund transition), and never enters reconciliation_required: until the case and
 // resolution command chain exist, an evaluation that would need
 // reconciliation is recorded (RecordEvaluationTx) and the fence waits with
 // its reason; Config refuses the switch at start

@@ -16,7 +16,7 @@
 // The package sits beside internal/billing/finalization and imports the
 // Billing core (internal/billing: the finalization fence's
 // ApplySettlementInputTx behind FinalizationFenceObserver, the ledger's
-// InsertPostingsTx behind TransitionPostings); the core never imports it.
+// PostSettlementTransitionTx behind TransitionPostings); the core never imports it.
 //
 // # What it owns (schema billing, migration line "billing", 00020–00024)
 //
