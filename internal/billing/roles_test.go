@@ -105,6 +105,8 @@ func TestBillingGuardsAsLeastPrivilegedRole(t *testing.T) {
 		code  string
 		stmts []string
 	}{
+		"BL004 a group with no line": {billing.CodeLedgerUnbalanced, []string{
+			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`}},
 		"BL004 unbalanced group": {billing.CodeLedgerUnbalanced, []string{
 			`INSERT INTO billing.ledger_posting_groups VALUES (` + group + `, ` + openRes + `, 'finalization', ` + ident + `, now())`,
 			hold(openRes, "1", "reservation_hold", "debit", "100"), hold(openRes, "2", "settled_revenue", "credit", "99")}},

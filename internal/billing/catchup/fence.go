@@ -88,6 +88,10 @@ const (
 	// CodeTransitionOffFence (00040): a transition whose from revision,
 	// settled amount before or Work is not its fence's current one.
 	CodeTransitionOffFence = "BC010"
+	// CodeTransitionUnproven (00040): a transition that does not commit
+	// with its fence move (its revision, settled amount and event) and its
+	// event.
+	CodeTransitionUnproven = "BC011"
 )
 
 // Tenant is the tenant the transition events carry.

@@ -191,7 +191,26 @@ func TestBI2ForgedCatchUpAndTransitionLedgerWritesAreRefused(t *testing.T) {
 	post := `SELECT billing.post_settlement_transition('bst-forged', gen_random_uuid())`
 	require.Equal(t, catchup.CodeTransitionOffFence, forgeAs(t, b, role, nil, secondRefund, post))
 	require.Equal(t, billing.CodeNegativeBalance, forgeAs(t, b, role,
-		disable("ALTER TABLE billing.settlement_transitions DISABLE TRIGGER settlement_transitions_from_fence"), secondRefund, post))
+		disable("ALTER TABLE billing.settlement_transitions DISABLE TRIGGER settlement_transitions_from_fence",
+			"ALTER TABLE billing.settlement_transitions DISABLE TRIGGER settlement_transitions_proven"), secondRefund, post))
+
+	// A refund transition that starts right where the exposure's fence
+	// stands (BC010 lets it in), posted through the controlled writer, but
+	// with no fence move (no token spent) and no event: refused at commit
+	// (BC011), so no refund reaches the ledger without its catch-up step.
+	lonelyRefund := `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
+		  to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
+		  transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,
+		  transition_amount, settlement_input_state_version, validation_operation_id, work_generation, event_id, event_envelope_sha256,
+		  transition_body, committed_at)
+		SELECT t.settlement_dimension_id, f.settlement_state_revision, f.settlement_state_revision + 1, t.billing_reservation_id,
+		  t.billing_account_id, 'bst-lonely', t.transition_schema_version, t.transition_digest_algorithm_version, t.transition_digest,
+		  'refund', f.settled_amount, 0, f.settled_amount, t.settlement_input_state_version + 1, gen_random_uuid(),
+		  f.active_work_generation, gen_random_uuid(), t.event_envelope_sha256, t.transition_body, t.committed_at
+		  FROM billing.settlement_transitions t JOIN billing.settlement_catch_up_fences f USING (settlement_dimension_id)
+		 WHERE t.settlement_dimension_id = ` + exposureDim
+	require.Equal(t, catchup.CodeTransitionUnproven, forgeAs(t, b, role, nil, lonelyRefund,
+		`SELECT billing.post_settlement_transition('bst-lonely', gen_random_uuid())`))
 
 	// Nothing of it stayed: the ledger is the real code's.
 	bal := b.balances(t, refund.BillingReservationID)

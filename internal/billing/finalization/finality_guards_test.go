@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -231,4 +232,71 @@ func TestBI1FenceCommitsOnlyWithItsFactAndAdmissionIsImmutable(t *testing.T) {
 		"TRUNCATE admission.run_admission_manifests CASCADE"} {
 		require.Equal(t, admission.CodeImmutable, forge(t, k, "", exec(stmt)), stmt)
 	}
+}
+
+// Issue 30, class 4 under a real race (ADR-031: no decision follows the
+// success): while the worker's finalization transaction holds its fence,
+// a second session as oceanway_billing inserts a blocked decision for the
+// same fence. The decision guard reads the fence FOR SHARE, so it waits
+// for the commit and then refuses (BL008) instead of passing on the
+// fence's old, uncommitted state.
+func TestBI2DecisionRacingTheSuccessIsRefused(t *testing.T) {
+	t.Parallel()
+	k := newCore(t)
+	w := newWorld("1200", "333")
+	closedWorld(t, k, w)
+	// A manifest for the forged decision, committed before the race.
+	_, err := k.pool.Exec(t.Context(), `INSERT INTO billing.finalization_input_manifests (manifest_ref, manifest_schema_version,
+		    manifest_digest_algorithm_version, manifest_digest, billing_finalization_fence_id, billing_reservation_id, dimension_count,
+		    target_total, manifest_body)
+		SELECT 'fim-racer', '1', 'jcs-sha256-v1', repeat('f', 64), billing_finalization_fence_id, billing_reservation_id, 0, 0, '{}'
+		  FROM billing.billing_finalization_fences`)
+	require.NoError(t, err)
+
+	atFence, release := make(chan struct{}), make(chan struct{})
+	wk := finalization.NewWorker(k.pool, w.owners(), finalization.BillingLedger{Commit: billing.CommitOpts{
+		AfterStep: func(_ context.Context, _ pgx.Tx, s string) error {
+			if s == "fence" {
+				close(atFence)
+				<-release
+			}
+			return nil
+		}}}, finalization.Config{}, nil)
+	committed := make(chan error, 1)
+	go func() {
+		_, err := wk.ProcessOne(context.Background())
+		committed <- err
+	}()
+	<-atFence
+
+	racer, err := k.admin.Acquire(t.Context())
+	require.NoError(t, err)
+	defer racer.Release()
+	var pid int
+	require.NoError(t, racer.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid))
+	refused := make(chan string, 1)
+	go func() {
+		err := pgx.BeginFunc(context.Background(), racer, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(context.Background(), "SET LOCAL ROLE "+billingschema.RoleBilling); err != nil {
+				return err
+			}
+			_, err := tx.Exec(context.Background(), `INSERT INTO billing.finalization_decisions (decision_ref, decision_schema_version,
+				    decision_digest_algorithm_version, decision_digest, billing_finalization_fence_id, manifest_ref, decision, reason_code,
+				    reserved_amount, decision_body)
+				SELECT 'bfd-racer', '1', 'jcs-sha256-v1', repeat('9', 64), billing_finalization_fence_id, 'fim-racer', 'blocked',
+				       'inputs_not_closed', 1500, '{}'
+				  FROM billing.billing_finalization_fences`)
+			return err
+		})
+		refused <- db.SQLState(err)
+	}()
+	// The racer is waiting on the fence's lock before the worker commits.
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := k.admin.QueryRow(t.Context(), `SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&waiting)
+		return err == nil && waiting
+	}, 10*time.Second, 10*time.Millisecond)
+	close(release)
+	require.NoError(t, <-committed)
+	require.Equal(t, billing.CodeDecisionAfterSuccess, <-refused)
 }

@@ -30,7 +30,8 @@
 --   7. The catch-up: a finished attempt's token writes nothing (BC008); a
 --      fence's settled amount and state revision move only with the
 --      transition that moves them, amounts equal (BC009); a transition
---      starts from its fence's settled state and active Work (BC010).
+--      starts from its fence's settled state and active Work (BC010) and
+--      commits with its fence move and its event (BC011).
 --   8. Every billing table refuses TRUNCATE (BL001/BC001), for every role.
 --
 -- Custom SQLSTATEs added here (internal/billing/errors.go,
@@ -47,6 +48,8 @@
 --         the transition that moves it
 --   BC010 a transition that does not start from its fence's settled state
 --         and active Work
+--   BC011 a transition that does not commit with its fence move (to its
+--         revision and settled amount, naming its event) and its event
 
 -- +goose Up
 -- +goose StatementBegin
@@ -85,8 +88,8 @@ ALTER TABLE billing.ledger_posting_groups
 DROP TRIGGER ledger_postings_balanced ON billing.ledger_postings;
 DROP FUNCTION billing.check_posting_group();
 
-CREATE FUNCTION billing.prove_posting_group() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+CREATE FUNCTION billing.prove_posting_group(p_group uuid) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   g billing.ledger_posting_groups;
   r billing.reservation_states;
@@ -105,7 +108,7 @@ DECLARE
   want boolean;
   negative text;
 BEGIN
-  SELECT * INTO g FROM billing.ledger_posting_groups WHERE posting_group_id = NEW.posting_group_id;
+  SELECT * INTO g FROM billing.ledger_posting_groups WHERE posting_group_id = p_group;
   SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = g.billing_reservation_id;
   SELECT count(*),
          COALESCE(sum(amount) FILTER (WHERE direction = 'debit'), 0), COALESCE(sum(amount) FILTER (WHERE direction = 'credit'), 0),
@@ -159,19 +162,40 @@ BEGIN
     RAISE EXCEPTION 'billing: reservation % would have a negative balance (%)', g.billing_reservation_id, negative
       USING ERRCODE = 'BL010';
   END IF;
+END
+$fn$;
+
+-- The proof runs once per group: from its highest line (a line appended
+-- to an old group is the highest, so the whole group is proven again);
+-- a group with no line at all is refused from the group's own trigger.
+CREATE FUNCTION billing.prove_posting_line() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  IF NEW.line_no = (SELECT max(line_no) FROM billing.ledger_postings WHERE posting_group_id = NEW.posting_group_id) THEN
+    PERFORM billing.prove_posting_group(NEW.posting_group_id);
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE FUNCTION billing.prove_posting_group_has_lines() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM billing.ledger_postings WHERE posting_group_id = NEW.posting_group_id) THEN
+    RAISE EXCEPTION 'billing: posting group % has no line', NEW.posting_group_id USING ERRCODE = 'BL004';
+  END IF;
   RETURN NULL;
 END
 $fn$;
 CREATE CONSTRAINT TRIGGER ledger_posting_groups_proven AFTER INSERT ON billing.ledger_posting_groups
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_posting_group();
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_posting_group_has_lines();
 CREATE CONSTRAINT TRIGGER ledger_postings_proven AFTER INSERT ON billing.ledger_postings
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_posting_group();
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_posting_line();
 
 -- 1. The controlled writers. Each derives the lines from its fact; the
 -- proof above checks them again at commit.
 CREATE FUNCTION billing.post_lines(p_group uuid, r billing.reservation_states, p_kind text, p_transition_ref text,
     p_at timestamptz, p_lines text[][])
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   i int;
 BEGIN
@@ -188,7 +212,7 @@ END
 $fn$;
 
 CREATE FUNCTION billing.post_reservation_hold(p_reservation uuid, p_group uuid, p_at timestamptz)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   r billing.reservation_states;
 BEGIN
@@ -204,7 +228,7 @@ END
 $fn$;
 
 CREATE FUNCTION billing.post_finalization(p_reservation uuid, p_group uuid, p_settled numeric, p_released numeric, p_at timestamptz)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   r billing.reservation_states;
   lines text[][] := ARRAY[]::text[];
@@ -226,13 +250,15 @@ END
 $fn$;
 
 CREATE FUNCTION billing.post_settlement_transition(p_transition_ref text, p_group uuid)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   t billing.settlement_transitions;
   r billing.reservation_states;
 BEGIN
   SELECT * INTO t FROM billing.settlement_transitions WHERE transition_ref = p_transition_ref;
-  SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = t.billing_reservation_id;
+  -- Refunds of one reservation serialise here, so the balance proof at
+  -- commit (BL010) sees every earlier refund of the reservation.
+  SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = t.billing_reservation_id FOR NO KEY UPDATE;
   IF t.transition_kind IS DISTINCT FROM 'refund' OR r.state IS DISTINCT FROM 'settled' THEN
     RAISE EXCEPTION 'billing: only a refund transition of a settled reservation posts automatically (% is %)',
       p_transition_ref, COALESCE(t.transition_kind, 'absent') USING ERRCODE = 'BL006';
@@ -244,7 +270,8 @@ END
 $fn$;
 
 REVOKE INSERT ON billing.ledger_posting_groups, billing.ledger_postings FROM oceanway_billing, oceanway_admission;
-REVOKE ALL ON FUNCTION billing.prove_posting_group(), billing.post_lines(uuid, billing.reservation_states, text, text, timestamptz, text[]),
+REVOKE ALL ON FUNCTION billing.prove_posting_group(uuid), billing.prove_posting_line(), billing.prove_posting_group_has_lines(),
+  billing.post_lines(uuid, billing.reservation_states, text, text, timestamptz, text[]),
   billing.post_reservation_hold(uuid, uuid, timestamptz), billing.post_finalization(uuid, uuid, numeric, numeric, timestamptz),
   billing.post_settlement_transition(text, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION billing.post_reservation_hold(uuid, uuid, timestamptz) TO oceanway_admission;
@@ -253,7 +280,7 @@ GRANT EXECUTE ON FUNCTION billing.post_finalization(uuid, uuid, numeric, numeric
 
 -- 4. The committed finalization fact commits with everything it states.
 CREATE FUNCTION billing.prove_finalization_committed() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   f billing.billing_finalization_fences;
   r billing.reservation_states;
@@ -304,10 +331,12 @@ ALTER TABLE billing.billing_finalization_fences
 
 -- 5. Decisions: none after the success; one success per fence.
 CREATE FUNCTION billing.guard_decision() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF EXISTS (SELECT 1 FROM billing.billing_finalization_fences
-              WHERE billing_finalization_fence_id = NEW.billing_finalization_fence_id AND coordination_state = 'committed') THEN
+  -- FOR SHARE: a decision waits for a concurrent commit of its fence (the
+  -- worker holds the fence FOR UPDATE from claim to commit) and sees it.
+  IF (SELECT coordination_state FROM billing.billing_finalization_fences
+       WHERE billing_finalization_fence_id = NEW.billing_finalization_fence_id FOR SHARE) = 'committed' THEN
     RAISE EXCEPTION 'billing: fence % is committed; no decision follows its success', NEW.billing_finalization_fence_id
       USING ERRCODE = 'BL008';
   END IF;
@@ -321,7 +350,7 @@ CREATE UNIQUE INDEX finalization_decisions_one_success ON billing.finalization_d
 
 -- 6. A billing fact event is appended only with the one fact naming it.
 CREATE FUNCTION billing.prove_fact_event() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF NOT (CASE NEW.event_type
             WHEN 'billing.finalization.committed@1' THEN
@@ -349,7 +378,7 @@ CREATE CONSTRAINT TRIGGER billing_fact_events_proven AFTER INSERT ON outbox.outb
 -- 7. The catch-up: a finished attempt's token is spent; a settled amount
 -- moves only with its transition.
 CREATE OR REPLACE FUNCTION billing.catch_up_require_latest_token(dim uuid, generation bigint, token uuid) RETURNS void
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   latest uuid;
 BEGIN
@@ -368,7 +397,7 @@ END
 $fn$;
 
 CREATE FUNCTION billing.catch_up_fence_settles_by_transition() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF (NEW.settlement_state_revision, NEW.settled_amount) IS DISTINCT FROM (OLD.settlement_state_revision, OLD.settled_amount)
      AND NOT EXISTS (SELECT 1 FROM billing.settlement_transitions
@@ -390,7 +419,7 @@ CREATE TRIGGER settlement_catch_up_fences_transition BEFORE UPDATE ON billing.se
 -- revision and settled amount before are the fence's current ones (the
 -- worker inserts it before it moves the fence, under the fence lock).
 CREATE FUNCTION billing.catch_up_transition_from_fence() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
                   WHERE settlement_dimension_id = NEW.settlement_dimension_id
@@ -406,8 +435,31 @@ END
 $fn$;
 CREATE TRIGGER settlement_transitions_from_fence BEFORE INSERT ON billing.settlement_transitions
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_transition_from_fence();
+
+-- At commit a transition has moved its fence (to its revision and settled
+-- amount, naming its event: the fence update carries the attempt's token,
+-- BC006/BC008) and appended its event.
+CREATE FUNCTION billing.prove_settlement_transition() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
+                  WHERE settlement_dimension_id = NEW.settlement_dimension_id
+                    AND settlement_state_revision = NEW.to_settlement_state_revision
+                    AND settled_amount = NEW.settled_amount_after AND last_event_id = NEW.event_id)
+     OR NOT EXISTS (SELECT 1 FROM outbox.outbox_events
+                     WHERE event_id = NEW.event_id AND event_type = 'billing.settlement-transition.committed@1'
+                       AND event_envelope_sha256 = NEW.event_envelope_sha256) THEN
+    RAISE EXCEPTION 'billing: transition %/% does not commit with its fence move and its event',
+      NEW.settlement_dimension_id, NEW.from_settlement_state_revision USING ERRCODE = 'BC011';
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE CONSTRAINT TRIGGER settlement_transitions_proven AFTER INSERT ON billing.settlement_transitions
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_settlement_transition();
 REVOKE ALL ON FUNCTION billing.prove_finalization_committed(), billing.guard_decision(), billing.prove_fact_event(),
-  billing.catch_up_fence_settles_by_transition(), billing.catch_up_transition_from_fence() FROM PUBLIC;
+  billing.catch_up_fence_settles_by_transition(), billing.catch_up_transition_from_fence(),
+  billing.prove_settlement_transition() FROM PUBLIC;
 
 -- 8. No TRUNCATE, for anyone.
 DO $do$
