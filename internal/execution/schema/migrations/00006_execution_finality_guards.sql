@@ -78,7 +78,7 @@ CREATE TRIGGER gateway_rejection_evidence_immutable
 -- The run of an attempt, share-locked (the closure's FOR UPDATE excludes it),
 -- must accept attempts (EX003).
 CREATE FUNCTION execution.lock_accepting_run_of(attempt uuid) RETURNS execution.attempts
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   a execution.attempts;
   s text;
@@ -97,7 +97,7 @@ END
 $fn$;
 
 CREATE FUNCTION execution.guard_rejection_evidence() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   a execution.attempts;
   j jsonb;
@@ -133,7 +133,7 @@ CREATE TRIGGER gateway_rejection_evidence_guard_insert
 -- AttemptNotDispatchedFact@1 (GW-1): describes its attempt and the stored evidence
 
 CREATE FUNCTION execution.guard_not_dispatched() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   a execution.attempts;
   ev execution.gateway_rejection_evidence;
@@ -177,7 +177,7 @@ CREATE TRIGGER attempt_not_dispatched_facts_guard_insert
 
 -- At COMMIT the attempt's eligibility fact is not_dispatched and names it.
 CREATE FUNCTION execution.prove_not_dispatched() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM execution.eligibility_facts
                   WHERE execution_attempt_id = NEW.execution_attempt_id
@@ -203,7 +203,7 @@ CREATE CONSTRAINT TRIGGER gateway_rejection_evidence_prove_eligibility
 -- ExecutionEligibilityFact@1 (EX-3): describes its row, attempt and run
 
 CREATE FUNCTION execution.guard_eligibility_content() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   a execution.attempts;
   r execution.run_execution_states;
@@ -261,7 +261,7 @@ CREATE TRIGGER eligibility_facts_match
 CREATE FUNCTION execution.own_event_payload(p_event_id uuid, p_event_type text, p_aggregate_type text,
                                             p_aggregate_id text, p_aggregate_revision bigint) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $fn$
   SELECT e.event_payload FROM outbox.outbox_events e
    WHERE e.event_id = p_event_id AND e.event_type = p_event_type AND e.schema_version = '1'
@@ -271,7 +271,7 @@ $fn$;
 
 -- At COMMIT: the eligibility fact's event, created by the same transaction.
 CREATE FUNCTION execution.prove_eligibility_event() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   p jsonb;
 BEGIN
@@ -295,7 +295,7 @@ CREATE CONSTRAINT TRIGGER eligibility_facts_prove_event
 -- Closure (EX-2): set, CAS and fact in one transaction, each describing the closure
 
 CREATE FUNCTION execution.guard_closure_insert() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   s text;
   want text;
@@ -320,7 +320,7 @@ CREATE TRIGGER run_finalizations_guard_insert
 
 -- The attempt set's items as the run's rows say they are, in the set's order.
 CREATE FUNCTION execution.closure_items(run uuid) RETURNS jsonb
-LANGUAGE sql STABLE AS $fn$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
   SELECT coalesce(jsonb_agg(jsonb_build_object(
            'runStepId', a.run_step_id::text, 'executionAttemptId', a.execution_attempt_id::text,
            'attemptExecutionManifestRef', a.attempt_execution_manifest_ref,
@@ -340,7 +340,7 @@ $fn$;
 
 -- The run-closure identity every closure object carries (RunClosure).
 CREATE FUNCTION execution.closure_identity_matches(j jsonb, r execution.run_execution_states) RETURNS boolean
-LANGUAGE sql IMMUTABLE AS $fn$
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $fn$
   SELECT (j->>'runId', j->>'tenantKind', j->>'tenantId', j->>'workspaceId', j->>'projectId',
           j->>'billingAccountId', j->>'billingReservationId',
           j->>'runAdmissionManifestRef', j->>'runAdmissionManifestSchemaVersion',
@@ -354,7 +354,7 @@ $fn$;
 
 -- At COMMIT: the run is closed, and the set describes exactly its attempts.
 CREATE FUNCTION execution.prove_attempt_set() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   r execution.run_execution_states;
   j jsonb;
@@ -387,7 +387,7 @@ CREATE CONSTRAINT TRIGGER attempt_set_manifests_prove_closure
 -- At COMMIT: the fact describes the closure (set, attempts, token, columns)
 -- and its closure event was created by the same transaction.
 CREATE FUNCTION execution.prove_finalization() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   r execution.run_execution_states;
   s execution.attempt_set_manifests;
@@ -442,7 +442,7 @@ CREATE CONSTRAINT TRIGGER run_finalizations_prove_closure
 -- TRUNCATE is refused for every role, the superuser included (EX001).
 
 CREATE FUNCTION execution.reject_truncate() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   RAISE EXCEPTION 'execution: TRUNCATE on %.% is forbidden (immutable execution facts)', TG_TABLE_SCHEMA, TG_TABLE_NAME
     USING ERRCODE = 'EX001';

@@ -43,7 +43,7 @@
 -- Dispatch slots (GW-1): born reserved, terminal in the same transaction
 
 CREATE FUNCTION gateway.guard_slot_insert() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF NEW.state <> 'reserved' OR NEW.reply_body IS NOT NULL OR NEW.terminal_at IS NOT NULL THEN
     RAISE EXCEPTION 'gateway: slot % must be inserted reserved (it becomes terminal by the guarded transition)', NEW.execution_attempt_id
@@ -57,7 +57,7 @@ CREATE TRIGGER dispatch_slots_guard_insert BEFORE INSERT ON gateway.dispatch_slo
   FOR EACH ROW EXECUTE FUNCTION gateway.guard_slot_insert();
 
 CREATE FUNCTION gateway.prove_slot_terminal() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF EXISTS (SELECT 1 FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id AND state = 'reserved') THEN
     RAISE EXCEPTION 'gateway: slot % is still reserved at the end of the transaction that reserved it', NEW.execution_attempt_id
@@ -73,7 +73,7 @@ CREATE CONSTRAINT TRIGGER dispatch_slots_prove_terminal AFTER INSERT ON gateway.
 
 -- A body names the slot key (attempt, deployment, attempt manifest quadruple).
 CREATE FUNCTION gateway.names_slot(j jsonb, s gateway.dispatch_slots) RETURNS boolean
-LANGUAGE sql IMMUTABLE AS $fn$
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $fn$
   SELECT jsonb_typeof(j) = 'object' AND
          (j->>'executionAttemptId', j->>'gatewayDeploymentId',
           j->>'attemptExecutionManifestRef', j->>'attemptExecutionManifestSchemaVersion',
@@ -85,7 +85,7 @@ LANGUAGE sql IMMUTABLE AS $fn$
 $fn$;
 
 CREATE FUNCTION gateway.guard_terminal_fact() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   s gateway.dispatch_slots;
   j jsonb;
@@ -146,7 +146,7 @@ CREATE TRIGGER pre_binding_rejections_guard_insert BEFORE INSERT ON gateway.pre_
 
 -- At COMMIT: a terminal slot has the fact of its state, and its reply names it.
 CREATE FUNCTION gateway.prove_slot_state() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   s gateway.dispatch_slots;
   b gateway.attempt_route_bindings;
@@ -188,7 +188,7 @@ CREATE CONSTRAINT TRIGGER dispatch_slots_prove_state AFTER UPDATE ON gateway.dis
 -- Availability (GW-2): the snapshot describes what it stores
 
 CREATE FUNCTION gateway.guard_snapshot_content() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   j jsonb;
   s gateway.dispatch_slots;
@@ -261,7 +261,7 @@ CREATE TRIGGER availability_snapshots_match BEFORE INSERT ON gateway.availabilit
 CREATE FUNCTION gateway.own_event_payload(p_event_id uuid, p_event_type text, p_aggregate_type text,
                                           p_aggregate_id text, p_aggregate_revision bigint) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $fn$
   SELECT e.event_payload FROM outbox.outbox_events e
    WHERE e.event_id = p_event_id AND e.event_type = p_event_type AND e.schema_version = '1'
@@ -271,7 +271,7 @@ $fn$;
 
 -- A snapshot's advance is complete: its event, and it is the head.
 CREATE FUNCTION gateway.advance_complete(snap gateway.availability_snapshots) RETURNS text
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   p jsonb;
   c gateway.availability_currents;
@@ -297,7 +297,7 @@ END
 $fn$;
 
 CREATE FUNCTION gateway.prove_snapshot_advance() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   code text;
 BEGIN
@@ -325,7 +325,7 @@ CREATE CONSTRAINT TRIGGER availability_snapshots_prove_advance AFTER INSERT ON g
 -- Validation receipts: `current` only for the head (migration 00004)
 
 CREATE FUNCTION gateway.guard_validation_receipt() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   j jsonb;
   v gateway.availability_snapshots;
@@ -383,7 +383,7 @@ CREATE TRIGGER availability_validation_receipts_guard_insert BEFORE INSERT ON ga
 -- TRUNCATE is refused for every role, the superuser included (GW001).
 
 CREATE FUNCTION gateway.reject_truncate() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   RAISE EXCEPTION 'gateway: TRUNCATE on %.% is forbidden (immutable gateway facts)', TG_TABLE_SCHEMA, TG_TABLE_NAME
     USING ERRCODE = 'GW001';
