@@ -144,10 +144,6 @@ UPDATE metering.settlement_input_snapshots s SET event_id = (
   ORDER BY e.created_at, e.event_id LIMIT 1);
 ALTER TABLE metering.settlement_input_snapshots ENABLE TRIGGER settlement_input_snapshots_insert_only;
 CREATE UNIQUE INDEX settlement_input_snapshots_event ON metering.settlement_input_snapshots (event_id);
--- Every new version names its event (rows whose event was archived before
--- this line keep NULL, hence NOT VALID: the rule holds for every new row).
-ALTER TABLE metering.settlement_input_snapshots
-  ADD CONSTRAINT settlement_input_snapshots_event_named CHECK (event_id IS NOT NULL) NOT VALID;
 
 -- 00006's commit check, now by the snapshot's event id (the outbox primary
 -- key) instead of the aggregate: the event named is exactly this version's.
