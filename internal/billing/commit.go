@@ -168,7 +168,7 @@ func CommitFinalizationTx(ctx context.Context, tx pgx.Tx, d Decision, opts Commi
 
 	// 1. The balanced finalization postings.
 	postings := billingc.FinalizationPostings(res.ReservedAmount, d.SettledAmount, d.ReleasedAmount)
-	group := postingGroupID(res.BillingReservationID, GroupFinalization)
+	group := PostingGroupID(res.BillingReservationID, GroupFinalization)
 	if err := queries.PostFinalization(ctx, tx, dbsqlc.PostFinalizationParams{
 		BillingReservationID: res.BillingReservationID, PostingGroupID: group, SettledAmount: d.SettledAmount,
 		ReleasedAmount: d.ReleasedAmount, At: now,

@@ -22,13 +22,19 @@ var queries = dbsqlc.New()
 // Derivations of deterministic ids.
 const (
 	derivationPostingGroup = "billing_ledger_posting_group@1"
-	derivationCommittedRef = "billing_finalization_committed_ref@1"
+	// derivationTransitionPostingGroup names a transition's group: one per
+	// transition ref.
+	derivationTransitionPostingGroup = "billing_settlement_transition_posting_group@1"
+	derivationCommittedRef           = "billing_finalization_committed_ref@1"
 )
 
 // Posting group kinds.
 const (
 	GroupReservationHold = "reservation_hold"
 	GroupFinalization    = "finalization"
+	// GroupSettlementTransition is a refund transition's group, one per
+	// transition (migration 00022; it names its transition since 00040).
+	GroupSettlementTransition = "settlement_transition"
 )
 
 // OpenParams is what the admission transaction hands billing for a new
@@ -119,7 +125,7 @@ func OpenFinalizationTx(ctx context.Context, tx pgx.Tx, p OpenParams) (Opened, e
 	// The hold's lines derive from the reservation state just written: the
 	// admission role may post a hold and nothing else (migration 00040).
 	if err := queries.PostReservationHold(ctx, tx, dbsqlc.PostReservationHoldParams{
-		BillingReservationID: p.BillingReservationID, PostingGroupID: postingGroupID(p.BillingReservationID, GroupReservationHold), At: p.At,
+		BillingReservationID: p.BillingReservationID, PostingGroupID: PostingGroupID(p.BillingReservationID, GroupReservationHold), At: p.At,
 	}); err != nil {
 		return Opened{}, fmt.Errorf("post reservation hold: %w", err)
 	}
@@ -193,10 +199,16 @@ func insertGeneration(ctx context.Context, tx pgx.Tx, trig *TriggerSnapshot, sta
 	return w, nil
 }
 
-// postingGroupID derives the id of a reservation's hold or finalization
-// group: one each, so the id is deterministic.
-func postingGroupID(reservationID, kind string) string {
+// PostingGroupID derives the id of a reservation's hold or finalization
+// group: one each, so the id is deterministic (oceanway verify recomputes it).
+func PostingGroupID(reservationID, kind string) string {
 	return envelope.DeriveID(derivationPostingGroup, map[string]any{"billingReservationId": reservationID, "groupKind": kind})
+}
+
+// TransitionPostingGroupID derives the id of a refund transition's group
+// from the transition ref.
+func TransitionPostingGroupID(transitionRef string) string {
+	return envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": transitionRef})
 }
 
 // PostSettlementTransitionTx posts a refund transition's balanced group
@@ -206,9 +218,9 @@ func postingGroupID(reservationID, kind string) string {
 // reservation posts, and at commit the group proves the transition it
 // names (BL006) and leaves no negative balance (BL010). The settlement
 // catch-up (internal/billing/catchup.TransitionPostings) writes through it.
-func PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, group, transitionRef string) error {
+func PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, transitionRef string) error {
 	if err := queries.PostSettlementTransition(ctx, tx, dbsqlc.PostSettlementTransitionParams{
-		TransitionRef: transitionRef, PostingGroupID: group,
+		TransitionRef: transitionRef, PostingGroupID: TransitionPostingGroupID(transitionRef),
 	}); err != nil {
 		return fmt.Errorf("post settlement transition %s: %w", transitionRef, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	billingc "github.com/oceanway/core/contracts/billing"
-	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/db"
 )
@@ -29,15 +28,7 @@ var (
 	qLedgerTransitions  = statements.Get("ledger_transitions")
 )
 
-// Derivations of the posting group ids, as billing writes them
-// (internal/billing/open.go postingGroupID and
-// internal/billing/catchup/ledger.go PostSettlementTransitionTx).
-const (
-	derivationPostingGroup           = "billing_ledger_posting_group@1"
-	derivationTransitionPostingGroup = "billing_settlement_transition_posting_group@1"
-	groupKindSettlementTransition    = "settlement_transition"
-	reservationReserved              = "reserved"
-)
+const reservationReserved = "reserved"
 
 const (
 	tPostings     = "billing.ledger_postings"
@@ -200,7 +191,7 @@ func (c *ledgerCheck) run() {
 	}
 	transitionByGroup := map[string]ledgerTransition{}
 	for _, t := range l.transitions {
-		transitionByGroup[envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.ref})] = t
+		transitionByGroup[billing.TransitionPostingGroupID(t.ref)] = t
 	}
 	// groups of each reservation by kind
 	byReservation := map[string]map[string][]*ledgerGroup{}
@@ -233,7 +224,7 @@ func (c *ledgerCheck) run() {
 		}
 	}
 	for _, t := range l.transitions {
-		gid := envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.ref})
+		gid := billing.TransitionPostingGroupID(t.ref)
 		_, posted := l.groups[gid]
 		key := fmt.Sprintf("settlement_dimension_id=%s,to_settlement_state_revision=%d", t.dimension, t.toRevision)
 		switch {
@@ -291,7 +282,7 @@ func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerComm
 	}
 	switch g.kind {
 	case billing.GroupReservationHold:
-		if want := derivedGroupID(g.reservation, g.kind); g.id != want {
+		if want := billing.PostingGroupID(g.reservation, g.kind); g.id != want {
 			c.bad(tGroups, groupKey(g.id), "hold group id is not the one derived from its reservation (%s)", want)
 		}
 		c.sameLines(g, []billingc.Posting{
@@ -299,7 +290,7 @@ func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerComm
 			{LineNo: 2, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Debit, Amount: res.reserved},
 		}, "the hold of reserved_amount "+res.reserved)
 	case billing.GroupFinalization:
-		if want := derivedGroupID(g.reservation, g.kind); g.id != want {
+		if want := billing.PostingGroupID(g.reservation, g.kind); g.id != want {
 			c.bad(tGroups, groupKey(g.id), "finalization group id is not the one derived from its reservation (%s)", want)
 		}
 		x, ok := committed[g.id]
@@ -312,7 +303,7 @@ func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerComm
 		if body, err := billingc.DecodeCommitted([]byte(x.body)); err == nil && !samePostings(body.Postings, want) {
 			c.bad(tCommitted, "committed_ref="+x.ref, "ledgerPostings of the body differ from the postings of its amounts")
 		}
-	case groupKindSettlementTransition:
+	case billing.GroupSettlementTransition:
 		t, ok := transitions[g.id]
 		if !ok {
 			c.bad(tGroups, groupKey(g.id), "settlement_transition group whose id derives from no settlement transition")
@@ -382,7 +373,7 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 	}
 	refunded := new(big.Rat)
 	var ordered []*ledgerGroup
-	for _, kind := range []string{billing.GroupReservationHold, billing.GroupFinalization, groupKindSettlementTransition} {
+	for _, kind := range []string{billing.GroupReservationHold, billing.GroupFinalization, billing.GroupSettlementTransition} {
 		ordered = append(ordered, groups[kind]...)
 	}
 	for _, g := range ordered {
@@ -401,7 +392,7 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 			} else {
 				balance[x.accountKind].Sub(balance[x.accountKind], a)
 			}
-			if g.kind == groupKindSettlementTransition && x.accountKind == billingc.AccountSettledRevenue && x.direction == billingc.Debit {
+			if g.kind == billing.GroupSettlementTransition && x.accountKind == billingc.AccountSettledRevenue && x.direction == billingc.Debit {
 				refunded.Add(refunded, a)
 			}
 		}
@@ -418,7 +409,7 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 	x, hasCommitted := committed[r.id]
 	switch r.state {
 	case reservationReserved:
-		if n := len(groups[billing.GroupFinalization]) + len(groups[groupKindSettlementTransition]); n != 0 {
+		if n := len(groups[billing.GroupFinalization]) + len(groups[billing.GroupSettlementTransition]); n != 0 {
 			c.bad(tReservations, key, "reserved, yet %d finalization or transition group(s) are posted", n)
 		}
 		if hasCommitted {
@@ -464,10 +455,6 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 	default:
 		c.bad(tReservations, key, "unknown state %q", r.state)
 	}
-}
-
-func derivedGroupID(reservation, kind string) string {
-	return envelope.DeriveID(derivationPostingGroup, map[string]any{"billingReservationId": reservation, "groupKind": kind})
 }
 
 func samePostings(a, b []billingc.Posting) bool {

@@ -8,13 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	billingc "github.com/oceanway/core/contracts/billing"
-	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/internal/billing"
 )
-
-// derivationTransitionPostingGroup names the id of a transition's posting
-// group: one per transition ref.
-const derivationTransitionPostingGroup = "billing_settlement_transition_posting_group@1"
 
 // ErrTransitionNotPostable: a transition the ledger refuses to post
 // automatically (an adjustment needs a funding decision; the reservation is
@@ -46,6 +41,5 @@ func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx
 	if state != billingc.ReservationSettled {
 		return fmt.Errorf("%w: reservation %s is %s", ErrTransitionNotPostable, d.BillingReservationID, state)
 	}
-	group := envelope.DeriveID(derivationTransitionPostingGroup, map[string]any{"billingSettlementTransitionRef": t.Transition.Ref})
-	return billing.PostSettlementTransitionTx(ctx, tx, group, t.Transition.Ref)
+	return billing.PostSettlementTransitionTx(ctx, tx, t.Transition.Ref)
 }
