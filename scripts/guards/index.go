@@ -1,0 +1,627 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// clause is one refusal a test must prove: a marked condition, trigger or
+// CHECK in the live definition of a migration line, or a marked Go check.
+type clause struct {
+	id    string
+	line  string // migration line (its directory under internal/), or "go"
+	file  string // repository-relative path
+	lineN int    // line number of the marker
+	where string // the function, trigger or Go function that holds it
+	kind  string // "condition", "trigger", "check" or "go"
+	// The mutation: replace file[mutStart:mutEnd] with mutText.
+	mutStart, mutEnd int
+	mutText          string
+	tests            []testRef
+}
+
+type testRef struct{ pkg, name string } // pkg: ./internal/outbox
+
+// gap is a refusal no clause covers, or a marker that cannot be used.
+type gap struct{ file, msg string }
+
+type funcDef struct {
+	key, name  string
+	file       string
+	src        string
+	toks       []sqlToken // the body's tokens
+	bodyOffset int
+}
+
+type trigDef struct {
+	key, name, fn string
+	file          string
+	src           string
+	toks          []sqlToken // the statement's tokens
+	marker        string
+	markerTok     int
+}
+
+type index struct {
+	clauses []*clause
+	gaps    []gap
+}
+
+// lineDirs returns the migration directories, line name → directory.
+func lineDirs() (map[string]string, error) {
+	dirs, err := filepath.Glob("internal/*/schema/migrations")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, d := range dirs {
+		out[strings.Split(d, string(filepath.Separator))[1]] = d
+	}
+	return out, nil
+}
+
+func buildIndex() (*index, error) {
+	ix := &index{}
+	dirs, err := lineDirs()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(dirs))
+	for n := range dirs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, line := range names {
+		if err := ix.scanLine(line, dirs[line]); err != nil {
+			return nil, err
+		}
+	}
+	if err := ix.scanGo(); err != nil {
+		return nil, err
+	}
+	seen := map[string]*clause{}
+	for _, c := range ix.clauses {
+		if o := seen[c.id]; o != nil {
+			ix.gaps = append(ix.gaps, gap{c.file, fmt.Sprintf("clause %s is marked twice (also %s:%d)", c.id, o.file, o.lineN)})
+		}
+		seen[c.id] = c
+	}
+	if err := ix.mapTests(); err != nil {
+		return nil, err
+	}
+	sort.Slice(ix.clauses, func(i, j int) bool {
+		if ix.clauses[i].line != ix.clauses[j].line {
+			return ix.clauses[i].line < ix.clauses[j].line
+		}
+		return ix.clauses[i].id < ix.clauses[j].id
+	})
+	return ix, nil
+}
+
+// scanLine replays a line's migrations in order, keeping the live
+// definition of every function and trigger, then reads clauses off them.
+func (ix *index) scanLine(line, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	funcs := map[string]*funcDef{}
+	var funcOrder []string
+	trigs := map[string]*trigDef{}
+	var trigOrder []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		src := string(b)
+		toks, err := lex(src)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for i := 0; i < len(toks); i++ {
+			t := toks[i]
+			if t.kind == tDollar { // a DO block or a body we did not recognise
+				i = matchingDollar(toks, i)
+				continue
+			}
+			if t.kind == tComment {
+				id := markerID(t)
+				switch {
+				case id != "" && i >= 2 && isWord(toks[i-2], "check") && toks[i-1].text == "(":
+					cl, err := closeParen(toks, i-1)
+					if err != nil {
+						return fmt.Errorf("%s: %w", f, err)
+					}
+					ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: f, lineN: lineOf(src, t.start),
+						where: "CHECK", kind: "check", mutStart: t.end, mutEnd: toks[cl].start, mutText: " true "})
+				case id != "" && i >= 1 && isWord(toks[i-1], "trigger"):
+					// read with its CREATE TRIGGER
+				case id != "" || looksLikeMarker(t):
+					ix.gaps = append(ix.gaps, gap{f, fmt.Sprintf("line %d: marker %s is not after IF/ELSIF/WHEN, CREATE TRIGGER or CHECK (", lineOf(src, t.start), t.text)})
+				}
+				continue
+			}
+			if !isWord(t, "create") && !isWord(t, "drop") {
+				continue
+			}
+			end := statementEnd(toks, i)
+			stmt := toks[i : end+1]
+			switch {
+			case isWord(t, "create") && hasFunctionHead(stmt):
+				fd, next, err := parseFunction(f, src, toks, i)
+				if err != nil {
+					return err
+				}
+				if old, ok := funcs[fd.key]; ok {
+					ix.staleMarkers(old)
+				} else {
+					funcOrder = append(funcOrder, fd.key)
+				}
+				funcs[fd.key] = fd
+				i = next
+			case isWord(t, "create") && hasTriggerHead(stmt):
+				td := parseTrigger(f, src, stmt)
+				if td == nil {
+					return fmt.Errorf("%s:%d: cannot read CREATE TRIGGER", f, lineOf(src, t.start))
+				}
+				if _, ok := trigs[td.key]; !ok {
+					trigOrder = append(trigOrder, td.key)
+				}
+				trigs[td.key] = td
+			case isWord(t, "drop") && len(stmt) > 2 && isWord(stmt[1], "function"):
+				name := stmt[2].text
+				if isWord(stmt[2], "if") && len(stmt) > 4 {
+					name = stmt[4].text
+				}
+				for k, fd := range funcs {
+					if fd.name == name {
+						ix.staleMarkers(fd)
+						delete(funcs, k)
+					}
+				}
+			case isWord(t, "drop") && len(stmt) > 2 && isWord(stmt[1], "trigger"):
+				j := 2
+				if isWord(stmt[2], "if") {
+					j = 4
+				}
+				if j+2 < len(stmt) {
+					delete(trigs, stmt[j].text+" on "+stmt[j+2].text)
+				}
+			}
+		}
+	}
+	// Triggers: each live, marked trigger is a clause; mutation adds or
+	// replaces its WHEN condition with false.
+	byFn := map[string][]*trigDef{}
+	for _, k := range trigOrder {
+		td, ok := trigs[k]
+		if !ok {
+			continue
+		}
+		byFn[td.fn] = append(byFn[td.fn], td)
+		if td.marker == "" {
+			continue
+		}
+		c := &clause{id: td.marker, line: line, file: td.file, lineN: lineOf(td.src, td.toks[td.markerTok].start),
+			where: "trigger " + td.key, kind: "trigger"}
+		for j, t := range td.toks {
+			if isWord(t, "when") && j+1 < len(td.toks) && td.toks[j+1].text == "(" {
+				cl, err := closeParen(td.toks, j+1)
+				if err != nil {
+					return err
+				}
+				c.mutStart, c.mutEnd, c.mutText = td.toks[j+1].end, td.toks[cl].start, "false"
+				break
+			}
+			if isWord(t, "execute") {
+				c.mutStart, c.mutEnd, c.mutText = t.start, t.start, "WHEN (false) "
+				break
+			}
+		}
+		ix.clauses = append(ix.clauses, c)
+	}
+	// Functions: every marker in a live body is a clause; every RAISE must
+	// be governed by a marked condition, or the function is a trigger
+	// function whose every live trigger is marked.
+	for _, k := range funcOrder {
+		fd, ok := funcs[k]
+		if !ok {
+			continue
+		}
+		if err := ix.scanBody(line, fd, byFn[fd.name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// staleMarkers reports markers left in a definition a later migration
+// replaced: only the live definition is mutated, so they would prove nothing.
+func (ix *index) staleMarkers(fd *funcDef) {
+	for _, t := range fd.toks {
+		if markerID(t) != "" {
+			ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("line %d: marker %s is in a definition of %s that a later migration replaces", lineOf(fd.src, t.start), t.text, fd.name)})
+		}
+	}
+}
+
+func hasFunctionHead(stmt []sqlToken) bool {
+	for j := 1; j < len(stmt) && j < 4; j++ {
+		if isWord(stmt[j], "function") {
+			return true
+		}
+		if !isWord(stmt[j], "or") && !isWord(stmt[j], "replace") {
+			return false
+		}
+	}
+	return false
+}
+
+func hasTriggerHead(stmt []sqlToken) bool {
+	return len(stmt) > 2 && (isWord(stmt[1], "trigger") || isWord(stmt[1], "constraint") && isWord(stmt[2], "trigger"))
+}
+
+// parseFunction reads CREATE [OR REPLACE] FUNCTION name(args) ... AS $x$
+// body $x$ ...; it returns the definition and the index of its last token.
+func parseFunction(file, src string, toks []sqlToken, i int) (*funcDef, int, error) {
+	j := i
+	for !isWord(toks[j], "function") {
+		j++
+	}
+	name := toks[j+1].text
+	if toks[j+2].text != "(" {
+		return nil, 0, fmt.Errorf("%s:%d: cannot read function %s", file, lineOf(src, toks[j].start), name)
+	}
+	cl, err := closeParen(toks, j+2)
+	if err != nil {
+		return nil, 0, err
+	}
+	var args []string
+	for _, t := range toks[j+3 : cl] {
+		args = append(args, t.text)
+	}
+	k := cl
+	for k < len(toks) && toks[k].kind != tDollar {
+		if toks[k].text == ";" { // an SQL-standard body (RETURN expr): it cannot RAISE
+			return &funcDef{key: name + "(" + argTypes(args) + ")", name: name, file: file, src: src}, k, nil
+		}
+		k++
+	}
+	close := matchingDollar(toks, k)
+	fd := &funcDef{key: name + "(" + argTypes(args) + ")", name: name, file: file, src: src, toks: toks[k+1 : close]}
+	return fd, statementEnd(toks, close+1), nil
+}
+
+// argTypes drops parameter names so a redefinition with renamed
+// parameters keeps its key: the type is the last word of each argument.
+func argTypes(words []string) string {
+	var out []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur[max(0, len(cur)-1):], " "))
+		}
+		cur = nil
+	}
+	for _, w := range words {
+		if w == "," {
+			flush()
+			continue
+		}
+		if w == "[" || w == "]" {
+			if len(cur) > 0 {
+				cur[len(cur)-1] += w
+			}
+			continue
+		}
+		cur = append(cur, w)
+	}
+	flush()
+	return strings.Join(out, ",")
+}
+
+func parseTrigger(file, src string, stmt []sqlToken) *trigDef {
+	td := &trigDef{file: file, src: src, toks: stmt, markerTok: -1}
+	j := 1
+	if isWord(stmt[1], "constraint") {
+		j = 2
+	}
+	j++ // past TRIGGER
+	if id := markerID(stmt[j]); id != "" {
+		td.marker, td.markerTok = id, j
+		j++
+	}
+	td.name = stmt[j].text
+	for k := j; k+1 < len(stmt); k++ {
+		if isWord(stmt[k], "on") && td.key == "" {
+			td.key = td.name + " on " + stmt[k+1].text
+		}
+		if (isWord(stmt[k], "function") || isWord(stmt[k], "procedure")) && k > 0 && isWord(stmt[k-1], "execute") {
+			td.fn = stmt[k+1].text
+		}
+	}
+	if td.key == "" || td.fn == "" {
+		return nil
+	}
+	return td
+}
+
+type frame struct {
+	kind   string // block, if, case, loop, handler
+	marker string // the marker of the condition governing the current branch
+	cond   bool   // whether the current branch has a condition at all
+}
+
+var nonErrorLevels = map[string]bool{"notice": true, "warning": true, "info": true, "log": true, "debug": true}
+
+func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
+	toks := fd.toks
+	var stack []frame
+	top := func() *frame {
+		if len(stack) == 0 {
+			return nil
+		}
+		return &stack[len(stack)-1]
+	}
+	pop := func(kind string) {
+		for len(stack) > 0 {
+			k := stack[len(stack)-1].kind
+			stack = stack[:len(stack)-1]
+			if kind == "" || k == kind {
+				return
+			}
+		}
+	}
+	marked := func(i int) string {
+		if i+1 < len(toks) {
+			return markerID(toks[i+1])
+		}
+		return ""
+	}
+	unconditional := false
+	for i, t := range toks {
+		prev := sqlToken{}
+		if i > 0 {
+			prev = toks[i-1]
+		}
+		if t.kind == tComment {
+			id := markerID(t)
+			if id == "" && !looksLikeMarker(t) {
+				continue
+			}
+			if id == "" || !(isWord(prev, "if") || isWord(prev, "elsif") || isWord(prev, "elseif") || isWord(prev, "when")) {
+				ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("line %d: marker %s is not after IF/ELSIF/WHEN", lineOf(fd.src, t.start), t.text)})
+				continue
+			}
+			then, err := condEnd(toks, i+1)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", fd.file, lineOf(fd.src, t.start), err)
+			}
+			ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: fd.file, lineN: lineOf(fd.src, t.start),
+				where: fd.name, kind: "condition", mutStart: t.end, mutEnd: toks[then].start, mutText: " false "})
+			continue
+		}
+		if t.kind != tWord {
+			continue
+		}
+		switch t.text {
+		case "begin":
+			stack = append(stack, frame{kind: "block"})
+		case "if":
+			if isWord(prev, "end") {
+				pop("if")
+			} else {
+				stack = append(stack, frame{kind: "if", marker: marked(i), cond: true})
+			}
+		case "elsif", "elseif":
+			if f := top(); f != nil {
+				f.marker, f.cond = marked(i), true
+			}
+		case "else":
+			if f := top(); f != nil {
+				f.marker, f.cond = "", false
+			}
+		case "case":
+			if isWord(prev, "end") {
+				pop("case")
+			} else {
+				stack = append(stack, frame{kind: "case"})
+			}
+		case "when":
+			if f := top(); f != nil && (f.kind == "case" || f.kind == "handler") {
+				f.marker, f.cond = marked(i), true
+			}
+		case "loop":
+			if isWord(prev, "end") {
+				pop("loop")
+			} else {
+				stack = append(stack, frame{kind: "loop"})
+			}
+		case "exception":
+			if !isWord(prev, "raise") {
+				if f := top(); f != nil && f.kind == "block" {
+					f.kind = "handler"
+				}
+			}
+		case "end":
+			if i+1 < len(toks) && (isWord(toks[i+1], "if") || isWord(toks[i+1], "case") || isWord(toks[i+1], "loop")) {
+				continue // handled at the next word
+			}
+			pop("")
+		case "raise":
+			if i+1 < len(toks) && nonErrorLevels[toks[i+1].text] {
+				continue
+			}
+			var gov *frame
+			for k := len(stack) - 1; k >= 0; k-- {
+				if s := stack[k]; s.kind == "if" || s.kind == "case" || s.kind == "handler" {
+					gov = &stack[k]
+					break
+				}
+			}
+			switch {
+			case gov == nil:
+				unconditional = true
+			case gov.kind == "handler":
+				// re-raising a caught error refuses nothing new
+			case gov.marker == "":
+				what := "condition"
+				if !gov.cond {
+					what = "ELSE branch (turn it into a condition)"
+				}
+				ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("line %d: RAISE in %s under an unmarked %s", lineOf(fd.src, t.start), fd.name, what)})
+			}
+		}
+	}
+	if unconditional {
+		if len(trigs) == 0 {
+			ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("%s raises unconditionally and no live trigger executes it", fd.name)})
+		}
+		for _, td := range trigs {
+			if td.marker == "" {
+				ix.gaps = append(ix.gaps, gap{td.file, fmt.Sprintf("line %d: trigger %s executes %s, which refuses unconditionally: mark the trigger", lineOf(td.src, td.toks[0].start), td.key, fd.name)})
+			}
+		}
+	}
+	return nil
+}
+
+func lineOf(src string, off int) int { return strings.Count(src[:off], "\n") + 1 }
+
+// goMarkerRE is a Go clause marker: a "// guard ID" line directly above an
+// if statement whose condition refuses a write.
+var goMarkerRE = regexp.MustCompile(`^//\s*guard\s+(` + idRE.String() + `)\s*$`)
+
+func trackedGo() ([]string, error) {
+	out, err := exec.Command("git", "ls-files", "--cached", "--others", "--exclude-standard", "*.go").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files: %w", err)
+	}
+	var files []string
+	for _, f := range strings.Fields(string(out)) {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+func (ix *index) scanGo() error {
+	files, err := trackedGo()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "scripts/guards/") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), "// guard ") {
+			continue
+		}
+		fset := token.NewFileSet()
+		af, err := parser.ParseFile(fset, f, b, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		markers := map[int]string{} // line → ID
+		for _, cg := range af.Comments {
+			for _, c := range cg.List {
+				if m := goMarkerRE.FindStringSubmatch(c.Text); m != nil {
+					markers[fset.Position(c.Pos()).Line] = m[1]
+				}
+			}
+		}
+		used := map[int]bool{}
+		var fn string
+		ast.Inspect(af, func(n ast.Node) bool {
+			if d, ok := n.(*ast.FuncDecl); ok {
+				fn = d.Name.Name
+			}
+			is, ok := n.(*ast.IfStmt)
+			if !ok {
+				return true
+			}
+			ln := fset.Position(is.Pos()).Line
+			id, ok := markers[ln-1]
+			if !ok {
+				return true
+			}
+			used[ln-1] = true
+			s, e := fset.Position(is.Cond.Pos()).Offset, fset.Position(is.Cond.End()).Offset
+			ix.clauses = append(ix.clauses, &clause{id: id, line: "go", file: f, lineN: ln - 1, where: fn, kind: "go",
+				mutStart: s, mutEnd: e, mutText: "false && (" + string(b[s:e]) + ")"})
+			return true
+		})
+		for ln, id := range markers {
+			if !used[ln] {
+				ix.gaps = append(ix.gaps, gap{f, fmt.Sprintf("line %d: marker %s is not directly above an if statement", ln, id)})
+			}
+		}
+	}
+	return nil
+}
+
+// mapTests finds, for every clause, the top-level tests whose name, doc
+// comment or body names its ID.
+func (ix *index) mapTests() error {
+	files, err := trackedGo()
+	if err != nil {
+		return err
+	}
+	byID := map[string]*clause{}
+	for _, c := range ix.clauses {
+		byID[c.id] = c
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if !idRE.Match(b) {
+			continue
+		}
+		fset := token.NewFileSet()
+		af, err := parser.ParseFile(fset, f, b, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		pkg := "./" + filepath.Dir(f)
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") {
+				continue
+			}
+			start := fd.Pos()
+			if fd.Doc != nil {
+				start = fd.Doc.Pos()
+			}
+			text := string(b[fset.Position(start).Offset:fset.Position(fd.End()).Offset])
+			found := map[string]bool{}
+			for _, m := range idRE.FindAllStringIndex(text, -1) {
+				id := text[m[0]:m[1]]
+				if c := byID[id]; c != nil && !found[id] {
+					found[id] = true
+					c.tests = append(c.tests, testRef{pkg, fd.Name.Name})
+				}
+			}
+		}
+	}
+	return nil
+}

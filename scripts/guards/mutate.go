@@ -1,0 +1,3 @@
+package main
+
+func cmdMutate(args []string) error { return nil }
