@@ -152,6 +152,10 @@ func NewBundle(ctx context.Context, o Opts) (*Bundle, error) {
 	if len(lines) == 0 {
 		lines = []migrate.Line{outboxschema.Line()}
 	}
+	lines, err = overlayLines(lines)
+	if err != nil {
+		return nil, err
+	}
 	set, err := h.lineSet(ctx, lines)
 	if err != nil {
 		return nil, err

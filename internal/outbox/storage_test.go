@@ -170,7 +170,8 @@ func TestDeferredDeliverySetProof(t *testing.T) {
 }
 
 // OB-STORE-2: envelope, payload, digests, definition quadruple and created
-// time are immutable (trigger), events are never deleted; and the roles have
+// time are immutable (trigger), events are never deleted (OW002.events-no-delete,
+// OW002.events-no-truncate); and the roles have
 // no UPDATE on events at all (column grants).
 func TestEventImmutability(t *testing.T) {
 	t.Parallel()

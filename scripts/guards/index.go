@@ -174,7 +174,9 @@ func (ix *index) scanLine(line, dir string) error {
 				if td == nil {
 					return fmt.Errorf("%s:%d: cannot read CREATE TRIGGER", f, lineOf(src, t.start))
 				}
-				if _, ok := trigs[td.key]; !ok {
+				if old, ok := trigs[td.key]; ok {
+					ix.staleTrigger(old)
+				} else {
 					trigOrder = append(trigOrder, td.key)
 				}
 				trigs[td.key] = td
@@ -195,7 +197,11 @@ func (ix *index) scanLine(line, dir string) error {
 					j = 4
 				}
 				if j+2 < len(stmt) {
-					delete(trigs, stmt[j].text+" on "+stmt[j+2].text)
+					key := stmt[j].text + " on " + stmt[j+2].text
+					if old, ok := trigs[key]; ok {
+						ix.staleTrigger(old)
+					}
+					delete(trigs, key)
 				}
 			}
 		}
@@ -203,11 +209,13 @@ func (ix *index) scanLine(line, dir string) error {
 	// Triggers: each live, marked trigger is a clause; mutation adds or
 	// replaces its WHEN condition with false.
 	byFn := map[string][]*trigDef{}
+	done := map[string]bool{}
 	for _, k := range trigOrder {
 		td, ok := trigs[k]
-		if !ok {
+		if !ok || done[k] {
 			continue
 		}
+		done[k] = true
 		byFn[td.fn] = append(byFn[td.fn], td)
 		if td.marker == "" {
 			continue
@@ -235,9 +243,10 @@ func (ix *index) scanLine(line, dir string) error {
 	// function whose every live trigger is marked.
 	for _, k := range funcOrder {
 		fd, ok := funcs[k]
-		if !ok {
+		if !ok || done["fn "+k] {
 			continue
 		}
+		done["fn "+k] = true
 		if err := ix.scanBody(line, fd, byFn[fd.name]); err != nil {
 			return err
 		}
@@ -252,6 +261,12 @@ func (ix *index) staleMarkers(fd *funcDef) {
 		if markerID(t) != "" {
 			ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("line %d: marker %s is in a definition of %s that a later migration replaces", lineOf(fd.src, t.start), t.text, fd.name)})
 		}
+	}
+}
+
+func (ix *index) staleTrigger(td *trigDef) {
+	if td.marker != "" {
+		ix.gaps = append(ix.gaps, gap{td.file, fmt.Sprintf("line %d: marker %s is on trigger %s, which a later migration drops", lineOf(td.src, td.toks[td.markerTok].start), td.marker, td.key)})
 	}
 }
 

@@ -290,7 +290,7 @@ CREATE TRIGGER outbox_events_immutable BEFORE UPDATE ON outbox.outbox_events
   FOR EACH ROW EXECUTE FUNCTION outbox.outbox_events_before_update();
 CREATE TRIGGER outbox_events_no_delete BEFORE DELETE ON outbox.outbox_events
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_events_no_truncate BEFORE TRUNCATE ON outbox.outbox_events
+CREATE TRIGGER /* guard OW002.events-no-truncate */ outbox_events_no_truncate BEFORE TRUNCATE ON outbox.outbox_events
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- The deferred delivery-set proof (OB-APPEND-2, DS-9). At commit, per

@@ -153,7 +153,7 @@ DROP TRIGGER outbox_events_no_delete ON outbox.outbox_events;
 DROP TRIGGER outbox_deliveries_no_delete ON outbox.outbox_deliveries;
 DROP TRIGGER outbox_delivery_attempt_starts_no_delete ON outbox.outbox_delivery_attempt_starts;
 DROP TRIGGER outbox_delivery_attempt_finishes_no_delete ON outbox.outbox_delivery_attempt_finishes;
-CREATE TRIGGER outbox_events_no_delete BEFORE DELETE ON outbox.outbox_events
+CREATE TRIGGER /* guard OW002.events-no-delete */ outbox_events_no_delete BEFORE DELETE ON outbox.outbox_events
   FOR EACH ROW EXECUTE FUNCTION outbox.retention_delete_guard();
 CREATE TRIGGER outbox_deliveries_no_delete BEFORE DELETE ON outbox.outbox_deliveries
   FOR EACH ROW EXECUTE FUNCTION outbox.retention_delete_guard();
