@@ -57,20 +57,20 @@ CREATE FUNCTION execution.guard_run_state() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    IF NEW.state <> 'accepting_attempts' OR NEW.state_version <> 1 THEN
+    IF /* guard EX002.run-born-accepting */ NEW.state <> 'accepting_attempts' OR NEW.state_version <> 1 THEN
       RAISE EXCEPTION 'execution: a run execution state starts as accepting_attempts at version 1'
         USING ERRCODE = 'EX002';
     END IF;
     RETURN NEW;
   END IF;
-  IF TG_OP = 'DELETE' THEN
+  IF /* guard EX001.run-state-no-delete */ TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'execution: DELETE on execution.run_execution_states is forbidden' USING ERRCODE = 'EX001';
   END IF;
-  IF OLD.state <> 'accepting_attempts' OR NEW.state <> 'attempts_closed' OR NEW.state_version <> OLD.state_version + 1 THEN
+  IF /* guard EX002.run-only-closes */ OLD.state <> 'accepting_attempts' OR NEW.state <> 'attempts_closed' OR NEW.state_version <> OLD.state_version + 1 THEN
     RAISE EXCEPTION 'execution: run % cannot move % → % (no reopen, no second closure)', OLD.run_id, OLD.state, NEW.state
       USING ERRCODE = 'EX002';
   END IF;
-  IF (NEW.run_id, NEW.tenant_kind, NEW.tenant_id, NEW.workspace_id, NEW.project_id, NEW.billing_account_id,
+  IF /* guard EX002.run-identity-immutable */ (NEW.run_id, NEW.tenant_kind, NEW.tenant_id, NEW.workspace_id, NEW.project_id, NEW.billing_account_id,
       NEW.billing_reservation_id, NEW.run_admission_manifest_ref, NEW.run_admission_manifest_schema_version,
       NEW.run_admission_manifest_digest_algorithm_version, NEW.run_admission_manifest_digest,
       NEW.run_execution_token_ref, NEW.run_execution_token_schema_version,
@@ -118,7 +118,7 @@ BEGIN
   -- The share lock conflicts with the closure's FOR UPDATE: an attempt
   -- commits before the closure locks the run, or it sees attempts_closed.
   SELECT state INTO s FROM execution.run_execution_states WHERE run_id = NEW.run_id FOR SHARE;
-  IF s IS DISTINCT FROM 'accepting_attempts' THEN
+  IF /* guard EX003.attempt-run-not-accepting */ s IS DISTINCT FROM 'accepting_attempts' THEN
     RAISE EXCEPTION 'execution: run % is not accepting attempts (state %)', NEW.run_id, coalesce(s, 'missing')
       USING ERRCODE = 'EX003';
   END IF;
@@ -130,7 +130,7 @@ CREATE TRIGGER attempts_guard_insert
   BEFORE INSERT ON execution.attempts
   FOR EACH ROW EXECUTE FUNCTION execution.guard_attempt_insert();
 
-CREATE TRIGGER attempts_immutable
+CREATE TRIGGER /* guard EX001.attempts-immutable */ attempts_immutable
   BEFORE UPDATE OR DELETE ON execution.attempts
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
 -- +goose StatementEnd

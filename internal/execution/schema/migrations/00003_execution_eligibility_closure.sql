@@ -76,16 +76,16 @@ CREATE TRIGGER eligibility_facts_guard_insert
   BEFORE INSERT ON execution.eligibility_facts
   FOR EACH ROW EXECUTE FUNCTION execution.guard_attempt_insert();
 
-CREATE TRIGGER attempt_not_dispatched_facts_immutable
+CREATE TRIGGER /* guard EX001.not-dispatched-facts-immutable */ attempt_not_dispatched_facts_immutable
   BEFORE UPDATE OR DELETE ON execution.attempt_not_dispatched_facts
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
-CREATE TRIGGER eligibility_facts_immutable
+CREATE TRIGGER /* guard EX001.eligibility-facts-immutable */ eligibility_facts_immutable
   BEFORE UPDATE OR DELETE ON execution.eligibility_facts
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
-CREATE TRIGGER attempt_set_manifests_immutable
+CREATE TRIGGER /* guard EX001.attempt-sets-immutable */ attempt_set_manifests_immutable
   BEFORE UPDATE OR DELETE ON execution.attempt_set_manifests
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
-CREATE TRIGGER run_finalizations_immutable
+CREATE TRIGGER /* guard EX001.finalizations-immutable */ run_finalizations_immutable
   BEFORE UPDATE OR DELETE ON execution.run_finalizations
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
 

@@ -71,7 +71,7 @@ CREATE TABLE execution.gateway_rejection_evidence (
 COMMENT ON TABLE execution.gateway_rejection_evidence IS
   'The Gateway''s GatewayPreBindingRejectionFact@1 as readDispatchSlot@1 answered it (terminal_rejected), stored with the attempt''s AttemptNotDispatchedFact@1.';
 
-CREATE TRIGGER gateway_rejection_evidence_immutable
+CREATE TRIGGER /* guard EX001.rejection-evidence-immutable */ gateway_rejection_evidence_immutable
   BEFORE UPDATE OR DELETE ON execution.gateway_rejection_evidence
   FOR EACH ROW EXECUTE FUNCTION execution.reject_change();
 
@@ -88,7 +88,7 @@ BEGIN
     RETURN NULL;
   END IF;
   SELECT state INTO s FROM execution.run_execution_states WHERE run_id = a.run_id FOR SHARE;
-  IF s IS DISTINCT FROM 'accepting_attempts' THEN
+  IF /* guard EX003.evidence-run-not-accepting */ s IS DISTINCT FROM 'accepting_attempts' THEN
     RAISE EXCEPTION 'execution: run % is not accepting attempts (state %)', a.run_id, coalesce(s, 'missing')
       USING ERRCODE = 'EX003';
   END IF;
@@ -104,7 +104,7 @@ DECLARE
 BEGIN
   a := execution.lock_accepting_run_of(NEW.execution_attempt_id);
   j := NEW.rejection_fact_body::jsonb;
-  IF a.execution_attempt_id IS NULL OR jsonb_typeof(j) <> 'object' OR
+  IF /* guard EX007.evidence-names-slot */ a.execution_attempt_id IS NULL OR jsonb_typeof(j) <> 'object' OR
      (j->>'executionAttemptId', j->>'gatewayDeploymentId',
       j->>'attemptExecutionManifestRef', j->>'attemptExecutionManifestSchemaVersion',
       j->>'attemptExecutionManifestDigestAlgorithmVersion', j->>'attemptExecutionManifestDigest',
@@ -141,12 +141,12 @@ DECLARE
 BEGIN
   a := execution.lock_accepting_run_of(NEW.execution_attempt_id);
   SELECT * INTO ev FROM execution.gateway_rejection_evidence WHERE execution_attempt_id = NEW.execution_attempt_id;
-  IF NOT FOUND THEN
+  IF /* guard EX007.fact-without-evidence */ NOT FOUND THEN
     RAISE EXCEPTION 'execution: not-dispatched fact of attempt % names no stored Gateway rejection evidence', NEW.execution_attempt_id
       USING ERRCODE = 'EX007';
   END IF;
   j := NEW.fact_body::jsonb;
-  IF a.execution_attempt_id IS NULL OR jsonb_typeof(j) <> 'object' OR
+  IF /* guard EX007.fact-differs-from-evidence */ a.execution_attempt_id IS NULL OR jsonb_typeof(j) <> 'object' OR
      (j->>'executionAttemptId', j->>'runId', j->>'runStepId', j->>'gatewayDeploymentId',
       j->>'attemptExecutionManifestRef', j->>'attemptExecutionManifestSchemaVersion',
       j->>'attemptExecutionManifestDigestAlgorithmVersion', j->>'attemptExecutionManifestDigest',
@@ -179,7 +179,7 @@ CREATE TRIGGER attempt_not_dispatched_facts_guard_insert
 CREATE FUNCTION execution.prove_not_dispatched() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM execution.eligibility_facts
+  IF /* guard EX008.without-not-dispatched-eligibility */ NOT EXISTS (SELECT 1 FROM execution.eligibility_facts
                   WHERE execution_attempt_id = NEW.execution_attempt_id
                     AND dispatch_disposition = 'not_dispatched'
                     AND not_dispatched_execution_attempt_id = NEW.execution_attempt_id) THEN
@@ -218,7 +218,7 @@ BEGIN
   IF NEW.dispatch_disposition = 'not_dispatched' THEN
     SELECT * INTO nd FROM execution.attempt_not_dispatched_facts WHERE execution_attempt_id = NEW.execution_attempt_id;
   END IF;
-  IF a.execution_attempt_id IS NULL OR NEW.run_id IS DISTINCT FROM a.run_id OR jsonb_typeof(j) <> 'object' OR
+  IF /* guard EX009.eligibility-content */ a.execution_attempt_id IS NULL OR NEW.run_id IS DISTINCT FROM a.run_id OR jsonb_typeof(j) <> 'object' OR
      (j->>'executionEligibilityFactRef', j->>'executionEligibilityFactSchemaVersion',
       j->>'executionEligibilityFactDigestAlgorithmVersion', j->>'executionEligibilityFactDigest',
       j->>'executionAttemptId', j->>'runId', j->>'runStepId',
@@ -277,7 +277,7 @@ DECLARE
 BEGIN
   p := execution.own_event_payload(NEW.event_id, 'execution.attempt-eligibility.finalized@1', 'execution_attempt',
                                    NEW.execution_attempt_id::text, 1);
-  IF p IS NULL OR (p->>'executionEligibilityFactRef', p->>'executionEligibilityFactDigest')
+  IF /* guard EX010.eligibility-without-event */ p IS NULL OR (p->>'executionEligibilityFactRef', p->>'executionEligibilityFactDigest')
                   IS DISTINCT FROM (NEW.execution_eligibility_fact_ref, NEW.execution_eligibility_fact_digest) THEN
     RAISE EXCEPTION 'execution: eligibility fact of attempt % without its execution.attempt-eligibility.finalized@1 in the same transaction', NEW.execution_attempt_id
       USING ERRCODE = 'EX010';
@@ -302,7 +302,7 @@ DECLARE
 BEGIN
   want := CASE TG_TABLE_NAME WHEN 'attempt_set_manifests' THEN 'accepting_attempts' ELSE 'attempts_closed' END;
   SELECT state INTO s FROM execution.run_execution_states WHERE run_id = NEW.run_id;
-  IF s IS DISTINCT FROM want THEN
+  IF /* guard EX005.closure-insert-state */ s IS DISTINCT FROM want THEN
     RAISE EXCEPTION 'execution: % of run % written while the run is % (the closure writes the set, CASes accepting_attempts → attempts_closed and writes the fact in one transaction)',
       TG_TABLE_NAME, NEW.run_id, coalesce(s, 'missing')
       USING ERRCODE = 'EX005';
@@ -360,12 +360,12 @@ DECLARE
   j jsonb;
 BEGIN
   SELECT * INTO r FROM execution.run_execution_states WHERE run_id = NEW.run_id;
-  IF r.state IS DISTINCT FROM 'attempts_closed' THEN
+  IF /* guard EX005.set-without-cas */ r.state IS DISTINCT FROM 'attempts_closed' THEN
     RAISE EXCEPTION 'execution: attempt set of run % committed while the run is % (no closure CAS in its transaction)', NEW.run_id, coalesce(r.state, 'missing')
       USING ERRCODE = 'EX005';
   END IF;
   j := NEW.manifest_body::jsonb;
-  IF jsonb_typeof(j) <> 'object' OR NOT execution.closure_identity_matches(j, r) OR
+  IF /* guard EX006.set-content */ jsonb_typeof(j) <> 'object' OR NOT execution.closure_identity_matches(j, r) OR
      (j->>'attemptSetManifestRef', j->>'attemptSetManifestSchemaVersion',
       j->>'attemptSetManifestDigestAlgorithmVersion', j->>'attemptSetManifestDigest', j->>'attemptCount')
      IS DISTINCT FROM
@@ -396,12 +396,12 @@ DECLARE
 BEGIN
   SELECT * INTO r FROM execution.run_execution_states WHERE run_id = NEW.run_id;
   SELECT * INTO s FROM execution.attempt_set_manifests WHERE run_id = NEW.run_id;
-  IF r.state IS DISTINCT FROM 'attempts_closed' THEN
+  IF /* guard EX005.fact-run-not-closed */ r.state IS DISTINCT FROM 'attempts_closed' THEN
     RAISE EXCEPTION 'execution: finalization fact of run % committed while the run is %', NEW.run_id, coalesce(r.state, 'missing')
       USING ERRCODE = 'EX005';
   END IF;
   j := NEW.fact_body::jsonb;
-  IF jsonb_typeof(j) <> 'object' OR NOT execution.closure_identity_matches(j, r) OR
+  IF /* guard EX006.fact-content */ jsonb_typeof(j) <> 'object' OR NOT execution.closure_identity_matches(j, r) OR
      (j->>'runExecutionFinalizationRef', j->>'runExecutionFinalizationSchemaVersion',
       j->>'runExecutionFinalizationDigestAlgorithmVersion', j->>'runExecutionFinalizationDigest',
       j->>'runExecutionFinalizationStateVersion', j->>'closureOperationId', j->>'attemptCount',
@@ -424,7 +424,7 @@ BEGIN
       USING ERRCODE = 'EX006';
   END IF;
   p := execution.own_event_payload(NEW.event_id, 'execution.run-finalization.closed@1', 'run', NEW.run_id::text, 1);
-  IF p IS NULL OR (p->>'runExecutionFinalizationRef', p->>'runExecutionFinalizationDigest', p->>'attemptSetManifestDigest')
+  IF /* guard EX010.fact-without-event */ p IS NULL OR (p->>'runExecutionFinalizationRef', p->>'runExecutionFinalizationDigest', p->>'attemptSetManifestDigest')
                   IS DISTINCT FROM (NEW.run_execution_finalization_ref, NEW.run_execution_finalization_digest, s.attempt_set_manifest_digest) THEN
     RAISE EXCEPTION 'execution: finalization fact of run % without its execution.run-finalization.closed@1 in the same transaction', NEW.run_id
       USING ERRCODE = 'EX010';
@@ -449,19 +449,19 @@ BEGIN
 END
 $fn$;
 
-CREATE TRIGGER run_execution_states_no_truncate BEFORE TRUNCATE ON execution.run_execution_states
+CREATE TRIGGER /* guard EX001.run-states-no-truncate */ run_execution_states_no_truncate BEFORE TRUNCATE ON execution.run_execution_states
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER attempts_no_truncate BEFORE TRUNCATE ON execution.attempts
+CREATE TRIGGER /* guard EX001.attempts-no-truncate */ attempts_no_truncate BEFORE TRUNCATE ON execution.attempts
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER gateway_rejection_evidence_no_truncate BEFORE TRUNCATE ON execution.gateway_rejection_evidence
+CREATE TRIGGER /* guard EX001.rejection-evidence-no-truncate */ gateway_rejection_evidence_no_truncate BEFORE TRUNCATE ON execution.gateway_rejection_evidence
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER attempt_not_dispatched_facts_no_truncate BEFORE TRUNCATE ON execution.attempt_not_dispatched_facts
+CREATE TRIGGER /* guard EX001.not-dispatched-facts-no-truncate */ attempt_not_dispatched_facts_no_truncate BEFORE TRUNCATE ON execution.attempt_not_dispatched_facts
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER eligibility_facts_no_truncate BEFORE TRUNCATE ON execution.eligibility_facts
+CREATE TRIGGER /* guard EX001.eligibility-facts-no-truncate */ eligibility_facts_no_truncate BEFORE TRUNCATE ON execution.eligibility_facts
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER attempt_set_manifests_no_truncate BEFORE TRUNCATE ON execution.attempt_set_manifests
+CREATE TRIGGER /* guard EX001.attempt-sets-no-truncate */ attempt_set_manifests_no_truncate BEFORE TRUNCATE ON execution.attempt_set_manifests
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
-CREATE TRIGGER run_finalizations_no_truncate BEFORE TRUNCATE ON execution.run_finalizations
+CREATE TRIGGER /* guard EX001.finalizations-no-truncate */ run_finalizations_no_truncate BEFORE TRUNCATE ON execution.run_finalizations
   FOR EACH STATEMENT EXECUTE FUNCTION execution.reject_truncate();
 
 REVOKE ALL ON execution.gateway_rejection_evidence FROM PUBLIC;

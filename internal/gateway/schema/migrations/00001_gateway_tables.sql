@@ -58,14 +58,14 @@ CREATE TABLE gateway.dispatch_slots (
 CREATE FUNCTION gateway.guard_slot() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF TG_OP = 'DELETE' THEN
+  IF /* guard GW001.slot-no-delete */ TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'gateway: DELETE on gateway.dispatch_slots is forbidden' USING ERRCODE = 'GW001';
   END IF;
-  IF OLD.state <> 'reserved' OR NEW.state NOT IN ('bound', 'terminal_rejected') THEN
+  IF /* guard GW002.slot-terminal-absorbs */ OLD.state <> 'reserved' OR NEW.state NOT IN ('bound', 'terminal_rejected') THEN
     RAISE EXCEPTION 'gateway: slot % cannot move % → % (terminal states absorb)', OLD.execution_attempt_id, OLD.state, NEW.state
       USING ERRCODE = 'GW002';
   END IF;
-  IF (NEW.execution_attempt_id, NEW.gateway_deployment_id, NEW.attempt_execution_manifest_ref,
+  IF /* guard GW002.slot-key-immutable */ (NEW.execution_attempt_id, NEW.gateway_deployment_id, NEW.attempt_execution_manifest_ref,
       NEW.attempt_execution_manifest_schema_version, NEW.attempt_execution_manifest_digest_algorithm_version,
       NEW.attempt_execution_manifest_digest, NEW.run_id, NEW.run_step_id, NEW.tenant_kind, NEW.tenant_id,
       NEW.workspace_id, NEW.project_id, NEW.manifest_body, NEW.reserved_at)
@@ -120,11 +120,11 @@ CREATE TABLE gateway.pre_binding_rejections (
 CREATE FUNCTION gateway.guard_exclusive_terminal() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF TG_TABLE_NAME = 'attempt_route_bindings' AND EXISTS (
+  IF /* guard GW002.binding-after-rejection */ TG_TABLE_NAME = 'attempt_route_bindings' AND EXISTS (
        SELECT 1 FROM gateway.pre_binding_rejections WHERE execution_attempt_id = NEW.execution_attempt_id) THEN
     RAISE EXCEPTION 'gateway: slot % is terminal_rejected: no binding', NEW.execution_attempt_id USING ERRCODE = 'GW002';
   END IF;
-  IF TG_TABLE_NAME = 'pre_binding_rejections' AND EXISTS (
+  IF /* guard GW002.rejection-after-binding */ TG_TABLE_NAME = 'pre_binding_rejections' AND EXISTS (
        SELECT 1 FROM gateway.attempt_route_bindings WHERE execution_attempt_id = NEW.execution_attempt_id) THEN
     RAISE EXCEPTION 'gateway: slot % is bound: no pre-binding rejection', NEW.execution_attempt_id USING ERRCODE = 'GW002';
   END IF;
@@ -189,11 +189,11 @@ ALTER TABLE gateway.availability_currents
 CREATE FUNCTION gateway.guard_snapshot_insert() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id AND state = 'bound') THEN
+  IF /* guard GW003.snapshot-slot-not-bound */ NOT EXISTS (SELECT 1 FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id AND state = 'bound') THEN
     RAISE EXCEPTION 'gateway: availability for slot % that is not bound (pre-binding snapshots are never chained)', NEW.execution_attempt_id
       USING ERRCODE = 'GW003';
   END IF;
-  IF NEW.state_version > 1 AND NOT EXISTS (
+  IF /* guard GW004.snapshot-chain-gap */ NEW.state_version > 1 AND NOT EXISTS (
        SELECT 1 FROM gateway.availability_snapshots WHERE chain_id = NEW.chain_id AND state_version = NEW.state_version - 1) THEN
     RAISE EXCEPTION 'gateway: chain % has no state version %', NEW.chain_id, NEW.state_version - 1 USING ERRCODE = 'GW004';
   END IF;
@@ -209,15 +209,15 @@ CREATE FUNCTION gateway.guard_current() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    IF NEW.current_state_version <> 1 THEN
+    IF /* guard GW004.chain-starts-at-one */ NEW.current_state_version <> 1 THEN
       RAISE EXCEPTION 'gateway: chain % starts at state version 1', NEW.chain_id USING ERRCODE = 'GW004';
     END IF;
     RETURN NEW;
   END IF;
-  IF TG_OP = 'DELETE' THEN
+  IF /* guard GW001.current-no-delete */ TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'gateway: DELETE on gateway.availability_currents is forbidden' USING ERRCODE = 'GW001';
   END IF;
-  IF NEW.current_state_version <> OLD.current_state_version + 1
+  IF /* guard GW004.pointer-advances-by-one */ NEW.current_state_version <> OLD.current_state_version + 1
      OR (NEW.chain_id, NEW.execution_attempt_id, NEW.gateway_deployment_id, NEW.provider_evidence_kind, NEW.evidence_dimension_key)
         IS DISTINCT FROM (OLD.chain_id, OLD.execution_attempt_id, OLD.gateway_deployment_id, OLD.provider_evidence_kind, OLD.evidence_dimension_key) THEN
     RAISE EXCEPTION 'gateway: chain % pointer must advance by one', OLD.chain_id USING ERRCODE = 'GW004';
@@ -229,14 +229,14 @@ $fn$;
 CREATE TRIGGER availability_currents_guard BEFORE INSERT OR UPDATE OR DELETE ON gateway.availability_currents
   FOR EACH ROW EXECUTE FUNCTION gateway.guard_current();
 
-CREATE TRIGGER route_snapshots_immutable BEFORE UPDATE OR DELETE ON gateway.route_snapshots
+CREATE TRIGGER /* guard GW001.route-snapshots-immutable */ route_snapshots_immutable BEFORE UPDATE OR DELETE ON gateway.route_snapshots
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
-CREATE TRIGGER attempt_route_bindings_immutable BEFORE UPDATE OR DELETE ON gateway.attempt_route_bindings
+CREATE TRIGGER /* guard GW001.bindings-immutable */ attempt_route_bindings_immutable BEFORE UPDATE OR DELETE ON gateway.attempt_route_bindings
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
-CREATE TRIGGER pre_binding_rejections_immutable BEFORE UPDATE OR DELETE ON gateway.pre_binding_rejections
+CREATE TRIGGER /* guard GW001.rejections-immutable */ pre_binding_rejections_immutable BEFORE UPDATE OR DELETE ON gateway.pre_binding_rejections
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
-CREATE TRIGGER provider_evidence_immutable BEFORE UPDATE OR DELETE ON gateway.provider_evidence
+CREATE TRIGGER /* guard GW001.provider-evidence-immutable */ provider_evidence_immutable BEFORE UPDATE OR DELETE ON gateway.provider_evidence
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
-CREATE TRIGGER availability_snapshots_immutable BEFORE UPDATE OR DELETE ON gateway.availability_snapshots
+CREATE TRIGGER /* guard GW001.snapshots-immutable */ availability_snapshots_immutable BEFORE UPDATE OR DELETE ON gateway.availability_snapshots
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
 -- +goose StatementEnd

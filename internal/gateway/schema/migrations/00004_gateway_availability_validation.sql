@@ -18,7 +18,7 @@ CREATE TABLE gateway.availability_validation_receipts (
   validated_at                                    timestamptz NOT NULL
 );
 
-CREATE TRIGGER availability_validation_receipts_immutable BEFORE UPDATE OR DELETE ON gateway.availability_validation_receipts
+CREATE TRIGGER /* guard GW001.receipts-immutable */ availability_validation_receipts_immutable BEFORE UPDATE OR DELETE ON gateway.availability_validation_receipts
   FOR EACH ROW EXECUTE FUNCTION gateway.reject_change();
 
 GRANT SELECT, INSERT ON gateway.availability_validation_receipts TO oceanway_gateway;

@@ -45,7 +45,7 @@
 CREATE FUNCTION gateway.guard_slot_insert() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NEW.state <> 'reserved' OR NEW.reply_body IS NOT NULL OR NEW.terminal_at IS NOT NULL THEN
+  IF /* guard GW009.slot-born-reserved */ NEW.state <> 'reserved' OR NEW.reply_body IS NOT NULL OR NEW.terminal_at IS NOT NULL THEN
     RAISE EXCEPTION 'gateway: slot % must be inserted reserved (it becomes terminal by the guarded transition)', NEW.execution_attempt_id
       USING ERRCODE = 'GW009';
   END IF;
@@ -59,7 +59,7 @@ CREATE TRIGGER dispatch_slots_guard_insert BEFORE INSERT ON gateway.dispatch_slo
 CREATE FUNCTION gateway.prove_slot_terminal() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF EXISTS (SELECT 1 FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id AND state = 'reserved') THEN
+  IF /* guard GW009.slot-reserved-at-commit */ EXISTS (SELECT 1 FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id AND state = 'reserved') THEN
     RAISE EXCEPTION 'gateway: slot % is still reserved at the end of the transaction that reserved it', NEW.execution_attempt_id
       USING ERRCODE = 'GW009';
   END IF;
@@ -93,7 +93,7 @@ DECLARE
   rs gateway.route_snapshots;
 BEGIN
   SELECT * INTO s FROM gateway.dispatch_slots WHERE execution_attempt_id = NEW.execution_attempt_id;
-  IF s.state IS DISTINCT FROM 'reserved' THEN
+  IF /* guard GW010.fact-slot-not-reserved */ s.state IS DISTINCT FROM 'reserved' THEN
     RAISE EXCEPTION 'gateway: % for slot % that is % (terminal facts only while the slot is reserved, in its transaction)',
       TG_TABLE_NAME, NEW.execution_attempt_id, coalesce(s.state, 'missing')
       USING ERRCODE = 'GW010';
@@ -129,7 +129,7 @@ BEGIN
            NEW.gateway_pre_binding_rejection_fact_digest_algorithm_version, NEW.gateway_pre_binding_rejection_fact_digest,
            NEW.rejection_reason_code);
   END CASE;
-  IF NOT ok OR NOT gateway.names_slot(j, s) THEN
+  IF /* guard GW010.fact-content */ NOT ok OR NOT gateway.names_slot(j, s) THEN
     RAISE EXCEPTION 'gateway: % of slot % does not describe its slot or its own columns', TG_TABLE_NAME, NEW.execution_attempt_id
       USING ERRCODE = 'GW010';
   END IF;
@@ -172,7 +172,7 @@ BEGIN
   ELSE
     ok := false;
   END IF;
-  IF NOT ok OR NOT gateway.names_slot(j, s) THEN
+  IF /* guard GW010.terminal-without-fact */ NOT ok OR NOT gateway.names_slot(j, s) THEN
     RAISE EXCEPTION 'gateway: slot % is % without its terminal fact, or its reply names another', s.execution_attempt_id, s.state
       USING ERRCODE = 'GW010';
   END IF;
@@ -243,7 +243,7 @@ BEGIN
             'predecessorAvailabilityDigest', pred.current_availability_digest,
             'predecessorStateVersion', pred.state_version);
   END IF;
-  IF NOT ok THEN
+  IF /* guard GW005.snapshot-content */ NOT ok THEN
     RAISE EXCEPTION 'gateway: availability snapshot % does not describe what it stores (columns, slot, binding, evidence, predecessor)', NEW.current_availability_ref
       USING ERRCODE = 'GW005';
   END IF;
@@ -367,7 +367,7 @@ BEGIN
       'currentAvailabilitySnapshotDigest', head.current_availability_digest,
       'currentStateVersion', head.state_version);
   END IF;
-  IF NOT ok THEN
+  IF /* guard GW008.receipt-not-truth */ NOT ok THEN
     RAISE EXCEPTION 'gateway: validation receipt % says % but the chain''s head is % (or its body does not describe its row)',
       NEW.validation_operation_id, NEW.result_state, coalesce(head.current_availability_ref, 'missing')
       USING ERRCODE = 'GW008';
@@ -390,21 +390,21 @@ BEGIN
 END
 $fn$;
 
-CREATE TRIGGER dispatch_slots_no_truncate BEFORE TRUNCATE ON gateway.dispatch_slots
+CREATE TRIGGER /* guard GW001.slots-no-truncate */ dispatch_slots_no_truncate BEFORE TRUNCATE ON gateway.dispatch_slots
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER route_snapshots_no_truncate BEFORE TRUNCATE ON gateway.route_snapshots
+CREATE TRIGGER /* guard GW001.route-snapshots-no-truncate */ route_snapshots_no_truncate BEFORE TRUNCATE ON gateway.route_snapshots
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER attempt_route_bindings_no_truncate BEFORE TRUNCATE ON gateway.attempt_route_bindings
+CREATE TRIGGER /* guard GW001.bindings-no-truncate */ attempt_route_bindings_no_truncate BEFORE TRUNCATE ON gateway.attempt_route_bindings
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER pre_binding_rejections_no_truncate BEFORE TRUNCATE ON gateway.pre_binding_rejections
+CREATE TRIGGER /* guard GW001.rejections-no-truncate */ pre_binding_rejections_no_truncate BEFORE TRUNCATE ON gateway.pre_binding_rejections
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER provider_evidence_no_truncate BEFORE TRUNCATE ON gateway.provider_evidence
+CREATE TRIGGER /* guard GW001.provider-evidence-no-truncate */ provider_evidence_no_truncate BEFORE TRUNCATE ON gateway.provider_evidence
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER availability_snapshots_no_truncate BEFORE TRUNCATE ON gateway.availability_snapshots
+CREATE TRIGGER /* guard GW001.snapshots-no-truncate */ availability_snapshots_no_truncate BEFORE TRUNCATE ON gateway.availability_snapshots
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER availability_currents_no_truncate BEFORE TRUNCATE ON gateway.availability_currents
+CREATE TRIGGER /* guard GW001.currents-no-truncate */ availability_currents_no_truncate BEFORE TRUNCATE ON gateway.availability_currents
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
-CREATE TRIGGER availability_validation_receipts_no_truncate BEFORE TRUNCATE ON gateway.availability_validation_receipts
+CREATE TRIGGER /* guard GW001.receipts-no-truncate */ availability_validation_receipts_no_truncate BEFORE TRUNCATE ON gateway.availability_validation_receipts
   FOR EACH STATEMENT EXECUTE FUNCTION gateway.reject_truncate();
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA gateway FROM PUBLIC;
