@@ -30,6 +30,7 @@ var _ Ledger = TransitionPostings{}
 
 // PostSettlementTransitionTx implements Ledger.
 func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
+	// guard BI-2.refund-only
 	if t.TransitionKind != billingc.TransitionRefund {
 		return fmt.Errorf("%w: %s", ErrTransitionNotPostable, t.TransitionKind)
 	}
@@ -38,6 +39,7 @@ func (TransitionPostings) PostSettlementTransitionTx(ctx context.Context, tx pgx
 	if err := tx.QueryRow(ctx, qCatchUpReservationState, pgx.NamedArgs{"billing_reservation_id": d.BillingReservationID}).Scan(&state); err != nil {
 		return fmt.Errorf("read reservation %s: %w", d.BillingReservationID, err)
 	}
+	// guard BI-2.reservation-settled
 	if state != billingc.ReservationSettled {
 		return fmt.Errorf("%w: reservation %s is %s", ErrTransitionNotPostable, d.BillingReservationID, state)
 	}

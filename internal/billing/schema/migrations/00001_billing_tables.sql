@@ -39,7 +39,7 @@ ALTER TABLE admission.billing_finalization_trigger_snapshots SET SCHEMA billing;
 ALTER TABLE admission.billing_finalization_works SET SCHEMA billing;
 DROP TRIGGER trigger_snapshots_immutable ON billing.billing_finalization_trigger_snapshots;
 DROP TRIGGER works_immutable_identity ON billing.billing_finalization_works;
-CREATE TRIGGER trigger_snapshots_immutable BEFORE UPDATE OR DELETE ON billing.billing_finalization_trigger_snapshots
+CREATE TRIGGER /* guard BL001.trigger-snapshots-immutable */ trigger_snapshots_immutable BEFORE UPDATE OR DELETE ON billing.billing_finalization_trigger_snapshots
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
 -- Fence states (ADR-031; outbox document, coordinator paragraphs):
@@ -111,7 +111,7 @@ CREATE TABLE billing.closure_watermarks (
   work_generation                                bigint      NOT NULL CHECK (work_generation >= 2),
   applied_at                                     timestamptz NOT NULL
 );
-CREATE TRIGGER closure_watermarks_immutable BEFORE UPDATE OR DELETE ON billing.closure_watermarks
+CREATE TRIGGER /* guard BL001.closure-watermarks-immutable */ closure_watermarks_immutable BEFORE UPDATE OR DELETE ON billing.closure_watermarks
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
 -- 3. The per-dimension settlement-input watermark (SettlementInputWakeupWatermark):
@@ -250,9 +250,9 @@ CREATE TRIGGER ledger_postings_balance AFTER INSERT ON billing.ledger_postings
   FOR EACH ROW EXECUTE FUNCTION billing.post_balance();
 CREATE CONSTRAINT TRIGGER ledger_postings_balanced AFTER INSERT ON billing.ledger_postings
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.check_posting_group();
-CREATE TRIGGER ledger_posting_groups_immutable BEFORE UPDATE OR DELETE ON billing.ledger_posting_groups
+CREATE TRIGGER /* guard BL001.posting-groups-immutable */ ledger_posting_groups_immutable BEFORE UPDATE OR DELETE ON billing.ledger_posting_groups
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
-CREATE TRIGGER ledger_postings_immutable BEFORE UPDATE OR DELETE ON billing.ledger_postings
+CREATE TRIGGER /* guard BL001.postings-immutable */ ledger_postings_immutable BEFORE UPDATE OR DELETE ON billing.ledger_postings
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 CREATE TRIGGER ledger_balances_no_delete BEFORE DELETE ON billing.ledger_balances
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
@@ -294,7 +294,7 @@ CREATE TABLE billing.finalization_evaluations (
   FOREIGN KEY (billing_finalization_fence_id, work_generation) REFERENCES billing.billing_finalization_works,
   CHECK (num_nulls(decision_ref, decision_schema_version, decision_digest_algorithm_version, decision_digest) IN (0, 4))
 );
-CREATE TRIGGER finalization_evaluations_immutable BEFORE UPDATE OR DELETE ON billing.finalization_evaluations
+CREATE TRIGGER /* guard BL001.evaluations-immutable */ finalization_evaluations_immutable BEFORE UPDATE OR DELETE ON billing.finalization_evaluations
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
 -- 7. BillingFinalizationCommitted@1: one per reservation, per fence and per
@@ -321,7 +321,7 @@ CREATE TABLE billing.finalization_committed (
   FOREIGN KEY (billing_finalization_fence_id, work_generation) REFERENCES billing.billing_finalization_works,
   CHECK (settled_amount + released_amount = reserved_amount)
 );
-CREATE TRIGGER finalization_committed_immutable BEFORE UPDATE OR DELETE ON billing.finalization_committed
+CREATE TRIGGER /* guard BL001.committed-immutable */ finalization_committed_immutable BEFORE UPDATE OR DELETE ON billing.finalization_committed
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
 -- 8. BillingFinalizationCoordinatorConsumerReceipt@1: the inbox's standard
@@ -342,6 +342,6 @@ CREATE TABLE billing.coordinator_receipts (
   recorded_at                             timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (consumer_name, event_id)
 );
-CREATE TRIGGER coordinator_receipts_immutable BEFORE UPDATE OR DELETE ON billing.coordinator_receipts
+CREATE TRIGGER /* guard BL001.coordinator-receipts-immutable */ coordinator_receipts_immutable BEFORE UPDATE OR DELETE ON billing.coordinator_receipts
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 -- +goose StatementEnd

@@ -37,7 +37,7 @@ CREATE TABLE billing.settlement_catch_up_receipts (
   recorded_at                             timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (consumer_name, event_id)
 );
-CREATE TRIGGER settlement_catch_up_receipts_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_receipts
+CREATE TRIGGER /* guard BC001.receipts-insert-only */ settlement_catch_up_receipts_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_receipts
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 -- The dimension's SettlementInputWakeupWatermark is billing.settlement_input_watermarks
@@ -66,7 +66,7 @@ CREATE TABLE billing.settlement_catch_up_works (
   FOREIGN KEY (settlement_dimension_id, previous_generation)
     REFERENCES billing.settlement_catch_up_works (settlement_dimension_id, work_generation)
 );
-CREATE TRIGGER settlement_catch_up_works_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_works
+CREATE TRIGGER /* guard BC001.works-insert-only */ settlement_catch_up_works_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_works
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 -- BillingSettlementTransition@1: append-only, contiguous per dimension:
@@ -109,7 +109,7 @@ CREATE TABLE billing.settlement_transitions (
   FOREIGN KEY (settlement_dimension_id, work_generation)
     REFERENCES billing.settlement_catch_up_works (settlement_dimension_id, work_generation)
 );
-CREATE TRIGGER settlement_transitions_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_transitions
+CREATE TRIGGER /* guard BC001.transitions-insert-only */ settlement_transitions_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_transitions
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 -- LateSettlementExposure@1: one per late_settlement_exposure transition,
@@ -134,7 +134,7 @@ CREATE TABLE billing.late_settlement_exposures (
   FOREIGN KEY (settlement_dimension_id, settlement_state_revision, transition_kind)
     REFERENCES billing.settlement_transitions (settlement_dimension_id, to_settlement_state_revision, transition_kind)
 );
-CREATE TRIGGER late_settlement_exposures_insert_only BEFORE UPDATE OR DELETE ON billing.late_settlement_exposures
+CREATE TRIGGER /* guard BC001.exposures-insert-only */ late_settlement_exposures_insert_only BEFORE UPDATE OR DELETE ON billing.late_settlement_exposures
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 CREATE INDEX late_settlement_exposures_reservation ON billing.late_settlement_exposures (billing_reservation_id);
 
@@ -142,7 +142,7 @@ CREATE INDEX late_settlement_exposures_reservation ON billing.late_settlement_ex
 CREATE FUNCTION billing.catch_up_exposure_present() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM billing.late_settlement_exposures e
+  IF /* guard BC005.exposure-missing */ NOT EXISTS (SELECT 1 FROM billing.late_settlement_exposures e
                  WHERE e.settlement_dimension_id = NEW.settlement_dimension_id
                    AND e.settlement_state_revision = NEW.to_settlement_state_revision) THEN
     RAISE EXCEPTION 'billing: late_settlement_exposure transition %/% has no exposure',
@@ -212,7 +212,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   wm billing.settlement_input_watermarks;
 BEGIN
-  IF (NEW.settlement_dimension_id, NEW.billing_reservation_id, NEW.billing_account_id, NEW.run_id, NEW.run_step_id,
+  IF /* guard BC003.fence-identity */ (NEW.settlement_dimension_id, NEW.billing_reservation_id, NEW.billing_account_id, NEW.run_id, NEW.run_step_id,
       NEW.execution_attempt_id, NEW.charge_dimension_key, NEW.economic_identity, NEW.finalization_committed_ref,
       NEW.finalization_committed_digest, NEW.finalization_event_id, NEW.created_at)
      IS DISTINCT FROM
@@ -221,7 +221,7 @@ BEGIN
       OLD.finalization_committed_digest, OLD.finalization_event_id, OLD.created_at) THEN
     RAISE EXCEPTION 'billing: catch-up fence % identity is frozen', OLD.settlement_dimension_id USING ERRCODE = 'BC003';
   END IF;
-  IF NEW.fence_revision <> OLD.fence_revision + 1
+  IF /* guard BC003.fence-graph */ NEW.fence_revision <> OLD.fence_revision + 1
      OR NEW.settlement_state_revision NOT IN (OLD.settlement_state_revision, OLD.settlement_state_revision + 1)
      OR NEW.active_work_generation NOT IN (OLD.active_work_generation, OLD.active_work_generation + 1)
      -- a transition always comes with its successor Work
@@ -236,7 +236,7 @@ BEGIN
   IF NEW.coordination_state = 'caught_up' THEN
     SELECT * INTO wm FROM billing.settlement_input_watermarks
     WHERE billing_reservation_id = NEW.billing_reservation_id AND settlement_dimension_id = NEW.settlement_dimension_id;
-    IF FOUND AND wm.settlement_input_state_version > NEW.last_evaluated_state_version THEN
+    IF /* guard BC004.caught-up-ahead */ FOUND AND wm.settlement_input_state_version > NEW.last_evaluated_state_version THEN
       RAISE EXCEPTION 'billing: catch-up fence % cannot be caught_up: watermark % is ahead of %',
         NEW.settlement_dimension_id, wm.settlement_input_state_version, NEW.last_evaluated_state_version USING ERRCODE = 'BC004';
     END IF;
@@ -247,7 +247,7 @@ $fn$;
 CREATE FUNCTION billing.catch_up_fence_start() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NEW.fence_revision <> 1 OR NEW.settlement_state_revision <> 1 OR NEW.active_work_generation <> 1
+  IF /* guard BC003.fence-start */ NEW.fence_revision <> 1 OR NEW.settlement_state_revision <> 1 OR NEW.active_work_generation <> 1
      OR NEW.coordination_state <> 'pending_verification' OR NEW.last_event_id <> NEW.finalization_event_id THEN
     RAISE EXCEPTION 'billing: a catch-up fence starts at revision 1, state revision 1, generation 1, pending_verification'
       USING ERRCODE = 'BC003';
@@ -259,6 +259,6 @@ CREATE TRIGGER settlement_catch_up_fences_start BEFORE INSERT ON billing.settlem
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_fence_start();
 CREATE TRIGGER settlement_catch_up_fences_forward BEFORE UPDATE ON billing.settlement_catch_up_fences
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_fence_forward();
-CREATE TRIGGER settlement_catch_up_fences_no_delete BEFORE DELETE ON billing.settlement_catch_up_fences
+CREATE TRIGGER /* guard BC001.fences-no-delete */ settlement_catch_up_fences_no_delete BEFORE DELETE ON billing.settlement_catch_up_fences
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 -- +goose StatementEnd

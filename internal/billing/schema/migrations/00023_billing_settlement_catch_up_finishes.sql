@@ -30,7 +30,7 @@ CREATE TABLE billing.settlement_catch_up_finishes (
   CHECK (successor_generation IS NULL OR successor_generation = work_generation + 1),
   CHECK ((outcome = 'transition_applied') = (transition_to_revision IS NOT NULL))
 );
-CREATE TRIGGER settlement_catch_up_finishes_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_finishes
+CREATE TRIGGER /* guard BC001.finishes-insert-only */ settlement_catch_up_finishes_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_finishes
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 REVOKE ALL ON billing.settlement_catch_up_finishes FROM PUBLIC;

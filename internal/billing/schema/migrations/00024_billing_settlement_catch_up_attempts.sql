@@ -60,7 +60,7 @@ CREATE TABLE billing.settlement_catch_up_attempts (
   FOREIGN KEY (settlement_dimension_id, work_generation)
     REFERENCES billing.settlement_catch_up_works (settlement_dimension_id, work_generation)
 );
-CREATE TRIGGER settlement_catch_up_attempts_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_attempts
+CREATE TRIGGER /* guard BC001.attempts-insert-only */ settlement_catch_up_attempts_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_attempts
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 CREATE FUNCTION billing.catch_up_attempt_start() RETURNS trigger
@@ -70,7 +70,7 @@ DECLARE
   f    billing.settlement_catch_up_fences;
 BEGIN
   SELECT * INTO f FROM billing.settlement_catch_up_fences WHERE settlement_dimension_id = NEW.settlement_dimension_id;
-  IF NOT FOUND OR f.active_work_generation <> NEW.work_generation
+  IF /* guard BC007.attempt-not-active */ NOT FOUND OR f.active_work_generation <> NEW.work_generation
      OR f.coordination_state NOT IN ('pending_verification', 'blocked_on_owner_conflict') THEN
     RAISE EXCEPTION 'billing: catch-up attempt of %/% is not of the fence''s active, claimable generation',
       NEW.settlement_dimension_id, NEW.work_generation USING ERRCODE = 'BC007';
@@ -78,7 +78,7 @@ BEGIN
   SELECT * INTO prev FROM billing.settlement_catch_up_attempts
   WHERE settlement_dimension_id = NEW.settlement_dimension_id AND work_generation = NEW.work_generation
   ORDER BY attempt_number DESC LIMIT 1;
-  IF NEW.attempt_number <> COALESCE(prev.attempt_number, 0) + 1 THEN
+  IF /* guard BC007.attempt-not-next */ NEW.attempt_number <> COALESCE(prev.attempt_number, 0) + 1 THEN
     RAISE EXCEPTION 'billing: catch-up attempt %/%/% is not the next attempt of its generation',
       NEW.settlement_dimension_id, NEW.work_generation, NEW.attempt_number USING ERRCODE = 'BC007';
   END IF;
@@ -123,7 +123,7 @@ CREATE TABLE billing.settlement_catch_up_blocks (
   FOREIGN KEY (settlement_dimension_id, work_generation, attempt_number, fencing_token)
     REFERENCES billing.settlement_catch_up_attempts (settlement_dimension_id, work_generation, attempt_number, fencing_token)
 );
-CREATE TRIGGER settlement_catch_up_blocks_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_blocks
+CREATE TRIGGER /* guard BC001.blocks-insert-only */ settlement_catch_up_blocks_insert_only BEFORE UPDATE OR DELETE ON billing.settlement_catch_up_blocks
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 
 -- A finish and a block carry the latest attempt's token; a blocked Work is
@@ -155,7 +155,7 @@ LANGUAGE plpgsql AS $fn$
 BEGIN
   IF NEW.attempt_fencing_token IS NOT NULL THEN
     PERFORM billing.catch_up_require_latest_token(OLD.settlement_dimension_id, OLD.active_work_generation, NEW.attempt_fencing_token);
-  ELSIF NEW.active_work_generation <> OLD.active_work_generation + 1 OR NEW.coordination_state <> 'pending_verification'
+  ELSIF /* guard BC006.tokenless-not-reopen */ NEW.active_work_generation <> OLD.active_work_generation + 1 OR NEW.coordination_state <> 'pending_verification'
      OR (NEW.settlement_state_revision, NEW.settled_amount, NEW.last_evaluated_ref, NEW.last_evaluated_state_version, NEW.last_event_id)
         IS DISTINCT FROM
         (OLD.settlement_state_revision, OLD.settled_amount, OLD.last_evaluated_ref, OLD.last_evaluated_state_version, OLD.last_event_id) THEN

@@ -80,13 +80,13 @@ CREATE TABLE billing.finalization_decisions (
 );
 CREATE INDEX finalization_decisions_fence ON billing.finalization_decisions (billing_finalization_fence_id);
 
-CREATE TRIGGER finalization_input_manifests_immutable BEFORE UPDATE OR DELETE ON billing.finalization_input_manifests
+CREATE TRIGGER /* guard BL001.input-manifests-immutable */ finalization_input_manifests_immutable BEFORE UPDATE OR DELETE ON billing.finalization_input_manifests
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
-CREATE TRIGGER finalization_owner_receipts_immutable BEFORE UPDATE OR DELETE ON billing.finalization_owner_receipts
+CREATE TRIGGER /* guard BL001.owner-receipts-immutable */ finalization_owner_receipts_immutable BEFORE UPDATE OR DELETE ON billing.finalization_owner_receipts
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
-CREATE TRIGGER finalization_validation_bundles_immutable BEFORE UPDATE OR DELETE ON billing.finalization_validation_bundles
+CREATE TRIGGER /* guard BL001.validation-bundles-immutable */ finalization_validation_bundles_immutable BEFORE UPDATE OR DELETE ON billing.finalization_validation_bundles
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
-CREATE TRIGGER finalization_decisions_immutable BEFORE UPDATE OR DELETE ON billing.finalization_decisions
+CREATE TRIGGER /* guard BL001.decisions-immutable */ finalization_decisions_immutable BEFORE UPDATE OR DELETE ON billing.finalization_decisions
   FOR EACH ROW EXECUTE FUNCTION billing.reject_change();
 
 -- The finalization worker's claim (sql/work_claim.sql) reads only fences

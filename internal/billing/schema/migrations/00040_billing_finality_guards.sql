@@ -122,11 +122,11 @@ BEGIN
          COALESCE(sum(amount) FILTER (WHERE account_kind = 'settled_revenue' AND direction = 'debit'), 0)
     INTO lines, debits, credits, off_identity, hold_cr, hold_dr, wallet_cr, wallet_dr, revenue_cr, revenue_dr
     FROM billing.ledger_postings WHERE posting_group_id = g.posting_group_id;
-  IF debits <> credits OR lines < 2 THEN
+  IF /* guard BL004.group-unbalanced */ debits <> credits OR lines < 2 THEN
     RAISE EXCEPTION 'billing: posting group % is not balanced (debits %, credits %, % lines)', g.posting_group_id, debits, credits, lines
       USING ERRCODE = 'BL004';
   END IF;
-  IF off_identity > 0 OR g.economic_identity <> r.economic_identity THEN
+  IF /* guard BL004.group-off-identity */ off_identity > 0 OR g.economic_identity <> r.economic_identity THEN
     RAISE EXCEPTION 'billing: posting group % has lines off its reservation''s account or economic identity', g.posting_group_id
       USING ERRCODE = 'BL004';
   END IF;
@@ -148,7 +148,7 @@ BEGIN
   ELSE
     want := false;
   END CASE;
-  IF NOT want THEN
+  IF /* guard BL006.group-off-fact */ NOT want THEN
     RAISE EXCEPTION 'billing: % posting group % is not exactly the amounts of the fact that justifies it', g.group_kind, g.posting_group_id
       USING ERRCODE = 'BL006';
   END IF;
@@ -158,7 +158,7 @@ BEGIN
             FROM billing.ledger_postings WHERE billing_reservation_id = g.billing_reservation_id
            GROUP BY account_kind) b
    WHERE balance < 0;
-  IF negative IS NOT NULL THEN
+  IF /* guard BL010.negative-balance */ negative IS NOT NULL THEN
     RAISE EXCEPTION 'billing: reservation % would have a negative balance (%)', g.billing_reservation_id, negative
       USING ERRCODE = 'BL010';
   END IF;
@@ -180,7 +180,7 @@ $fn$;
 CREATE FUNCTION billing.prove_posting_group_has_lines() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM billing.ledger_postings WHERE posting_group_id = NEW.posting_group_id) THEN
+  IF /* guard BL004.group-no-line */ NOT EXISTS (SELECT 1 FROM billing.ledger_postings WHERE posting_group_id = NEW.posting_group_id) THEN
     RAISE EXCEPTION 'billing: posting group % has no line', NEW.posting_group_id USING ERRCODE = 'BL004';
   END IF;
   RETURN NULL;
@@ -217,7 +217,7 @@ DECLARE
   r billing.reservation_states;
 BEGIN
   SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = p_reservation;
-  IF NOT FOUND OR r.state <> 'reserved' THEN
+  IF /* guard BL006.hold-not-reserved */ NOT FOUND OR r.state <> 'reserved' THEN
     RAISE EXCEPTION 'billing: a hold needs a reserved reservation (% is %)', p_reservation, COALESCE(r.state, 'absent')
       USING ERRCODE = 'BL006';
   END IF;
@@ -234,7 +234,7 @@ DECLARE
   lines text[][] := ARRAY[]::text[];
 BEGIN
   SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = p_reservation;
-  IF NOT FOUND OR r.state <> 'reserved' OR p_settled < 0 OR p_released < 0 OR p_settled + p_released <> r.reserved_amount THEN
+  IF /* guard BL006.finalization-off-reservation */ NOT FOUND OR r.state <> 'reserved' OR p_settled < 0 OR p_released < 0 OR p_settled + p_released <> r.reserved_amount THEN
     RAISE EXCEPTION 'billing: a finalization of reservation % (%) settles + releases its reserved amount, not % + %',
       p_reservation, COALESCE(r.state, 'absent'), p_settled, p_released USING ERRCODE = 'BL006';
   END IF;
@@ -259,7 +259,7 @@ BEGIN
   -- Refunds of one reservation serialise here, so the balance proof at
   -- commit (BL010) sees every earlier refund of the reservation.
   SELECT * INTO r FROM billing.reservation_states WHERE billing_reservation_id = t.billing_reservation_id FOR NO KEY UPDATE;
-  IF t.transition_kind IS DISTINCT FROM 'refund' OR r.state IS DISTINCT FROM 'settled' THEN
+  IF /* guard BL006.transition-not-refund */ t.transition_kind IS DISTINCT FROM 'refund' OR r.state IS DISTINCT FROM 'settled' THEN
     RAISE EXCEPTION 'billing: only a refund transition of a settled reservation posts automatically (% is %)',
       p_transition_ref, COALESCE(t.transition_kind, 'absent') USING ERRCODE = 'BL006';
   END IF;
@@ -316,7 +316,7 @@ BEGIN
                         AND event_envelope_sha256 = NEW.event_envelope_sha256)
       THEN 'its billing.finalization.committed@1 event'
     END;
-  IF missing IS NOT NULL THEN
+  IF /* guard BL007.committed-unproven */ missing IS NOT NULL THEN
     RAISE EXCEPTION 'billing: committed finalization % does not commit with %', NEW.committed_ref, missing USING ERRCODE = 'BL007';
   END IF;
   RETURN NULL;
@@ -335,7 +335,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   -- FOR SHARE: a decision waits for a concurrent commit of its fence (the
   -- worker holds the fence FOR UPDATE from claim to commit) and sees it.
-  IF (SELECT coordination_state FROM billing.billing_finalization_fences
+  IF /* guard BL008.decision-after-success */ (SELECT coordination_state FROM billing.billing_finalization_fences
        WHERE billing_finalization_fence_id = NEW.billing_finalization_fence_id FOR SHARE) = 'committed' THEN
     RAISE EXCEPTION 'billing: fence % is committed; no decision follows its success', NEW.billing_finalization_fence_id
       USING ERRCODE = 'BL008';
@@ -352,7 +352,7 @@ CREATE UNIQUE INDEX finalization_decisions_one_success ON billing.finalization_d
 CREATE FUNCTION billing.prove_fact_event() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NOT (CASE NEW.event_type
+  IF /* guard BL009.fact-event-unbacked */ NOT (CASE NEW.event_type
             WHEN 'billing.finalization.committed@1' THEN
               EXISTS (SELECT 1 FROM billing.finalization_committed
                        WHERE event_id = NEW.event_id AND event_envelope_sha256 = NEW.event_envelope_sha256
@@ -385,11 +385,11 @@ BEGIN
   SELECT fencing_token INTO latest FROM billing.settlement_catch_up_attempts
   WHERE settlement_dimension_id = dim AND work_generation = generation
   ORDER BY attempt_number DESC LIMIT 1;
-  IF token IS NULL OR latest IS DISTINCT FROM token THEN
+  IF /* guard BC006.token-not-latest */ token IS NULL OR latest IS DISTINCT FROM token THEN
     RAISE EXCEPTION 'billing: fencing token % is not the latest attempt of catch-up work %/%', token, dim, generation
       USING ERRCODE = 'BC006';
   END IF;
-  IF EXISTS (SELECT 1 FROM billing.settlement_catch_up_finishes WHERE settlement_dimension_id = dim AND work_generation = generation) THEN
+  IF /* guard BC008.token-finished */ EXISTS (SELECT 1 FROM billing.settlement_catch_up_finishes WHERE settlement_dimension_id = dim AND work_generation = generation) THEN
     RAISE EXCEPTION 'billing: catch-up work %/% is finished; its token % writes nothing', dim, generation, token
       USING ERRCODE = 'BC008';
   END IF;
@@ -399,7 +399,7 @@ $fn$;
 CREATE FUNCTION billing.catch_up_fence_settles_by_transition() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF (NEW.settlement_state_revision, NEW.settled_amount) IS DISTINCT FROM (OLD.settlement_state_revision, OLD.settled_amount)
+  IF /* guard BC009.settled-without-transition */ (NEW.settlement_state_revision, NEW.settled_amount) IS DISTINCT FROM (OLD.settlement_state_revision, OLD.settled_amount)
      AND NOT EXISTS (SELECT 1 FROM billing.settlement_transitions
                       WHERE settlement_dimension_id = NEW.settlement_dimension_id
                         AND from_settlement_state_revision = OLD.settlement_state_revision
@@ -421,7 +421,7 @@ CREATE TRIGGER settlement_catch_up_fences_transition BEFORE UPDATE ON billing.se
 CREATE FUNCTION billing.catch_up_transition_from_fence() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
+  IF /* guard BC010.transition-off-fence */ NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
                   WHERE settlement_dimension_id = NEW.settlement_dimension_id
                     AND settlement_state_revision = NEW.from_settlement_state_revision
                     AND settled_amount = NEW.settled_amount_before
@@ -442,7 +442,7 @@ CREATE TRIGGER settlement_transitions_from_fence BEFORE INSERT ON billing.settle
 CREATE FUNCTION billing.prove_settlement_transition() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
+  IF /* guard BC011.transition-unproven */ NOT EXISTS (SELECT 1 FROM billing.settlement_catch_up_fences
                   WHERE settlement_dimension_id = NEW.settlement_dimension_id
                     AND settlement_state_revision = NEW.to_settlement_state_revision
                     AND settled_amount = NEW.settled_amount_after AND last_event_id = NEW.event_id)
