@@ -40,7 +40,7 @@ CREATE TABLE metering.input_receipts (
   recorded_at                             timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (consumer_name, event_id)
 );
-CREATE TRIGGER input_receipts_insert_only BEFORE UPDATE OR DELETE ON metering.input_receipts
+CREATE TRIGGER /* guard ME001.input-receipts-insert-only */ input_receipts_insert_only BEFORE UPDATE OR DELETE ON metering.input_receipts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- The input fence of one attempt: every input processor transaction of the
@@ -109,7 +109,7 @@ CREATE TABLE metering.input_works (
   created_at                     timestamptz NOT NULL DEFAULT now(),
   UNIQUE (execution_attempt_id, lane_kind, gateway_deployment_id, source_evidence_dimension_key, work_generation)
 );
-CREATE TRIGGER input_works_insert_only BEFORE UPDATE OR DELETE ON metering.input_works
+CREATE TRIGGER /* guard ME001.input-works-insert-only */ input_works_insert_only BEFORE UPDATE OR DELETE ON metering.input_works
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- Lanes are monotonic: no fence revision, watermark or generation moves
@@ -149,10 +149,10 @@ CREATE TRIGGER usage_watermarks_forward_only BEFORE UPDATE ON metering.usage_wat
   FOR EACH ROW EXECUTE FUNCTION metering.forward_only();
 CREATE TRIGGER cost_lanes_forward_only BEFORE UPDATE ON metering.cost_lanes
   FOR EACH ROW EXECUTE FUNCTION metering.forward_only();
-CREATE TRIGGER fences_no_delete BEFORE DELETE ON metering.input_fences
+CREATE TRIGGER /* guard ME001.input-fences-no-delete */ fences_no_delete BEFORE DELETE ON metering.input_fences
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER usage_watermarks_no_delete BEFORE DELETE ON metering.usage_watermarks
+CREATE TRIGGER /* guard ME001.usage-watermarks-no-delete */ usage_watermarks_no_delete BEFORE DELETE ON metering.usage_watermarks
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER cost_lanes_no_delete BEFORE DELETE ON metering.cost_lanes
+CREATE TRIGGER /* guard ME001.cost-lanes-no-delete */ cost_lanes_no_delete BEFORE DELETE ON metering.cost_lanes
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 -- +goose StatementEnd

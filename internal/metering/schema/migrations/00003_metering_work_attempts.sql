@@ -14,7 +14,7 @@ CREATE TABLE metering.work_attempts (
   lease_until     timestamptz NOT NULL,
   PRIMARY KEY (work_ref, attempt_number)
 );
-CREATE TRIGGER work_attempts_insert_only BEFORE UPDATE OR DELETE ON metering.work_attempts
+CREATE TRIGGER /* guard ME001.work-attempts-insert-only */ work_attempts_insert_only BEFORE UPDATE OR DELETE ON metering.work_attempts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- MeteringInputWorkAttemptFinished@1: one finish per Work, bound to the
@@ -31,7 +31,7 @@ CREATE TABLE metering.work_finishes (
   recorded_at                    timestamptz NOT NULL DEFAULT now(),
   FOREIGN KEY (work_ref, attempt_number) REFERENCES metering.work_attempts (work_ref, attempt_number)
 );
-CREATE TRIGGER work_finishes_insert_only BEFORE UPDATE OR DELETE ON metering.work_finishes
+CREATE TRIGGER /* guard ME001.work-finishes-insert-only */ work_finishes_insert_only BEFORE UPDATE OR DELETE ON metering.work_finishes
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- The claim queue: one row per unfinished Work (inserted with the Work,

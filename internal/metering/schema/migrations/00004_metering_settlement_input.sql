@@ -54,7 +54,7 @@ ALTER TABLE metering.input_fences ADD COLUMN eligibility_source text;
 CREATE FUNCTION metering.eligibility_source_once() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF OLD.eligibility_source IS NOT NULL AND NEW.eligibility_source IS DISTINCT FROM OLD.eligibility_source THEN
+  IF /* guard ME002.eligibility-source-changed */ OLD.eligibility_source IS NOT NULL AND NEW.eligibility_source IS DISTINCT FROM OLD.eligibility_source THEN
     RAISE EXCEPTION 'metering: the eligibility source of % never changes', OLD.execution_attempt_id USING ERRCODE = 'ME002';
   END IF;
   RETURN NEW;
@@ -159,7 +159,7 @@ DECLARE
 BEGIN
   SELECT state_version INTO cur FROM metering.settlement_input_current
   WHERE settlement_dimension_id = NEW.settlement_dimension_id;
-  IF NEW.state_version <> coalesce(cur, 0) + 1 THEN
+  IF /* guard ME004.not-next-version */ NEW.state_version <> coalesce(cur, 0) + 1 THEN
     RAISE EXCEPTION 'metering: settlement input % version % is not the next (current %)', NEW.settlement_dimension_id, NEW.state_version, cur
       USING ERRCODE = 'ME004';
   END IF;
@@ -214,15 +214,15 @@ CREATE TRIGGER settlement_input_snapshots_latest_attempt BEFORE INSERT ON meteri
 CREATE TRIGGER work_blocks_latest_attempt BEFORE INSERT ON metering.work_blocks
   FOR EACH ROW EXECUTE FUNCTION metering.require_latest_attempt('fact');
 
-CREATE TRIGGER eligibility_decisions_insert_only BEFORE UPDATE OR DELETE ON metering.eligibility_decisions
+CREATE TRIGGER /* guard ME001.eligibility-decisions-insert-only */ eligibility_decisions_insert_only BEFORE UPDATE OR DELETE ON metering.eligibility_decisions
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER meter_events_insert_only BEFORE UPDATE OR DELETE ON metering.meter_events
+CREATE TRIGGER /* guard ME001.meter-events-insert-only */ meter_events_insert_only BEFORE UPDATE OR DELETE ON metering.meter_events
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER settlement_input_snapshots_insert_only BEFORE UPDATE OR DELETE ON metering.settlement_input_snapshots
+CREATE TRIGGER /* guard ME001.settlement-input-snapshots-insert-only */ settlement_input_snapshots_insert_only BEFORE UPDATE OR DELETE ON metering.settlement_input_snapshots
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER work_blocks_insert_only BEFORE UPDATE OR DELETE ON metering.work_blocks
+CREATE TRIGGER /* guard ME001.work-blocks-insert-only */ work_blocks_insert_only BEFORE UPDATE OR DELETE ON metering.work_blocks
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER settlement_input_current_no_delete BEFORE DELETE ON metering.settlement_input_current
+CREATE TRIGGER /* guard ME001.settlement-input-current-no-delete */ settlement_input_current_no_delete BEFORE DELETE ON metering.settlement_input_current
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 REVOKE ALL ON metering.eligibility_decisions, metering.meter_events, metering.settlement_input_snapshots,

@@ -27,11 +27,11 @@ BEGIN
   SELECT attempt_number, fencing_token INTO latest_number, latest_token
   FROM metering.work_attempts WHERE work_ref = NEW.work_ref
   ORDER BY attempt_number DESC LIMIT 1;
-  IF latest_number IS DISTINCT FROM NEW.attempt_number OR latest_token IS DISTINCT FROM NEW.fencing_token THEN
+  IF /* guard ME003.not-latest-attempt */ latest_number IS DISTINCT FROM NEW.attempt_number OR latest_token IS DISTINCT FROM NEW.fencing_token THEN
     RAISE EXCEPTION 'metering: attempt % of work % is not its latest attempt (latest %)', NEW.attempt_number, NEW.work_ref, latest_number
       USING ERRCODE = 'ME003';
   END IF;
-  IF TG_ARGV[0] = 'fact' AND EXISTS (SELECT 1 FROM metering.work_finishes WHERE work_ref = NEW.work_ref) THEN
+  IF /* guard ME003.work-finished */ TG_ARGV[0] = 'fact' AND EXISTS (SELECT 1 FROM metering.work_finishes WHERE work_ref = NEW.work_ref) THEN
     RAISE EXCEPTION 'metering: work % is already finished', NEW.work_ref USING ERRCODE = 'ME003';
   END IF;
   -- The superseded finish is exactly what an old generation may write.
@@ -39,7 +39,7 @@ BEGIN
     RETURN NEW;
   END IF;
   SELECT * INTO w FROM metering.input_works WHERE work_ref = NEW.work_ref;
-  IF TG_NARGS > 1 AND w.lane_kind IS DISTINCT FROM TG_ARGV[1] THEN
+  IF /* guard ME003.wrong-lane */ TG_NARGS > 1 AND w.lane_kind IS DISTINCT FROM TG_ARGV[1] THEN
     RAISE EXCEPTION 'metering: work % of lane % cannot write a % fact', NEW.work_ref, w.lane_kind, TG_ARGV[1]
       USING ERRCODE = 'ME003';
   END IF;
@@ -51,12 +51,12 @@ BEGIN
     FROM metering.cost_lanes WHERE execution_attempt_id = w.execution_attempt_id
       AND gateway_deployment_id = w.gateway_deployment_id AND source_evidence_dimension_key = w.source_evidence_dimension_key;
   END IF;
-  IF lane_latest IS DISTINCT FROM w.work_generation THEN
+  IF /* guard ME003.not-latest-generation */ lane_latest IS DISTINCT FROM w.work_generation THEN
     RAISE EXCEPTION 'metering: work % is generation % of its lane, the latest is %', NEW.work_ref, w.work_generation, lane_latest
       USING ERRCODE = 'ME003';
   END IF;
   row_attempt := to_jsonb(NEW) ->> 'execution_attempt_id';
-  IF row_attempt IS NOT NULL AND row_attempt::uuid IS DISTINCT FROM w.execution_attempt_id THEN
+  IF /* guard ME003.other-execution-attempt */ row_attempt IS NOT NULL AND row_attempt::uuid IS DISTINCT FROM w.execution_attempt_id THEN
     RAISE EXCEPTION 'metering: a fact of attempt % written by work % of attempt %', row_attempt, NEW.work_ref, w.execution_attempt_id
       USING ERRCODE = 'ME003';
   END IF;

@@ -42,7 +42,7 @@ CREATE TABLE metering.provider_cost_facts (
 );
 CREATE TRIGGER provider_cost_facts_latest_attempt BEFORE INSERT ON metering.provider_cost_facts
   FOR EACH ROW EXECUTE FUNCTION metering.require_latest_attempt('fact');
-CREATE TRIGGER provider_cost_facts_insert_only BEFORE UPDATE OR DELETE ON metering.provider_cost_facts
+CREATE TRIGGER /* guard ME001.provider-cost-facts-insert-only */ provider_cost_facts_insert_only BEFORE UPDATE OR DELETE ON metering.provider_cost_facts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- ProviderCostAvailabilityProcessingFact@1: the one result of one
@@ -69,7 +69,7 @@ CREATE TABLE metering.cost_processing_facts (
 );
 CREATE TRIGGER cost_processing_facts_latest_attempt BEFORE INSERT ON metering.cost_processing_facts
   FOR EACH ROW EXECUTE FUNCTION metering.require_latest_attempt('fact');
-CREATE TRIGGER cost_processing_facts_insert_only BEFORE UPDATE OR DELETE ON metering.cost_processing_facts
+CREATE TRIGGER /* guard ME001.cost-processing-facts-insert-only */ cost_processing_facts_insert_only BEFORE UPDATE OR DELETE ON metering.cost_processing_facts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 -- The cost lane's coordination CAS: the state the worker committed for the
@@ -103,14 +103,14 @@ CREATE TABLE metering.cost_lane_coordination (
 CREATE FUNCTION metering.cost_coordination_guard() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF TG_OP = 'DELETE' THEN
+  IF /* guard ME010.coordination-delete */ TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'metering: cost lane coordination is never deleted' USING ERRCODE = 'ME010';
   END IF;
-  IF NEW.work_generation < OLD.work_generation THEN
+  IF /* guard ME010.older-generation */ NEW.work_generation < OLD.work_generation THEN
     RAISE EXCEPTION 'metering: cost lane coordination of % moved to an older generation', OLD.execution_attempt_id
       USING ERRCODE = 'ME010';
   END IF;
-  IF NEW.work_generation = OLD.work_generation AND OLD.state <> 'blocked_on_processing_conflict' THEN
+  IF /* guard ME010.finished-generation-changed */ NEW.work_generation = OLD.work_generation AND OLD.state <> 'blocked_on_processing_conflict' THEN
     RAISE EXCEPTION 'metering: generation % of the cost lane of % is finished (%)', OLD.work_generation, OLD.execution_attempt_id, OLD.state
       USING ERRCODE = 'ME010';
   END IF;

@@ -27,7 +27,7 @@ CREATE TABLE metering.settlement_validation_receipts (
   CHECK ((result_state = 'current') = (current_state_version = validated_state_version)),
   CHECK (current_state_version >= validated_state_version)
 );
-CREATE TRIGGER settlement_validation_receipts_insert_only BEFORE UPDATE OR DELETE ON metering.settlement_validation_receipts
+CREATE TRIGGER /* guard ME001.settlement-validation-receipts-insert-only */ settlement_validation_receipts_insert_only BEFORE UPDATE OR DELETE ON metering.settlement_validation_receipts
   FOR EACH ROW EXECUTE FUNCTION metering.reject_change();
 
 REVOKE ALL ON metering.settlement_validation_receipts FROM PUBLIC;

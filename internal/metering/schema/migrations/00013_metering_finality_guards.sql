@@ -39,39 +39,39 @@
 -- (outbox 00002). pending_works too: truncating the queue would drop
 -- unfinished Work without a finish.
 
-CREATE TRIGGER input_receipts_no_truncate BEFORE TRUNCATE ON metering.input_receipts
+CREATE TRIGGER /* guard ME001.input-receipts-no-truncate */ input_receipts_no_truncate BEFORE TRUNCATE ON metering.input_receipts
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER input_fences_no_truncate BEFORE TRUNCATE ON metering.input_fences
+CREATE TRIGGER /* guard ME001.input-fences-no-truncate */ input_fences_no_truncate BEFORE TRUNCATE ON metering.input_fences
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER usage_watermarks_no_truncate BEFORE TRUNCATE ON metering.usage_watermarks
+CREATE TRIGGER /* guard ME001.usage-watermarks-no-truncate */ usage_watermarks_no_truncate BEFORE TRUNCATE ON metering.usage_watermarks
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER cost_lanes_no_truncate BEFORE TRUNCATE ON metering.cost_lanes
+CREATE TRIGGER /* guard ME001.cost-lanes-no-truncate */ cost_lanes_no_truncate BEFORE TRUNCATE ON metering.cost_lanes
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER input_works_no_truncate BEFORE TRUNCATE ON metering.input_works
+CREATE TRIGGER /* guard ME001.input-works-no-truncate */ input_works_no_truncate BEFORE TRUNCATE ON metering.input_works
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER work_attempts_no_truncate BEFORE TRUNCATE ON metering.work_attempts
+CREATE TRIGGER /* guard ME001.work-attempts-no-truncate */ work_attempts_no_truncate BEFORE TRUNCATE ON metering.work_attempts
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER work_finishes_no_truncate BEFORE TRUNCATE ON metering.work_finishes
+CREATE TRIGGER /* guard ME001.work-finishes-no-truncate */ work_finishes_no_truncate BEFORE TRUNCATE ON metering.work_finishes
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER pending_works_no_truncate BEFORE TRUNCATE ON metering.pending_works
+CREATE TRIGGER /* guard ME001.pending-works-no-truncate */ pending_works_no_truncate BEFORE TRUNCATE ON metering.pending_works
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER eligibility_decisions_no_truncate BEFORE TRUNCATE ON metering.eligibility_decisions
+CREATE TRIGGER /* guard ME001.eligibility-decisions-no-truncate */ eligibility_decisions_no_truncate BEFORE TRUNCATE ON metering.eligibility_decisions
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER meter_events_no_truncate BEFORE TRUNCATE ON metering.meter_events
+CREATE TRIGGER /* guard ME001.meter-events-no-truncate */ meter_events_no_truncate BEFORE TRUNCATE ON metering.meter_events
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER settlement_input_snapshots_no_truncate BEFORE TRUNCATE ON metering.settlement_input_snapshots
+CREATE TRIGGER /* guard ME001.settlement-input-snapshots-no-truncate */ settlement_input_snapshots_no_truncate BEFORE TRUNCATE ON metering.settlement_input_snapshots
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER settlement_input_current_no_truncate BEFORE TRUNCATE ON metering.settlement_input_current
+CREATE TRIGGER /* guard ME001.settlement-input-current-no-truncate */ settlement_input_current_no_truncate BEFORE TRUNCATE ON metering.settlement_input_current
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER work_blocks_no_truncate BEFORE TRUNCATE ON metering.work_blocks
+CREATE TRIGGER /* guard ME001.work-blocks-no-truncate */ work_blocks_no_truncate BEFORE TRUNCATE ON metering.work_blocks
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER provider_cost_facts_no_truncate BEFORE TRUNCATE ON metering.provider_cost_facts
+CREATE TRIGGER /* guard ME001.provider-cost-facts-no-truncate */ provider_cost_facts_no_truncate BEFORE TRUNCATE ON metering.provider_cost_facts
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER cost_processing_facts_no_truncate BEFORE TRUNCATE ON metering.cost_processing_facts
+CREATE TRIGGER /* guard ME001.cost-processing-facts-no-truncate */ cost_processing_facts_no_truncate BEFORE TRUNCATE ON metering.cost_processing_facts
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER cost_lane_coordination_no_truncate BEFORE TRUNCATE ON metering.cost_lane_coordination
+CREATE TRIGGER /* guard ME001.cost-lane-coordination-no-truncate */ cost_lane_coordination_no_truncate BEFORE TRUNCATE ON metering.cost_lane_coordination
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
-CREATE TRIGGER settlement_validation_receipts_no_truncate BEFORE TRUNCATE ON metering.settlement_validation_receipts
+CREATE TRIGGER /* guard ME001.settlement-validation-receipts-no-truncate */ settlement_validation_receipts_no_truncate BEFORE TRUNCATE ON metering.settlement_validation_receipts
   FOR EACH STATEMENT EXECUTE FUNCTION metering.reject_change();
 
 ----------------------------------------------------------------------------
@@ -94,7 +94,7 @@ BEGIN
   FROM metering.settlement_input_current c
   WHERE c.settlement_dimension_id = NEW.settlement_dimension_id
   FOR SHARE;
-  IF head_version IS NULL OR NEW.current_state_version IS DISTINCT FROM head_version THEN
+  IF /* guard ME006.not-head */ head_version IS NULL OR NEW.current_state_version IS DISTINCT FROM head_version THEN
     RAISE EXCEPTION 'metering: validation receipt of % answers for version % but the Current pointer is at %',
       NEW.settlement_dimension_id, NEW.current_state_version, head_version USING ERRCODE = 'ME006';
   END IF;
@@ -104,7 +104,7 @@ BEGIN
   WHERE s.settlement_dimension_id = NEW.settlement_dimension_id AND s.state_version = head_version;
   body := NEW.receipt_body::jsonb;
   res := body -> 'result';
-  IF (body ->> 'settlementInputCurrentValidationReceiptRef') IS DISTINCT FROM NEW.receipt_ref
+  IF /* guard ME007.body-mismatch */ (body ->> 'settlementInputCurrentValidationReceiptRef') IS DISTINCT FROM NEW.receipt_ref
      OR (body ->> 'settlementInputCurrentValidationReceiptDigest') IS DISTINCT FROM NEW.receipt_digest
      OR (body ->> 'validationOperationId') IS DISTINCT FROM NEW.validation_operation_id::text
      OR (body ->> 'purpose') IS DISTINCT FROM NEW.purpose
@@ -153,7 +153,7 @@ DECLARE
   pointer_version bigint;
   event           uuid;
 BEGIN
-  IF NEW.predecessor_state_version IS NOT NULL AND NOT EXISTS (
+  IF /* guard ME005.predecessor-digest-not-stored */ NEW.predecessor_state_version IS NOT NULL AND NOT EXISTS (
       SELECT 1 FROM metering.settlement_input_snapshots p
       WHERE p.settlement_dimension_id = NEW.settlement_dimension_id AND p.state_version = NEW.predecessor_state_version
         AND p.snapshot_ref = NEW.predecessor_snapshot_ref
@@ -163,7 +163,7 @@ BEGIN
   END IF;
   SELECT state_version INTO pointer_version FROM metering.settlement_input_current
   WHERE settlement_dimension_id = NEW.settlement_dimension_id;
-  IF pointer_version IS NULL OR pointer_version < NEW.state_version THEN
+  IF /* guard ME005.pointer-not-moved */ pointer_version IS NULL OR pointer_version < NEW.state_version THEN
     RAISE EXCEPTION 'metering: settlement input % version % committed without its Current pointer move', NEW.settlement_dimension_id, NEW.state_version
       USING ERRCODE = 'ME005';
   END IF;
@@ -173,11 +173,11 @@ BEGIN
     AND e.aggregate_revision = NEW.state_version AND e.event_type = 'metering.settlement-input.current-changed@1'
     AND e.event_payload ->> 'settlementInputSnapshotRef' = NEW.snapshot_ref
     AND e.event_payload ->> 'settlementInputSnapshotDigest' = NEW.snapshot_digest;
-  IF event IS NULL THEN
+  IF /* guard ME005.event-missing */ event IS NULL THEN
     RAISE EXCEPTION 'metering: settlement input % version % committed without its metering.settlement-input.current-changed@1 event %',
       NEW.settlement_dimension_id, NEW.state_version, NEW.event_id USING ERRCODE = 'ME005';
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = event AND d.destination = 'billing_settlement_catch_up') THEN
+  IF /* guard ME005.delivery-missing */ NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = event AND d.destination = 'billing_settlement_catch_up') THEN
     RAISE EXCEPTION 'metering: the settlement input event % has no billing_settlement_catch_up delivery', event USING ERRCODE = 'ME005';
   END IF;
   RETURN NULL;
@@ -197,11 +197,11 @@ BEGIN
   IF NOT FOUND AND EXISTS (SELECT 1 FROM outbox.legacy_adoptions a WHERE a.event_id = NEW.event_id) THEN
     RETURN NULL;
   END IF;
-  IF NOT FOUND THEN
+  IF /* guard ME008.event-unnamed */ NOT FOUND THEN
     RAISE EXCEPTION 'metering: settlement input event % (aggregate %, revision %) is named by no snapshot version',
       NEW.event_id, NEW.aggregate_id, NEW.aggregate_revision USING ERRCODE = 'ME008';
   END IF;
-  IF NEW.aggregate_type <> 'settlement_input_dimension'
+  IF /* guard ME008.event-not-carrying */ NEW.aggregate_type <> 'settlement_input_dimension'
      OR NEW.aggregate_id <> s.settlement_dimension_id::text
      OR NEW.aggregate_revision <> s.state_version
      OR (p ->> 'settlementDimensionId') IS DISTINCT FROM s.settlement_dimension_id::text
@@ -246,12 +246,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   IF TG_TABLE_NAME = 'work_attempts' THEN
     PERFORM 1 FROM metering.pending_works q WHERE q.work_ref = NEW.work_ref FOR KEY SHARE;
-    IF NOT FOUND THEN
+    IF /* guard ME009.attempt-not-queued */ NOT FOUND THEN
       RAISE EXCEPTION 'metering: attempt % of work % started for a Work that is not queued', NEW.attempt_number, NEW.work_ref
         USING ERRCODE = 'ME009';
     END IF;
   END IF;
-  IF EXISTS (SELECT 1 FROM metering.work_finishes f WHERE f.work_ref = NEW.work_ref) THEN
+  IF /* guard ME009.work-finished */ EXISTS (SELECT 1 FROM metering.work_finishes f WHERE f.work_ref = NEW.work_ref) THEN
     RAISE EXCEPTION 'metering: work % is finished: no new attempt, no queue row (%)', NEW.work_ref, TG_TABLE_NAME
       USING ERRCODE = 'ME009';
   END IF;
@@ -287,7 +287,7 @@ BEGIN
     FROM metering.cost_lanes l WHERE l.execution_attempt_id = w.execution_attempt_id
       AND l.gateway_deployment_id = w.gateway_deployment_id AND l.source_evidence_dimension_key = w.source_evidence_dimension_key;
   END IF;
-  IF lane_latest IS NULL OR lane_latest <= w.work_generation THEN
+  IF /* guard ME011.superseded-lane-not-moved */ lane_latest IS NULL OR lane_latest <= w.work_generation THEN
     RAISE EXCEPTION 'metering: superseded finish of work % (generation %), but its lane is at generation %',
       NEW.work_ref, w.work_generation, lane_latest USING ERRCODE = 'ME011';
   END IF;
