@@ -81,8 +81,9 @@ func TestForgedLeaseWithoutAttemptStart_OBSTORE6(t *testing.T) {
 	err := b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		return lease(ctx, tx, attempt{ID: uuid.NewString(), Token: uuid.NewString()})
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition)
+	requireCode(t, err, outbox.CodeUnprovenTransition) // OW019.claim-without-start: no start
 	require.ErrorIs(t, outbox.TranslateError(err), outbox.ErrUnprovenTransition)
+	require.Contains(t, err.Error(), "a lease needs the attempt start")
 	require.Equal(t, "pending", b.status(t, route.CoreOperations))
 
 	// Reusing an old token: not a fresh lease.
@@ -103,7 +104,8 @@ func TestForgedLeaseWithoutAttemptStart_OBSTORE6(t *testing.T) {
 		return err
 	}))
 	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error { return lease(ctx, tx, a) })
-	requireCode(t, err, outbox.CodeUnprovenTransition)
+	requireCode(t, err, outbox.CodeUnprovenTransition) // OW019.claim-without-start: another transaction's start
+	require.Contains(t, err.Error(), "a lease needs the attempt start")
 	require.Equal(t, "pending", b.status(t, route.CoreOperations))
 
 	// The controlled path: lease and start in one transaction.
@@ -157,7 +159,8 @@ func TestForgedAckWithoutLeaseOrFinish_OBSTORE6(t *testing.T) {
 	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		return forgedAck(ctx, tx, b.event.EventID, forged, b.event.EnvelopeDigest.Value)
 	})
-	requireCode(t, err, outbox.CodeUnprovenTransition) // valid lease, no finish
+	requireCode(t, err, outbox.CodeUnprovenTransition) // valid lease, no finish: OW019.ack-without-finish
+	require.Contains(t, err.Error(), "an ack needs an acknowledged finish")
 	err = b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, outcome, retry_disposition)
 			VALUES ($1, 'acknowledged', 'none')`, held.ID); err != nil {
