@@ -7,17 +7,17 @@
 
 -- +goose Up
 -- +goose StatementBegin
-CREATE TRIGGER runs_immutable BEFORE UPDATE OR DELETE ON admission.runs
+CREATE TRIGGER /* guard AD001.runs-immutable */ runs_immutable BEFORE UPDATE OR DELETE ON admission.runs
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER reservations_immutable BEFORE UPDATE OR DELETE ON admission.reservations
+CREATE TRIGGER /* guard AD001.reservations-immutable */ reservations_immutable BEFORE UPDATE OR DELETE ON admission.reservations
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
 
-CREATE TRIGGER admission_requests_no_truncate BEFORE TRUNCATE ON admission.admission_requests
+CREATE TRIGGER /* guard AD001.requests-no-truncate */ admission_requests_no_truncate BEFORE TRUNCATE ON admission.admission_requests
   FOR EACH STATEMENT EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER run_admission_manifests_no_truncate BEFORE TRUNCATE ON admission.run_admission_manifests
+CREATE TRIGGER /* guard AD001.manifests-no-truncate */ run_admission_manifests_no_truncate BEFORE TRUNCATE ON admission.run_admission_manifests
   FOR EACH STATEMENT EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER runs_no_truncate BEFORE TRUNCATE ON admission.runs
+CREATE TRIGGER /* guard AD001.runs-no-truncate */ runs_no_truncate BEFORE TRUNCATE ON admission.runs
   FOR EACH STATEMENT EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER reservations_no_truncate BEFORE TRUNCATE ON admission.reservations
+CREATE TRIGGER /* guard AD001.reservations-no-truncate */ reservations_no_truncate BEFORE TRUNCATE ON admission.reservations
   FOR EACH STATEMENT EXECUTE FUNCTION admission.reject_change();
 -- +goose StatementEnd

@@ -44,7 +44,7 @@ CREATE TABLE operations.applied_receipts (
   recorded_at                             timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (consumer_name, projection_name, projection_version, event_id)
 );
-CREATE TRIGGER applied_receipts_insert_only BEFORE UPDATE OR DELETE ON operations.applied_receipts
+CREATE TRIGGER /* guard OP001.applied-receipts-insert-only */ applied_receipts_insert_only BEFORE UPDATE OR DELETE ON operations.applied_receipts
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
 -- Per-aggregate revision state (OPS-1 steps 2-3): one row per
@@ -90,7 +90,7 @@ CREATE TABLE operations.projected_events (
   UNIQUE (projection_name, projection_version, aggregate_type, aggregate_id, aggregate_revision)
 );
 CREATE INDEX projected_events_run ON operations.projected_events (projection_name, projection_version, run_id, occurred_at);
-CREATE TRIGGER projected_events_insert_only BEFORE UPDATE OR DELETE ON operations.projected_events
+CREATE TRIGGER /* guard OP001.projected-events-insert-only */ projected_events_insert_only BEFORE UPDATE OR DELETE ON operations.projected_events
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
 -- Operation summaries: one per Run, created only by run.created@2.0 (OPS-3).
@@ -269,7 +269,7 @@ CREATE TABLE operations.completeness_proofs (
   CHECK ((projection_completeness = 'complete_for_supported_scope') = (cardinality(reasons) = 0))
 );
 CREATE INDEX completeness_proofs_latest ON operations.completeness_proofs (projection_name, projection_version, evaluated_at DESC);
-CREATE TRIGGER completeness_proofs_insert_only BEFORE UPDATE OR DELETE ON operations.completeness_proofs
+CREATE TRIGGER /* guard OP001.completeness-proofs-insert-only */ completeness_proofs_insert_only BEFORE UPDATE OR DELETE ON operations.completeness_proofs
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 -- +goose StatementEnd
 

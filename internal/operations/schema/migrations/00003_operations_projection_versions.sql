@@ -55,7 +55,7 @@ CREATE TABLE operations.cutover_candidates (
   members_sha256            text        NOT NULL CHECK (members_sha256 ~ '^[0-9a-f]{64}$'),
   FOREIGN KEY (projection_name, projection_version) REFERENCES operations.shadow_builds
 );
-CREATE TRIGGER cutover_candidates_insert_only BEFORE UPDATE OR DELETE ON operations.cutover_candidates
+CREATE TRIGGER /* guard OP001.cutover-candidates-insert-only */ cutover_candidates_insert_only BEFORE UPDATE OR DELETE ON operations.cutover_candidates
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
 CREATE TABLE operations.cutover_candidate_members (
@@ -74,7 +74,7 @@ CREATE TABLE operations.cutover_candidate_members (
   expected_receipt_schema_version                  text   NOT NULL,
   PRIMARY KEY (candidate_id, event_id)
 );
-CREATE TRIGGER cutover_candidate_members_insert_only BEFORE UPDATE OR DELETE ON operations.cutover_candidate_members
+CREATE TRIGGER /* guard OP001.candidate-members-insert-only */ cutover_candidate_members_insert_only BEFORE UPDATE OR DELETE ON operations.cutover_candidate_members
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
 -- Immutable readiness proofs: the canonical proof body (RFC 8785) and its
@@ -91,7 +91,7 @@ CREATE TABLE operations.readiness_proofs (
   proved_at                     timestamptz NOT NULL,
   UNIQUE (projection_name, projection_version)
 );
-CREATE TRIGGER readiness_proofs_insert_only BEFORE UPDATE OR DELETE ON operations.readiness_proofs
+CREATE TRIGGER /* guard OP001.readiness-proofs-insert-only */ readiness_proofs_insert_only BEFORE UPDATE OR DELETE ON operations.readiness_proofs
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
 CREATE FUNCTION operations.shadow_fence() RETURNS trigger
@@ -104,7 +104,7 @@ BEGIN
   IF tok IS NULL THEN
     SELECT * INTO b FROM operations.shadow_builds
      WHERE projection_name = NEW.projection_name AND projection_version = NEW.projection_version;
-    IF FOUND AND b.state <> 'cut_over' THEN
+    IF /* guard OP003.shadow-write-without-token */ FOUND AND b.state <> 'cut_over' THEN
       RAISE EXCEPTION 'operations: %/% is a shadow build (%): writes need its shadow claim token',
         NEW.projection_name, NEW.projection_version, b.state USING ERRCODE = 'OP003';
     END IF;
@@ -113,26 +113,26 @@ BEGIN
   SELECT * INTO b FROM operations.shadow_builds
    WHERE projection_name = NEW.projection_name AND projection_version = NEW.projection_version
    FOR SHARE;
-  IF NOT FOUND THEN
+  IF /* guard OP003.token-without-shadow-build */ NOT FOUND THEN
     RAISE EXCEPTION 'operations: %/% has no shadow build; shadow token refused',
       NEW.projection_name, NEW.projection_version USING ERRCODE = 'OP003';
   END IF;
-  IF b.state = 'cut_over' THEN
+  IF /* guard OP003.token-after-cutover */ b.state = 'cut_over' THEN
     RAISE EXCEPTION 'operations: %/% is active since its cutover; shadow token refused',
       NEW.projection_name, NEW.projection_version USING ERRCODE = 'OP003';
   END IF;
-  IF b.state = 'paused' THEN
+  IF /* guard OP003.shadow-build-paused */ b.state = 'paused' THEN
     RAISE EXCEPTION 'operations: shadow build %/% is paused', NEW.projection_name, NEW.projection_version
       USING ERRCODE = 'OP003';
   END IF;
-  IF b.claim_token::text <> tok THEN
+  IF /* guard OP003.stale-shadow-token */ b.claim_token::text <> tok THEN
     RAISE EXCEPTION 'operations: stale shadow claim token for %/%', NEW.projection_name, NEW.projection_version
       USING ERRCODE = 'OP003';
   END IF;
   IF b.state = 'catching_up' THEN
     ev := (to_jsonb(NEW) ->> TG_ARGV[0])::uuid;
   END IF;
-  IF b.state = 'catching_up' AND NOT EXISTS (
+  IF /* guard OP004.outside-frozen-candidate */ b.state = 'catching_up' AND NOT EXISTS (
        SELECT 1 FROM operations.cutover_candidate_members c WHERE c.candidate_id = b.candidate_id AND c.event_id = ev) THEN
     RAISE EXCEPTION 'operations: event % is outside the frozen cutover candidate of %/%', ev,
       NEW.projection_name, NEW.projection_version USING ERRCODE = 'OP004';
@@ -162,7 +162,7 @@ DECLARE
 BEGIN
   SELECT * INTO b FROM operations.shadow_builds
    WHERE projection_name = NEW.projection_name AND projection_version = NEW.projection_version;
-  IF NOT FOUND OR b.state <> 'catching_up' OR b.candidate_id IS DISTINCT FROM NEW.candidate_id THEN
+  IF /* guard OP005.proof-candidate-not-current */ NOT FOUND OR b.state <> 'catching_up' OR b.candidate_id IS DISTINCT FROM NEW.candidate_id THEN
     RAISE EXCEPTION 'operations: readiness proof refused: candidate % is not the frozen candidate of a catching-up shadow %/%',
       NEW.candidate_id, NEW.projection_name, NEW.projection_version USING ERRCODE = 'OP005';
   END IF;
@@ -181,7 +181,7 @@ BEGIN
   SELECT count(*) INTO quar FROM outbox.delivery_facts f
     JOIN operations.cutover_candidate_members c ON c.candidate_id = NEW.candidate_id AND c.event_id = f.event_id
    WHERE f.destination = 'core_operations' AND f.status = 'quarantined';
-  IF members <> NEW.member_count OR missing > 0 OR gaps > 0 OR unsup > 0 OR quar > 0 THEN
+  IF /* guard OP005.proof-incomplete */ members <> NEW.member_count OR missing > 0 OR gaps > 0 OR unsup > 0 OR quar > 0 THEN
     RAISE EXCEPTION 'operations: readiness proof refused for %/%: members % (proof says %), missing receipts %, unresolved gaps %, unsupported %, quarantined %',
       NEW.projection_name, NEW.projection_version, members, NEW.member_count, missing, gaps, unsup, quar
       USING ERRCODE = 'OP005';

@@ -76,11 +76,11 @@ $fn$;
 ----------------------------------------------------------------------------
 -- Destination bindings (DS-4, OB-DELIVER-1)
 
-CREATE TRIGGER destination_bindings_immutable BEFORE UPDATE ON outbox.destination_bindings
+CREATE TRIGGER /* guard OW003.bindings-no-update */ destination_bindings_immutable BEFORE UPDATE ON outbox.destination_bindings
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER destination_bindings_no_delete BEFORE DELETE ON outbox.destination_bindings
+CREATE TRIGGER /* guard OW002.bindings-no-delete */ destination_bindings_no_delete BEFORE DELETE ON outbox.destination_bindings
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER destination_bindings_no_truncate BEFORE TRUNCATE ON outbox.destination_bindings
+CREATE TRIGGER /* guard OW002.bindings-no-truncate */ destination_bindings_no_truncate BEFORE TRUNCATE ON outbox.destination_bindings
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- The controlled path that seeds bindings: insert-or-compare, so a release
@@ -113,7 +113,7 @@ BEGIN
      AND b.expected_receipt_type = p_expected_receipt_type
      AND b.expected_receipt_schema_version = p_expected_receipt_schema_version
      AND b.projection_target_state = p_projection_target_state;
-  IF NOT FOUND THEN
+  IF /* guard OW017.bound-differently */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: destination % (consumer %) is already bound differently', p_destination, p_consumer_name
       USING ERRCODE = 'OW017';
   END IF;
@@ -127,7 +127,7 @@ $fn$;
 CREATE FUNCTION outbox.delivery_set_versions_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF (to_jsonb(NEW) - '{status,activated_at,retired_at}'::text[])
+  IF /* guard OW001.definition-immutable */ (to_jsonb(NEW) - '{status,activated_at,retired_at}'::text[])
      IS DISTINCT FROM (to_jsonb(OLD) - '{status,activated_at,retired_at}'::text[]) THEN
     RAISE EXCEPTION 'outbox: delivery set definition % is immutable', OLD.delivery_set_version
       USING ERRCODE = 'OW001';
@@ -138,15 +138,15 @@ $fn$;
 
 CREATE TRIGGER delivery_set_versions_immutable BEFORE UPDATE ON outbox.delivery_set_versions
   FOR EACH ROW EXECUTE FUNCTION outbox.delivery_set_versions_before_update();
-CREATE TRIGGER delivery_set_versions_no_delete BEFORE DELETE ON outbox.delivery_set_versions
+CREATE TRIGGER /* guard OW002.definitions-no-delete */ delivery_set_versions_no_delete BEFORE DELETE ON outbox.delivery_set_versions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER delivery_set_versions_no_truncate BEFORE TRUNCATE ON outbox.delivery_set_versions
+CREATE TRIGGER /* guard OW002.definitions-no-truncate */ delivery_set_versions_no_truncate BEFORE TRUNCATE ON outbox.delivery_set_versions
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 CREATE FUNCTION outbox.delivery_set_versions_before_insert() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NEW.status <> 'registered' OR NEW.activated_at IS NOT NULL OR NEW.retired_at IS NOT NULL THEN
+  IF /* guard OW012.definition-not-registered */ NEW.status <> 'registered' OR NEW.activated_at IS NOT NULL OR NEW.retired_at IS NOT NULL THEN
     RAISE EXCEPTION 'outbox: a definition is registered first and activated explicitly'
       USING ERRCODE = 'OW012';
   END IF;
@@ -164,7 +164,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
   PERFORM 1 FROM outbox.delivery_set_versions v
    WHERE v.delivery_set_version = NEW.delivery_set_version AND v.registered_txid = pg_current_xact_id();
-  IF NOT FOUND THEN
+  IF /* guard OW010.members-outside-registration */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: members of definition % can only be inserted with its registration', NEW.delivery_set_version
       USING ERRCODE = 'OW010';
   END IF;
@@ -174,11 +174,11 @@ END
 $fn$;
 CREATE TRIGGER delivery_set_members_insert BEFORE INSERT ON outbox.delivery_set_members
   FOR EACH ROW EXECUTE FUNCTION outbox.delivery_set_members_before_insert();
-CREATE TRIGGER delivery_set_members_immutable BEFORE UPDATE ON outbox.delivery_set_members
+CREATE TRIGGER /* guard OW003.members-no-update */ delivery_set_members_immutable BEFORE UPDATE ON outbox.delivery_set_members
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER delivery_set_members_no_delete BEFORE DELETE ON outbox.delivery_set_members
+CREATE TRIGGER /* guard OW002.members-no-delete */ delivery_set_members_no_delete BEFORE DELETE ON outbox.delivery_set_members
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER delivery_set_members_no_truncate BEFORE TRUNCATE ON outbox.delivery_set_members
+CREATE TRIGGER /* guard OW002.members-no-truncate */ delivery_set_members_no_truncate BEFORE TRUNCATE ON outbox.delivery_set_members
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- At commit of the registration: counts equal the arrays, every member's
@@ -194,7 +194,7 @@ BEGIN
            jsonb_build_object('eventType', m.event_type, 'eventSchemaVersion', m.schema_version)))
     INTO v_members, v_orphans
     FROM outbox.delivery_set_members m WHERE m.delivery_set_version = NEW.delivery_set_version;
-  IF v_members <> NEW.member_count OR v_orphans <> 0
+  IF /* guard OW010.definition-incomplete */ v_members <> NEW.member_count OR v_orphans <> 0
      OR jsonb_array_length(NEW.applicable_events) <> NEW.applicable_event_count THEN
     RAISE EXCEPTION 'outbox: definition % is incomplete: % members (want %), % orphan members, % applicable events (want %)',
       NEW.delivery_set_version, v_members, NEW.member_count, v_orphans,
@@ -211,7 +211,7 @@ CREATE CONSTRAINT TRIGGER delivery_set_versions_proof AFTER INSERT ON outbox.del
 CREATE FUNCTION outbox.projection_versions_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NEW.projection_name <> OLD.projection_name OR NEW.projection_version <> OLD.projection_version
+  IF /* guard OW001.projection-version-immutable */ NEW.projection_name <> OLD.projection_name OR NEW.projection_version <> OLD.projection_version
      OR NEW.registered_at <> OLD.registered_at
      OR (OLD.ready_at IS NOT NULL AND (NEW.ready_at IS DISTINCT FROM OLD.ready_at
          OR NEW.readiness_proof_ref IS DISTINCT FROM OLD.readiness_proof_ref)) THEN
@@ -223,7 +223,7 @@ END
 $fn$;
 CREATE TRIGGER projection_versions_immutable BEFORE UPDATE ON outbox.projection_versions
   FOR EACH ROW EXECUTE FUNCTION outbox.projection_versions_before_update();
-CREATE TRIGGER projection_versions_no_delete BEFORE DELETE ON outbox.projection_versions
+CREATE TRIGGER /* guard OW002.projection-versions-no-delete */ projection_versions_no_delete BEFORE DELETE ON outbox.projection_versions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
 
 ----------------------------------------------------------------------------
@@ -233,7 +233,7 @@ CREATE TRIGGER projection_versions_no_delete BEFORE DELETE ON outbox.projection_
 CREATE FUNCTION outbox.outbox_events_before_insert() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF NEW.published_at IS NOT NULL THEN
+  IF /* guard OW012.event-inserted-published */ NEW.published_at IS NOT NULL THEN
     RAISE EXCEPTION 'outbox: event % cannot be inserted as published', NEW.event_id USING ERRCODE = 'OW012';
   END IF;
   NEW.created_at := now();
@@ -258,7 +258,7 @@ RETURN NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
 CREATE FUNCTION outbox.outbox_events_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF (NEW.event_id, NEW.event_type, NEW.schema_version, NEW.delivery_set_version,
+  IF /* guard OW001.event-immutable */ (NEW.event_id, NEW.event_type, NEW.schema_version, NEW.delivery_set_version,
       NEW.delivery_set_definition_schema_version, NEW.delivery_set_definition_digest_algorithm_version,
       NEW.delivery_set_definition_digest, NEW.aggregate_type, NEW.aggregate_id, NEW.aggregate_revision,
       NEW.tenant_kind, NEW.tenant_id, NEW.workspace_id, NEW.project_id, NEW.correlation_id, NEW.causation_id,
@@ -274,11 +274,11 @@ BEGIN
     RAISE EXCEPTION 'outbox: event % is immutable', OLD.event_id USING ERRCODE = 'OW001';
   END IF;
   IF NEW.published_at IS DISTINCT FROM OLD.published_at THEN
-    IF OLD.published_at IS NOT NULL THEN
+    IF /* guard OW007.published-at-set-once */ OLD.published_at IS NOT NULL THEN
       RAISE EXCEPTION 'outbox: published_at of event % cannot be reset, changed or overwritten', OLD.event_id
         USING ERRCODE = 'OW007';
     END IF;
-    IF NOT outbox.all_mandatory_acknowledged(OLD.event_id) THEN
+    IF /* guard OW007.published-before-complete */ NOT outbox.all_mandatory_acknowledged(OLD.event_id) THEN
       RAISE EXCEPTION 'outbox: published_at of event % set before all mandatory deliveries were acknowledged', OLD.event_id
         USING ERRCODE = 'OW007';
     END IF;
@@ -383,11 +383,11 @@ BEGIN
                     AND b.expected_receipt_schema_version = NEW.expected_receipt_schema_version
                     AND (b.projection_target_state = 'required') = (NEW.required_projection_name IS NOT NULL))
     INTO v_in_append, v_bound;
-  IF NOT v_in_append THEN
+  IF /* guard OW005.delivery-outside-append */ NOT v_in_append THEN
     RAISE EXCEPTION 'outbox: delivery %/% can only be created in the transaction that appends its event',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW005';
   END IF;
-  IF NEW.status <> 'pending' OR NEW.attempt_count <> 0
+  IF /* guard OW012.delivery-not-initial */ NEW.status <> 'pending' OR NEW.attempt_count <> 0
      OR num_nonnulls(NEW.lease_owner, NEW.lease_token, NEW.lease_expires_at, NEW.current_attempt_id,
           NEW.last_attempt_at, NEW.delivered_at, NEW.last_error_code, NEW.last_error_ref,
           NEW.ack_consumer_name, NEW.ack_receipt_type, NEW.ack_receipt_key, NEW.ack_receipt_schema_version,
@@ -396,7 +396,7 @@ BEGIN
     RAISE EXCEPTION 'outbox: delivery %/% must be created pending with no lease, attempt, error or ack',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW012';
   END IF;
-  IF NOT v_bound THEN
+  IF /* guard OW016.delivery-unbound */ NOT v_bound THEN
     RAISE EXCEPTION 'outbox: delivery %/% names a destination, consumer, receipt or projection branch no destination binding has',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW016';
   END IF;
@@ -433,7 +433,7 @@ CREATE TRIGGER outbox_deliveries_update BEFORE UPDATE ON outbox.outbox_deliverie
   FOR EACH ROW EXECUTE FUNCTION outbox.deliveries_before_update();
 CREATE TRIGGER outbox_deliveries_no_delete BEFORE DELETE ON outbox.outbox_deliveries
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_deliveries_no_truncate BEFORE TRUNCATE ON outbox.outbox_deliveries
+CREATE TRIGGER /* guard OW002.deliveries-no-truncate */ outbox_deliveries_no_truncate BEFORE TRUNCATE ON outbox.outbox_deliveries
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- Wake-up for dispatchers: one notification per destination per statement
@@ -453,17 +453,17 @@ CREATE TRIGGER outbox_deliveries_notify AFTER INSERT ON outbox.outbox_deliveries
 ----------------------------------------------------------------------------
 -- Attempts (OB-STORE-4) and quarantine (OB-STORE-5)
 
-CREATE TRIGGER outbox_delivery_attempt_starts_immutable BEFORE UPDATE ON outbox.outbox_delivery_attempt_starts
+CREATE TRIGGER /* guard OW003.attempt-starts-no-update */ outbox_delivery_attempt_starts_immutable BEFORE UPDATE ON outbox.outbox_delivery_attempt_starts
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
 CREATE TRIGGER outbox_delivery_attempt_starts_no_delete BEFORE DELETE ON outbox.outbox_delivery_attempt_starts
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_delivery_attempt_starts_no_truncate BEFORE TRUNCATE ON outbox.outbox_delivery_attempt_starts
+CREATE TRIGGER /* guard OW002.attempt-starts-no-truncate */ outbox_delivery_attempt_starts_no_truncate BEFORE TRUNCATE ON outbox.outbox_delivery_attempt_starts
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_delivery_attempt_finishes_immutable BEFORE UPDATE ON outbox.outbox_delivery_attempt_finishes
+CREATE TRIGGER /* guard OW003.attempt-finishes-no-update */ outbox_delivery_attempt_finishes_immutable BEFORE UPDATE ON outbox.outbox_delivery_attempt_finishes
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
 CREATE TRIGGER outbox_delivery_attempt_finishes_no_delete BEFORE DELETE ON outbox.outbox_delivery_attempt_finishes
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_delivery_attempt_finishes_no_truncate BEFORE TRUNCATE ON outbox.outbox_delivery_attempt_finishes
+CREATE TRIGGER /* guard OW002.attempt-finishes-no-truncate */ outbox_delivery_attempt_finishes_no_truncate BEFORE TRUNCATE ON outbox.outbox_delivery_attempt_finishes
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- A quarantine row carries the event's own stored envelope digest.
@@ -474,11 +474,11 @@ BEGIN
    WHERE e.event_id = NEW.event_id
      AND e.event_envelope_digest_algorithm_version = NEW.event_envelope_digest_algorithm_version
      AND e.event_envelope_sha256 = NEW.event_envelope_sha256;
-  IF NOT FOUND THEN
+  IF /* guard OW014.quarantine-digest */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: quarantine %/% must carry the event''s stored envelope digest', NEW.event_id, NEW.destination
       USING ERRCODE = 'OW014';
   END IF;
-  IF NEW.acknowledged_at IS NOT NULL OR NEW.case_id IS NOT NULL THEN
+  IF /* guard OW012.quarantine-not-initial */ NEW.acknowledged_at IS NOT NULL OR NEW.case_id IS NOT NULL THEN
     RAISE EXCEPTION 'outbox: quarantine %/% starts unacknowledged and without a case', NEW.event_id, NEW.destination
       USING ERRCODE = 'OW012';
   END IF;
@@ -493,7 +493,7 @@ CREATE TRIGGER outbox_quarantine_insert BEFORE INSERT ON outbox.outbox_quarantin
 CREATE FUNCTION outbox.quarantine_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF (to_jsonb(NEW) - '{acknowledged_at,case_id}'::text[]) IS DISTINCT FROM (to_jsonb(OLD) - '{acknowledged_at,case_id}'::text[])
+  IF /* guard OW003.quarantine-set-once */ (to_jsonb(NEW) - '{acknowledged_at,case_id}'::text[]) IS DISTINCT FROM (to_jsonb(OLD) - '{acknowledged_at,case_id}'::text[])
      OR (OLD.acknowledged_at IS NOT NULL AND NEW.acknowledged_at IS DISTINCT FROM OLD.acknowledged_at)
      OR (OLD.case_id IS NOT NULL AND NEW.case_id IS DISTINCT FROM OLD.case_id) THEN
     RAISE EXCEPTION 'outbox: quarantine %/% is insert-only (acknowledged_at and case_id are set once)', OLD.event_id, OLD.destination
@@ -504,9 +504,9 @@ END
 $fn$;
 CREATE TRIGGER outbox_quarantine_update BEFORE UPDATE ON outbox.outbox_quarantine
   FOR EACH ROW EXECUTE FUNCTION outbox.quarantine_before_update();
-CREATE TRIGGER outbox_quarantine_no_delete BEFORE DELETE ON outbox.outbox_quarantine
+CREATE TRIGGER /* guard OW002.quarantine-no-delete */ outbox_quarantine_no_delete BEFORE DELETE ON outbox.outbox_quarantine
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER outbox_quarantine_no_truncate BEFORE TRUNCATE ON outbox.outbox_quarantine
+CREATE TRIGGER /* guard OW002.quarantine-no-truncate */ outbox_quarantine_no_truncate BEFORE TRUNCATE ON outbox.outbox_quarantine
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- At commit: a quarantined delivery has its quarantine row and a quarantine
@@ -517,7 +517,7 @@ BEGIN
   PERFORM 1 FROM outbox.outbox_deliveries d
     JOIN outbox.outbox_quarantine q ON q.event_id = d.event_id AND q.destination = d.destination
    WHERE d.event_id = NEW.event_id AND d.destination = NEW.destination AND d.status = 'quarantined';
-  IF NOT FOUND THEN
+  IF /* guard OW014.quarantine-state-disagrees */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: delivery %/% quarantine state and quarantine row disagree', NEW.event_id, NEW.destination
       USING ERRCODE = 'OW014';
   END IF;

@@ -22,11 +22,11 @@ BEGIN
            AND e.event_envelope_sha256 = NEW.ack_event_envelope_sha256
     INTO v_unpublished, v_digest_ok
     FROM outbox.outbox_events e WHERE e.event_id = NEW.event_id;
-  IF v_digest_ok IS NOT TRUE THEN
+  IF /* guard OW019.ack-envelope-digest */ v_digest_ok IS NOT TRUE THEN
     RAISE EXCEPTION 'outbox: delivery %/% became acknowledged with an envelope digest that is not the event''s stored one',
       NEW.event_id, NEW.destination USING ERRCODE = 'OW019';
   END IF;
-  IF v_unpublished
+  IF /* guard OW015.published-at-not-recorded */ v_unpublished
      AND NOT EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
                       WHERE d.event_id = NEW.event_id AND d.mandatory AND d.status <> 'acknowledged') THEN
     RAISE EXCEPTION 'outbox: every mandatory delivery of event % is acknowledged but published_at was not recorded', NEW.event_id

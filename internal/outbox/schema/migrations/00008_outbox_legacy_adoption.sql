@@ -71,23 +71,23 @@ CREATE TABLE outbox.legacy_quarantine (
     reason_class <> 'digest_conflict' OR (event_envelope_sha256 IS NOT NULL AND conflicting_sha256 IS NOT NULL))
 );
 
-CREATE TRIGGER bootstrap_definitions_immutable BEFORE UPDATE ON outbox.bootstrap_definitions
+CREATE TRIGGER /* guard OW003.bootstrap-no-update */ bootstrap_definitions_immutable BEFORE UPDATE ON outbox.bootstrap_definitions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER bootstrap_definitions_no_delete BEFORE DELETE ON outbox.bootstrap_definitions
+CREATE TRIGGER /* guard OW002.bootstrap-no-delete */ bootstrap_definitions_no_delete BEFORE DELETE ON outbox.bootstrap_definitions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER bootstrap_definitions_no_truncate BEFORE TRUNCATE ON outbox.bootstrap_definitions
+CREATE TRIGGER /* guard OW002.bootstrap-no-truncate */ bootstrap_definitions_no_truncate BEFORE TRUNCATE ON outbox.bootstrap_definitions
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER legacy_adoptions_immutable BEFORE UPDATE ON outbox.legacy_adoptions
+CREATE TRIGGER /* guard OW003.adoptions-no-update */ legacy_adoptions_immutable BEFORE UPDATE ON outbox.legacy_adoptions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER legacy_adoptions_no_delete BEFORE DELETE ON outbox.legacy_adoptions
+CREATE TRIGGER /* guard OW002.adoptions-no-delete */ legacy_adoptions_no_delete BEFORE DELETE ON outbox.legacy_adoptions
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER legacy_adoptions_no_truncate BEFORE TRUNCATE ON outbox.legacy_adoptions
+CREATE TRIGGER /* guard OW002.adoptions-no-truncate */ legacy_adoptions_no_truncate BEFORE TRUNCATE ON outbox.legacy_adoptions
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER legacy_quarantine_immutable BEFORE UPDATE ON outbox.legacy_quarantine
+CREATE TRIGGER /* guard OW003.legacy-quarantine-no-update */ legacy_quarantine_immutable BEFORE UPDATE ON outbox.legacy_quarantine
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER legacy_quarantine_no_delete BEFORE DELETE ON outbox.legacy_quarantine
+CREATE TRIGGER /* guard OW002.legacy-quarantine-no-delete */ legacy_quarantine_no_delete BEFORE DELETE ON outbox.legacy_quarantine
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER legacy_quarantine_no_truncate BEFORE TRUNCATE ON outbox.legacy_quarantine
+CREATE TRIGGER /* guard OW002.legacy-quarantine-no-truncate */ legacy_quarantine_no_truncate BEFORE TRUNCATE ON outbox.legacy_quarantine
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- +goose StatementBegin
@@ -102,11 +102,11 @@ DECLARE
   j    jsonb := p_event_envelope::jsonb;
   v_id uuid  := (j->>'eventId')::uuid;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM outbox.bootstrap_definitions b WHERE b.delivery_set_version = p_delivery_set_version) THEN
+  IF /* guard OW006.not-bootstrap-definition */ NOT EXISTS (SELECT 1 FROM outbox.bootstrap_definitions b WHERE b.delivery_set_version = p_delivery_set_version) THEN
     RAISE EXCEPTION 'outbox: definition % is not a bootstrap delivery set version', p_delivery_set_version
       USING ERRCODE = 'OW006';
   END IF;
-  IF p_legacy_published_at IS NULL THEN
+  IF /* guard OW012.legacy-not-published */ p_legacy_published_at IS NULL THEN
     RAISE EXCEPTION 'outbox: legacy row %/% is not published', p_legacy_source, p_legacy_row_id
       USING ERRCODE = 'OW012';
   END IF;
@@ -181,11 +181,11 @@ BEGIN
      WHERE v.delivery_set_version = NEW.delivery_set_version;
   END IF;
   -- The event's foreign key makes the whole quadruple equal to this row's.
-  IF v_active IS NOT TRUE THEN
+  IF /* guard OW006.definition-not-active */ v_active IS NOT TRUE THEN
     RAISE EXCEPTION 'outbox: event % froze delivery set definition % which is not the active definition',
       NEW.event_id, NEW.delivery_set_version USING ERRCODE = 'OW006';
   END IF;
-  IF NOT v_applicable THEN
+  IF /* guard OW006.pair-not-applicable */ NOT v_applicable THEN
     RAISE EXCEPTION 'outbox: event % pair %/% is not applicable in definition %',
       NEW.event_id, NEW.event_type, NEW.schema_version, NEW.delivery_set_version USING ERRCODE = 'OW006';
   END IF;
@@ -208,7 +208,7 @@ BEGIN
      AND d.required_projection_name IS NOT DISTINCT FROM m.projection_name
      AND d.required_projection_version IS NOT DISTINCT FROM m.projection_version
    WHERE d.event_id = NEW.event_id;
-  IF v_matched <> v_members OR v_deliveries <> v_members THEN
+  IF /* guard OW004.delivery-set-mismatch */ v_matched <> v_members OR v_deliveries <> v_members THEN
     RAISE EXCEPTION 'outbox: event % delivery set mismatch: % mandatory members, % delivery rows, % matching',
       NEW.event_id, v_members, v_deliveries, v_matched USING ERRCODE = 'OW004';
   END IF;

@@ -52,9 +52,9 @@ BEGIN
 END
 $fn$;
 
-CREATE TRIGGER pair_producers_immutable BEFORE UPDATE OR DELETE ON outbox.pair_producers
+CREATE TRIGGER /* guard OW001.pair-producers-immutable */ pair_producers_immutable BEFORE UPDATE OR DELETE ON outbox.pair_producers
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_producer_change();
-CREATE TRIGGER database_producer_immutable BEFORE UPDATE OR DELETE ON outbox.database_producer
+CREATE TRIGGER /* guard OW001.database-producer-immutable */ database_producer_immutable BEFORE UPDATE OR DELETE ON outbox.database_producer
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_producer_change();
 
 -- declare_producer: idempotent for the same boundary, refuses another one.
@@ -65,7 +65,7 @@ DECLARE
 BEGIN
   INSERT INTO outbox.database_producer (producer) VALUES (p) ON CONFLICT (singleton) DO NOTHING;
   SELECT producer INTO current_producer FROM outbox.database_producer;
-  IF current_producer <> p THEN
+  IF /* guard OWP01.declare-other-producer */ current_producer <> p THEN
     RAISE EXCEPTION 'outbox: this database is the % fact store, not %', current_producer, p USING ERRCODE = 'OWP01';
   END IF;
 END

@@ -101,23 +101,23 @@ CREATE TABLE outbox.archived_deliveries (
   PRIMARY KEY (event_id, destination)
 );
 
-CREATE TRIGGER retention_runs_immutable BEFORE UPDATE ON outbox.retention_runs
+CREATE TRIGGER /* guard OW003.retention-runs-no-update */ retention_runs_immutable BEFORE UPDATE ON outbox.retention_runs
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER retention_runs_no_delete BEFORE DELETE ON outbox.retention_runs
+CREATE TRIGGER /* guard OW002.retention-runs-no-delete */ retention_runs_no_delete BEFORE DELETE ON outbox.retention_runs
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER retention_runs_no_truncate BEFORE TRUNCATE ON outbox.retention_runs
+CREATE TRIGGER /* guard OW002.retention-runs-no-truncate */ retention_runs_no_truncate BEFORE TRUNCATE ON outbox.retention_runs
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER archived_events_immutable BEFORE UPDATE ON outbox.archived_events
+CREATE TRIGGER /* guard OW003.archived-events-no-update */ archived_events_immutable BEFORE UPDATE ON outbox.archived_events
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER archived_events_no_delete BEFORE DELETE ON outbox.archived_events
+CREATE TRIGGER /* guard OW002.archived-events-no-delete */ archived_events_no_delete BEFORE DELETE ON outbox.archived_events
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER archived_events_no_truncate BEFORE TRUNCATE ON outbox.archived_events
+CREATE TRIGGER /* guard OW002.archived-events-no-truncate */ archived_events_no_truncate BEFORE TRUNCATE ON outbox.archived_events
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER archived_deliveries_immutable BEFORE UPDATE ON outbox.archived_deliveries
+CREATE TRIGGER /* guard OW003.archived-deliveries-no-update */ archived_deliveries_immutable BEFORE UPDATE ON outbox.archived_deliveries
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER archived_deliveries_no_delete BEFORE DELETE ON outbox.archived_deliveries
+CREATE TRIGGER /* guard OW002.archived-deliveries-no-delete */ archived_deliveries_no_delete BEFORE DELETE ON outbox.archived_deliveries
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER archived_deliveries_no_truncate BEFORE TRUNCATE ON outbox.archived_deliveries
+CREATE TRIGGER /* guard OW002.archived-deliveries-no-truncate */ archived_deliveries_no_truncate BEFORE TRUNCATE ON outbox.archived_deliveries
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- Deleting an attempt start checks the quarantine rows that may reference
@@ -141,7 +141,7 @@ BEGIN
   PERFORM 1 FROM outbox.archived_events a
     JOIN outbox.retention_runs r USING (run_id)
    WHERE a.event_id = v_event_id AND r.recorded_txid = pg_current_xact_id();
-  IF NOT FOUND THEN
+  IF /* guard OW002.delete-outside-retention-run */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: DELETE on %.% is forbidden outside a recorded retention run (append-only)',
       TG_TABLE_SCHEMA, TG_TABLE_NAME USING ERRCODE = 'OW002';
   END IF;

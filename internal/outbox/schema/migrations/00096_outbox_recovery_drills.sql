@@ -49,11 +49,11 @@ CREATE TABLE outbox.retention_recovery_drills (
 );
 CREATE INDEX retention_recovery_drills_manifest ON outbox.retention_recovery_drills (manifest_sha256, events_sha256);
 
-CREATE TRIGGER retention_recovery_drills_immutable BEFORE UPDATE ON outbox.retention_recovery_drills
+CREATE TRIGGER /* guard OW003.drills-no-update */ retention_recovery_drills_immutable BEFORE UPDATE ON outbox.retention_recovery_drills
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_update();
-CREATE TRIGGER retention_recovery_drills_no_delete BEFORE DELETE ON outbox.retention_recovery_drills
+CREATE TRIGGER /* guard OW002.drills-no-delete */ retention_recovery_drills_no_delete BEFORE DELETE ON outbox.retention_recovery_drills
   FOR EACH ROW EXECUTE FUNCTION outbox.reject_delete();
-CREATE TRIGGER retention_recovery_drills_no_truncate BEFORE TRUNCATE ON outbox.retention_recovery_drills
+CREATE TRIGGER /* guard OW002.drills-no-truncate */ retention_recovery_drills_no_truncate BEFORE TRUNCATE ON outbox.retention_recovery_drills
   FOR EACH STATEMENT EXECUTE FUNCTION outbox.reject_delete();
 
 -- The digest of an archived event set: sha256 over "<event id> <envelope
@@ -78,7 +78,7 @@ BEGIN
   EXCEPTION WHEN invalid_text_representation THEN
     RAISE EXCEPTION 'outbox: recovery drill document is not JSON' USING ERRCODE = 'OWR05';
   END;
-  IF jsonb_typeof(d) <> 'object' OR d->>'kind' IS DISTINCT FROM 'oceanway.outbox-recovery-drill@1'
+  IF /* guard OWR05.drill-document-invalid */ jsonb_typeof(d) <> 'object' OR d->>'kind' IS DISTINCT FROM 'oceanway.outbox-recovery-drill@1'
      OR d->'reproduced' IS DISTINCT FROM 'true'::jsonb
      OR coalesce(d->>'manifestSha256', '') !~ '^[0-9a-f]{64}$'
      OR coalesce(d->>'eventsSha256', '') !~ '^[0-9a-f]{64}$'
@@ -90,10 +90,10 @@ BEGIN
   END IF;
   -- isolation: the drill ran in a scratch database, not in the source (the
   -- drill itself refuses a target holding events or retention runs)
-  IF d->>'scratchDatabase' = current_database() THEN
+  IF /* guard OWR05.drill-in-source-database */ d->>'scratchDatabase' = current_database() THEN
     RAISE EXCEPTION 'outbox: recovery drill ran in the source database %', current_database() USING ERRCODE = 'OWR05';
   END IF;
-  IF (d->>'drilledAt')::timestamptz > now() THEN
+  IF /* guard OWR05.drill-in-future */ (d->>'drilledAt')::timestamptz > now() THEN
     RAISE EXCEPTION 'outbox: recovery drill time is in the future' USING ERRCODE = 'OWR05';
   END IF;
   INSERT INTO outbox.retention_recovery_drills (drill_sha256, drill_digest_algorithm_version, manifest_sha256,
@@ -133,7 +133,7 @@ BEGIN
      AND r.events_sha256 = outbox.retention_event_set_sha256(p_event_ids, p_event_sha256)
      AND (r.events, r.deliveries, r.attempt_starts, r.attempt_finishes)
        = (cardinality(p_event_ids)::bigint, p_deliveries, p_attempt_starts, p_attempt_finishes);
-  IF NOT FOUND THEN
+  IF /* guard OWR04.no-recorded-drill */ NOT FOUND THEN
     RAISE EXCEPTION 'outbox: retention run % refused: no recorded recovery drill of manifest % over these events',
       p_run_id, p_manifest_sha256 USING ERRCODE = 'OWR04';
   END IF;
