@@ -25,6 +25,9 @@ import (
 // the least-privileged producer role writes to an unbound destination
 // (OW016), and a binding that contradicts a stored one (OW017). Neither
 // producer nor dispatcher may write bindings.
+//
+// Clauses: OW017.bound-differently, OW003.bindings-no-update,
+// OW002.bindings-no-delete, OW016.delivery-unbound.
 func TestDS4UnboundDestinationIsRefusedByTheDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -283,6 +283,16 @@ func TestNoOpUpdateCannotLaunderForgedSibling_OBPUB1(t *testing.T) {
 // OB-STORE-2 (issue 18, forged write 3): as oceanway_producer, an event
 // whose event_payload — or any other column derived from the envelope —
 // contradicts its own stored envelope is refused on insert (OW018).
+//
+// Clauses: OW018.event-contradicts-envelope and one per column (the
+// message names it): OW018.envelope-event-payload, OW018.envelope-event-type,
+// OW018.envelope-schema-version, OW018.envelope-aggregate-type,
+// OW018.envelope-aggregate-id, OW018.envelope-aggregate-revision,
+// OW018.envelope-tenant-kind, OW018.envelope-tenant-id,
+// OW018.envelope-workspace-id, OW018.envelope-project-id,
+// OW018.envelope-correlation-id, OW018.envelope-causation-id,
+// OW018.envelope-operation-id, OW018.envelope-occurred-at,
+// OW018.envelope-event-id; OW018.envelope-not-object below.
 func TestForgedEventContradictsEnvelope_OBSTORE2(t *testing.T) {
 	t.Parallel()
 	b := setupForged(t)
@@ -302,6 +312,7 @@ func TestForgedEventContradictsEnvelope_OBSTORE2(t *testing.T) {
 		"operation_id":       `'other'`,
 		"occurred_at":        `'2026-01-01T00:00:00.000001Z'`,
 		"event_id":           `'` + uuid.NewString() + `'`,
+		"event_envelope":     `'[]'`, // OW018.envelope-not-object
 	} {
 		t.Run(column, func(t *testing.T) {
 			stmt := rawEventWith(uuid.NewString(), 1, map[string]string{column: value})

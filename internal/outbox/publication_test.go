@@ -101,6 +101,7 @@ func TestRecordPublicationThreeOutcomes(t *testing.T) {
 // OB-PUB-1: published_at cannot be set by hand before every mandatory
 // delivery is acknowledged; the function refuses a delivery that is not
 // acknowledged and runs only under READ COMMITTED.
+// Clause OW007.published-before-complete.
 func TestPublishedAtGuards(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -134,6 +134,11 @@ func TestRegistryConcurrentRegistrationConverges(t *testing.T) {
 // DS-6: definitions and members are immutable; members exist only with
 // their registration and the counts are proved at commit; exactly one
 // definition is active and activation is explicit.
+//
+// Clauses: OW001.definition-immutable, OW002.definitions-no-delete,
+// OW003.members-no-update, OW002.members-no-delete, OW002.members-no-truncate,
+// OW010.members-outside-registration, OW010.definition-incomplete,
+// OW012.definition-not-registered.
 func TestRegistryImmutabilityAndActivation(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

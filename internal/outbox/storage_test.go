@@ -119,6 +119,9 @@ func rawDelivery(eventID, dest, consumer, receipt string, projectionVersion stri
 // OB-APPEND-2: the deferred constraint re-proves every event's delivery set
 // at COMMIT — a hand-written INSERT that skips AppendTx cannot commit a
 // missing, extra or mismatching delivery row.
+//
+// Clauses: OW004.delivery-set-mismatch, OW005.delivery-outside-append,
+// OW006.definition-not-active, OW012.delivery-not-initial.
 func TestDeferredDeliverySetProof(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -171,8 +174,9 @@ func TestDeferredDeliverySetProof(t *testing.T) {
 
 // OB-STORE-2: envelope, payload, digests, definition quadruple and created
 // time are immutable (trigger), events are never deleted (OW002.events-no-delete,
-// OW002.events-no-truncate); and the roles have
-// no UPDATE on events at all (column grants).
+// OW002.events-no-truncate, OW002.delete-outside-retention-run: the delete
+// guard that replaced the append-only trigger in 00093); and the roles have
+// no UPDATE on events at all (column grants). Clause OW001.event-immutable.
 func TestEventImmutability(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -194,8 +198,16 @@ func TestEventImmutability(t *testing.T) {
 		require.Contains(t, []string{outbox.CodeImmutable, pgerrcode.ForeignKeyViolation}, db.SQLState(err), set)
 	}
 	requireCode(t, exec(ctx, b.pool, `UPDATE outbox.outbox_events SET event_payload = '{"x":1}'`+where), outbox.CodeImmutable)
-	requireCode(t, exec(ctx, b.pool, "DELETE FROM outbox.outbox_events"+where), outbox.CodeAppendOnly)
-	requireCode(t, exec(ctx, b.pool, "TRUNCATE outbox.outbox_events CASCADE"), outbox.CodeAppendOnly)
+	err := exec(ctx, b.pool, "DELETE FROM outbox.outbox_events"+where)
+	requireCode(t, err, outbox.CodeAppendOnly)
+	require.ErrorContains(t, err, "DELETE on outbox.outbox_events is forbidden outside a recorded retention run")
+	// As the table owner: the runtime roles have no TRUNCATE privilege
+	// (42501 before any trigger). CASCADE reaches the deliveries, whose own
+	// truncate trigger refuses too (OW002.deliveries-no-truncate): the
+	// message names the table whose trigger refused.
+	err = exec(ctx, b.pool, "TRUNCATE outbox.outbox_events CASCADE")
+	requireCode(t, err, outbox.CodeAppendOnly)
+	require.ErrorContains(t, err, "TRUNCATE on outbox.outbox_events is forbidden")
 
 	for _, role := range []string{schema.RoleProducer, schema.RoleDispatcher} {
 		for _, set := range []string{`event_payload = '{}'`, "published_at = now()", "created_at = now()"} {
@@ -252,6 +264,7 @@ func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 }
 
 // OB-STORE-4: an attempt is one immutable start and at most one finish.
+// Clauses: OW003.attempt-starts-no-update, OW003.attempt-finishes-no-update.
 func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -287,6 +300,9 @@ func TestAttemptStartAndAtMostOneFinish(t *testing.T) {
 
 // OB-STORE-5: quarantine is an explicit row and a terminal state; neither
 // exists without the other, and the row is never deleted.
+//
+// Clauses: OW014.quarantine-state-disagrees, OW014.quarantine-digest,
+// OW002.quarantine-no-delete, OW003.quarantine-set-once.
 func TestQuarantineIsExplicit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
