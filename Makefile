@@ -33,9 +33,18 @@ generate: ## Regenerate committed generated files (sqlc query code, JSON Schema,
 	@scripts/generate
 
 .PHONY: verify
-verify: generate ## Fail when generated files are stale
+verify: generate ## Fail when generated files are stale or a guard clause has no marker or no test
+	$(GO) run ./scripts/guards check
 	@git diff --exit-code || (echo "generated files are stale: run make generate and commit"; exit 1)
 	@untracked=$$(git ls-files --others --exclude-standard); if [ -n "$$untracked" ]; then echo "generate made untracked files:"; echo "$$untracked"; exit 1; fi
+
+.PHONY: mutate-guards
+mutate-guards: ## Disable each database guard clause in turn and run its tests: every clause must be KILLED (ARGS="-run OW019 -j 2")
+	@scripts/mutate-guards $(ARGS)
+
+.PHONY: docs/guards
+docs/guards: ## Regenerate docs/guard-clauses.md (guard clause → live definition → tests) from the markers and the tests
+	$(GO) run ./scripts/guards index
 
 .PHONY: bench
 bench: ## Run Go benchmarks (end-to-end: bin/oceanway bench, and make bench/peers)

@@ -3,6 +3,9 @@ package dbtest
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/lines"
+	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 )
 
 func databaseExists(t *testing.T, name string) bool {
@@ -118,4 +122,24 @@ func TestSweepDropsLeftoversOfDeadRunsOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, databaseExists(t, deadDB), "leftover of a dead run is dropped")
 	require.True(t, databaseExists(t, liveDB), "databases of a running binary are kept")
+}
+
+// The guard mutation check (scripts/guards) hands a changed migration in
+// through MigrationsOverlayEnv: the test databases apply the overlaid file
+// in place of the embedded one, from a template of their own.
+func TestMigrationsOverlayReplacesAnEmbeddedFile(t *testing.T) {
+	ctx := t.Context()
+	name := "00001_outbox_tables.sql"
+	orig, err := fs.ReadFile(outboxschema.Line().FS, name)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, outboxschema.LineName), 0o755))
+	overlaid := string(orig) + "\nCOMMENT ON SCHEMA outbox IS 'overlaid';\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, outboxschema.LineName, name), []byte(overlaid), 0o644))
+	t.Setenv(MigrationsOverlayEnv, dir)
+	b := New(t, Opts{Boundaries: []boundary.Boundary{boundary.Core}})
+	var comment *string
+	require.NoError(t, b.Core().QueryRow(ctx, "SELECT obj_description('outbox'::regnamespace, 'pg_namespace')").Scan(&comment))
+	require.NotNil(t, comment)
+	require.Equal(t, "overlaid", *comment)
 }

@@ -34,11 +34,10 @@ type testRef struct{ pkg, name string } // pkg: ./internal/outbox
 type gap struct{ file, msg string }
 
 type funcDef struct {
-	key, name  string
-	file       string
-	src        string
-	toks       []sqlToken // the body's tokens
-	bodyOffset int
+	key, name string
+	file      string
+	src       string
+	toks      []sqlToken // the body's tokens
 }
 
 type trigDef struct {

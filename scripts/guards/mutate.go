@@ -64,7 +64,7 @@ func cmdMutate(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(scratch)
+	defer func() { _ = os.RemoveAll(scratch) }()
 	root, err := os.Getwd()
 	if err != nil {
 		return err
