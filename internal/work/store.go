@@ -92,6 +92,7 @@ func (s *Store) Renew(ctx context.Context, attempt pgx.NamedArgs, lease time.Dur
 		if err != nil {
 			return fmt.Errorf("renew work lease: %w", err)
 		}
+		// guard OB-CLAIM-2.work-renew-lease-lost
 		if tag.RowsAffected() == 0 {
 			return ErrLeaseLost
 		}

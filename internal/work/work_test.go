@@ -173,7 +173,8 @@ func assertNoError(t *testing.T, err error) bool {
 // OB-CLAIM-2 for Work: a claimed Work is claimable again only after its lease; the next claim
 // starts attempt 2 with a new token, and from then on the first attempt's
 // release, renewal and finish are refused (release and renewal match
-// nothing; the database refuses the finish).
+// nothing; the database refuses the finish). A renewal that matched nothing
+// is ErrLeaseLost, never a silent success (OB-CLAIM-2.work-renew-lease-lost).
 func TestStaleAttemptReleasesRenewsAndFinishesNothing(t *testing.T) {
 	t.Parallel()
 	q := setup(t, 1)
