@@ -203,8 +203,8 @@ func TestEventImmutability(t *testing.T) {
 	require.ErrorContains(t, err, "DELETE on outbox.outbox_events is forbidden outside a recorded retention run")
 	// As the table owner: the runtime roles have no TRUNCATE privilege
 	// (42501 before any trigger). CASCADE reaches the deliveries, whose own
-	// truncate trigger refuses too (OW002.deliveries-no-truncate): the
-	// message names the table whose trigger refused.
+	// truncate trigger refuses too: the message names the table whose
+	// trigger refused.
 	err = exec(ctx, b.pool, "TRUNCATE outbox.outbox_events CASCADE")
 	requireCode(t, err, outbox.CodeAppendOnly)
 	require.ErrorContains(t, err, "TRUNCATE on outbox.outbox_events is forbidden")
