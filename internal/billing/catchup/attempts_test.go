@@ -157,7 +157,9 @@ func TestCatchUpAttemptExpiredLeaseOldTokenRefusedByPostgres(t *testing.T) {
 	require.Len(t, attempts, 2)
 	require.NotEqual(t, attempts[0].Token, attempts[1].Token)
 
-	// The billing role writing with the old token directly: refused.
+	// The billing role writing with the old token directly: refused
+	// (clause BC006.token-not-latest; the token-less write is
+	// BC006.tokenless-not-reopen).
 	for _, sql := range []string{
 		`UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, coordination_state = 'blocked_on_owner_conflict', attempt_fencing_token = $1`,
 		`UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, coordination_state = 'blocked_on_owner_conflict', attempt_fencing_token = NULL WHERE $1::text IS NOT NULL`,
@@ -256,7 +258,7 @@ func TestCatchUpAttemptBlockedOnOwnerConflictThenFixed(t *testing.T) {
 	require.Equal(t, billingc.CatchUpCaughtUp, b.fence(t, d).State)
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM billing.settlement_catch_up_blocks`))
 
-	// Blocked facts are insert-only.
+	// Blocked facts are insert-only (clause BC001.blocks-insert-only).
 	_, err = b.admin.Exec(t.Context(), `DELETE FROM billing.settlement_catch_up_blocks`)
 	require.Equal(t, catchup.CodeInsertOnly, pgCode(err))
 }

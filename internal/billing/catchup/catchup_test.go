@@ -480,7 +480,9 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		{"exposures stay open and blocked", "UPDATE billing.late_settlement_exposures SET automatic_charge = 'blocked'", catchup.CodeInsertOnly, false},
 		{"receipts are insert-only", "DELETE FROM billing.settlement_catch_up_receipts", pgerrcode.InsufficientPrivilege, true},
 		{"finishes are insert-only", "UPDATE billing.settlement_catch_up_finishes SET outcome = 'caught_up'", catchup.CodeInsertOnly, false},
-		// A second finish carries a spent token: BC008 answers before the primary key (23505).
+		// A second finish carries a spent token: BC008 answers before the primary key (23505)
+		// (clause BC008.token-finished). The fence's graph: clause BC003.fence-graph; the
+		// watermark ahead: clause BC004.caught-up-ahead.
 		{"a generation finishes once", "INSERT INTO billing.settlement_catch_up_finishes SELECT settlement_dimension_id, work_generation, finished_ref || '-again', finished_schema_version, finished_digest_algorithm_version, finished_digest, outcome, successor_generation, transition_to_revision, finished_body, finished_at, attempt_number, fencing_token FROM billing.settlement_catch_up_finishes", catchup.CodeAttemptFinished, true},
 		{"fence revision moves by one", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 2", catchup.CodeFenceGraph, true},
 		{"settled never rises", "UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = settled_amount + 1", catchup.CodeFenceGraph, true},
@@ -499,7 +501,8 @@ func TestBSC5DatabaseGuards(t *testing.T) {
 		})
 		require.Equal(t, c.state, db.SQLState(err), "%s (%s): %v", c.name, dimID, err)
 	}
-	// An exposure transition without its exposure fails at commit (BC005):
+	// An exposure transition without its exposure fails at commit (BC005,
+	// clause BC005.exposure-missing):
 	// it starts where the fence stands (its settled amount, its active
 	// Work), so BC010 lets it in.
 	err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {

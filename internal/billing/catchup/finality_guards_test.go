@@ -133,12 +133,14 @@ func TestBI2ForgedCatchUpAndTransitionLedgerWritesAreRefused(t *testing.T) {
 		ORDER BY work_generation DESC, attempt_number DESC LIMIT 1)`
 
 	// Class 5: the caught-up fence's settled amount lowered to 0, written
-	// with the token of the attempt that already finished (BC008).
+	// with the token of the attempt that already finished (BC008,
+	// clause BC008.token-finished).
 	lower := `UPDATE billing.settlement_catch_up_fences SET fence_revision = fence_revision + 1, settled_amount = 0,
 		attempt_fencing_token = ` + finishedToken + ` WHERE settlement_dimension_id = ` + refundDim
 	require.Equal(t, catchup.CodeAttemptFinished, forgeAs(t, b, role, nil, lower))
 	// With the token guard switched off by the table owner, the settled
-	// amount still moves only with its transition (BC009).
+	// amount still moves only with its transition (BC009,
+	// clause BC009.settled-without-transition).
 	require.Equal(t, catchup.CodeSettledWithoutTransition, forgeAs(t, b, "",
 		disable("ALTER TABLE billing.settlement_catch_up_fences DISABLE TRIGGER settlement_catch_up_fences_token"), lower))
 
@@ -176,7 +178,8 @@ func TestBI2ForgedCatchUpAndTransitionLedgerWritesAreRefused(t *testing.T) {
 
 	// BL010: a second refund larger than what is left settled. The
 	// transition guard (BC010) refuses it as the role; with that guard off,
-	// the ledger still refuses the negative revenue balance at commit.
+	// the ledger still refuses the negative revenue balance at commit
+	// (clauses BC010.transition-off-fence, BL010.negative-balance).
 	secondRefund := `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 		  to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
 		  transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,
@@ -197,7 +200,8 @@ func TestBI2ForgedCatchUpAndTransitionLedgerWritesAreRefused(t *testing.T) {
 	// A refund transition that starts right where the exposure's fence
 	// stands (BC010 lets it in), posted through the controlled writer, but
 	// with no fence move (no token spent) and no event: refused at commit
-	// (BC011), so no refund reaches the ledger without its catch-up step.
+	// (BC011, clause BC011.transition-unproven), so no refund reaches the
+	// ledger without its catch-up step.
 	lonelyRefund := `INSERT INTO billing.settlement_transitions (settlement_dimension_id, from_settlement_state_revision,
 		  to_settlement_state_revision, billing_reservation_id, billing_account_id, transition_ref, transition_schema_version,
 		  transition_digest_algorithm_version, transition_digest, transition_kind, settled_amount_before, settled_amount_after,

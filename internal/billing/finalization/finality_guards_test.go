@@ -136,7 +136,8 @@ func TestBI2ForgedWritesAfterTheSuccessAreRefused(t *testing.T) {
 	k, reservation := committedCore(t)
 	res := "'" + reservation + "'"
 
-	// Class 4: a second success decision for the committed fence (BL008).
+	// Class 4: a second success decision for the committed fence (BL008,
+	// clause BL008.decision-after-success).
 	require.Equal(t, billing.CodeDecisionAfterSuccess, forge(t, k, billingschema.RoleBilling, exec(`
 		INSERT INTO billing.finalization_decisions (decision_ref, decision_schema_version, decision_digest_algorithm_version,
 		       decision_digest, billing_finalization_fence_id, manifest_ref, bundle_ref, decision, reason_code, reserved_amount,
@@ -148,7 +149,8 @@ func TestBI2ForgedWritesAfterTheSuccessAreRefused(t *testing.T) {
 
 	// Class 8: a second billing.finalization.committed@1 for the finalized
 	// reservation, appended through the real producer path with a valid
-	// digest and its deliveries: no committed fact names it (BL009).
+	// digest and its deliveries: no committed fact names it (BL009, clause
+	// BL009.fact-event-unbacked).
 	var body string
 	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT event_envelope FROM outbox.outbox_events
 		WHERE event_type = 'billing.finalization.committed@1'`).Scan(&body))
@@ -298,5 +300,5 @@ func TestBI2DecisionRacingTheSuccessIsRefused(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	close(release)
 	require.NoError(t, <-committed)
-	require.Equal(t, billing.CodeDecisionAfterSuccess, <-refused)
+	require.Equal(t, billing.CodeDecisionAfterSuccess, <-refused) // clause BL008.decision-after-success
 }
