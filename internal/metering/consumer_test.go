@@ -306,6 +306,8 @@ func TestMET6InputFenceConcurrentSessions(t *testing.T) {
 
 // TestMETDatabaseGuards: as the least-privileged role, receipts and Work are
 // insert-only (ME001) and watermarks never move backwards (ME002).
+// Clauses (issue 37): ME002.watermark-not-advanced,
+// ME002.fence-revision-backwards (each the only rule its UPDATE breaks).
 func TestMETDatabaseGuards(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -315,15 +317,16 @@ func TestMETDatabaseGuards(t *testing.T) {
 	for _, c := range []struct {
 		sql, state string
 		asRole     bool
+		fragment   string
 	}{
 		// The grants refuse changes of insert-only facts to the role...
-		{"UPDATE metering.input_works SET trigger_digest = 'x'", pgerrcode.InsufficientPrivilege, true},
-		{"DELETE FROM metering.input_receipts", pgerrcode.InsufficientPrivilege, true},
+		{"UPDATE metering.input_works SET trigger_digest = 'x'", pgerrcode.InsufficientPrivilege, true, ""},
+		{"DELETE FROM metering.input_receipts", pgerrcode.InsufficientPrivilege, true, ""},
 		// ...and the triggers refuse them to everyone, the owner included.
-		{"UPDATE metering.input_works SET trigger_digest = 'x'", metering.SQLStateInsertOnly, false},
-		{"DELETE FROM metering.input_receipts", metering.SQLStateInsertOnly, false},
-		{"UPDATE metering.usage_watermarks SET state_version = 1", metering.SQLStateBackwards, true},
-		{"UPDATE metering.input_fences SET eligibility_fence_revision = 0", metering.SQLStateBackwards, true},
+		{"UPDATE metering.input_works SET trigger_digest = 'x'", metering.SQLStateInsertOnly, false, ""},
+		{"DELETE FROM metering.input_receipts", metering.SQLStateInsertOnly, false, ""},
+		{"UPDATE metering.usage_watermarks SET state_version = 1", metering.SQLStateBackwards, true, "did not advance (2 -> 1)"},
+		{"UPDATE metering.input_fences SET eligibility_fence_revision = 0", metering.SQLStateBackwards, true, "moved backwards"},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
 			if !c.asRole {
@@ -337,6 +340,7 @@ func TestMETDatabaseGuards(t *testing.T) {
 			return err
 		})
 		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.sql, err)
+		require.ErrorContains(t, err, c.fragment, c.sql)
 	}
 }
 

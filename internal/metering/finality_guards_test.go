@@ -108,7 +108,7 @@ func appliedTwice(t *testing.T, b *bundle, a attemptFixture) string {
 // hand-written receipt that says the truth commits too. Refused: `current`
 // for version 1 (ME006), a row that says not_current under a body that says
 // current, and a not_current body naming a Current that is not the head
-// (ME007).
+// (ME007). Clauses (issue 37): ME006.not-head, ME007.body-mismatch.
 func TestIssue30Class10ValidationReceiptCurrentOnlyForHead(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
@@ -176,7 +176,9 @@ func TestIssue30Class10ValidationReceiptCurrentOnlyForHead(t *testing.T) {
 // snapshot has are refused at COMMIT (ME008). With a live Work token, a new
 // version whose snapshot, pointer and event are all written but whose event
 // names another predecessor digest is refused (ME008); the faithful version
-// commits.
+// commits. Clauses (issue 37): ME008.event-unnamed (the two events no
+// snapshot names; disabled, the carry check answers with its own message),
+// ME008.event-not-carrying (the lying predecessor).
 func TestIssue30Class11OneEventPerChainRevision(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
@@ -204,6 +206,7 @@ func TestIssue30Class11OneEventPerChainRevision(t *testing.T) {
 	} {
 		err := commitAs(t, role, appendEvent(c.e))
 		require.Equal(t, metering.SQLStateSettlementEventUnbacked, db.SQLState(err), "%s: %v", c.name, err)
+		require.ErrorContains(t, err, "is named by no snapshot version", "ME008.event-unnamed: %s", c.name)
 	}
 
 	// A live token (generation 3, claimed, unfinished) writes version 3 by hand.
@@ -233,6 +236,7 @@ func TestIssue30Class11OneEventPerChainRevision(t *testing.T) {
 	lying.Predecessor = &lyingPred
 	err = commitAs(t, role, snapshot, pointer, appendEvent(metering.SettlementEvent(&lying)))
 	require.Equal(t, metering.SQLStateSettlementEventUnbacked, db.SQLState(err), "an event that does not carry its snapshot: %v", err)
+	require.ErrorContains(t, err, "does not carry its snapshot", "ME008.event-not-carrying")
 	require.NoError(t, commitAs(t, role, snapshot, pointer, appendEvent(faithful)), "the faithful version commits")
 	require.Equal(t, 3, count(t, b.pool, `SELECT count(*) FROM outbox.outbox_events WHERE aggregate_id = $1`, dim), "one event per revision")
 	requireDenseChains(t, b.pool)
@@ -244,7 +248,11 @@ func TestIssue30Class11OneEventPerChainRevision(t *testing.T) {
 // attempt's (work, number, token), as the role: every fact is refused
 // (ME003, 00005), a second finish by the primary key, a new attempt and a
 // new queue row for the finished Work at COMMIT (ME009), and a lease
-// renewal finds no queue row.
+// renewal finds no queue row. Clauses (issue 37): ME003.work-finished (the
+// Blocked@1, MeterEvent and cost fact rows are refused by it alone),
+// ME009.attempt-not-queued (the finish deleted the queue row; disabled,
+// ME009.work-finished answers with its own message), ME009.work-finished
+// (the queue row).
 func TestIssue30FinishedAttemptTokenWritesNothing(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
@@ -263,15 +271,16 @@ func TestIssue30FinishedAttemptTokenWritesNothing(t *testing.T) {
 		name, sql string
 		args      []any
 		state     string
+		fragment  string // unique to the refusing clause among its SQLSTATE's
 	}{
 		{"eligibility decision", `INSERT INTO metering.eligibility_decisions (decision_ref, decision_digest, execution_attempt_id, decision,
 			decision_rule_version, work_ref, attempt_number, fencing_token, decision_body)
 			VALUES ('med-forged', repeat('e', 64), $4::uuid, 'ineligible', 'r', $1, $2, $3::uuid, '{}')`,
-			[]any{w, n, tok, attemptID}, metering.SQLStateFenced},
+			[]any{w, n, tok, attemptID}, metering.SQLStateFenced, "is already finished"},
 		{"meter event", `INSERT INTO metering.meter_events (meter_event_ref, meter_event_digest, settlement_dimension_id, execution_attempt_id,
 			charge_dimension_key, quantity, unit, work_ref, attempt_number, fencing_token, meter_event_body)
 			VALUES ('mev-forged', repeat('e', 64), $5::uuid, $4::uuid, 'text.output_tokens', 0, 'token', $1, $2, $3::uuid, '{}')`,
-			[]any{w, n, tok, attemptID, dim}, metering.SQLStateFenced},
+			[]any{w, n, tok, attemptID, dim}, metering.SQLStateFenced, "is already finished"},
 		{"settlement input version 2", `INSERT INTO metering.settlement_input_snapshots (settlement_dimension_id, state_version, snapshot_ref,
 			snapshot_schema_version, snapshot_digest_algorithm_version, snapshot_digest, content_digest, predecessor_state_version,
 			predecessor_snapshot_ref, billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
@@ -280,25 +289,27 @@ func TestIssue30FinishedAttemptTokenWritesNothing(t *testing.T) {
 			  billing_reservation_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key, 0, reconciliation_state,
 			  $1, $2, $3::uuid, snapshot_body
 			FROM metering.settlement_input_snapshots WHERE settlement_dimension_id = $4::uuid`,
-			[]any{w, n, tok, dim}, metering.SQLStateFenced},
+			[]any{w, n, tok, dim}, metering.SQLStateFenced, "is already finished"},
 		{"Blocked@1", `INSERT INTO metering.work_blocks (work_ref, attempt_number, fencing_token, blocked_ref, blocked_digest, blocked_body,
 			evidence_ref, evidence_digest, evidence_body)
 			VALUES ($1, $2, $3::uuid, 'miwb-forged', repeat('e', 64), '{}', 'ev-forged', repeat('e', 64), '{}')`,
-			[]any{w, n, tok}, metering.SQLStateFenced},
+			[]any{w, n, tok}, metering.SQLStateFenced, "is already finished"},
 		{"provider cost fact", `INSERT INTO metering.provider_cost_facts (provider_cost_fact_ref, provider_cost_fact_digest, work_ref,
 			attempt_number, fencing_token, execution_attempt_id, gateway_deployment_id, source_evidence_dimension_key, currency, amount, fact_body)
 			VALUES ('pcf-forged', repeat('e', 64), $1, $2, $3::uuid, $4::uuid, 'gw', 'cost', 'USD', 0, '{}')`,
-			[]any{w, n, tok, attemptID}, metering.SQLStateFenced},
+			[]any{w, n, tok, attemptID}, metering.SQLStateFenced, "is already finished"},
 		{"second finish", `INSERT INTO metering.work_finishes (work_ref, attempt_number, fencing_token, finished_ref, finished_digest,
 			outcome_state, finished_body) VALUES ($1, $2, $3::uuid, 'miwf-forged', repeat('e', 64), 'superseded', '{}')`,
-			[]any{w, n, tok}, pgerrcode.UniqueViolation},
+			[]any{w, n, tok}, pgerrcode.UniqueViolation, ""},
 		{"new attempt of the finished Work", `INSERT INTO metering.work_attempts (work_ref, attempt_number, fencing_token, lease_until)
-			VALUES ($1, $2::bigint + 1, gen_random_uuid(), now() + interval '1 hour')`, []any{w, n}, metering.SQLStateWorkFinished},
+			VALUES ($1, $2::bigint + 1, gen_random_uuid(), now() + interval '1 hour')`, []any{w, n}, metering.SQLStateWorkFinished,
+			"started for a Work that is not queued"},
 		{"the finished Work queued again", `INSERT INTO metering.pending_works (work_ref, lane_kind)
-			VALUES ($1, 'eligibility_and_settlement_input')`, []any{w}, metering.SQLStateWorkFinished},
+			VALUES ($1, 'eligibility_and_settlement_input')`, []any{w}, metering.SQLStateWorkFinished, "is finished: no new attempt"},
 	} {
 		err := commitAs(t, role, execStep(t, c.sql, c.args...))
 		require.Equal(t, c.state, db.SQLState(err), "%s: %v", c.name, err)
+		require.ErrorContains(t, err, c.fragment, c.name)
 	}
 	var renewed int64
 	require.NoError(t, commitAs(t, role, func(tx pgx.Tx) error {
@@ -320,7 +331,8 @@ func TestIssue30FinishedAttemptTokenWritesNothing(t *testing.T) {
 // superseded finish says a newer generation exists: as the role, the
 // latest generation's Started Work cannot be finished `superseded` (ME011
 // at COMMIT). When the next event schedules generation 2, the input
-// processor's own superseded finish of generation 1 commits.
+// processor's own superseded finish of generation 1 commits. Clause
+// (issue 37): ME011.superseded-lane-not-moved.
 func TestIssue30SupersededOnlyWhenLaneMoved(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
@@ -358,6 +370,32 @@ var (
 // TRUNCATE (ME001; the catalog proves each has the statement trigger), every
 // insert-only table refuses UPDATE and DELETE, the never-deleted tables
 // refuse DELETE; nothing changed.
+//
+// Clauses (issue 37), each trigger of metering.reject_change: the
+// superuser is the least-privileged role these triggers are the refusal
+// for, because oceanway_metering holds no TRUNCATE grant anywhere and no
+// UPDATE or DELETE grant on these tables (42501 first). TRUNCATE ... CASCADE
+// also fires the truncate triggers of the referencing tables, so each
+// refusal must name the table truncated. ME001.input-receipts-insert-only,
+// ME001.input-works-insert-only, ME001.work-attempts-insert-only,
+// ME001.work-finishes-insert-only, ME001.eligibility-decisions-insert-only,
+// ME001.meter-events-insert-only, ME001.settlement-input-snapshots-insert-only,
+// ME001.work-blocks-insert-only, ME001.provider-cost-facts-insert-only,
+// ME001.cost-processing-facts-insert-only,
+// ME001.settlement-validation-receipts-insert-only (UPDATE, then DELETE);
+// ME001.input-fences-no-delete, ME001.usage-watermarks-no-delete,
+// ME001.cost-lanes-no-delete, ME001.settlement-input-current-no-delete;
+// ME001.input-receipts-no-truncate, ME001.input-fences-no-truncate,
+// ME001.usage-watermarks-no-truncate, ME001.cost-lanes-no-truncate,
+// ME001.input-works-no-truncate, ME001.work-attempts-no-truncate,
+// ME001.work-finishes-no-truncate, ME001.pending-works-no-truncate,
+// ME001.eligibility-decisions-no-truncate, ME001.meter-events-no-truncate,
+// ME001.settlement-input-snapshots-no-truncate,
+// ME001.settlement-input-current-no-truncate, ME001.work-blocks-no-truncate,
+// ME001.provider-cost-facts-no-truncate,
+// ME001.cost-processing-facts-no-truncate,
+// ME001.cost-lane-coordination-no-truncate,
+// ME001.settlement-validation-receipts-no-truncate.
 func TestIssue30ImmutableTablesRefuseTruncateUpdateDeleteForEveryone(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
@@ -411,6 +449,7 @@ func TestIssue30ImmutableTablesRefuseTruncateUpdateDeleteForEveryone(t *testing.
 	for _, tbl := range tables {
 		err := commitAs(t, b.pool, execStep(t, `TRUNCATE metering.`+tbl+` CASCADE`))
 		require.Equal(t, metering.SQLStateInsertOnly, db.SQLState(err), "TRUNCATE %s: %v", tbl, err)
+		require.ErrorContains(t, err, "TRUNCATE on metering."+tbl+" is forbidden", "the table's own truncate trigger refuses")
 	}
 	for _, tbl := range insertOnlyTables {
 		column := map[string]string{"input_works": "created_at", "work_attempts": "lease_until"}[tbl]

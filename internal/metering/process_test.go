@@ -338,6 +338,8 @@ func TestMET8EligibilityLateFinishRace(t *testing.T) {
 // is not claimable, an expired one is, with a new token); the old token's
 // processing is ErrFenced with nothing written, and PostgreSQL itself
 // refuses a fact or finish carrying it (ME003) as the metering role.
+// Clause (issue 37): ME003.not-latest-attempt (the Work is unfinished, of
+// the lane's latest generation, and each row names its own attempt).
 func TestMET9FencingTokenBoundInDatabase(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
@@ -379,6 +381,7 @@ func TestMET9FencingTokenBoundInDatabase(t *testing.T) {
 			return err
 		})
 		require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "%s: %v", c.name, err)
+		require.ErrorContains(t, err, "is not its latest attempt", c.name)
 	}
 	out, err := p.Process(t.Context(), a2)
 	require.NoError(t, err)
@@ -690,7 +693,8 @@ func asMetering(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) error
 // after generation 2 was scheduled holds its Work's latest token, yet
 // PostgreSQL refuses its decision and its applied finish (ME003) as the
 // metering role; it may write only the superseded finish. A fact naming
-// another execution attempt than its Work's is refused too.
+// another execution attempt than its Work's is refused too. Clauses
+// (issue 37): ME003.not-latest-generation, ME003.other-execution-attempt.
 func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
@@ -706,8 +710,10 @@ func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
 		VALUES ($1, $2, $4::uuid, 'miwf-x', repeat('a', 64), $3, '{}')`
 	err := asMetering(t, b.pool, decision, old.Work.Ref, old.AttemptNumber, old.ExecutionAttemptID, old.FencingToken)
 	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation decision: %v", err)
+	require.ErrorContains(t, err, "is generation 1 of its lane, the latest is 2")
 	err = asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishApplied, old.FencingToken)
 	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "old generation applied finish: %v", err)
+	require.ErrorContains(t, err, "is generation 1 of its lane, the latest is 2")
 	require.NoError(t, asMetering(t, b.pool, finish, old.Work.Ref, old.AttemptNumber, receipt.FinishSuperseded, old.FencingToken),
 		"the old generation's superseded finish")
 
@@ -715,6 +721,7 @@ func TestMET9OldGenerationFencedInDatabase(t *testing.T) {
 	require.Equal(t, int64(2), cur.WorkGeneration)
 	err = asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, newAttempt(13).attemptID, cur.FencingToken)
 	require.Equal(t, metering.SQLStateFenced, db.SQLState(err), "a fact of another attempt: %v", err)
+	require.ErrorContains(t, err, "written by work")
 	require.NoError(t, asMetering(t, b.pool, decision, cur.Work.Ref, cur.AttemptNumber, cur.ExecutionAttemptID, cur.FencingToken),
 		"the latest generation's own fact")
 }
