@@ -75,7 +75,7 @@ func TestRET1_DeleteRefusedWithoutRecordedRecoveryDrill(t *testing.T) {
 		return retention.TranslateError(err)
 	}
 
-	// no drill at all
+	// no drill at all (OWR04.no-recorded-drill)
 	require.ErrorIs(t, archive(sha("m1"), ids, shas, 2), retention.ErrNoRecoveryDrill)
 	// a drill of another manifest
 	other := recordDrill(t, rp, ids, shas, 2, 2, 2)
@@ -106,18 +106,27 @@ func TestRET1_DeleteRefusedWithoutRecordedRecoveryDrill(t *testing.T) {
 	_, err = f.pool.Exec(ctx, `TRUNCATE outbox.retention_recovery_drills`)
 	require.Equal(t, outbox.CodeAppendOnly, db.SQLState(err))
 
-	// record_drill refuses what is not a successful drill in another database
-	for name, doc := range map[string]string{
-		"not reproduced": `jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
+	// record_drill refuses what is not a successful drill in another
+	// database, each refusal with its own message (one code, OWR05):
+	// OWR05.drill-document-invalid, OWR05.drill-in-source-database,
+	// OWR05.drill-in-future; a document that is not JSON is the caught
+	// parse error, re-raised as OWR05.
+	for name, c := range map[string]struct{ doc, fragment string }{
+		"not reproduced": {`jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
 			'eventsSha256', repeat('b', 64), 'counts', jsonb_build_object('events', 1), 'scratchDatabase', 'x',
-			'runtimeVersion', 'test', 'drilledAt', now(), 'reproduced', false)::text`,
-		"drilled in the source": `jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
+			'runtimeVersion', 'test', 'drilledAt', now(), 'reproduced', false)::text`, "not a successful recovery drill document"},
+		"drilled in the source": {`jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
 			'eventsSha256', repeat('b', 64), 'counts', jsonb_build_object('events', 1), 'scratchDatabase', current_database(),
-			'runtimeVersion', 'test', 'drilledAt', now(), 'reproduced', true)::text`,
-		"not json": `'{'`,
+			'runtimeVersion', 'test', 'drilledAt', now(), 'reproduced', true)::text`, "recovery drill ran in the source database"},
+		"drilled in the future": {`jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
+			'eventsSha256', repeat('b', 64), 'counts', jsonb_build_object('events', 1, 'deliveries', 0, 'attemptStarts', 0,
+			'attemptFinishes', 0), 'scratchDatabase', 'x', 'runtimeVersion', 'test', 'drilledAt', now() + interval '1 day',
+			'reproduced', true)::text`, "recovery drill time is in the future"},
+		"not json": {`'{'`, "recovery drill document is not JSON"},
 	} {
-		_, err := rp.Exec(ctx, `SELECT outbox.retention_record_drill(`+doc+`)`)
+		_, err := rp.Exec(ctx, `SELECT outbox.retention_record_drill(`+c.doc+`)`)
 		require.ErrorIs(t, retention.TranslateError(err), retention.ErrDrillRefused, name)
+		require.ErrorContains(t, err, c.fragment, name)
 	}
 
 	// with the matching drill the run goes through
