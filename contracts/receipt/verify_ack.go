@@ -183,6 +183,7 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 	if q := rc.ReceiptQuadruple(); q != ack.AppliedReceipt.Receipt {
 		return ackErr(ErrReceiptQuadrupleMismatch, "ack.appliedReceipt", fmt.Sprintf("ack %+v, receipt %+v", ack.AppliedReceipt.Receipt, q), nil)
 	}
+	// guard OB-DELIVER-4.receipt-digest
 	if err := rc.VerifyDigest(); err != nil {
 		return ackErr(ErrReceiptDigestMismatch, "receipt", "", err)
 	}

@@ -282,7 +282,9 @@ var ackCases = []ackCase{
 	}},
 }
 
-// OB-DELIVER-4: every mismatch reason, with every destination.
+// OB-DELIVER-4: every mismatch reason, with every destination. Clause
+// OB-DELIVER-4.receipt-digest (the receipt body's digest recomputed): the
+// case "receipt digest does not recompute".
 func TestVerifyAck_Rejects_OBDELIVER4(t *testing.T) {
 	t.Parallel()
 	seen := map[string]map[route.Destination]bool{}

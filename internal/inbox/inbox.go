@@ -295,6 +295,7 @@ func (in *Inbox) begin(ctx context.Context, tx pgx.Tx, evs []*Event) error {
 // replay answers a delivery whose receipt exists (step 3).
 func (in *Inbox) replay(ev *Event, s Stored) (transport.Result, error) {
 	d := ev.Delivery
+	// guard CON-1.event-digest-conflict
 	if s.EnvelopeDigest != d.EnvelopeDigest {
 		return transport.Result{}, nonRetryable(CodeEventDigestConflict, ErrEventDigestConflict,
 			fmt.Errorf("event %s: receipt for %s, delivery carries %s", d.EventID, s.EnvelopeDigest, d.EnvelopeDigest))
@@ -303,6 +304,7 @@ func (in *Inbox) replay(ev *Event, s Stored) (transport.Result, error) {
 	if err == nil {
 		err = r.VerifyDigest()
 	}
+	// guard CON-1.stored-receipt-differs
 	if err == nil && (r.ReceiptQuadruple() != s.Receipt || r.ReceiptEventID() != d.EventID || r.ReceiptEventEnvelopeDigest() != s.EnvelopeDigest) {
 		err = errors.New("stored receipt columns differ from its body")
 	}

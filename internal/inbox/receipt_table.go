@@ -154,6 +154,7 @@ func (t *Table) InsertTx(ctx context.Context, q db.Executor, k Key, s Stored) er
 		return err
 	}
 	if _, err := pgx.CollectOneRow(rows, pgx.RowTo[string]); err != nil {
+		// guard CON-1.receipt-exists
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errReceiptExists
 		}

@@ -219,7 +219,7 @@ func TestRecordPublicationRequiresProvenSiblings_OBPUB1(t *testing.T) {
 		_, err := outbox.RecordPublicationTx(ctx, tx, good.params(t))
 		return err
 	})
-	requireCode(t, err, outbox.CodePublicationInvalid)
+	requireCode(t, err, outbox.CodePublicationInvalid) // OW009.publication-unproven-sibling
 	require.Contains(t, err.Error(), "billing_finalization_coordinator")
 	require.False(t, b.published(t))
 	require.Equal(t, "leased", b.status(t, route.CoreOperations))
@@ -251,7 +251,7 @@ func TestNoOpUpdateCannotLaunderForgedSibling_OBPUB1(t *testing.T) {
 		_, err := tx.Exec(ctx, noOp, b.event.EventID, string(route.BillingFinalizationCoordinator))
 		return err
 	})
-	requireCode(t, err, outbox.CodeTerminalDelivery)
+	requireCode(t, err, outbox.CodeTerminalDelivery) // OW008.delivery-terminal
 
 	var a attempt
 	require.NoError(t, b.asRole(t, schema.RoleDispatcher, func(ctx context.Context, tx pgx.Tx) error {

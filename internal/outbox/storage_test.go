@@ -223,6 +223,9 @@ func TestEventImmutability(t *testing.T) {
 
 // OB-STORE-3: the delivery status is the closed set; acknowledged and
 // quarantined are terminal; frozen delivery columns never change.
+// Clauses: OW001.delivery-frozen-columns, OW008.delivery-terminal (as the
+// table owner: the dispatcher role has no UPDATE grant on the frozen
+// columns).
 func TestDeliveryStatusIsClosedAndTerminal(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

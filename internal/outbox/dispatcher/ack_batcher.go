@@ -103,6 +103,7 @@ func markLost(out []error, finished []string, attempt func(int) string) {
 	}
 	for i := range out {
 		out[i] = nil
+		// guard OB-CLAIM-2.ack-fence
 		if !held[attempt(i)] {
 			out[i] = ErrLeaseLost
 		}

@@ -91,7 +91,7 @@ func TestAckAndPublishBatch_OBPUB1_RefusesWrongIsolationAndMalformedBatches(t *t
 
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	require.NoError(t, err)
-	require.Equal(t, outbox.CodeIsolationLevel, db.SQLState(call(tx, attempts, events)))
+	require.Equal(t, outbox.CodeIsolationLevel, db.SQLState(call(tx, attempts, events))) // OW013.ack-publish-isolation
 	require.NoError(t, tx.Rollback(ctx))
 
 	for name, err := range map[string]error{
@@ -100,7 +100,7 @@ func TestAckAndPublishBatch_OBPUB1_RefusesWrongIsolationAndMalformedBatches(t *t
 		"a NULL attempt":   call(pool, []any{claims[0].AttemptID, nil}, events),
 		"no attempt array": call(pool, nil, events),
 	} {
-		require.Equal(t, pgerrcode.InvalidParameterValue, db.SQLState(err), name)
+		require.Equal(t, pgerrcode.InvalidParameterValue, db.SQLState(err), name) // OB-PUB-1.ack-publish-arguments
 	}
 	b.untouched(t, ids...)
 	b.invariants(t)

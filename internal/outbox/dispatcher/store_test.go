@@ -546,7 +546,7 @@ func TestTransport_ClassificationByBehaviour(t *testing.T) {
 // own fence (a stale one is reported lost while its neighbour commits), and
 // an ack the published_at function rejects (OW009) fails the batch
 // statement; the per-ack fallback then records the good ack and rejects the
-// bad one.
+// bad one. Clause OB-CLAIM-2.ack-fence: the stale ack answers ErrLeaseLost.
 func TestAckBatch_OBCLAIM2_EachAckKeepsItsFence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -854,9 +854,9 @@ func TestRetryBatch_OBDELIVER2_RefusesMalformedBatches(t *testing.T) {
 		return err
 	}
 	for name, err := range map[string]error{
-		"lengths differ":   call([]int64{0}, []any{"flaky", "flaky"}),
-		"a NULL code":      call([]int64{0, 0}, []any{"flaky", nil}),
-		"negative backoff": call([]int64{0, -1}, []any{"flaky", "flaky"}),
+		"lengths differ":   call([]int64{0}, []any{"flaky", "flaky"}),     // OB-DELIVER-2.retry-batch-arguments
+		"a NULL code":      call([]int64{0, 0}, []any{"flaky", nil}),      // OB-DELIVER-2.retry-batch-arguments
+		"negative backoff": call([]int64{0, -1}, []any{"flaky", "flaky"}), // OB-DELIVER-2.retry-batch-negative-backoff
 	} {
 		require.Equal(t, pgerrcode.InvalidParameterValue, db.SQLState(err), name)
 	}

@@ -77,12 +77,12 @@ DECLARE
   v_sibling_event       uuid;
   v_sibling_destination text;
 BEGIN
-  IF current_setting('transaction_isolation') <> 'read committed' THEN
+  IF /* guard OW013.publication-batch-isolation */ current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION 'outbox.record_publication_batch runs under READ COMMITTED, not %', current_setting('transaction_isolation')
       USING ERRCODE = 'OW013';
   END IF;
   v_n := cardinality(p_event_ids);
-  IF v_n IS NULL
+  IF /* guard OW009.publication-batch-arguments */ v_n IS NULL
      OR num_nulls(p_destinations, p_consumer_names, p_attempt_ids, p_lease_tokens, p_ack_receipt_types, p_ack_receipt_keys,
           p_ack_receipt_schema_versions, p_ack_receipt_digest_algorithm_versions, p_ack_receipt_digests,
           p_ack_event_envelope_digest_algorithm_versions, p_ack_event_envelope_sha256s) <> 0
@@ -137,26 +137,26 @@ BEGIN
                 envelope_digest_algorithm_version, envelope_sha256, ord)
   ), rowcheck AS (
     SELECT i.event_id, i.destination, i.ord, CASE
-        WHEN e.event_id IS NULL THEN 'unknown event'
-        WHEN d.event_id IS NULL THEN 'no delivery'
-        WHEN m.delivery_set_version IS NULL OR NOT m.mandatory
+        WHEN /* guard OW009.pub-row-unknown-event */ e.event_id IS NULL THEN 'unknown event'
+        WHEN /* guard OW009.pub-row-no-delivery */ d.event_id IS NULL THEN 'no delivery'
+        WHEN /* guard OW009.pub-row-not-mandatory-member */ m.delivery_set_version IS NULL OR NOT m.mandatory
           THEN 'destination is not a mandatory member of the event''s frozen definition'
-        WHEN d.delivery_set_version <> e.delivery_set_version
+        WHEN /* guard OW009.pub-row-other-definition */ d.delivery_set_version <> e.delivery_set_version
           THEN 'delivery and event froze different definitions'
-        WHEN i.consumer_name <> m.consumer_name OR d.consumer_name <> m.consumer_name
+        WHEN /* guard OW009.pub-row-consumer */ i.consumer_name <> m.consumer_name OR d.consumer_name <> m.consumer_name
           THEN 'consumer does not match the frozen destination → consumer mapping'
-        WHEN i.receipt_type <> m.expected_receipt_type OR i.receipt_schema_version <> m.expected_receipt_schema_version
+        WHEN /* guard OW009.pub-row-receipt-type */ i.receipt_type <> m.expected_receipt_type OR i.receipt_schema_version <> m.expected_receipt_schema_version
           OR d.expected_receipt_type <> m.expected_receipt_type OR d.expected_receipt_schema_version <> m.expected_receipt_schema_version
           THEN 'receipt type or schema version does not match the frozen member'
-        WHEN d.required_projection_name IS DISTINCT FROM m.projection_name
+        WHEN /* guard OW009.pub-row-projection */ d.required_projection_name IS DISTINCT FROM m.projection_name
           OR d.required_projection_version IS DISTINCT FROM m.projection_version
           THEN 'delivery projection target does not match the frozen member'
-        WHEN i.envelope_digest_algorithm_version <> e.event_envelope_digest_algorithm_version
+        WHEN /* guard OW009.pub-row-envelope-digest */ i.envelope_digest_algorithm_version <> e.event_envelope_digest_algorithm_version
           OR i.envelope_sha256 <> e.event_envelope_sha256
           THEN 'ack envelope digest does not match the event'
-        WHEN d.status <> 'acknowledged'
+        WHEN /* guard OW009.pub-row-not-acknowledged */ d.status <> 'acknowledged'
           THEN 'delivery is not acknowledged'
-        WHEN (d.ack_consumer_name, d.ack_receipt_type, d.ack_receipt_key, d.ack_receipt_schema_version,
+        WHEN /* guard OW009.pub-row-other-receipt */ (d.ack_consumer_name, d.ack_receipt_type, d.ack_receipt_key, d.ack_receipt_schema_version,
               d.ack_receipt_digest_algorithm_version, d.ack_receipt_digest,
               d.ack_event_envelope_digest_algorithm_version, d.ack_event_envelope_sha256)
           IS DISTINCT FROM
@@ -164,10 +164,10 @@ BEGIN
               i.receipt_digest_algorithm_version, i.receipt_digest,
               i.envelope_digest_algorithm_version, i.envelope_sha256)
           THEN 'delivery was acknowledged with other receipt coordinates'
-        WHEN d.current_attempt_id IS DISTINCT FROM i.attempt_id OR d.lease_token IS DISTINCT FROM i.lease_token
+        WHEN /* guard OW009.pub-row-not-current-attempt */ d.current_attempt_id IS DISTINCT FROM i.attempt_id OR d.lease_token IS DISTINCT FROM i.lease_token
           THEN 'attempt or lease token is not the delivery''s current one'
         WHEN d.proven_here THEN NULL
-        WHEN ((SELECT s.event_id = i.event_id AND s.destination = i.destination AND s.lease_token = i.lease_token
+        WHEN /* guard OW009.pub-row-unproven-finish */ ((SELECT s.event_id = i.event_id AND s.destination = i.destination AND s.lease_token = i.lease_token
                  FROM outbox.outbox_delivery_attempt_starts s WHERE s.attempt_id = i.attempt_id)
               AND (SELECT f.outcome FROM outbox.outbox_delivery_attempt_finishes f
                     WHERE f.attempt_id = i.attempt_id) = 'acknowledged') IS NOT TRUE
@@ -217,16 +217,16 @@ BEGIN
     LEFT JOIN (SELECT v.event_id, v.unproven FROM ev v
                 WHERE v.open = 0 AND v.unproven IS NOT NULL ORDER BY v.event_id LIMIT 1) s ON true;
 
-  IF v_bad_reason = 'unknown event' THEN
+  IF /* guard OW009.publication-unknown-event */ v_bad_reason = 'unknown event' THEN
     RAISE EXCEPTION 'outbox.record_publication: unknown event %', v_bad_event USING ERRCODE = 'OW009';
-  ELSIF v_bad_reason = 'no delivery' THEN
+  ELSIF /* guard OW009.publication-no-delivery */ v_bad_reason = 'no delivery' THEN
     RAISE EXCEPTION 'outbox.record_publication: event % has no delivery to %', v_bad_event, v_bad_destination
       USING ERRCODE = 'OW009';
-  ELSIF v_bad_reason IS NOT NULL THEN
+  ELSIF /* guard OW009.publication-invalid-ack */ v_bad_reason IS NOT NULL THEN
     RAISE EXCEPTION 'outbox.record_publication: invalid ack for event % destination %: %',
       v_bad_event, v_bad_destination, v_bad_reason USING ERRCODE = 'OW009';
   END IF;
-  IF v_sibling_event IS NOT NULL THEN
+  IF /* guard OW009.publication-unproven-sibling */ v_sibling_event IS NOT NULL THEN
     RAISE EXCEPTION 'outbox.record_publication: event % delivery to % is acknowledged without an acknowledged finish or a frozen ack equal to its member and event',
       v_sibling_event, v_sibling_destination USING ERRCODE = 'OW009';
   END IF;
@@ -368,7 +368,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION outbox.deliveries_before_update() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  IF (NEW.event_id, NEW.delivery_set_version, NEW.destination, NEW.consumer_name, NEW.expected_receipt_type,
+  IF /* guard OW001.delivery-frozen-columns */ (NEW.event_id, NEW.delivery_set_version, NEW.destination, NEW.consumer_name, NEW.expected_receipt_type,
       NEW.expected_receipt_schema_version, NEW.required_projection_name, NEW.required_projection_version,
       NEW.mandatory, NEW.created_at)
      IS DISTINCT FROM
@@ -378,7 +378,7 @@ BEGIN
     RAISE EXCEPTION 'outbox: frozen columns of delivery %/% are immutable', OLD.event_id, OLD.destination
       USING ERRCODE = 'OW001';
   END IF;
-  IF OLD.status IN ('acknowledged', 'quarantined') THEN
+  IF /* guard OW008.delivery-terminal */ OLD.status IN ('acknowledged', 'quarantined') THEN
     RAISE EXCEPTION 'outbox: delivery %/% is % (terminal)', OLD.event_id, OLD.destination, OLD.status
       USING ERRCODE = 'OW008';
   END IF;

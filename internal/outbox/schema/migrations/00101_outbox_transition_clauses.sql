@@ -33,6 +33,10 @@
 -- The RAISE itself is the clause OW019.unproven-transition (any reason
 -- found). Nothing else changes: the plan settings, the lateral probes and
 -- the transitions it proves are those of 00097.
+--
+-- outbox.retry_delivery_batch (00098) and outbox.ack_and_publish_batch
+-- (00100) are replaced with their bodies unchanged, to carry their clause
+-- markers in a live definition (see their statement below).
 
 -- +goose Up
 -- +goose StatementBegin
@@ -133,6 +137,161 @@ BEGIN
       USING ERRCODE = 'OW019';
   END IF;
   RETURN NULL;
+END
+$fn$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+-- outbox.retry_delivery_batch (00098) and outbox.ack_and_publish_batch
+-- (00100), unchanged but for their clause markers: replaced here, without a
+-- Down section, so that the live definition carries them (the guards index
+-- reads each migration file whole, and the Down sections of 00098 and 00100
+-- drop these functions). Their refusals have no project SQLSTATE
+-- (invalid_parameter_value) or are OW013; grants and owners are kept by
+-- CREATE OR REPLACE.
+CREATE OR REPLACE FUNCTION outbox.retry_delivery_batch(
+  p_destinations text[],
+  p_event_ids    uuid[],
+  p_attempt_ids  uuid[],
+  p_lease_tokens uuid[],
+  p_backoff_ms   bigint[],
+  p_error_codes  text[])
+RETURNS SETOF uuid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
+AS $fn$
+DECLARE
+  v_n int := cardinality(p_destinations);
+BEGIN
+  IF /* guard OB-DELIVER-2.retry-batch-arguments */ v_n IS NULL
+     OR num_nulls(p_event_ids, p_attempt_ids, p_lease_tokens, p_backoff_ms, p_error_codes) <> 0
+     OR v_n <> ANY (ARRAY[cardinality(p_event_ids), cardinality(p_attempt_ids), cardinality(p_lease_tokens),
+          cardinality(p_backoff_ms), cardinality(p_error_codes)])
+     OR array_position(p_destinations, NULL) IS NOT NULL OR array_position(p_event_ids, NULL) IS NOT NULL
+     OR array_position(p_attempt_ids, NULL) IS NOT NULL OR array_position(p_lease_tokens, NULL) IS NOT NULL
+     OR array_position(p_backoff_ms, NULL) IS NOT NULL OR array_position(p_error_codes, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'outbox.retry_delivery_batch: every argument is required, as arrays of one length without NULLs'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF /* guard OB-DELIVER-2.retry-batch-negative-backoff */ 0 > ANY (p_backoff_ms) THEN
+    RAISE EXCEPTION 'outbox.retry_delivery_batch: a backoff cannot be negative' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN QUERY
+    WITH input AS (
+      SELECT * FROM ROWS FROM (unnest(p_destinations), unnest(p_event_ids), unnest(p_attempt_ids),
+        unnest(p_lease_tokens), unnest(p_backoff_ms), unnest(p_error_codes))
+        AS i(destination, event_id, attempt_id, lease_token, backoff_ms, error_code)
+    ), fenced AS (
+      UPDATE outbox.outbox_deliveries d
+      SET status = 'pending',
+          available_at = clock_timestamp() + make_interval(secs => i.backoff_ms / 1000.0),
+          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, last_error_code = i.error_code
+      FROM input i
+      WHERE d.ctid = ANY(ARRAY(
+              SELECT p.row_id FROM input x
+              CROSS JOIN LATERAL (SELECT d0.ctid AS row_id FROM outbox.outbox_deliveries d0
+                                   WHERE d0.event_id = x.event_id AND d0.destination = x.destination OFFSET 0) p))
+        AND d.destination = i.destination AND d.event_id = i.event_id
+        AND d.current_attempt_id = i.attempt_id AND d.lease_token = i.lease_token
+        AND d.status = 'leased' AND d.lease_expires_at > clock_timestamp()
+      RETURNING d.current_attempt_id, i.error_code
+    )
+    INSERT INTO outbox.outbox_delivery_attempt_finishes (attempt_id, finished_at, outcome, retry_disposition, normalized_error_code)
+    SELECT current_attempt_id, now(), 'retryable', 'retry_scheduled', error_code FROM fenced
+    RETURNING attempt_id;
+END
+$fn$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION outbox.ack_and_publish_batch(
+  p_destinations                       text[],
+  p_event_ids                          uuid[],
+  p_attempt_ids                        uuid[],
+  p_lease_tokens                       uuid[],
+  p_consumer_names                     text[],
+  p_receipt_types                      text[],
+  p_receipt_refs                       text[],
+  p_receipt_schema_versions            text[],
+  p_receipt_digest_algorithm_versions  text[],
+  p_receipt_digests                    text[],
+  p_envelope_digest_algorithm_versions text[],
+  p_envelope_sha256s                   text[],
+  p_ack_destinations                   text[],
+  p_ack_event_ids                      uuid[],
+  p_ack_receipt_types                  text[])
+RETURNS SETOF uuid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $fn$
+DECLARE
+  v_n        int := cardinality(p_attempt_ids);
+  v_finished uuid[];
+  v_pub      record;
+BEGIN
+  IF /* guard OW013.ack-publish-isolation */ current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'outbox.ack_and_publish_batch runs under READ COMMITTED, not %', current_setting('transaction_isolation')
+      USING ERRCODE = 'OW013';
+  END IF;
+  IF /* guard OB-PUB-1.ack-publish-arguments */ v_n IS NULL
+     OR num_nulls(p_destinations, p_event_ids, p_lease_tokens, p_consumer_names, p_receipt_types, p_receipt_refs,
+          p_receipt_schema_versions, p_receipt_digest_algorithm_versions, p_receipt_digests,
+          p_envelope_digest_algorithm_versions, p_envelope_sha256s,
+          p_ack_destinations, p_ack_event_ids, p_ack_receipt_types) <> 0
+     OR v_n <> ANY (ARRAY[cardinality(p_destinations), cardinality(p_event_ids), cardinality(p_lease_tokens),
+          cardinality(p_consumer_names), cardinality(p_receipt_types), cardinality(p_receipt_refs),
+          cardinality(p_receipt_schema_versions), cardinality(p_receipt_digest_algorithm_versions),
+          cardinality(p_receipt_digests), cardinality(p_envelope_digest_algorithm_versions),
+          cardinality(p_envelope_sha256s), cardinality(p_ack_destinations), cardinality(p_ack_event_ids),
+          cardinality(p_ack_receipt_types)])
+     OR array_position(p_attempt_ids, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'outbox.ack_and_publish_batch: every argument is required, all of one length, and no attempt id is null'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+
+  SELECT array_agg(a.attempt_id) INTO v_finished
+    FROM outbox.ack_delivery_batch(p_destinations, p_event_ids, p_attempt_ids, p_lease_tokens, p_consumer_names,
+           p_receipt_types, p_receipt_refs, p_receipt_schema_versions, p_receipt_digest_algorithm_versions,
+           p_receipt_digests, p_envelope_digest_algorithm_versions, p_envelope_sha256s) AS a(attempt_id);
+  IF v_finished IS NULL THEN
+    RETURN;
+  END IF;
+
+  -- The acks whose fence held, in input order, with the ack's own
+  -- coordinates: the published_at function compares them with the frozen
+  -- member and the row the fenced statement just wrote.
+  SELECT array_agg(i.ack_event_id ORDER BY i.ord) AS event_ids,
+         array_agg(i.ack_destination ORDER BY i.ord) AS destinations,
+         array_agg(i.consumer_name ORDER BY i.ord) AS consumer_names,
+         array_agg(i.attempt_id ORDER BY i.ord) AS attempt_ids,
+         array_agg(i.lease_token ORDER BY i.ord) AS lease_tokens,
+         array_agg(i.ack_receipt_type ORDER BY i.ord) AS receipt_types,
+         array_agg(i.receipt_ref ORDER BY i.ord) AS receipt_refs,
+         array_agg(i.receipt_schema_version ORDER BY i.ord) AS receipt_schema_versions,
+         array_agg(i.receipt_digest_algorithm_version ORDER BY i.ord) AS receipt_digest_algorithm_versions,
+         array_agg(i.receipt_digest ORDER BY i.ord) AS receipt_digests,
+         array_agg(i.envelope_digest_algorithm_version ORDER BY i.ord) AS envelope_digest_algorithm_versions,
+         array_agg(i.envelope_sha256 ORDER BY i.ord) AS envelope_sha256s
+    INTO v_pub
+    FROM ROWS FROM (unnest(p_attempt_ids), unnest(p_lease_tokens), unnest(p_consumer_names), unnest(p_receipt_refs),
+           unnest(p_receipt_schema_versions), unnest(p_receipt_digest_algorithm_versions), unnest(p_receipt_digests),
+           unnest(p_envelope_digest_algorithm_versions), unnest(p_envelope_sha256s),
+           unnest(p_ack_destinations), unnest(p_ack_event_ids), unnest(p_ack_receipt_types)) WITH ORDINALITY
+         AS i(attempt_id, lease_token, consumer_name, receipt_ref, receipt_schema_version, receipt_digest_algorithm_version,
+              receipt_digest, envelope_digest_algorithm_version, envelope_sha256, ack_destination, ack_event_id,
+              ack_receipt_type, ord)
+   WHERE i.attempt_id = ANY(v_finished);
+
+  PERFORM count(*) FROM outbox.record_publication_batch(v_pub.event_ids, v_pub.destinations, v_pub.consumer_names,
+    v_pub.attempt_ids, v_pub.lease_tokens, v_pub.receipt_types, v_pub.receipt_refs, v_pub.receipt_schema_versions,
+    v_pub.receipt_digest_algorithm_versions, v_pub.receipt_digests, v_pub.envelope_digest_algorithm_versions,
+    v_pub.envelope_sha256s);
+
+  RETURN QUERY SELECT unnest(v_finished);
 END
 $fn$;
 -- +goose StatementEnd
