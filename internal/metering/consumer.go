@@ -249,6 +249,7 @@ func (c *Consumer) applyEligibility(ctx context.Context, tx pgx.Tx, ev *inbox.Ev
 	}
 	outcome := receipt.OutcomeAdvanced
 	if q, ok := f.fact(); ok {
+		// guard ME-1.eligibility-fact-conflict
 		if q != factQ {
 			return nil, transport.NonRetryable(CodeEligibilityConflict, fmt.Errorf("%w: %s has %s, event %s", ErrEligibilityConflict, p.ExecutionAttemptID, q.Ref, factQ.Ref))
 		}

@@ -89,6 +89,7 @@ func insertWork(ctx context.Context, tx pgx.Tx, s workSpec) (receipt.WorkBinding
 	if err != nil {
 		return receipt.WorkBinding{}, fmt.Errorf("insert work: %w", err)
 	}
+	// guard ME-1.work-generation-conflict
 	if storedDigest != d.Value {
 		return receipt.WorkBinding{}, transport.NonRetryable(CodeWorkConflict, fmt.Errorf("%w: %s generation %d", ErrWorkConflict, s.AttemptID, s.Generation))
 	}

@@ -164,6 +164,7 @@ func finishTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, o recei
 		"outcome_state": f.Outcome.State, "finished_body": string(body)}).Scan(&storedRef, &storedDigest, &storedBody); err != nil {
 		return nil, fmt.Errorf("insert finish: %w", err)
 	}
+	// guard ME-1.finish-conflict
 	if storedDigest != f.Finished.Digest {
 		return nil, fmt.Errorf("%w: %s", ErrFinishConflict, h.Work.Ref)
 	}
