@@ -208,12 +208,15 @@ func (v *Verifier) Verify(token, scope string) (*Claims, error) {
 	case c.Expiry == nil || c.IssuedAt == nil || c.ID == "":
 		return nil, fmt.Errorf("%w: exp, iat and jti are required", ErrMalformed)
 	}
+	// guard WORKLOAD.expired
 	if err := c.ValidateWithLeeway(jwt.Expected{Time: now}, v.cfg.Leeway); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrExpired, err)
 	}
+	// guard WORKLOAD.lifetime
 	if c.Expiry.Time().Sub(c.IssuedAt.Time()) > v.cfg.Window {
 		return nil, fmt.Errorf("%w: %s", ErrLifetime, c.Expiry.Time().Sub(c.IssuedAt.Time()))
 	}
+	// guard WORKLOAD.replay
 	if !v.remember(c.ID, c.Expiry.Time().Add(v.cfg.Leeway), now) {
 		return nil, ErrReplay
 	}

@@ -46,7 +46,7 @@ func TestVerifyRefusals(t *testing.T) {
 	require.Equal(t, "dispatcher.metering", mustVerify(t, v, other, scope).Subject)
 
 	_, err = v.Verify(tok, scope)
-	require.ErrorIs(t, err, workload.ErrReplay)
+	require.ErrorIs(t, err, workload.ErrReplay) // WORKLOAD.replay
 	require.Equal(t, "replay", workload.Reason(err))
 
 	refuse := func(tok, scope string, want error) {
@@ -67,7 +67,7 @@ func TestVerifyRefusals(t *testing.T) {
 	// Expired: signed now, verified after its lifetime and the leeway.
 	old := sign(t, signer, "operations_projector", scope)
 	c.t = c.t.Add(workload.DefaultTTL + workload.DefaultLeeway + time.Second)
-	refuse(old, scope, workload.ErrExpired)
+	refuse(old, scope, workload.ErrExpired) // WORKLOAD.expired
 
 	// A lifetime beyond the verifier's window is refused even while valid.
 	priv, pub, err := workload.Generate()
@@ -78,7 +78,7 @@ func TestVerifyRefusals(t *testing.T) {
 		Trusted: []workload.Trusted{{Workload: "dispatcher.long", Key: pub}}, Now: c.now})
 	require.NoError(t, err)
 	_, err = lv.Verify(sign(t, long, "operations_projector", scope), scope)
-	require.ErrorIs(t, err, workload.ErrLifetime)
+	require.ErrorIs(t, err, workload.ErrLifetime) // WORKLOAD.lifetime
 
 	// A trusted key signing for another workload's name.
 	impostor, err := workload.NewVerifier(workload.VerifierConfig{Audience: "operations_projector",
