@@ -364,3 +364,118 @@ func TestGuardClausesInsertOnlyFacts(t *testing.T) {
 			billing.CodeInsertOnly, "DELETE on billing."+table+" is forbidden")
 	}
 }
+
+// BL007 (billing.prove_finalization_committed, 00040): a committed
+// finalization fact proves at commit that everything it states commits with
+// it; each missing piece is its own branch, checked in order. The role
+// forges the finalization of the pending run piece by piece, each case one
+// piece further, so each branch is the first to miss.
+func TestGuardClausesCommittedFactProof(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pending := newRun(2)
+	b.closed(t, pending)
+	pr, pf := quoted(pending.reservationID), quoted(pending.fenceID)
+	group := quoted(id("guard-group"))
+	fact := func(postingGroup string) string {
+		return `INSERT INTO billing.finalization_committed (committed_ref, committed_schema_version, committed_digest_algorithm_version,
+			    committed_digest, billing_reservation_id, billing_finalization_fence_id, work_generation, billing_finalization_operation_id,
+			    finalization_fence_revision, decision, reserved_amount, settled_amount, released_amount, posting_group_id, event_id,
+			    event_envelope_sha256, committed_body, committed_at)
+			SELECT 'bfc-guard', '1', 'jcs-sha256-v1', repeat('a', 64), f.billing_reservation_id, f.billing_finalization_fence_id,
+			       f.latest_work_generation, w.billing_finalization_operation_id, f.finalization_fence_revision + 1,
+			       'settle_and_release_remainder', 2500, 100, 2400, ` + postingGroup + `, gen_random_uuid(), repeat('b', 64),
+			       '{"billingFinalizationDecisionRef":"bfd-guard"}', now()
+			  FROM billing.billing_finalization_fences f
+			  JOIN billing.billing_finalization_works w ON w.billing_finalization_fence_id = f.billing_finalization_fence_id
+			   AND w.work_generation = f.latest_work_generation
+			 WHERE f.billing_finalization_fence_id = ` + pf
+	}
+	holdGroup := `(SELECT posting_group_id FROM billing.ledger_posting_groups WHERE billing_reservation_id = ` + pr +
+		` AND group_kind = 'reservation_hold')`
+	fenceCommitted := `UPDATE billing.billing_finalization_fences SET finalization_fence_revision = finalization_fence_revision + 1,
+		coordination_state = 'committed', active_work_generation = NULL, committed_ref = 'bfc-guard' WHERE billing_finalization_fence_id = ` + pf
+	workCommitted := `UPDATE billing.billing_finalization_works SET work_state = 'committed', finished_at = now()
+		WHERE billing_finalization_fence_id = ` + pf + ` AND work_state = 'pending'`
+	reservationSettled := `UPDATE billing.reservation_states SET state = 'settled', settled_amount = 100, released_amount = 2400,
+		committed_ref = 'bfc-guard', finalized_at = now() WHERE billing_reservation_id = ` + pr
+	postFinalization := "SELECT billing.post_finalization(" + pr + ", " + group + ", 100, 2400, now())"
+	decision := []string{`INSERT INTO billing.finalization_input_manifests (manifest_ref, manifest_schema_version,
+		    manifest_digest_algorithm_version, manifest_digest, billing_finalization_fence_id, billing_reservation_id, dimension_count,
+		    target_total, manifest_body)
+		VALUES ('fim-guard', '1', 'jcs-sha256-v1', repeat('d', 64), ` + pf + `, ` + pr + `, 0, 100, '{}')`,
+		`INSERT INTO billing.finalization_validation_bundles (bundle_ref, bundle_schema_version, bundle_digest_algorithm_version,
+		    bundle_digest, manifest_ref, bundle_body)
+		VALUES ('fvb-guard', '1', 'jcs-sha256-v1', repeat('e', 64), 'fim-guard', '{}')`,
+		`INSERT INTO billing.finalization_decisions (decision_ref, decision_schema_version, decision_digest_algorithm_version,
+		    decision_digest, billing_finalization_fence_id, manifest_ref, bundle_ref, decision, reserved_amount, settled_amount,
+		    released_amount, decision_body)
+		VALUES ('bfd-guard', '1', 'jcs-sha256-v1', repeat('f', 64), ` + pf + `, 'fim-guard', 'fvb-guard', 'settle_and_release_remainder',
+		    2500, 100, 2400, '{}')`}
+	with := func(first []string, rest ...string) []string { return append(append([]string{}, first...), rest...) }
+
+	for _, c := range []struct {
+		clause, missing string
+		stmts           []string
+	}{
+		{"BL007.fence-not-committed", "its fence committed with it at its revision", []string{fact(holdGroup)}},
+		{"BL007.work-not-committed", "its Work committed", []string{fact(holdGroup), fenceCommitted}},
+		{"BL007.reservation-not-terminal", "its reservation terminal with its amounts", []string{fact(holdGroup), fenceCommitted, workCommitted}},
+		// The fact names the hold group; the finalization group is posted
+		// after it, so the fact's proof answers first.
+		{"BL007.no-finalization-group", "its finalization posting group",
+			[]string{fact(holdGroup), postFinalization, fenceCommitted, workCommitted, reservationSettled}},
+		// From here the group's own proof (BL006) passes: the fact names it.
+		{"BL007.no-success-decision", "its success decision for the fence with the same amounts",
+			[]string{postFinalization, fact(group), fenceCommitted, workCommitted, reservationSettled}},
+		{"BL007.no-event", "its billing.finalization.committed@1 event",
+			with(decision, postFinalization, fact(group), fenceCommitted, workCommitted, reservationSettled)},
+	} {
+		t.Run(c.clause, func(t *testing.T) {
+			requireClause(t, refusedAs(t, b, roleBilling, c.stmts...), billing.CodeCommittedUnproven, "does not commit with "+c.missing)
+		})
+	}
+}
+
+// Every billing table refuses TRUNCATE, for every role (00041 re-creates
+// 00040's triggers one by one so each carries its clause): the table owner
+// (the role has no TRUNCATE grant, 42501). CASCADE, so the foreign keys do
+// not answer first; the named table's trigger fires first.
+func TestGuardClausesNoTruncate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for table, clause := range map[string]string{
+		"billing_finalization_fences":            "BL001.fences-no-truncate",
+		"billing_finalization_trigger_snapshots": "BL001.trigger-snapshots-no-truncate",
+		"billing_finalization_works":             "BL001.works-no-truncate",
+		"closure_watermarks":                     "BL001.closure-watermarks-no-truncate",
+		"settlement_input_watermarks":            "BL001.settlement-input-watermarks-no-truncate",
+		"reservation_states":                     "BL001.reservation-states-no-truncate",
+		"ledger_posting_groups":                  "BL001.posting-groups-no-truncate",
+		"ledger_postings":                        "BL001.postings-no-truncate",
+		"finalization_evaluations":               "BL001.evaluations-no-truncate",
+		"finalization_committed":                 "BL001.committed-no-truncate",
+		"coordinator_receipts":                   "BL001.coordinator-receipts-no-truncate",
+		"finalization_input_manifests":           "BL001.input-manifests-no-truncate",
+		"finalization_owner_receipts":            "BL001.owner-receipts-no-truncate",
+		"finalization_validation_bundles":        "BL001.validation-bundles-no-truncate",
+		"finalization_decisions":                 "BL001.decisions-no-truncate",
+		"settlement_catch_up_receipts":           "BC001.receipts-no-truncate",
+		"settlement_catch_up_works":              "BC001.works-no-truncate",
+		"settlement_transitions":                 "BC001.transitions-no-truncate",
+		"late_settlement_exposures":              "BC001.exposures-no-truncate",
+		"settlement_catch_up_fences":             "BC001.fences-no-truncate",
+		"settlement_catch_up_finishes":           "BC001.finishes-no-truncate",
+		"settlement_catch_up_claims":             "BC001.claims-no-truncate",
+		"settlement_catch_up_attempts":           "BC001.attempts-no-truncate",
+		"settlement_catch_up_blocks":             "BC001.blocks-no-truncate",
+	} {
+		code := billing.CodeInsertOnly
+		if clause[:2] == "BC" {
+			code = "BC001"
+		}
+		pg := refusedAs(t, b, roleOwner, "TRUNCATE billing."+table+" CASCADE")
+		require.Equal(t, code, pg.Code, "%s: %s", clause, pg.Message)
+		require.Contains(t, pg.Message, "TRUNCATE on billing."+table+" is forbidden", clause)
+	}
+}

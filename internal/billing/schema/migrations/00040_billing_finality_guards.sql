@@ -292,26 +292,26 @@ BEGIN
   SELECT * INTO d FROM billing.finalization_decisions
    WHERE decision_ref = (NEW.committed_body::jsonb ->> 'billingFinalizationDecisionRef');
   missing := CASE
-    WHEN f.coordination_state IS DISTINCT FROM 'committed' OR f.committed_ref IS DISTINCT FROM NEW.committed_ref
+    WHEN /* guard BL007.fence-not-committed */ f.coordination_state IS DISTINCT FROM 'committed' OR f.committed_ref IS DISTINCT FROM NEW.committed_ref
       OR f.billing_reservation_id <> NEW.billing_reservation_id OR f.finalization_fence_revision <> NEW.finalization_fence_revision
       THEN 'its fence committed with it at its revision'
-    WHEN NOT EXISTS (SELECT 1 FROM billing.billing_finalization_works
+    WHEN /* guard BL007.work-not-committed */ NOT EXISTS (SELECT 1 FROM billing.billing_finalization_works
                       WHERE billing_finalization_fence_id = NEW.billing_finalization_fence_id AND work_generation = NEW.work_generation
                         AND billing_finalization_operation_id = NEW.billing_finalization_operation_id AND work_state = 'committed')
       THEN 'its Work committed'
-    WHEN r.committed_ref IS DISTINCT FROM NEW.committed_ref
+    WHEN /* guard BL007.reservation-not-terminal */ r.committed_ref IS DISTINCT FROM NEW.committed_ref
       OR r.state <> CASE NEW.decision WHEN 'release_all' THEN 'released' ELSE 'settled' END
       OR r.settled_amount <> NEW.settled_amount OR r.released_amount <> NEW.released_amount OR r.reserved_amount <> NEW.reserved_amount
       THEN 'its reservation terminal with its amounts'
-    WHEN NOT EXISTS (SELECT 1 FROM billing.ledger_posting_groups
+    WHEN /* guard BL007.no-finalization-group */ NOT EXISTS (SELECT 1 FROM billing.ledger_posting_groups
                       WHERE posting_group_id = NEW.posting_group_id AND group_kind = 'finalization'
                         AND billing_reservation_id = NEW.billing_reservation_id)
       THEN 'its finalization posting group'
-    WHEN d.decision_ref IS NULL OR d.billing_finalization_fence_id <> NEW.billing_finalization_fence_id
+    WHEN /* guard BL007.no-success-decision */ d.decision_ref IS NULL OR d.billing_finalization_fence_id <> NEW.billing_finalization_fence_id
       OR d.decision <> NEW.decision OR d.bundle_ref IS NULL
       OR d.settled_amount <> NEW.settled_amount OR d.released_amount <> NEW.released_amount
       THEN 'its success decision for the fence with the same amounts'
-    WHEN NOT EXISTS (SELECT 1 FROM outbox.outbox_events
+    WHEN /* guard BL007.no-event */ NOT EXISTS (SELECT 1 FROM outbox.outbox_events
                       WHERE event_id = NEW.event_id AND event_type = 'billing.finalization.committed@1'
                         AND event_envelope_sha256 = NEW.event_envelope_sha256)
       THEN 'its billing.finalization.committed@1 event'
