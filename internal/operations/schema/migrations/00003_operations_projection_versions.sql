@@ -162,7 +162,7 @@ DECLARE
 BEGIN
   SELECT * INTO b FROM operations.shadow_builds
    WHERE projection_name = NEW.projection_name AND projection_version = NEW.projection_version;
-  IF /* guard OP005.proof-candidate-not-current */ NOT FOUND OR b.state <> 'catching_up' OR b.candidate_id IS DISTINCT FROM NEW.candidate_id THEN
+  IF NOT FOUND OR b.state <> 'catching_up' OR b.candidate_id IS DISTINCT FROM NEW.candidate_id THEN
     RAISE EXCEPTION 'operations: readiness proof refused: candidate % is not the frozen candidate of a catching-up shadow %/%',
       NEW.candidate_id, NEW.projection_name, NEW.projection_version USING ERRCODE = 'OP005';
   END IF;
@@ -181,7 +181,7 @@ BEGIN
   SELECT count(*) INTO quar FROM outbox.delivery_facts f
     JOIN operations.cutover_candidate_members c ON c.candidate_id = NEW.candidate_id AND c.event_id = f.event_id
    WHERE f.destination = 'core_operations' AND f.status = 'quarantined';
-  IF /* guard OP005.proof-incomplete */ members <> NEW.member_count OR missing > 0 OR gaps > 0 OR unsup > 0 OR quar > 0 THEN
+  IF members <> NEW.member_count OR missing > 0 OR gaps > 0 OR unsup > 0 OR quar > 0 THEN
     RAISE EXCEPTION 'operations: readiness proof refused for %/%: members % (proof says %), missing receipts %, unresolved gaps %, unsupported %, quarantined %',
       NEW.projection_name, NEW.projection_version, members, NEW.member_count, missing, gaps, unsup, quar
       USING ERRCODE = 'OP005';
