@@ -291,7 +291,7 @@ func TestBI1EvaluationWritesNoLedger(t *testing.T) {
 	_, err = tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.EvaluationResult, error) {
 		return billing.RecordEvaluationTx(ctx, tx, other)
 	})
-	require.ErrorIs(t, err, billing.ErrEvaluationConflict)
+	require.ErrorIs(t, err, billing.ErrEvaluationConflict) // BI-1.evaluation-conflict
 	rec := ev
 	rec.WorkGeneration, rec.Outcome = 3, billing.FenceReconciliationRequired
 	_, err = tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.EvaluationResult, error) {

@@ -176,6 +176,7 @@ func replayEvaluation(e Evaluation, s dbsqlc.EvaluationGetRow) (EvaluationResult
 	same := s.BillingFinalizationOperationID == e.OperationID && s.Outcome == e.Outcome && s.ReasonCode == e.ReasonCode &&
 		s.ReasonDetail == e.ReasonDetail && (storedDecision == nil) == (e.DecisionObject == nil) &&
 		(storedDecision == nil || *storedDecision == *e.DecisionObject)
+	// guard BI-1.evaluation-conflict
 	if !same {
 		return EvaluationResult{}, fmt.Errorf("%w: fence %s generation %d was %s/%s", ErrEvaluationConflict, e.FenceID, e.WorkGeneration, s.Outcome, s.ReasonCode)
 	}

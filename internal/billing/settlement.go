@@ -80,6 +80,7 @@ func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) 
 		return SettlementAdvance{}, fmt.Errorf("lock fence: %w", err)
 	}
 	fence := dbsqlc.FenceLockRow(byRun)
+	// guard BFC-6.run-reservation-mismatch
 	if fence.BillingReservationID != in.BillingReservationID {
 		return SettlementAdvance{}, fmt.Errorf("%w: run %s belongs to reservation %s, not %s", ErrSettlementConflict, in.RunID, fence.BillingReservationID, in.BillingReservationID)
 	}
@@ -117,6 +118,7 @@ func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) 
 	default:
 		stored := quad(mark.SettlementInputSnapshotRef, mark.SettlementInputSnapshotSchemaVersion,
 			mark.SettlementInputSnapshotDigestAlgorithmVersion, mark.SettlementInputSnapshotDigest)
+		// guard BFC-6.dimension-identity
 		if mark.RunID != in.RunID || mark.RunStepID != in.RunStepID || mark.ExecutionAttemptID != in.ExecutionAttemptID ||
 			mark.ChargeDimensionKey != in.ChargeDimensionKey || mark.SettlementEconomicIdentity != identity {
 			return SettlementAdvance{}, fmt.Errorf("%w: dimension %s identity differs", ErrSettlementConflict, in.SettlementDimensionID)

@@ -71,7 +71,7 @@ func TestBFC6SettlementWatermark(t *testing.T) {
 	moved := r.settlement(1, 3, "")
 	moved.ChargeDimensionKey = "tokens.elsewhere"
 	_, err = b.settle(t, moved)
-	require.ErrorIs(t, err, billing.ErrSettlementConflict)
+	require.ErrorIs(t, err, billing.ErrSettlementConflict) // BFC-6.dimension-identity
 
 	adv, err = b.settle(t, r.settlement(2, 1, ""))
 	require.NoError(t, err)

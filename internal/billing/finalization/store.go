@@ -53,6 +53,7 @@ func insertOrCompare(ctx context.Context, tx pgx.Tx, what, insert, digestOf stri
 	if err := tx.QueryRow(ctx, digestOf, pgx.NamedArgs{"ref": q.Ref}).Scan(&stored); err != nil {
 		return fmt.Errorf("compare %s %s: %w", what, q.Ref, err)
 	}
+	// guard BI-1.step-conflict
 	if stored != q.Digest {
 		return fmt.Errorf("%w: %s %s stored with digest %s, not %s", ErrStepConflict, what, q.Ref, stored, q.Digest)
 	}
