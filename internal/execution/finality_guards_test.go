@@ -239,26 +239,33 @@ func TestGW1ForgedNotDispatchedFactsAreRefused(t *testing.T) {
 	t.Run("EX007 a not-dispatched fact of a bound attempt with an invented rejection and no stored evidence", func(t *testing.T) {
 		invented := strict.Quadruple{Ref: "gpr-invented", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 			Digest: "abababababababababababababababababababababababababababababababab"}
-		require.Equal(t, execution.CodeNotDispatchedEvidence, forge(t, g.role, inserts([2]string{tNotDispatched, notDispatchedRow(t, inFlight, invented)})))
+		// EX007.fact-without-evidence (the message tells it from EX007.fact-differs-from-evidence)
+		code, msg := forgeMsg(t, g.role, inserts([2]string{tNotDispatched, notDispatchedRow(t, inFlight, invented)}))
+		require.Equal(t, execution.CodeNotDispatchedEvidence, code)
+		require.Contains(t, msg, "names no stored Gateway rejection evidence")
 	})
 	t.Run("EX007 evidence that is another attempt's rejection", func(t *testing.T) {
 		row := edit(t, captured[tEvidence], map[string]any{"execution_attempt_id": inFlight.ExecutionAttemptID}, "", nil)
+		// EX007.evidence-names-slot
 		require.Equal(t, execution.CodeNotDispatchedEvidence, forge(t, g.role, inserts([2]string{tEvidence, row})))
 	})
 	t.Run("EX007 a not-dispatched fact whose rejection differs from the stored evidence", func(t *testing.T) {
 		f, body := sealedRejection(t, inFlight, "gpr-forged-"+inFlight.ExecutionAttemptID)
 		other, _ := sealedRejection(t, inFlight, "gpr-other-"+inFlight.ExecutionAttemptID)
+		// EX007.fact-differs-from-evidence
 		require.Equal(t, execution.CodeNotDispatchedEvidence, forge(t, g.role, inserts(
 			[2]string{tEvidence, evidenceRow(t, inFlight.ExecutionAttemptID, f, body)},
 			[2]string{tNotDispatched, notDispatchedRow(t, inFlight, other.Fact)})))
 	})
 	t.Run("EX008 consistent forged evidence and fact for an attempt that is dispatched", func(t *testing.T) {
 		f, body := sealedRejection(t, bound, "gpr-forged-"+bound.ExecutionAttemptID)
+		// EX008.without-not-dispatched-eligibility
 		require.Equal(t, execution.CodeNotDispatchedOrphan, forge(t, g.role, inserts(
 			[2]string{tEvidence, evidenceRow(t, bound.ExecutionAttemptID, f, body)},
 			[2]string{tNotDispatched, notDispatchedRow(t, bound, f.Fact)})))
 	})
 	t.Run("EX008 the captured evidence and fact without the not_dispatched eligibility fact", func(t *testing.T) {
+		// EX008.without-not-dispatched-eligibility
 		require.Equal(t, execution.CodeNotDispatchedOrphan, forge(t, g.role, inserts(
 			[2]string{tEvidence, captured[tEvidence]}, [2]string{tNotDispatched, captured[tNotDispatched]})))
 	})
@@ -267,14 +274,17 @@ func TestGW1ForgedNotDispatchedFactsAreRefused(t *testing.T) {
 		require.NoError(t, g.exec.QueryRow(ctx, "SELECT to_jsonb(t)::text FROM execution.eligibility_facts t WHERE execution_attempt_id = $1", bound.ExecutionAttemptID).Scan(&row))
 		row = edit(t, row, map[string]any{"execution_attempt_id": inFlight.ExecutionAttemptID, "event_id": uuid.NewString(),
 			"execution_eligibility_fact_ref": "eef-" + inFlight.ExecutionAttemptID}, "", nil)
+		// EX009.eligibility-content
 		require.Equal(t, execution.CodeEligibilityContent, forge(t, g.role, inserts([2]string{tEligibility, row})))
 	})
 	t.Run("EX009 an eligibility fact whose columns say dispatched while its body says not_dispatched", func(t *testing.T) {
 		row := edit(t, captured[tEligibility], map[string]any{"dispatch_disposition": "dispatched", "not_dispatched_execution_attempt_id": nil}, "", nil)
+		// EX009.eligibility-content
 		require.Equal(t, execution.CodeEligibilityContent, forge(t, g.role, inserts(
 			[2]string{tEvidence, captured[tEvidence]}, [2]string{tNotDispatched, captured[tNotDispatched]}, [2]string{tEligibility, row})))
 	})
 	t.Run("EX010 the captured not_dispatched eligibility without its event", func(t *testing.T) {
+		// EX010.eligibility-without-event
 		require.Equal(t, execution.CodeFactWithoutEvent, forge(t, g.role, inserts(
 			[2]string{tEvidence, captured[tEvidence]}, [2]string{tNotDispatched, captured[tNotDispatched]}, [2]string{tEligibility, captured[tEligibility]})))
 	})
@@ -326,23 +336,37 @@ func TestEX2ForgedClosuresAreRefused(t *testing.T) {
 	set, fact := [2]string{tAttemptSet, captured[tAttemptSet]}, [2]string{tFinalization, captured[tFinalization]}
 
 	t.Run("EX005 the attempt set while the run still accepts attempts (no CAS)", func(t *testing.T) {
+		// EX005.set-without-cas
 		require.Equal(t, execution.CodeClosureOutsideCAS, forge(t, g.role, inserts(set)))
 	})
 	t.Run("EX005 the attempt set and the finalization fact without the CAS", func(t *testing.T) {
-		require.Equal(t, execution.CodeClosureOutsideCAS, forge(t, g.role, inserts(set, fact)))
+		// EX005.closure-insert-state: the fact's insert is refused (the
+		// message tells it from EX005.set-without-cas at COMMIT)
+		code, msg := forgeMsg(t, g.role, inserts(set, fact))
+		require.Equal(t, execution.CodeClosureOutsideCAS, code)
+		require.Contains(t, msg, "run_finalizations of run "+g.run.RunID+" written while the run is accepting_attempts")
+	})
+	t.Run("EX005 the attempt set after the CAS", func(t *testing.T) {
+		// EX005.closure-insert-state: the set's insert is refused
+		code, msg := forgeMsg(t, g.role, then(cas, inserts(set)))
+		require.Equal(t, execution.CodeClosureOutsideCAS, code)
+		require.Contains(t, msg, "attempt_set_manifests of run "+g.run.RunID+" written while the run is attempts_closed")
 	})
 	t.Run("EX006 an attempt set that leaves out an attempt", func(t *testing.T) {
 		row := edit(t, captured[tAttemptSet], map[string]any{"attempt_count": 1}, "manifest_body", func(b map[string]any) {
 			b["attempts"] = b["attempts"].([]any)[:1]
 			b["attemptCount"] = 1
 		})
+		// EX006.set-content
 		require.Equal(t, execution.CodeClosureContent, forge(t, g.role, then(inserts([2]string{tAttemptSet, row}), cas)))
 	})
 	t.Run("EX006 a finalization fact naming another token", func(t *testing.T) {
 		row := edit(t, captured[tFinalization], nil, "fact_body", func(b map[string]any) { b["runExecutionTokenRef"] = "ret-forged" })
+		// EX006.fact-content
 		require.Equal(t, execution.CodeClosureContent, forge(t, g.role, then(inserts(set), cas, inserts([2]string{tFinalization, row}))))
 	})
 	t.Run("EX010 set, CAS and fact without the closure event", func(t *testing.T) {
+		// EX010.fact-without-event
 		require.Equal(t, execution.CodeFactWithoutEvent, forge(t, g.role, then(inserts(set), cas, inserts(fact))))
 	})
 
@@ -353,11 +377,21 @@ func TestEX2ForgedClosuresAreRefused(t *testing.T) {
 	require.NoError(t, g.exec.QueryRow(ctx, "SELECT to_jsonb(t)::text FROM execution.attempts t WHERE run_id = $1 LIMIT 1", g.run.RunID).Scan(&attempt))
 	id := uuid.NewString()
 	attempt = edit(t, attempt, map[string]any{"execution_attempt_id": id, "attempt_execution_manifest_ref": "aem-" + id}, "", nil)
+	// EX003.attempt-run-not-accepting
 	require.Equal(t, execution.CodeRunNotAccepting, forge(t, g.role, inserts([2]string{tAttempts, attempt})))
 }
 
 // Issue 30: the immutable Execution tables refuse UPDATE, DELETE and
 // TRUNCATE for every role, the superuser (the admin pool) included.
+//
+// Issue 37: oceanway_execution has no UPDATE or DELETE grant on these
+// tables (only UPDATE of the key column of the attempts and eligibility
+// facts, TestEX001ImmutabilityClauses), so the superuser is the role for
+// which these triggers are the refusal: EX001.rejection-evidence-immutable,
+// EX001.not-dispatched-facts-immutable, EX001.attempt-sets-immutable,
+// EX001.finalizations-immutable (DELETE and UPDATE of each), and
+// EX001.run-state-no-delete (DELETE of the run states). TRUNCATE is proven
+// table by table in TestEX001ImmutabilityClauses.
 func TestExecutionTablesRefuseChangesEvenForTheSuperuser(t *testing.T) {
 	t.Parallel()
 	g := setupGuards(t)
