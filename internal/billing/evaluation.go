@@ -121,6 +121,7 @@ func RecordEvaluationTx(ctx context.Context, tx pgx.Tx, e Evaluation) (Evaluatio
 	if err != nil {
 		return EvaluationResult{}, fmt.Errorf("lock work: %w", err)
 	}
+	// guard BI-1.evaluation-operation-mismatch
 	if work.BillingFinalizationOperationID != e.OperationID {
 		return EvaluationResult{}, fmt.Errorf("%w: generation %d is operation %s, evaluation names %s",
 			ErrStaleWork, e.WorkGeneration, work.BillingFinalizationOperationID, e.OperationID)
