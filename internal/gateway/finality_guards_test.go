@@ -190,16 +190,20 @@ func TestGW2ForgedAvailabilityAdvancesAreRefused(t *testing.T) {
 
 	t.Run("GW005 columns say unavailable while the body says available, pointer moved, no event", func(t *testing.T) {
 		forged := editRow(t, captured["snapshot"], map[string]any{"availability_state": "unavailable", "provider_evidence_ref": nil}, "", nil)
+		// GW005.snapshot-content
 		require.Equal(t, gateway.CodeSnapshotContent, forge(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer))
 	})
 	t.Run("GW005 a body that skips its predecessor", func(t *testing.T) {
 		forged := editRow(t, captured["snapshot"], nil, "snapshot_body", func(b map[string]any) { b["predecessor"] = map[string]any{"state": "none"} })
+		// GW005.snapshot-content
 		require.Equal(t, gateway.CodeSnapshotContent, forge(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer))
 	})
 	t.Run("GW006 the real snapshot and pointer move without the event", func(t *testing.T) {
+		// GW006.advance-without-event
 		require.Equal(t, gateway.CodeAdvanceWithoutEvent, forge(t, role, rows(evidence, snapshot), movePointer))
 	})
 	t.Run("GW007 the real snapshot and its event, the pointer left behind", func(t *testing.T) {
+		// GW007.snapshot-not-head
 		require.Equal(t, gateway.CodeSnapshotNotHead, forge(t, role, rows(evidence, snapshot, event, delivery)))
 	})
 	// Control: the same rows replayed whole are the legitimate advance.
@@ -249,9 +253,11 @@ func TestGW2ForgedValidationReceiptsAreRefused(t *testing.T) {
 	}
 
 	t.Run("GW008 current for the superseded snapshot v1", func(t *testing.T) {
+		// GW008.receipt-not-truth
 		require.Equal(t, gateway.CodeReceiptNotHead, forge(t, role, rows(reissue(receipt(res.Value.Receipt.Ref), nil))))
 	})
 	t.Run("GW008 not_current for the head", func(t *testing.T) {
+		// GW008.receipt-not-truth
 		forged := reissue(receipt(head.Value.Receipt.Ref), func(b map[string]any) {
 			b["result"] = map[string]any{"state": "not_current", "currentAvailabilitySnapshotRef": v1.Snapshot.Snapshot.Ref,
 				"currentAvailabilitySnapshotSchemaVersion": "1", "currentAvailabilitySnapshotDigestAlgorithmVersion": "jcs-sha256-v1",
@@ -283,17 +289,21 @@ func TestGW1ForgedSlotsAndTerminalFactsAreRefused(t *testing.T) {
 	reservedOther := editRow(t, slotRow, mergeMaps(otherKey, map[string]any{"state": "reserved", "reply_body": nil, "terminal_at": nil}), "", nil)
 
 	t.Run("GW009 a slot inserted terminal", func(t *testing.T) {
+		// GW009.slot-born-reserved
 		forged := editRow(t, slotRow, otherKey, "", nil)
 		require.Equal(t, gateway.CodeSlotNotAtomic, forge(t, role, rows(rowImage{table: tSlots, row: forged})))
 	})
 	t.Run("GW009 a slot left reserved at COMMIT", func(t *testing.T) {
+		// GW009.slot-reserved-at-commit
 		require.Equal(t, gateway.CodeSlotNotAtomic, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther})))
 	})
 	t.Run("GW010 a rejection that names another slot", func(t *testing.T) {
+		// GW010.fact-content
 		forged := editRow(t, rejectionRow, map[string]any{"execution_attempt_id": other, "gateway_pre_binding_rejection_fact_ref": "gpr-" + other}, "", nil)
 		require.Equal(t, gateway.CodeTerminalFact, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther}, rowImage{table: tRejection, row: forged})))
 	})
 	t.Run("GW010 a slot made bound without a binding", func(t *testing.T) {
+		// GW010.terminal-without-fact
 		require.Equal(t, gateway.CodeTerminalFact, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther}),
 			sqlStep("UPDATE gateway.dispatch_slots SET state = 'bound', reply_body = '{}', terminal_at = now() WHERE execution_attempt_id = $1", other)))
 	})
@@ -312,6 +322,15 @@ func mergeMaps(a, b map[string]any) map[string]any {
 
 // Issue 30: the immutable Gateway tables refuse UPDATE, DELETE and TRUNCATE
 // for every role, the superuser (the admin pool) included.
+//
+// Issue 37: oceanway_gateway has no DELETE grant on any gateway table and
+// no UPDATE grant on the immutable ones, so the superuser is the role for
+// which these triggers are the refusal: GW001.slot-no-delete,
+// GW001.current-no-delete, GW001.route-snapshots-immutable,
+// GW001.bindings-immutable, GW001.rejections-immutable,
+// GW001.provider-evidence-immutable, GW001.snapshots-immutable,
+// GW001.receipts-immutable (DELETE and UPDATE of each). TRUNCATE is proven
+// table by table in TestGW001TruncateClauses.
 func TestGatewayTablesRefuseChangesEvenForTheSuperuser(t *testing.T) {
 	t.Parallel()
 	pool, svc := setup(t)
