@@ -91,7 +91,7 @@ func TestAckAndPublishBatch_OBPUB1_RefusesWrongIsolationAndMalformedBatches(t *t
 
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	require.NoError(t, err)
-	require.Equal(t, outbox.CodeIsolationLevel, db.SQLState(call(tx, attempts, events))) // OW013.ack-publish-isolation
+	require.Equal(t, outbox.CodeIsolationLevel, db.SQLState(call(tx, attempts, events)))
 	require.NoError(t, tx.Rollback(ctx))
 
 	for name, err := range map[string]error{
