@@ -290,6 +290,7 @@ func applyRun(ctx context.Context, tx pgx.Tx, ev *inbox.Event, r runFacts) (muta
 	case 0:
 	case 1:
 		w := pending[0].wallet
+		// guard OPS-3.run-link-mismatch
 		if bad := linkMismatches(r, w); len(bad) > 0 {
 			return mutation{}, linkConflict(r, w, bad)
 		}
@@ -348,6 +349,7 @@ func applyWallet(ctx context.Context, tx pgx.Tx, ev *inbox.Event, w walletFacts)
 		if err != nil {
 			return mutation{}, err
 		}
+		// guard OPS-3.second-waiting-reservation
 		if len(pending) > 0 {
 			return mutation{}, transport.NonRetryable(CodeLinkConflict, fmt.Errorf("%w: run %s already has waiting reservation %s",
 				ErrLinkConflict, w.RunID, pending[0].wallet.ReservationID))
@@ -370,6 +372,7 @@ func applyWallet(ctx context.Context, tx pgx.Tx, ev *inbox.Event, w walletFacts)
 		return m, nil
 	case 1:
 		s := summaries[0]
+		// guard OPS-3.wallet-link-mismatch
 		if bad := linkMismatches(s.run, w); len(bad) > 0 {
 			return mutation{}, linkConflict(s.run, w, bad)
 		}
@@ -473,6 +476,7 @@ func checkFinalization(f finalizationFacts, runID, reservationID, accountID, ide
 	if !amountsAdd(f.SettledAmount, f.ReleasedAmount, reserved) {
 		bad = append(bad, "settledAmount + releasedAmount != reservedAmount")
 	}
+	// guard OPS-3.finalization-mismatch
 	if len(bad) > 0 {
 		return transport.NonRetryable(CodeFinalizationConflict, fmt.Errorf("%w: reservation %s: %s",
 			ErrFinalizationConflict, f.ReservationID, strings.Join(bad, ", ")))

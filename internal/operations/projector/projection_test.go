@@ -126,7 +126,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 			b.ack(t, wallet)
 			before := b.state(t)
 			_, err := b.deliver(t, o.Run)
-			requireCode(t, err, false, projector.CodeLinkConflict)
+			requireCode(t, err, false, projector.CodeLinkConflict) // OPS-3.run-link-mismatch
 			require.ErrorIs(t, err, projector.ErrLinkConflict)
 			require.Equal(t, before, b.state(t))
 
@@ -135,7 +135,7 @@ func TestOPS3LinkChecksRejectMismatch(t *testing.T) {
 			b2.ack(t, o.Run)
 			before = b2.state(t)
 			_, err = b2.deliver(t, wallet)
-			requireCode(t, err, false, projector.CodeLinkConflict)
+			requireCode(t, err, false, projector.CodeLinkConflict) // OPS-3.wallet-link-mismatch
 			require.Equal(t, before, b2.state(t))
 		})
 	}
