@@ -253,9 +253,11 @@ func TestGW1ForgedNotDispatchedFactsAreRefused(t *testing.T) {
 		f, body := sealedRejection(t, inFlight, "gpr-forged-"+inFlight.ExecutionAttemptID)
 		other, _ := sealedRejection(t, inFlight, "gpr-other-"+inFlight.ExecutionAttemptID)
 		// EX007.fact-differs-from-evidence
-		require.Equal(t, execution.CodeNotDispatchedEvidence, forge(t, g.role, inserts(
+		code, msg := forgeMsg(t, g.role, inserts(
 			[2]string{tEvidence, evidenceRow(t, inFlight.ExecutionAttemptID, f, body)},
-			[2]string{tNotDispatched, notDispatchedRow(t, inFlight, other.Fact)})))
+			[2]string{tNotDispatched, notDispatchedRow(t, inFlight, other.Fact)}))
+		require.Equal(t, execution.CodeNotDispatchedEvidence, code)
+		require.Contains(t, msg, "does not describe its attempt or its stored Gateway rejection evidence")
 	})
 	t.Run("EX008 consistent forged evidence and fact for an attempt that is dispatched", func(t *testing.T) {
 		f, body := sealedRejection(t, bound, "gpr-forged-"+bound.ExecutionAttemptID)
@@ -337,7 +339,9 @@ func TestEX2ForgedClosuresAreRefused(t *testing.T) {
 
 	t.Run("EX005 the attempt set while the run still accepts attempts (no CAS)", func(t *testing.T) {
 		// EX005.set-without-cas
-		require.Equal(t, execution.CodeClosureOutsideCAS, forge(t, g.role, inserts(set)))
+		code, msg := forgeMsg(t, g.role, inserts(set))
+		require.Equal(t, execution.CodeClosureOutsideCAS, code)
+		require.Contains(t, msg, "attempt set of run "+g.run.RunID+" committed while the run is accepting_attempts")
 	})
 	t.Run("EX005 the attempt set and the finalization fact without the CAS", func(t *testing.T) {
 		// EX005.closure-insert-state: the fact's insert is refused (the

@@ -190,13 +190,17 @@ func TestGW2ForgedAvailabilityAdvancesAreRefused(t *testing.T) {
 
 	t.Run("GW005 columns say unavailable while the body says available, pointer moved, no event", func(t *testing.T) {
 		forged := editRow(t, captured["snapshot"], map[string]any{"availability_state": "unavailable", "provider_evidence_ref": nil}, "", nil)
-		// GW005.snapshot-content
-		require.Equal(t, gateway.CodeSnapshotContent, forge(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer))
+		// GW005.snapshot-content (the message tells it from GW005.pointer-identity)
+		code, msg := forgeMsg(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer)
+		require.Equal(t, gateway.CodeSnapshotContent, code)
+		require.Contains(t, msg, "does not describe what it stores")
 	})
 	t.Run("GW005 a body that skips its predecessor", func(t *testing.T) {
 		forged := editRow(t, captured["snapshot"], nil, "snapshot_body", func(b map[string]any) { b["predecessor"] = map[string]any{"state": "none"} })
-		// GW005.snapshot-content
-		require.Equal(t, gateway.CodeSnapshotContent, forge(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer))
+		// GW005.snapshot-content (the message tells it from GW005.pointer-identity)
+		code, msg := forgeMsg(t, role, rows(evidence, rowImage{table: tSnapshots, row: forged}), movePointer)
+		require.Equal(t, gateway.CodeSnapshotContent, code)
+		require.Contains(t, msg, "does not describe what it stores")
 	})
 	t.Run("GW006 the real snapshot and pointer move without the event", func(t *testing.T) {
 		// GW006.advance-without-event
@@ -291,21 +295,29 @@ func TestGW1ForgedSlotsAndTerminalFactsAreRefused(t *testing.T) {
 	t.Run("GW009 a slot inserted terminal", func(t *testing.T) {
 		// GW009.slot-born-reserved
 		forged := editRow(t, slotRow, otherKey, "", nil)
-		require.Equal(t, gateway.CodeSlotNotAtomic, forge(t, role, rows(rowImage{table: tSlots, row: forged})))
+		code, msg := forgeMsg(t, role, rows(rowImage{table: tSlots, row: forged}))
+		require.Equal(t, gateway.CodeSlotNotAtomic, code)
+		require.Contains(t, msg, "must be inserted reserved")
 	})
 	t.Run("GW009 a slot left reserved at COMMIT", func(t *testing.T) {
 		// GW009.slot-reserved-at-commit
-		require.Equal(t, gateway.CodeSlotNotAtomic, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther})))
+		code, msg := forgeMsg(t, role, rows(rowImage{table: tSlots, row: reservedOther}))
+		require.Equal(t, gateway.CodeSlotNotAtomic, code)
+		require.Contains(t, msg, "is still reserved at the end of the transaction")
 	})
 	t.Run("GW010 a rejection that names another slot", func(t *testing.T) {
 		// GW010.fact-content
 		forged := editRow(t, rejectionRow, map[string]any{"execution_attempt_id": other, "gateway_pre_binding_rejection_fact_ref": "gpr-" + other}, "", nil)
-		require.Equal(t, gateway.CodeTerminalFact, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther}, rowImage{table: tRejection, row: forged})))
+		code, msg := forgeMsg(t, role, rows(rowImage{table: tSlots, row: reservedOther}, rowImage{table: tRejection, row: forged}))
+		require.Equal(t, gateway.CodeTerminalFact, code)
+		require.Contains(t, msg, "does not describe its slot or its own columns")
 	})
 	t.Run("GW010 a slot made bound without a binding", func(t *testing.T) {
 		// GW010.terminal-without-fact
-		require.Equal(t, gateway.CodeTerminalFact, forge(t, role, rows(rowImage{table: tSlots, row: reservedOther}),
-			sqlStep("UPDATE gateway.dispatch_slots SET state = 'bound', reply_body = '{}', terminal_at = now() WHERE execution_attempt_id = $1", other)))
+		code, msg := forgeMsg(t, role, rows(rowImage{table: tSlots, row: reservedOther}),
+			sqlStep("UPDATE gateway.dispatch_slots SET state = 'bound', reply_body = '{}', terminal_at = now() WHERE execution_attempt_id = $1", other))
+		require.Equal(t, gateway.CodeTerminalFact, code)
+		require.Contains(t, msg, "without its terminal fact")
 	})
 }
 
