@@ -186,6 +186,7 @@ func reproduceTx(ctx context.Context, tx pgx.Tx, l loaded) error {
 	if err != nil {
 		return fmt.Errorf("restore: re-export: %w", err)
 	}
+	// guard RET-1.restore-segment-mismatch
 	if _, ok := segments[sha256Hex(segment)]; !ok || len(segments) != 1 {
 		return fmt.Errorf("%w: run %s: the restored segment digests to %s", ErrRestoreMismatch, m.RunID, sha256Hex(segment))
 	}
