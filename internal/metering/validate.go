@@ -133,6 +133,7 @@ func ValidateSettlementInputCurrent(ctx context.Context, pool db.Beginner, req S
 // storedValidation returns the operation's stored receipt, or refuses a
 // different request under the same operation.
 func storedValidation(req SettlementValidationRequest, rd digest.Digest, storedDigest, storedBody string) (SettlementValidation, error) {
+	// guard ME-1.validation-operation-conflict
 	if storedDigest != rd.Value {
 		return SettlementValidation{}, fmt.Errorf("%w: %s", ErrValidationOperationConflict, req.OperationID)
 	}

@@ -233,7 +233,7 @@ func TestMETVSCInsertOrCompareOperation(t *testing.T) {
 	}
 	for _, r := range other {
 		_, err := metering.ValidateSettlementInputCurrent(t.Context(), b.pool, r)
-		require.ErrorIs(t, err, metering.ErrValidationOperationConflict)
+		require.ErrorIs(t, err, metering.ErrValidationOperationConflict) // ME-1.validation-operation-conflict
 	}
 	require.Equal(t, 1, receipts(t, b))
 	res, err := metering.ValidateSettlementInputCurrent(t.Context(), b.pool, req)
