@@ -48,11 +48,13 @@ func TestGuard_OBPUB1_PublicationProofClauses(t *testing.T) {
 	requireRefusal(t, err, outbox.CodeUnprovenTransition, "became acknowledged with an envelope digest that is not the event's stored one")
 }
 
-// OB-PUB-1, the one-ack function outbox.record_publication (00095), as
-// oceanway_dispatcher: every argument is required, clause
-// OW009.record-publication-arguments; it runs under READ COMMITTED only,
-// clause OW013.record-publication-isolation (the batch function it calls
-// has its own checks with their own messages).
+// OB-PUB-1, the one-ack function outbox.record_publication (00102), as
+// oceanway_dispatcher: it runs under READ COMMITTED only, clause
+// OW013.record-publication-isolation (the batch function it calls has its
+// own isolation check, with its own message); every argument is required,
+// which the batch function refuses for it (clause
+// OW009.publication-batch-arguments: the one-ack function's own copy of
+// that check was indistinguishable from its absence and is gone).
 func TestGuard_OBPUB1_RecordPublicationClauses(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

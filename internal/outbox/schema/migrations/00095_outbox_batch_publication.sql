@@ -234,11 +234,11 @@ AS $fn$
 DECLARE
   v_result text;
 BEGIN
-  IF /* guard OW013.record-publication-isolation */ current_setting('transaction_isolation') <> 'read committed' THEN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION 'outbox.record_publication runs under READ COMMITTED, not %', current_setting('transaction_isolation')
       USING ERRCODE = 'OW013';
   END IF;
-  IF /* guard OW009.record-publication-arguments */ num_nulls(p_event_id, p_destination, p_consumer_name, p_attempt_id, p_lease_token, p_ack_receipt_type,
+  IF num_nulls(p_event_id, p_destination, p_consumer_name, p_attempt_id, p_lease_token, p_ack_receipt_type,
        p_ack_receipt_key, p_ack_receipt_schema_version, p_ack_receipt_digest_algorithm_version, p_ack_receipt_digest,
        p_ack_event_envelope_digest_algorithm_version, p_ack_event_envelope_sha256) <> 0 THEN
     RAISE EXCEPTION 'outbox.record_publication: every argument is required' USING ERRCODE = 'OW009';

@@ -17,6 +17,11 @@
 -- rules they held are OW018/OWR03/OWP01 of check_appended_events below);
 -- the Down migration restores them, as dynamic SQL, for 00099's Down.
 -- (outbox_events_check_envelope, 00006, is left to that migration's owner.)
+--
+-- outbox.retention_archive_unproven (00093's retention_archive, renamed by
+-- 00096) is restated with its clause markers; see below.
+-- outbox.record_publication (00095) is restated without its argument
+-- check, which the batch function it calls owns; see below.
 
 -- +goose Up
 -- +goose StatementBegin
@@ -83,6 +88,160 @@ $fn$;
 
 DROP FUNCTION outbox.outbox_events_not_archived();
 DROP FUNCTION outbox.guard_event_producer();
+
+-- The controlled delete's own checks (00093), renamed
+-- outbox.retention_archive_unproven by 00096 with dynamic SQL (so the clause
+-- index, which reads the migrations, does not see that name's definition):
+-- restated here unchanged but for the clause markers on each refusal, the
+-- reasons of its not-closed check included. CREATE OR REPLACE keeps its
+-- owner (oceanway_retention_definer) and its grants (none but the owner's).
+CREATE OR REPLACE FUNCTION outbox.retention_archive_unproven(
+  p_run_id uuid, p_manifest_sha256 text, p_cutoff timestamptz, p_verified_at timestamptz,
+  p_event_ids uuid[], p_event_sha256 text[],
+  p_deliveries bigint, p_attempt_starts bigint, p_attempt_finishes bigint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  v_events     bigint := cardinality(p_event_ids);
+  v_bad        text;
+  v_deliveries bigint;
+  v_starts     bigint;
+  v_finishes   bigint;
+  v_n          bigint;
+BEGIN
+  -- one run at a time: two overlapping runs would otherwise race on the same rows
+  PERFORM pg_advisory_xact_lock(hashtext('outbox.retention_archive'));
+  IF /* guard OWR02.archive-digest-per-event */ v_events IS NULL OR v_events = 0 OR v_events <> cardinality(p_event_sha256) THEN
+    RAISE EXCEPTION 'outbox: retention run % needs one archived digest per event', p_run_id USING ERRCODE = 'OWR02';
+  END IF;
+  IF /* guard OWR02.archive-event-twice */ (SELECT count(DISTINCT e) FROM unnest(p_event_ids) e) <> v_events THEN
+    RAISE EXCEPTION 'outbox: retention run % lists an event twice', p_run_id USING ERRCODE = 'OWR02';
+  END IF;
+  IF /* guard OWR01.archive-time-in-future */ p_cutoff > now() OR p_verified_at > now() THEN
+    RAISE EXCEPTION 'outbox: retention run % has a cutoff or verification time in the future', p_run_id
+      USING ERRCODE = 'OWR01';
+  END IF;
+
+  -- Refuse the first event that is not closed. Closed is final (published_at
+  -- is set once, acknowledged is terminal, a quarantine row needs a
+  -- quarantined delivery), and the advisory lock above serializes runs.
+  SELECT p.event_id::text || ': ' || CASE
+           WHEN /* guard OWR01.event-not-hot */ e.event_id IS NULL THEN 'not in the hot table'
+           WHEN /* guard OWR01.event-unpublished */ e.published_at IS NULL THEN 'unpublished'
+           WHEN /* guard OWR01.event-after-cutoff */ e.created_at >= p_cutoff THEN 'created after the cutoff'
+           WHEN /* guard OWR01.event-quarantined */ EXISTS (SELECT 1 FROM outbox.outbox_quarantine q WHERE q.event_id = e.event_id) THEN 'quarantined'
+           WHEN /* guard OWR01.event-open-delivery */ EXISTS (SELECT 1 FROM outbox.outbox_deliveries d
+                         WHERE d.event_id = e.event_id AND d.status <> 'acknowledged') THEN 'open delivery'
+           WHEN /* guard OWR01.event-legacy-adoption */ EXISTS (SELECT 1 FROM outbox.legacy_adoptions a WHERE a.event_id = e.event_id) THEN 'legacy adoption record'
+           WHEN /* guard OWR02.event-digest-differs */ e.event_envelope_sha256 <> p.sha THEN 'archived digest differs from the stored envelope digest'
+         END
+    INTO v_bad
+    FROM unnest(p_event_ids, p_event_sha256) AS p(event_id, sha)
+    LEFT JOIN outbox.outbox_events e ON e.event_id = p.event_id
+   WHERE e.event_id IS NULL OR e.published_at IS NULL OR e.created_at >= p_cutoff
+      OR EXISTS (SELECT 1 FROM outbox.outbox_quarantine q WHERE q.event_id = e.event_id)
+      OR EXISTS (SELECT 1 FROM outbox.outbox_deliveries d WHERE d.event_id = e.event_id AND d.status <> 'acknowledged')
+      OR EXISTS (SELECT 1 FROM outbox.legacy_adoptions a WHERE a.event_id = e.event_id)
+      OR e.event_envelope_sha256 <> p.sha
+   LIMIT 1;
+  IF /* guard OWR01.event-not-closed */ v_bad IS NOT NULL THEN
+    RAISE EXCEPTION 'outbox: retention run % refused: event %', p_run_id, v_bad
+      USING ERRCODE = CASE WHEN v_bad LIKE '%archived digest%' THEN 'OWR02' ELSE 'OWR01' END;
+  END IF;
+
+  SELECT count(*) INTO v_deliveries FROM outbox.outbox_deliveries d WHERE d.event_id = ANY (p_event_ids);
+  SELECT count(*) INTO v_starts FROM outbox.outbox_delivery_attempt_starts s WHERE s.event_id = ANY (p_event_ids);
+  SELECT count(*) INTO v_finishes FROM outbox.outbox_delivery_attempt_finishes f
+    JOIN outbox.outbox_delivery_attempt_starts s USING (attempt_id) WHERE s.event_id = ANY (p_event_ids);
+  IF /* guard OWR02.archive-counts-differ */ (v_deliveries, v_starts, v_finishes) IS DISTINCT FROM (p_deliveries, p_attempt_starts, p_attempt_finishes) THEN
+    RAISE EXCEPTION 'outbox: retention run % refused: archive holds %/%/% deliveries/starts/finishes, hot tables %/%/%',
+      p_run_id, p_deliveries, p_attempt_starts, p_attempt_finishes, v_deliveries, v_starts, v_finishes
+      USING ERRCODE = 'OWR02';
+  END IF;
+
+  INSERT INTO outbox.retention_runs (run_id, manifest_digest_algorithm_version, manifest_sha256, cutoff,
+      events, deliveries, attempt_starts, attempt_finishes, verified_at)
+  VALUES (p_run_id, 'jcs-sha256-v1', p_manifest_sha256, p_cutoff, v_events, v_deliveries, v_starts, v_finishes,
+      p_verified_at);
+  INSERT INTO outbox.archived_events (event_id, run_id, event_type, schema_version,
+      event_envelope_digest_algorithm_version, event_envelope_sha256, delivery_set_version,
+      delivery_set_definition_schema_version, delivery_set_definition_digest_algorithm_version,
+      delivery_set_definition_digest, created_at, published_at)
+  SELECT e.event_id, p_run_id, e.event_type, e.schema_version, e.event_envelope_digest_algorithm_version,
+         e.event_envelope_sha256, e.delivery_set_version, e.delivery_set_definition_schema_version,
+         e.delivery_set_definition_digest_algorithm_version, e.delivery_set_definition_digest, e.created_at,
+         e.published_at
+    FROM outbox.outbox_events e WHERE e.event_id = ANY (p_event_ids);
+  INSERT INTO outbox.archived_deliveries (event_id, destination, consumer_name, mandatory, status,
+      required_projection_name, required_projection_version, ack_receipt_key, ack_receipt_digest)
+  SELECT d.event_id, d.destination, d.consumer_name, d.mandatory, d.status, d.required_projection_name,
+         d.required_projection_version, d.ack_receipt_key, d.ack_receipt_digest
+    FROM outbox.outbox_deliveries d WHERE d.event_id = ANY (p_event_ids);
+
+  DELETE FROM outbox.outbox_delivery_attempt_finishes f USING outbox.outbox_delivery_attempt_starts s
+   WHERE f.attempt_id = s.attempt_id AND s.event_id = ANY (p_event_ids);
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF /* guard OWR02.removed-finishes-differ */ v_n <> v_finishes THEN
+    RAISE EXCEPTION 'outbox: retention run % removed % attempt finishes, expected %', p_run_id, v_n, v_finishes
+      USING ERRCODE = 'OWR02';
+  END IF;
+  DELETE FROM outbox.outbox_delivery_attempt_starts s WHERE s.event_id = ANY (p_event_ids);
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF /* guard OWR02.removed-starts-differ */ v_n <> v_starts THEN
+    RAISE EXCEPTION 'outbox: retention run % removed % attempt starts, expected %', p_run_id, v_n, v_starts
+      USING ERRCODE = 'OWR02';
+  END IF;
+  DELETE FROM outbox.outbox_deliveries d WHERE d.event_id = ANY (p_event_ids);
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF /* guard OWR02.removed-deliveries-differ */ v_n <> v_deliveries THEN
+    RAISE EXCEPTION 'outbox: retention run % removed % deliveries, expected %', p_run_id, v_n, v_deliveries
+      USING ERRCODE = 'OWR02';
+  END IF;
+  DELETE FROM outbox.outbox_events e WHERE e.event_id = ANY (p_event_ids);
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF /* guard OWR02.removed-events-differ */ v_n <> v_events THEN
+    RAISE EXCEPTION 'outbox: retention run % removed % events, expected %', p_run_id, v_n, v_events
+      USING ERRCODE = 'OWR02';
+  END IF;
+END
+$fn$;
+-- The one-ack function (00095) loses one clause no test can tell apart
+-- from its absence: its own "every argument is required" check (OW009). It
+-- passes each argument as a one-element array to
+-- outbox.record_publication_batch, which refuses an array holding a NULL
+-- with the same SQLSTATE and the same message (clause
+-- OW009.publication-batch-arguments, 00097): that check owns the rule.
+CREATE OR REPLACE FUNCTION outbox.record_publication(
+  p_event_id                                    uuid,
+  p_destination                                 text,
+  p_consumer_name                               text,
+  p_attempt_id                                  uuid,
+  p_lease_token                                 uuid,
+  p_ack_receipt_type                            text,
+  p_ack_receipt_key                             text,
+  p_ack_receipt_schema_version                  text,
+  p_ack_receipt_digest_algorithm_version        text,
+  p_ack_receipt_digest                          text,
+  p_ack_event_envelope_digest_algorithm_version text,
+  p_ack_event_envelope_sha256                   text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_result text;
+BEGIN
+  IF /* guard OW013.record-publication-isolation */ current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'outbox.record_publication runs under READ COMMITTED, not %', current_setting('transaction_isolation')
+      USING ERRCODE = 'OW013';
+  END IF;
+  SELECT r.result INTO v_result
+    FROM outbox.record_publication_batch(ARRAY[p_event_id], ARRAY[p_destination], ARRAY[p_consumer_name], ARRAY[p_attempt_id],
+      ARRAY[p_lease_token], ARRAY[p_ack_receipt_type], ARRAY[p_ack_receipt_key], ARRAY[p_ack_receipt_schema_version],
+      ARRAY[p_ack_receipt_digest_algorithm_version], ARRAY[p_ack_receipt_digest],
+      ARRAY[p_ack_event_envelope_digest_algorithm_version], ARRAY[p_ack_event_envelope_sha256]) r;
+  RETURN v_result;
+END
+$fn$;
 -- +goose StatementEnd
 
 -- +goose Down
