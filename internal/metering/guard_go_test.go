@@ -1,6 +1,7 @@
 package metering_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,7 +10,10 @@ import (
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/metering"
+	"github.com/oceanway/core/internal/ownerread"
 )
 
 // Go clauses of the metering input processor and worker (issue 37): each
@@ -87,4 +91,43 @@ func TestGuardGoFinishConflict(t *testing.T) {
 	var state string
 	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT outcome_state FROM metering.work_finishes WHERE work_ref = $1`, a1.Head.Work.Ref).Scan(&state))
 	require.Equal(t, receipt.FinishApplied, state, "the applied finish stays")
+}
+
+// otherOperationValidation answers every availability validation with the
+// Gateway's sealed receipt of another operation (a replayed answer): found,
+// current, internally consistent, but not bound to the request.
+type otherOperationValidation struct{ *fakeOwners }
+
+func (o otherOperationValidation) ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
+	res, err := o.fakeOwners.ValidateAvailabilityCurrent(ctx, req)
+	if err != nil || res.Answer != ownerread.Found {
+		return res, err
+	}
+	r := *res.Value
+	r.OperationID = uuid.NewString()
+	r.Receipt = strict.Quadruple{Ref: "gacvr-" + r.OperationID}
+	if _, err := contract.Seal(&r); err != nil {
+		return gateway.AvailabilityValidationResult{}, err
+	}
+	return ownerread.FoundWith(&r, nil), nil
+}
+
+// TestGuardGoUsageValidationUnbound: the Gateway's Current Receipt bound
+// into a usage basis must answer the worker's own validation request
+// (operation, basis digest, snapshot, state version, purpose); a found,
+// current receipt of another operation is an owner conflict: nothing is
+// written and the Work stays queued.
+// Clause: ME-1.usage-validation-unbound.
+func TestGuardGoUsageValidationUnbound(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p, err := metering.NewProcessor(b.pool, metering.ProcessorConfig{Reads: otherOperationValidation{b.owners}})
+	require.NoError(t, err)
+	a := newAttempt(1)
+	dispatched(t, b, a)
+	_, err = p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.ErrorIs(t, err, metering.ErrOwnerConflictUnbound) // ME-1.usage-validation-unbound
+	require.ErrorContains(t, err, "the receipt does not bind the request")
+	nothingWritten(t, b)
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works`), "the Work stays queued")
 }

@@ -95,6 +95,7 @@ func (p *Processor) validateUsage(ctx context.Context, h receipt.WorkAttemptHead
 			return ownerConflict(receipt.CauseGatewayUsageOwnerConflict, res.Reason)
 		}
 		r := res.Value
+		// guard ME-1.usage-validation-unbound
 		if r.OperationID != op || r.BasisDigest != basis || r.Validated != a.Snapshot || r.ValidatedStateVersion != a.StateVersion ||
 			r.Purpose != contract.PurposeMeteringEligibilityBasis {
 			return ownerConflict(receipt.CauseGatewayUsageOwnerConflict, "the receipt does not bind the request")
