@@ -458,12 +458,17 @@ func TestIssue30ImmutableTablesRefuseTruncateUpdateDeleteForEveryone(t *testing.
 		}
 		err := commitAs(t, b.pool, execStep(t, `UPDATE metering.`+tbl+` SET `+column+` = `+column))
 		require.Equal(t, metering.SQLStateInsertOnly, db.SQLState(err), "UPDATE %s: %v", tbl, err)
+		require.ErrorContains(t, err, "UPDATE on metering."+tbl+" is forbidden")
 		err = commitAs(t, b.pool, execStep(t, `DELETE FROM metering.`+tbl))
 		require.Equal(t, metering.SQLStateInsertOnly, db.SQLState(err), "DELETE %s: %v", tbl, err)
+		require.ErrorContains(t, err, "DELETE on metering."+tbl+" is forbidden")
 	}
 	for tbl, state := range noDeleteTables {
 		err := commitAs(t, b.pool, execStep(t, `DELETE FROM metering.`+tbl))
 		require.Equal(t, state, db.SQLState(err), "DELETE %s: %v", tbl, err)
+		if state == metering.SQLStateInsertOnly {
+			require.ErrorContains(t, err, "DELETE on metering."+tbl+" is forbidden")
+		}
 	}
 	require.Equal(t, before, snapshot(), "nothing changed")
 }

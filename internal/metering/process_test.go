@@ -527,7 +527,10 @@ func TestMETUnregisteredDimensionBlocks(t *testing.T) {
 
 // TestME1SettlementInputDatabaseGuards (ME-1): PostgreSQL refuses snapshot edits,
 // deletes, gaps, forks and pointer jumps, as the metering role and (for the
-// triggers) as the owner.
+// triggers) as the owner. The gap, fork and jump below are refused by
+// other guards too (the finished token's ME003, the primary key, the
+// foreign keys); TestGuardClausesME004SettlementChain gives each ME004
+// clause a write that only it refuses (issue 37).
 func TestME1SettlementInputDatabaseGuards(t *testing.T) {
 	t.Parallel()
 	b := workerSetup(t)
