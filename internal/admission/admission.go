@@ -378,6 +378,7 @@ func (s *Service) replay(ctx context.Context, tx pgx.Tx, req Request, reqDigest 
 	}
 	runID := row.RunID
 	stored := digest.Digest{Algorithm: digest.Algorithm(row.RequestDigestAlgorithmVersion), Value: row.RequestDigest}
+	// guard EX-1.admission-request-conflict
 	if stored != reqDigest {
 		return Result{}, &ConflictError{AdmissionOperationID: req.AdmissionOperationID, StoredRequest: stored, Request: reqDigest, RunID: runID}
 	}

@@ -210,7 +210,7 @@ func TestEX1AdmitIsIdempotentByOperationID(t *testing.T) {
 	other := req
 	other.ReservedCredits++
 	_, err = svc.Admit(ctx, other)
-	require.ErrorIs(t, err, admission.ErrAdmissionConflict)
+	require.ErrorIs(t, err, admission.ErrAdmissionConflict) // EX-1.admission-request-conflict
 	var conflict *admission.ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, first.RunID, conflict.RunID)

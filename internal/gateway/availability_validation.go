@@ -137,6 +137,7 @@ func storedValidation(req AvailabilityValidationRequest, stored string) (Availab
 		return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("stored validation receipt does not recompute"), nil
 	}
 	want := contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest}
+	// guard GW-2.validation-operation-conflict
 	if r.Purpose != req.Purpose || r.BasisDigest != req.BasisDigest || r.SlotKey != want || r.EvidenceKind != req.EvidenceKind ||
 		r.DimensionKey != req.DimensionKey || r.Validated != req.Snapshot || r.ValidatedStateVersion != req.StateVersion {
 		return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("the operation validated another request"), nil

@@ -70,7 +70,7 @@ func TestGW2ValidateAvailabilityCurrentOperationBound(t *testing.T) {
 
 	res, err = gateway.ValidateAvailabilityCurrent(ctx, role, validationRequest(m, v2.Snapshot, op1, basis))
 	require.NoError(t, err)
-	require.Equal(t, ownerread.Conflicting, res.Answer, "op1 validated v1, not v2")
+	require.Equal(t, ownerread.Conflicting, res.Answer, "op1 validated v1, not v2") // GW-2.validation-operation-conflict
 
 	unknown := validationRequest(m, v2.Snapshot, uuid.NewString(), basis)
 	unknown.Snapshot.Ref = "gas-missing"
