@@ -1,0 +1,169 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oceanway/core/internal/dbtest"
+)
+
+func TestOverlayEnvIsDbtests(t *testing.T) {
+	if overlayEnv != dbtest.MigrationsOverlayEnv {
+		t.Fatalf("overlayEnv %q, dbtest reads %q", overlayEnv, dbtest.MigrationsOverlayEnv)
+	}
+}
+
+func TestLexSkipsStringsAndKeepsMarkers(t *testing.T) {
+	src := `SELECT 'IF x THEN', E'it\'s', "Quoted" -- IF y THEN
+/* guard OW001.x-y */ $fn$ $$ $1`
+	toks, err := lex(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range toks {
+		got = append(got, tk.text)
+	}
+	want := "select , e , quoted /* guard OW001.x-y */ $fn$ $$ $ 1"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("tokens %q, want %q", strings.Join(got, " "), want)
+	}
+	if id := markerID(toks[5]); id != "OW001.x-y" {
+		t.Fatalf("marker %q", id)
+	}
+}
+
+func TestCondEndSkipsNestedCaseAndParens(t *testing.T) {
+	src := `IF /* guard OW001.a */ (CASE WHEN a THEN 1 ELSE 2 END) = 1 AND f(b, (c)) THEN RAISE`
+	toks, err := lex(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := condEnd(toks, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := src[toks[1].end:toks[end].start]; got != " (CASE WHEN a THEN 1 ELSE 2 END) = 1 AND f(b, (c)) " {
+		t.Fatalf("condition %q", got)
+	}
+}
+
+// writeLine writes migrations into a temporary line directory.
+func writeLine(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func scan(t *testing.T, files map[string]string) *index {
+	ix := &index{}
+	if err := ix.scanLine("x", writeLine(t, files)); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func gapsText(ix *index) string {
+	var b strings.Builder
+	for _, g := range ix.gaps {
+		b.WriteString(g.msg + "\n")
+	}
+	return b.String()
+}
+
+func TestCheckFindsEveryUnmarkedRefusal(t *testing.T) {
+	ix := scan(t, map[string]string{
+		"00001_a.sql": `
+CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF NEW.a THEN RAISE EXCEPTION 'a'; END IF;
+  IF /* guard XX001.b */ NEW.b THEN RAISE EXCEPTION 'b';
+  ELSIF NEW.c THEN RAISE EXCEPTION 'c';
+  ELSE RAISE EXCEPTION 'd';
+  END IF;
+  RAISE NOTICE 'fine';
+  RETURN NEW;
+EXCEPTION WHEN unique_violation THEN RAISE;
+END $fn$;
+CREATE FUNCTION x.no() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN RAISE EXCEPTION 'no'; END $fn$;
+CREATE TRIGGER t1 BEFORE DELETE ON x.t FOR EACH ROW EXECUTE FUNCTION x.no();
+CREATE TRIGGER /* guard XX002.t2 */ t2 BEFORE TRUNCATE ON x.t FOR EACH STATEMENT EXECUTE FUNCTION x.no();
+`})
+	g := gapsText(ix)
+	for _, want := range []string{
+		"line 4: RAISE in x.f under an unmarked condition",
+		"line 6: RAISE in x.f under an unmarked condition",
+		"line 7: RAISE in x.f under an unmarked ELSE branch",
+		"trigger t1 on x.t executes x.no, which refuses unconditionally",
+	} {
+		if !strings.Contains(g, want) {
+			t.Errorf("gaps lack %q:\n%s", want, g)
+		}
+	}
+	if n := len(ix.gaps); n != 4 {
+		t.Errorf("%d gaps, want 4:\n%s", n, g)
+	}
+	if len(ix.clauses) != 2 {
+		t.Fatalf("%d clauses, want 2", len(ix.clauses))
+	}
+}
+
+func TestOnlyTheLiveDefinitionCounts(t *testing.T) {
+	ix := scan(t, map[string]string{
+		"00001_a.sql": `CREATE FUNCTION x.f(a int) RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN IF /* guard XX001.old */ a > 1 THEN RAISE EXCEPTION 'a'; END IF; END $fn$;
+CREATE TRIGGER /* guard XX002.t */ t BEFORE DELETE ON x.t FOR EACH ROW EXECUTE FUNCTION x.g();`,
+		"00002_b.sql": `CREATE OR REPLACE FUNCTION x.f(p_a int) RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN IF /* guard XX001.new */ p_a > 2 THEN RAISE EXCEPTION 'a'; END IF; END $fn$;
+DROP TRIGGER t ON x.t;`,
+	})
+	if len(ix.clauses) != 1 || ix.clauses[0].id != "XX001.new" {
+		t.Fatalf("clauses %+v, want only XX001.new", ix.clauses)
+	}
+	g := gapsText(ix)
+	if !strings.Contains(g, "XX001.old */ is in a definition of x.f that a later migration replaces") ||
+		!strings.Contains(g, "XX002.t is on trigger t on x.t, which a later migration drops") {
+		t.Fatalf("gaps:\n%s", g)
+	}
+}
+
+func TestMutationsDisableExactlyTheClause(t *testing.T) {
+	files := map[string]string{"00001_a.sql": `CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF /* guard XX001.a */ NEW.a AND (NEW.b OR NEW.c) THEN RAISE EXCEPTION 'a'; END IF;
+  SELECT CASE WHEN /* guard XX001.b */ NEW.d THEN 'd' END INTO v;
+  RETURN NEW;
+END $fn$;
+CREATE TRIGGER /* guard XX002.t */ t BEFORE DELETE ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
+CREATE TRIGGER /* guard XX002.w */ w BEFORE UPDATE ON x.t FOR EACH ROW WHEN (OLD.a IS DISTINCT FROM NEW.a) EXECUTE FUNCTION x.f();
+CREATE TABLE x.u (n int CHECK (/* guard XX003.n */ n > 0));
+`}
+	dir := writeLine(t, files)
+	ix := &index{}
+	if err := ix.scanLine("x", dir); err != nil {
+		t.Fatal(err)
+	}
+	src := files["00001_a.sql"]
+	want := map[string]string{
+		"XX001.a": "IF /* guard XX001.a */ false THEN RAISE",
+		"XX001.b": "CASE WHEN /* guard XX001.b */ false THEN 'd'",
+		"XX002.t": "FOR EACH ROW WHEN (false) EXECUTE FUNCTION x.f();\nCREATE TRIGGER /* guard XX002.w */",
+		"XX002.w": "FOR EACH ROW WHEN (false) EXECUTE FUNCTION x.f();\nCREATE TABLE",
+		"XX003.n": "CHECK (/* guard XX003.n */ true )",
+	}
+	if len(ix.clauses) != len(want) {
+		t.Fatalf("%d clauses, want %d; gaps:\n%s", len(ix.clauses), len(want), gapsText(ix))
+	}
+	for _, c := range ix.clauses {
+		got := src[:c.mutStart] + c.mutText + src[c.mutEnd:]
+		if !strings.Contains(got, want[c.id]) {
+			t.Errorf("%s: mutated text lacks %q:\n%s", c.id, want[c.id], got)
+		}
+	}
+}
