@@ -194,6 +194,7 @@ func (s *Service) OpenRun(ctx context.Context, tokenBody []byte) (RunState, erro
 	if _, err := contract.DecodeRunAdmissionManifest(ans.Body); err != nil {
 		return RunState{}, fmt.Errorf("open run %s: %w: %w", tok.RunID, ErrManifestConflict, err)
 	}
+	// guard EX-2.token-manifest-mismatch
 	if m.Manifest != tok.Manifest || m.RunID != tok.RunID || m.Tenant != tok.Tenant ||
 		m.BillingAccountID != tok.BillingAccountID || m.BillingReservationID != tok.BillingReservationID {
 		return RunState{}, fmt.Errorf("open run %s: %w: identities differ", tok.RunID, ErrManifestConflict)
@@ -231,6 +232,7 @@ func (s *Service) OpenRun(ctx context.Context, tokenBody []byte) (RunState, erro
 		}
 		st := runStateOf(row)
 		if n == 0 {
+			// guard EX-2.run-token-conflict
 			if st.Token != tok.Token {
 				return RunState{}, fmt.Errorf("open run %s: %w (%s)", tok.RunID, ErrTokenConflict, st.Token.Ref)
 			}
@@ -347,6 +349,7 @@ func replayAttempt(existing dbsqlc.ExecutionAttempt, want *contract.AttemptExecu
 	}
 	cmp := *want
 	cmp.Manifest, cmp.CreatedAt = stored.Manifest, stored.CreatedAt
+	// guard EX-2.attempt-route-conflict
 	if cmp != *stored {
 		return Attempt{}, fmt.Errorf("create attempt %s: %w (an attempt never changes its route; reroute with a new attempt)", existing.ExecutionAttemptID, ErrAttemptConflict)
 	}

@@ -104,7 +104,7 @@ func TestEX2OpenRunOnlyThroughVerifiedToken(t *testing.T) {
 	_, other, err := admission.IssueRunExecutionToken(ctx, e.core, res.RunID, "ret-other-"+res.RunID, time.Now())
 	require.NoError(t, err)
 	_, err = e.svc.OpenRun(ctx, other)
-	require.ErrorIs(t, err, execution.ErrTokenConflict)
+	require.ErrorIs(t, err, execution.ErrTokenConflict) // EX-2.run-token-conflict
 
 	// A forged token: resealed with another reservation → Core's manifest conflicts.
 	tok, err := contract.DecodeRunExecutionToken(body)
@@ -167,7 +167,7 @@ func TestEX2AttemptsCarryImmutableManifests(t *testing.T) {
 		r := req
 		mutate(&r)
 		_, err := e.svc.CreateAttempt(ctx, r)
-		require.ErrorIs(t, err, execution.ErrAttemptConflict, name)
+		require.ErrorIs(t, err, execution.ErrAttemptConflict, name) // EX-2.attempt-route-conflict
 	}
 
 	// The database refuses any change of an attempt.
