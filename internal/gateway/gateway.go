@@ -237,6 +237,7 @@ func (s *Service) Dispatch(ctx context.Context, req DispatchRequest) (Reply, err
 		if err != nil {
 			return Reply{}, fmt.Errorf("lock slot %s: %w", m.ExecutionAttemptID, err)
 		}
+		// guard GW-1.slot-key-conflict
 		if slotKey(slot) != key {
 			return Reply{}, fmt.Errorf("dispatch %s: %w", m.ExecutionAttemptID, ErrSlotKeyConflict)
 		}
