@@ -94,6 +94,7 @@ END $fn$;
 CREATE FUNCTION x.no() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN RAISE EXCEPTION 'no'; END $fn$;
 CREATE TRIGGER t1 BEFORE DELETE ON x.t FOR EACH ROW EXECUTE FUNCTION x.no();
 CREATE TRIGGER /* guard XX002.t2 */ t2 BEFORE TRUNCATE ON x.t FOR EACH STATEMENT EXECUTE FUNCTION x.no();
+CREATE TRIGGER tf BEFORE UPDATE ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
 `})
 	g := gapsText(ix)
 	for _, want := range []string{
@@ -165,5 +166,35 @@ CREATE TABLE x.u (n int CHECK (/* guard XX003.n */ n > 0));
 		if !strings.Contains(got, want[c.id]) {
 			t.Errorf("%s: mutated text lacks %q:\n%s", c.id, want[c.id], got)
 		}
+	}
+}
+
+func TestDownSectionsDefineNothing(t *testing.T) {
+	ix := scan(t, map[string]string{
+		"00001_a.sql": `-- +goose Up
+CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN IF /* guard XX001.a */ NEW.a THEN RAISE EXCEPTION 'a'; END IF; RETURN NEW; END $fn$;
+CREATE TRIGGER t BEFORE INSERT ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
+-- +goose Down
+DROP FUNCTION x.f();`,
+		"00002_b.sql": `-- +goose Up
+DROP TRIGGER u ON x.t;
+-- +goose Down
+CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN IF NEW.b THEN RAISE EXCEPTION 'b'; END IF; RETURN NEW; END $fn$;`,
+	})
+	if len(ix.gaps) != 0 || len(ix.clauses) != 1 || ix.clauses[0].id != "XX001.a" {
+		t.Fatalf("clauses %+v, gaps:\n%s", ix.clauses, gapsText(ix))
+	}
+}
+
+func TestTriggerFunctionsNoTriggerExecutesRefuseNothing(t *testing.T) {
+	ix := scan(t, map[string]string{
+		"00001_a.sql": `CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN IF NEW.a THEN RAISE EXCEPTION 'a'; END IF; RETURN NEW; END $fn$;
+CREATE TRIGGER t BEFORE INSERT ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
+CREATE FUNCTION x.g() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN IF /* guard XX001.g */ NEW.a THEN RAISE EXCEPTION 'a'; END IF; RETURN NEW; END $fn$;`,
+		"00002_b.sql": `DROP TRIGGER t ON x.t;`,
+	})
+	g := gapsText(ix)
+	if len(ix.clauses) != 0 || len(ix.gaps) != 1 || !strings.Contains(g, "XX001.g */ is in trigger function x.g, which no live trigger executes") {
+		t.Fatalf("clauses %+v, gaps:\n%s", ix.clauses, g)
 	}
 }

@@ -35,6 +35,7 @@ type gap struct{ file, msg string }
 
 type funcDef struct {
 	key, name string
+	trigger   bool // RETURNS trigger: it refuses only through a live trigger
 	file      string
 	src       string
 	toks      []sqlToken // the body's tokens
@@ -48,6 +49,8 @@ type trigDef struct {
 	marker        string
 	markerTok     int
 }
+
+var gooseDown = regexp.MustCompile(`(?m)^--\s*\+goose Down\b`)
 
 type index struct {
 	clauses []*clause
@@ -123,7 +126,13 @@ func (ix *index) scanLine(line, dir string) error {
 			return err
 		}
 		src := string(b)
-		toks, err := lex(src)
+		// Only the Up section defines what is live; a Down section re-creates
+		// what its Up dropped and would read as a later definition.
+		up := src
+		if k := gooseDown.FindStringIndex(src); k != nil {
+			up = src[:k[0]]
+		}
+		toks, err := lex(up)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -313,6 +322,7 @@ func parseFunction(file, src string, toks []sqlToken, i int) (*funcDef, int, err
 	}
 	close := matchingDollar(toks, k)
 	fd := &funcDef{key: name + "(" + argTypes(args) + ")", name: name, file: file, src: src, toks: toks[k+1 : close]}
+	fd.trigger = cl+2 < k && isWord(toks[cl+1], "returns") && isWord(toks[cl+2], "trigger")
 	return fd, statementEnd(toks, close+1), nil
 }
 
@@ -380,6 +390,16 @@ var nonErrorLevels = map[string]bool{"notice": true, "warning": true, "info": tr
 
 func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
 	toks := fd.toks
+	if fd.trigger && len(trigs) == 0 {
+		// No live trigger executes it: it refuses nothing, and a marker
+		// there would name a clause no write can reach.
+		for _, t := range toks {
+			if markerID(t) != "" {
+				ix.gaps = append(ix.gaps, gap{fd.file, fmt.Sprintf("line %d: marker %s is in trigger function %s, which no live trigger executes", lineOf(fd.src, t.start), t.text, fd.name)})
+			}
+		}
+		return nil
+	}
 	var stack []frame
 	top := func() *frame {
 		if len(stack) == 0 {
