@@ -73,4 +73,8 @@ const (
 	// SQLStateSupersededNotMoved: at COMMIT a superseded finish of a Work
 	// whose lane has no newer generation.
 	SQLStateSupersededNotMoved = "ME011"
+	// SQLStatePendingWorkUnfinished: a metering.pending_works row deleted
+	// while its Work has no finish (a queue row leaves only with its
+	// finish; otherwise the Work is never claimed or finished again).
+	SQLStatePendingWorkUnfinished = "ME012"
 )

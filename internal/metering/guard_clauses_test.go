@@ -295,22 +295,28 @@ func TestGuardClausesME005SettlementAtomic(t *testing.T) {
 
 // TestGuardClausesME009AttemptOnlyForQueuedWork (ME009.attempt-not-queued;
 // docs/metering.md ME009 "an attempt's Work must be queued"): as the role,
-// one transaction deletes the queue row of a claimed, unfinished Work and
-// starts a new attempt of it; refused at COMMIT. The Work is not finished,
-// so only this clause refuses.
+// one transaction inserts a Work without its queue row (the role holds
+// INSERT on input_works) and starts an attempt of it; refused at COMMIT.
+// The Work is not finished, so only this clause refuses. (Deleting a
+// claimed Work's queue row first is no longer a way here: ME012 refuses
+// that DELETE, guard_pending_delete_test.go.)
 func TestGuardClausesME009AttemptOnlyForQueuedWork(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
 	a := newAttempt(3741)
 	dispatched(t, b, a)
-	h := claimEligibility(t, b, time.Hour).Head
+	const ref = "miw-unqueued-3741"
 	err := commitAs(t, role,
-		execStep(t, `DELETE FROM metering.pending_works WHERE work_ref = $1`, h.Work.Ref),
+		execStep(t, `INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version,
+			work_digest, execution_attempt_id, lane_kind, gateway_deployment_id, source_evidence_dimension_key, work_generation,
+			operation_id, trigger_digest, work_body)
+			VALUES ($1, '1', 'jcs-sha256-v1', repeat('f', 64), $2::uuid, 'provider_cost', $3, 'cost.unqueued', 1,
+			gen_random_uuid(), repeat('f', 64), '{}')`, ref, a.attemptID, a.deployment),
 		execStep(t, `INSERT INTO metering.work_attempts (work_ref, attempt_number, fencing_token, lease_until)
-			VALUES ($1, $2::bigint + 1, gen_random_uuid(), now() + interval '1 hour')`, h.Work.Ref, h.AttemptNumber))
+			VALUES ($1, 1, gen_random_uuid(), now() + interval '1 hour')`, ref))
 	requireRefused(t, err, metering.SQLStateWorkFinished, "started for a Work that is not queued", "ME009.attempt-not-queued")
-	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.work_attempts WHERE work_ref = $1`, h.Work.Ref))
-	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = $1`, h.Work.Ref))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.input_works WHERE work_ref = $1`, ref))
+	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.work_attempts WHERE work_ref = $1`, ref))
 }
 
 // TestGuardClausesME010CostCoordination (ME010; docs/metering.md: a
