@@ -198,3 +198,45 @@ CREATE FUNCTION x.g() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN IF /* guard
 		t.Fatalf("clauses %+v, gaps:\n%s", ix.clauses, g)
 	}
 }
+
+func TestGoMarkersOnIfAndCase(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+func f(a, b int) error {
+	// guard XX-1.if
+	if err := g(); a > b && err == nil {
+		return nil
+	}
+	switch {
+	// guard XX-1.case
+	case a == b:
+		return nil
+	case a < b:
+	}
+	return nil
+}
+
+func g() error { return nil }
+`
+	file := filepath.Join(dir, "p.go")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix := &index{}
+	if err := ix.scanGoFile(file); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"XX-1.if":   "if err := g(); false && (a > b && err == nil) {",
+		"XX-1.case": "case false && (a == b):",
+	}
+	if len(ix.clauses) != 2 || len(ix.gaps) != 0 {
+		t.Fatalf("clauses %+v, gaps:\n%s", ix.clauses, gapsText(ix))
+	}
+	for _, c := range ix.clauses {
+		if got := src[:c.mutStart] + c.mutText + src[c.mutEnd:]; !strings.Contains(got, want[c.id]) {
+			t.Errorf("%s: mutated text lacks %q:\n%s", c.id, want[c.id], got)
+		}
+	}
+}

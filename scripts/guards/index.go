@@ -533,7 +533,8 @@ func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
 func lineOf(src string, off int) int { return strings.Count(src[:off], "\n") + 1 }
 
 // goMarkerRE is a Go clause marker: a "// guard ID" line directly above an
-// if statement whose condition refuses a write.
+// if statement, or a one-expression case of a switch with no tag, whose
+// condition refuses a write.
 var goMarkerRE = regexp.MustCompile(`^//\s*guard\s+(` + idRE.String() + `)\s*$`)
 
 func trackedGo() ([]string, error) {
@@ -559,54 +560,84 @@ func (ix *index) scanGo() error {
 		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "scripts/guards/") {
 			continue
 		}
-		b, err := os.ReadFile(f)
-		if err != nil {
+		if err := ix.scanGoFile(f); err != nil {
 			return err
-		}
-		if !strings.Contains(string(b), "// guard ") {
-			continue
-		}
-		fset := token.NewFileSet()
-		af, err := parser.ParseFile(fset, f, b, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		markers := map[int]string{} // line → ID
-		for _, cg := range af.Comments {
-			for _, c := range cg.List {
-				if m := goMarkerRE.FindStringSubmatch(c.Text); m != nil {
-					markers[fset.Position(c.Pos()).Line] = m[1]
-				}
-			}
-		}
-		used := map[int]bool{}
-		var fn string
-		ast.Inspect(af, func(n ast.Node) bool {
-			if d, ok := n.(*ast.FuncDecl); ok {
-				fn = d.Name.Name
-			}
-			is, ok := n.(*ast.IfStmt)
-			if !ok {
-				return true
-			}
-			ln := fset.Position(is.Pos()).Line
-			id, ok := markers[ln-1]
-			if !ok {
-				return true
-			}
-			used[ln-1] = true
-			s, e := fset.Position(is.Cond.Pos()).Offset, fset.Position(is.Cond.End()).Offset
-			ix.clauses = append(ix.clauses, &clause{id: id, line: "go", file: f, lineN: ln - 1, where: fn, kind: "go",
-				mutStart: s, mutEnd: e, mutText: "false && (" + string(b[s:e]) + ")"})
-			return true
-		})
-		for ln, id := range markers {
-			if !used[ln] {
-				ix.gaps = append(ix.gaps, gap{f, fmt.Sprintf("line %d: marker %s is not directly above an if statement", ln, id)})
-			}
 		}
 	}
 	return nil
+}
+
+// scanGoFile reads the marked Go clauses of one file.
+func (ix *index) scanGoFile(f string) error {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(b), "// guard ") {
+		return nil
+	}
+	fset := token.NewFileSet()
+	af, err := parser.ParseFile(fset, f, b, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	markers := map[int]string{} // line → ID
+	for _, cg := range af.Comments {
+		for _, c := range cg.List {
+			if m := goMarkerRE.FindStringSubmatch(c.Text); m != nil {
+				markers[fset.Position(c.Pos()).Line] = m[1]
+			}
+		}
+	}
+	used := map[int]bool{}
+	var fn string
+	ast.Inspect(af, func(n ast.Node) bool {
+		if d, ok := n.(*ast.FuncDecl); ok {
+			fn = d.Name.Name
+		}
+		// An if condition, or a case of a switch with no tag (its one
+		// expression): the mutation makes it false && (cond).
+		var cond ast.Expr
+		switch st := n.(type) {
+		case *ast.IfStmt:
+			cond = st.Cond
+		case *ast.SwitchStmt:
+			if st.Tag != nil {
+				return true
+			}
+			for _, s := range st.Body.List {
+				cc := s.(*ast.CaseClause)
+				ln := fset.Position(cc.Pos()).Line
+				if id, ok := markers[ln-1]; ok && len(cc.List) == 1 {
+					used[ln-1] = true
+					ix.addGo(id, f, ln-1, fn, b, fset, cc.List[0])
+				}
+			}
+			return true
+		default:
+			return true
+		}
+		ln := fset.Position(n.Pos()).Line
+		id, ok := markers[ln-1]
+		if !ok {
+			return true
+		}
+		used[ln-1] = true
+		ix.addGo(id, f, ln-1, fn, b, fset, cond)
+		return true
+	})
+	for ln, id := range markers {
+		if !used[ln] {
+			ix.gaps = append(ix.gaps, gap{f, fmt.Sprintf("line %d: marker %s is not directly above an if statement or a one-expression case of a switch with no tag", ln, id)})
+		}
+	}
+	return nil
+}
+
+func (ix *index) addGo(id, file string, line int, fn string, src []byte, fset *token.FileSet, cond ast.Expr) {
+	s, e := fset.Position(cond.Pos()).Offset, fset.Position(cond.End()).Offset
+	ix.clauses = append(ix.clauses, &clause{id: id, line: "go", file: file, lineN: line, where: fn, kind: "go",
+		mutStart: s, mutEnd: e, mutText: "false && (" + string(src[s:e]) + ")"})
 }
 
 // mapTests finds, for every clause, the top-level tests whose name, doc
