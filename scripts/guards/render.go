@@ -33,7 +33,10 @@ CHECK (/* guard OW020.attempt-positive */ attempt_count >= 0)
 
 ` + "`go run ./scripts/guards check`" + ` (run by ` + "`make verify`" + `) fails on a ` + "`RAISE`" + ` that
 no marked condition governs, a marker outside a live definition, and a
-clause that no test names.
+clause that no test names. Only goose Up sections count. A trigger function
+no live trigger executes refuses nothing and carries no marker. Create each
+guard trigger in its own ` + "`CREATE TRIGGER`" + ` statement: one built by ` + "`EXECUTE`" + ` in
+a ` + "`DO`" + ` block is invisible to the index.
 
 `)
 	var lines []string
