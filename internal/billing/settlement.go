@@ -127,6 +127,7 @@ func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) 
 		case mark.SettlementInputStateVersion > in.StateVersion:
 			return SettlementAdvance{Outcome: SettlementAlreadyObserved, InboxRevision: mark.InboxRevision,
 				Highest: stored, HighestState: mark.SettlementInputStateVersion}, nil
+		// guard BFC-6.same-version-other-snapshot
 		case mark.SettlementInputStateVersion == in.StateVersion && stored != in.Snapshot:
 			return SettlementAdvance{}, fmt.Errorf("%w: state version %d is %s, event carries %s", ErrSettlementConflict, in.StateVersion, stored.Ref, in.Snapshot.Ref)
 		case mark.SettlementInputStateVersion == in.StateVersion:
@@ -175,9 +176,15 @@ func SettlementInputOf(env *envelope.Envelope) (SettlementInput, error) {
 	}
 	dim := envelope.SettlementDimensionID(p.BillingReservationID, p.RunID, p.RunStepID, p.ExecutionAttemptID, p.ChargeDimensionKey)
 	switch {
+	// guard BFC-6.dimension-id-not-derived
 	case p.SettlementDimensionID != dim:
 		return SettlementInput{}, fmt.Errorf("%w: settlementDimensionId %s is not the derived %s", ErrSettlementConflict, p.SettlementDimensionID, dim)
-	case env.AggregateID != dim || env.AggregateRevision != p.SettlementInputStateVersion:
+	// guard BFC-6.aggregate-not-dimension
+	case env.AggregateID != dim:
+		return SettlementInput{}, fmt.Errorf("%w: aggregate %s@%d is not dimension %s@%d", ErrSettlementConflict,
+			env.AggregateID, env.AggregateRevision, dim, p.SettlementInputStateVersion)
+	// guard BFC-6.aggregate-revision-not-state-version
+	case env.AggregateRevision != p.SettlementInputStateVersion:
 		return SettlementInput{}, fmt.Errorf("%w: aggregate %s@%d is not dimension %s@%d", ErrSettlementConflict,
 			env.AggregateID, env.AggregateRevision, dim, p.SettlementInputStateVersion)
 	}

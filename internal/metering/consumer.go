@@ -440,11 +440,12 @@ func compareWatermark(wmVersion int64, wmRef, wmDigest string, o observed) (adva
 		return true, nil
 	case o.StateVersion < wmVersion:
 		return false, nil
-	case wmRef == o.Snapshot.Ref && wmDigest == o.Snapshot.Digest:
-		return false, nil
-	default:
+	// guard ME-1.availability-conflict
+	case wmRef != o.Snapshot.Ref || wmDigest != o.Snapshot.Digest:
 		return false, transport.NonRetryable(CodeAvailabilityConflict, fmt.Errorf("%w: state version %d is %s, event %s",
 			ErrAvailabilityConflict, o.StateVersion, wmRef, o.Snapshot.Ref))
+	default:
+		return false, nil
 	}
 }
 

@@ -208,7 +208,7 @@ func TestMET4WatermarksMonotonicGenerations(t *testing.T) {
 	before, err := state(t.Context(), b.pool)
 	require.NoError(t, err)
 	_, err = b.deliver(t, a.availability(b.owners, usage, "tokens.output", 2, contract.AvailabilityAvailable, "-other"))
-	requireCode(t, err, false, metering.CodeAvailabilityConflict)
+	requireCode(t, err, false, metering.CodeAvailabilityConflict) // ME-1.availability-conflict
 	after, err := state(t.Context(), b.pool)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "a conflict writes nothing")

@@ -199,12 +199,16 @@ func (v *Verifier) Verify(token, scope string) (*Claims, error) {
 	}
 	now := v.cfg.Now()
 	switch {
+	// guard WORKLOAD.subject
 	case c.Subject != trusted.Workload || c.Issuer != trusted.Workload:
 		return nil, fmt.Errorf("%w: %q signed by the key of %q", ErrSubject, c.Subject, trusted.Workload)
+	// guard WORKLOAD.audience
 	case len(c.Audience) != 1 || c.Audience[0] != v.cfg.Audience:
 		return nil, fmt.Errorf("%w: %v, want [%s]", ErrAudience, []string(c.Audience), v.cfg.Audience)
+	// guard WORKLOAD.scope
 	case c.Scope != scope:
 		return nil, fmt.Errorf("%w: %q, want %q", ErrScope, c.Scope, scope)
+	// guard WORKLOAD.required-claims
 	case c.Expiry == nil || c.IssuedAt == nil || c.ID == "":
 		return nil, fmt.Errorf("%w: exp, iat and jti are required", ErrMalformed)
 	}

@@ -58,8 +58,8 @@ func TestVerifyRefusals(t *testing.T) {
 	refuse("", scope, workload.ErrMissing)
 	refuse("not.a.token", scope, workload.ErrMalformed)
 	refuse(sign(t, stranger, "operations_projector", scope), scope, workload.ErrSigner)
-	refuse(sign(t, signer, "metering_input_processor_consumer", scope), scope, workload.ErrAudience)
-	refuse(sign(t, signer, "operations_projector", "outbox.deliver:billing_finalization_coordinator"), scope, workload.ErrScope)
+	refuse(sign(t, signer, "metering_input_processor_consumer", scope), scope, workload.ErrAudience)                             // WORKLOAD.audience
+	refuse(sign(t, signer, "operations_projector", "outbox.deliver:billing_finalization_coordinator"), scope, workload.ErrScope) // WORKLOAD.scope
 	// A signature altered by one character.
 	good := sign(t, signer, "operations_projector", scope)
 	refuse(good[:len(good)-2]+flip(good[len(good)-2:]), scope, workload.ErrSigner)
@@ -85,7 +85,7 @@ func TestVerifyRefusals(t *testing.T) {
 		Trusted: []workload.Trusted{{Workload: "dispatcher.execution", Key: trusted.Key}}, Now: c.now})
 	require.NoError(t, err)
 	_, err = impostor.Verify(sign(t, signer, "operations_projector", scope), scope)
-	require.ErrorIs(t, err, workload.ErrSubject)
+	require.ErrorIs(t, err, workload.ErrSubject) // WORKLOAD.subject
 }
 
 func mustVerify(t *testing.T, v *workload.Verifier, s *workload.Signer, scope string) *workload.Claims {
