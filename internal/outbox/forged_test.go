@@ -356,8 +356,8 @@ func TestAppend_OBSTORE2_EventChecksRunOncePerStatement(t *testing.T) {
 		calls := func() (statementChecks, rowChecks int64) {
 			require.NoError(t, tx.QueryRow(ctx, `SELECT
 				coalesce(pg_stat_get_xact_function_calls('outbox.check_appended_events'::regproc), 0),
-				coalesce(pg_stat_get_xact_function_calls(to_regproc('outbox.outbox_events_check_envelope')), 0)
-				  + coalesce(pg_stat_get_xact_function_calls(to_regproc('outbox.outbox_events_not_archived')), 0)`).
+				coalesce(pg_stat_get_xact_function_calls('outbox.outbox_events_check_envelope'::regproc), 0)
+				  + coalesce(pg_stat_get_xact_function_calls('outbox.outbox_events_not_archived'::regproc), 0)`).
 				Scan(&statementChecks, &rowChecks))
 			return statementChecks, rowChecks
 		}

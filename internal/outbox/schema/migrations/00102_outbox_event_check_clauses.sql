@@ -10,13 +10,11 @@
 -- (bad.producer <> the database's producer), followed by a RETURN NULL no
 -- row reaches (the query selects only rows that break one of the three).
 --
--- The three row-level functions 00099 left unused for its Down migration,
--- outbox.outbox_events_check_envelope (00006), outbox.outbox_events_not_archived
--- (00093) and outbox.guard_event_producer (00091), no trigger executes since
--- 00099: their RAISEs refuse nothing. The last two are dropped here (the
--- rules they held are OW018/OWR03/OWP01 of check_appended_events below);
--- the Down migration restores them, as dynamic SQL, for 00099's Down.
--- (outbox_events_check_envelope, 00006, is left to that migration's owner.)
+-- The three row-level functions 00099 left unused for its Down migration
+-- (outbox.outbox_events_check_envelope, outbox.outbox_events_not_archived,
+-- outbox.guard_event_producer) stay: no trigger executes them, so their
+-- RAISEs refuse nothing and carry no marker; the rules they held are the
+-- clauses of check_appended_events below.
 --
 -- outbox.retention_archive_unproven (00093's retention_archive, renamed by
 -- 00096) is restated with its clause markers; see below.
@@ -86,8 +84,6 @@ BEGIN
 END
 $fn$;
 
-DROP FUNCTION outbox.outbox_events_not_archived();
-DROP FUNCTION outbox.guard_event_producer();
 
 -- The controlled delete's own checks (00093), renamed
 -- outbox.retention_archive_unproven by 00096 with dynamic SQL (so the clause
@@ -242,47 +238,4 @@ BEGIN
   RETURN v_result;
 END
 $fn$;
--- +goose StatementEnd
-
--- +goose Down
--- +goose StatementBegin
--- Dynamic SQL: the definitions restored for 00099's Down are not live
--- definitions of the Up line (scripts/guards reads the whole file).
-DO $down$
-BEGIN
-  EXECUTE $def$
-CREATE FUNCTION outbox.outbox_events_not_archived() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-BEGIN
-  PERFORM 1 FROM outbox.archived_events a WHERE a.event_id = NEW.event_id;
-  IF FOUND THEN
-    RAISE EXCEPTION 'outbox: event % was archived by a retention run; its id cannot be appended again', NEW.event_id
-      USING ERRCODE = 'OWR03';
-  END IF;
-  RETURN NEW;
-END
-$fn$ $def$;
-  EXECUTE 'ALTER FUNCTION outbox.outbox_events_not_archived() OWNER TO oceanway_retention_definer';
-  EXECUTE 'REVOKE ALL ON FUNCTION outbox.outbox_events_not_archived() FROM PUBLIC';
-  EXECUTE 'GRANT EXECUTE ON FUNCTION outbox.outbox_events_not_archived() TO oceanway_producer, oceanway_outbox_definer, oceanway_retention_definer';
-  EXECUTE $def$
-CREATE FUNCTION outbox.guard_event_producer() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  bad record;
-BEGIN
-  SELECT n.event_id, n.event_type, pp.producer, dp.producer AS database_producer INTO bad
-    FROM new_events n
-    JOIN outbox.pair_producers pp ON pp.event_type = n.event_type AND pp.schema_version = n.schema_version
-    JOIN outbox.database_producer dp ON dp.producer <> pp.producer
-   LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'outbox: event % (%) is produced by %, this database is the % fact store', bad.event_id, bad.event_type, bad.producer, bad.database_producer
-      USING ERRCODE = 'OWP01';
-  END IF;
-  RETURN NULL;
-END
-$fn$ $def$;
-END
-$down$;
 -- +goose StatementEnd
