@@ -208,7 +208,7 @@ func TestBSC4AlreadyObservedAndOriginalReceipts(t *testing.T) {
 	_, err = b.consumer.Consume(t.Context(), catchUpDelivery(built))
 	retryable, code := transport.RetryableAndCode(err)
 	require.False(t, retryable)
-	require.Equal(t, catchup.CodeSameRevisionDiff, code)
+	require.Equal(t, catchup.CodeSameRevisionDiff, code) // BI-3.watermark-same-version-other-snapshot
 	after, err := b.state(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, before, after)

@@ -277,6 +277,7 @@ func AdvanceWatermarkTx(ctx context.Context, tx pgx.Tx, eventID string, dim bill
 	switch {
 	case in.StateVersion < highest.StateVersion:
 		return wm.InboxRevision, &highest, nil
+	// guard BI-3.watermark-same-version-other-snapshot
 	case in.StateVersion == highest.StateVersion && in.Snapshot != highest.Snapshot:
 		return 0, nil, transport.NonRetryable(CodeSameRevisionDiff, fmt.Errorf("%w: state version %d is %s, event carries %s",
 			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, highest.Snapshot.Ref, in.Snapshot.Ref))
@@ -308,6 +309,7 @@ func reopenCatchUpFence(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, dim 
 		return nil, transport.NonRetryable(CodeIdentityConflict, fmt.Errorf("%w: event dimension %+v, fence %+v", ErrConflict, dim, stored))
 	}
 	last := f.lastEvaluated()
+	// guard BI-3.evaluated-same-version-other-snapshot
 	if in.StateVersion == last.StateVersion && in.Snapshot != last.Snapshot {
 		return nil, transport.NonRetryable(CodeSameRevisionDiff, fmt.Errorf("%w: state version %d was evaluated as %s, event carries %s",
 			receipt.ErrSameRevisionDifferentSnapshot, in.StateVersion, last.Snapshot.Ref, in.Snapshot.Ref))

@@ -198,6 +198,7 @@ func openDimension(ctx context.Context, tx pgx.Tx, p OpenParams, d OpenDimension
 		switch w := wm.input(); {
 		case w.StateVersion > toVerify.StateVersion:
 			toVerify = w
+		// guard BI-3.finalization-watermark-other-snapshot
 		case w.StateVersion == toVerify.StateVersion && w.Snapshot != toVerify.Snapshot:
 			return fmt.Errorf("%w: state version %d is %s in the watermark, %s in the finalization",
 				ErrConflict, w.StateVersion, w.Snapshot.Ref, toVerify.Snapshot.Ref)
