@@ -176,15 +176,9 @@ func SettlementInputOf(env *envelope.Envelope) (SettlementInput, error) {
 	}
 	dim := envelope.SettlementDimensionID(p.BillingReservationID, p.RunID, p.RunStepID, p.ExecutionAttemptID, p.ChargeDimensionKey)
 	switch {
-	// guard BFC-6.dimension-id-not-derived
 	case p.SettlementDimensionID != dim:
 		return SettlementInput{}, fmt.Errorf("%w: settlementDimensionId %s is not the derived %s", ErrSettlementConflict, p.SettlementDimensionID, dim)
-	// guard BFC-6.aggregate-not-dimension
-	case env.AggregateID != dim:
-		return SettlementInput{}, fmt.Errorf("%w: aggregate %s@%d is not dimension %s@%d", ErrSettlementConflict,
-			env.AggregateID, env.AggregateRevision, dim, p.SettlementInputStateVersion)
-	// guard BFC-6.aggregate-revision-not-state-version
-	case env.AggregateRevision != p.SettlementInputStateVersion:
+	case env.AggregateID != dim || env.AggregateRevision != p.SettlementInputStateVersion:
 		return SettlementInput{}, fmt.Errorf("%w: aggregate %s@%d is not dimension %s@%d", ErrSettlementConflict,
 			env.AggregateID, env.AggregateRevision, dim, p.SettlementInputStateVersion)
 	}
