@@ -77,4 +77,8 @@ const (
 	// while its Work has no finish (a queue row leaves only with its
 	// finish; otherwise the Work is never claimed or finished again).
 	SQLStatePendingWorkUnfinished = "ME012"
+	// SQLStateWorkNotQueued: at COMMIT a metering.input_works row with no
+	// queue row of its own lane and no finish (a Work is inserted with its
+	// queue row; otherwise it is never claimed or finished).
+	SQLStateWorkNotQueued = "ME013"
 )

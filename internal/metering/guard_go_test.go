@@ -50,11 +50,14 @@ func TestGuardGoWorkGenerationConflict(t *testing.T) {
 	a := newAttempt(1)
 	b.ack(t, a.eligibility(b.owners, contract.DispositionDispatched)) // the attempt's input fence
 	// Generation 1 of the cost lane, stored with another body, as the
-	// metering role (it holds INSERT on input_works).
-	_, err := b.pool.Exec(t.Context(), `INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version,
+	// metering role (it holds INSERT on input_works), with its queue row
+	// (ME013: a Work commits queued).
+	_, err := b.pool.Exec(t.Context(), `WITH w AS (INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version,
 		work_digest, execution_attempt_id, lane_kind, gateway_deployment_id, source_evidence_dimension_key, work_generation,
 		operation_id, trigger_digest, work_body)
-		VALUES ('miw-forged', '1', 'jcs-sha256-v1', repeat('f', 64), $1::uuid, 'provider_cost', $2, 'cost.usd', 1, $3::uuid, repeat('f', 64), '{}')`,
+		VALUES ('miw-forged', '1', 'jcs-sha256-v1', repeat('f', 64), $1::uuid, 'provider_cost', $2, 'cost.usd', 1, $3::uuid, repeat('f', 64), '{}')
+		RETURNING work_ref, lane_kind)
+		INSERT INTO metering.pending_works (work_ref, lane_kind) SELECT work_ref, lane_kind FROM w`,
 		a.attemptID, a.deployment, uuid.NewString())
 	require.NoError(t, err)
 	before, err := state(t.Context(), b.pool)
@@ -65,7 +68,7 @@ func TestGuardGoWorkGenerationConflict(t *testing.T) {
 	after, err := state(t.Context(), b.pool)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "a conflicting Work generation writes nothing")
-	require.Zero(t, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = 'miw-forged'`), "the forged Work is not queued")
+	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.pending_works WHERE work_ref = 'miw-forged'`), "only the forged Work's own queue row")
 }
 
 // TestGuardGoFinishConflict: a Work already finished `applied` by its

@@ -256,18 +256,23 @@ func TestMETClaimReadsOnlyClaimableWork(t *testing.T) {
 		SELECT md5('plan-' || g)::uuid FROM generate_series(0, $1) g;
 		`, leased)
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `
+	// The Works and their queue rows commit together (ME013).
+	err = db.WithTx(ctx, b.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
 		INSERT INTO metering.input_works (work_ref, work_schema_version, work_digest_algorithm_version, work_digest,
 		  execution_attempt_id, lane_kind, work_generation, operation_id, trigger_digest, work_body)
 		SELECT 'miw-plan-' || g, '1', 'jcs-sha256-v1', repeat('a', 64), md5('plan-' || g)::uuid,
 		  'eligibility_and_settlement_input', 1, md5('op-' || g)::uuid, repeat('b', 64), '{}'
-		FROM generate_series(0, $1) g`, leased)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `
+		FROM generate_series(0, $1) g`, leased); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
 		INSERT INTO metering.pending_works (work_ref, lane_kind, queued_at, lease_until)
 		SELECT 'miw-plan-' || g, 'eligibility_and_settlement_input', now() - make_interval(secs => $1 - g),
 		  CASE WHEN g = $1 THEN '-infinity'::timestamptz ELSE now() + interval '1 hour' END
 		FROM generate_series(0, $1) g`, leased)
+		return err
+	})
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, `ANALYZE metering.pending_works`)
 	require.NoError(t, err)
