@@ -92,6 +92,12 @@ const (
 	// with its fence move (its revision, settled amount and event) and its
 	// event.
 	CodeTransitionUnproven = "BC011"
+	// CodeClaimMoved (00042): a claim row moved in a way no claim, release,
+	// renewal or fence follow moves it: parked at 'infinity' while its
+	// fence is not caught up, made claimable while it is, a generation that
+	// is not the fence's active one, an attempt number that is not the
+	// generation's latest attempt (the Work would never be claimed again).
+	CodeClaimMoved = "BC012"
 )
 
 // Tenant is the tenant the transition events carry.

@@ -49,9 +49,17 @@ func TestCatchUpClaimReadsOnlyClaimableWork(t *testing.T) {
 	}
 	require.NoError(t, db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return OpenFencesTx(ctx, tx, p) }))
 	// Every claim row but one is parked as a caught-up fence's is (the
-	// fence trigger sets 'infinity' on caught_up).
-	_, err := pool.Exec(ctx, `UPDATE billing.settlement_catch_up_claims SET available_at = 'infinity'
-		WHERE settlement_dimension_id <> (SELECT settlement_dimension_id FROM billing.settlement_catch_up_claims ORDER BY 1 LIMIT 1)`)
+	// fence trigger sets 'infinity' on caught_up). The fences stay pending
+	// (building 400 caught-up fences is not this test's point), so the
+	// owner parks them with the claim guard off for this fixture only:
+	// BC012.park-not-caught-up (00042) refuses it otherwise.
+	err := db.WithTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `ALTER TABLE billing.settlement_catch_up_claims DISABLE TRIGGER settlement_catch_up_claims_guard;
+			UPDATE billing.settlement_catch_up_claims SET available_at = 'infinity'
+			WHERE settlement_dimension_id <> (SELECT settlement_dimension_id FROM billing.settlement_catch_up_claims ORDER BY 1 LIMIT 1);
+			ALTER TABLE billing.settlement_catch_up_claims ENABLE TRIGGER settlement_catch_up_claims_guard`)
+		return err
+	})
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE billing.settlement_catch_up_claims`)
 	require.NoError(t, err)
