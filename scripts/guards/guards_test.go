@@ -66,6 +66,9 @@ func scan(t *testing.T, files map[string]string) *index {
 	if err := ix.scanLine("x", writeLine(t, files)); err != nil {
 		t.Fatal(err)
 	}
+	if err := ix.readClauses(); err != nil {
+		t.Fatal(err)
+	}
 	return ix
 }
 
@@ -145,11 +148,7 @@ CREATE TRIGGER /* guard XX002.t */ t BEFORE DELETE ON x.t FOR EACH ROW EXECUTE F
 CREATE TRIGGER /* guard XX002.w */ w BEFORE UPDATE ON x.t FOR EACH ROW WHEN (OLD.a IS DISTINCT FROM NEW.a) EXECUTE FUNCTION x.f();
 CREATE TABLE x.u (n int CHECK (/* guard XX003.n */ n > 0));
 `}
-	dir := writeLine(t, files)
-	ix := &index{}
-	if err := ix.scanLine("x", dir); err != nil {
-		t.Fatal(err)
-	}
+	ix := scan(t, files)
 	src := files["00001_a.sql"]
 	want := map[string]string{
 		"XX001.a": "IF /* guard XX001.a */ false THEN RAISE",
@@ -238,5 +237,20 @@ func g() error { return nil }
 		if got := src[:c.mutStart] + c.mutText + src[c.mutEnd:]; !strings.Contains(got, want[c.id]) {
 			t.Errorf("%s: mutated text lacks %q:\n%s", c.id, want[c.id], got)
 		}
+	}
+}
+
+func TestATableMovedToAnotherSchemaTakesItsTriggers(t *testing.T) {
+	ix := scan(t, map[string]string{
+		"00001_a.sql": `CREATE TRIGGER /* guard XX001.t */ t BEFORE DELETE ON a.t FOR EACH ROW EXECUTE FUNCTION a.f();
+CREATE TRIGGER /* guard XX001.u */ u BEFORE UPDATE ON a.t FOR EACH ROW EXECUTE FUNCTION a.f();`,
+		"00002_b.sql": `ALTER TABLE a.t SET SCHEMA b;
+DROP TRIGGER t ON b.t;`,
+	})
+	if len(ix.clauses) != 1 || ix.clauses[0].id != "XX001.u" || ix.clauses[0].where != "trigger u on b.t" {
+		t.Fatalf("clauses %+v", ix.clauses)
+	}
+	if g := gapsText(ix); !strings.Contains(g, "XX001.t is on trigger t on b.t, which a later migration drops") {
+		t.Fatalf("gaps:\n%s", g)
 	}
 }

@@ -34,6 +34,7 @@ type testRef struct{ pkg, name string } // pkg: ./internal/outbox
 type gap struct{ file, msg string }
 
 type funcDef struct {
+	line      string
 	key, name string
 	trigger   bool // RETURNS trigger: it refuses only through a live trigger
 	file      string
@@ -42,6 +43,7 @@ type funcDef struct {
 }
 
 type trigDef struct {
+	line          string
 	key, name, fn string
 	file          string
 	src           string
@@ -55,6 +57,12 @@ var gooseDown = regexp.MustCompile(`(?m)^--\s*\+goose Down\b`)
 type index struct {
 	clauses []*clause
 	gaps    []gap
+	// The schema replayed so far, across lines: one line may drop or move
+	// what another created (billing 00001 moves admission's tables).
+	funcs     map[string]*funcDef
+	funcOrder []string
+	trigs     map[string]*trigDef
+	trigOrder []string
 }
 
 // lineDirs returns the migration directories, line name → directory.
@@ -80,11 +88,21 @@ func buildIndex() (*index, error) {
 	for n := range dirs {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// The outbox line first (every other line applies after it), then by
+	// name, which puts admission before billing (billing's After).
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == "outbox") != (names[j] == "outbox") {
+			return names[i] == "outbox"
+		}
+		return names[i] < names[j]
+	})
 	for _, line := range names {
 		if err := ix.scanLine(line, dirs[line]); err != nil {
 			return nil, err
 		}
+	}
+	if err := ix.readClauses(); err != nil {
+		return nil, err
 	}
 	if err := ix.scanGo(); err != nil {
 		return nil, err
@@ -116,10 +134,10 @@ func (ix *index) scanLine(line, dir string) error {
 		return err
 	}
 	sort.Strings(files)
-	funcs := map[string]*funcDef{}
-	var funcOrder []string
-	trigs := map[string]*trigDef{}
-	var trigOrder []string
+	if ix.funcs == nil {
+		ix.funcs, ix.trigs = map[string]*funcDef{}, map[string]*trigDef{}
+	}
+	funcs, trigs := ix.funcs, ix.trigs
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -159,7 +177,7 @@ func (ix *index) scanLine(line, dir string) error {
 				}
 				continue
 			}
-			if !isWord(t, "create") && !isWord(t, "drop") {
+			if !isWord(t, "create") && !isWord(t, "drop") && !isWord(t, "alter") {
 				continue
 			}
 			end := statementEnd(toks, i)
@@ -170,10 +188,11 @@ func (ix *index) scanLine(line, dir string) error {
 				if err != nil {
 					return err
 				}
+				fd.line = line
 				if old, ok := funcs[fd.key]; ok {
 					ix.staleMarkers(old)
 				} else {
-					funcOrder = append(funcOrder, fd.key)
+					ix.funcOrder = append(ix.funcOrder, fd.key)
 				}
 				funcs[fd.key] = fd
 				i = next
@@ -182,10 +201,11 @@ func (ix *index) scanLine(line, dir string) error {
 				if td == nil {
 					return fmt.Errorf("%s:%d: cannot read CREATE TRIGGER", f, lineOf(src, t.start))
 				}
+				td.line = line
 				if old, ok := trigs[td.key]; ok {
 					ix.staleTrigger(old)
 				} else {
-					trigOrder = append(trigOrder, td.key)
+					ix.trigOrder = append(ix.trigOrder, td.key)
 				}
 				trigs[td.key] = td
 			case isWord(t, "drop") && len(stmt) > 2 && isWord(stmt[1], "function"):
@@ -211,15 +231,33 @@ func (ix *index) scanLine(line, dir string) error {
 					}
 					delete(trigs, key)
 				}
+			case isWord(t, "alter") && len(stmt) > 5 && isWord(stmt[1], "table") && isWord(stmt[end-i-2], "schema") && isWord(stmt[end-i-3], "set"):
+				// ALTER TABLE a.t SET SCHEMA b: its triggers move with it.
+				from := stmt[2].text
+				to := stmt[end-i-1].text + from[strings.LastIndex(from, "."):]
+				for k, td := range trigs {
+					if strings.HasSuffix(k, " on "+from) {
+						delete(trigs, k)
+						td.key = td.name + " on " + to
+						trigs[td.key] = td
+						ix.trigOrder = append(ix.trigOrder, td.key)
+					}
+				}
 			}
 		}
 	}
+	return nil
+}
+
+// readClauses reads the clauses off the live definitions once every line
+// is replayed.
+func (ix *index) readClauses() error {
 	// Triggers: each live, marked trigger is a clause; mutation adds or
 	// replaces its WHEN condition with false.
 	byFn := map[string][]*trigDef{}
 	done := map[string]bool{}
-	for _, k := range trigOrder {
-		td, ok := trigs[k]
+	for _, k := range ix.trigOrder {
+		td, ok := ix.trigs[k]
 		if !ok || done[k] {
 			continue
 		}
@@ -228,7 +266,7 @@ func (ix *index) scanLine(line, dir string) error {
 		if td.marker == "" {
 			continue
 		}
-		c := &clause{id: td.marker, line: line, file: td.file, lineN: lineOf(td.src, td.toks[td.markerTok].start),
+		c := &clause{id: td.marker, line: td.line, file: td.file, lineN: lineOf(td.src, td.toks[td.markerTok].start),
 			where: "trigger " + td.key, kind: "trigger"}
 		for j, t := range td.toks {
 			if isWord(t, "when") && j+1 < len(td.toks) && td.toks[j+1].text == "(" {
@@ -249,13 +287,13 @@ func (ix *index) scanLine(line, dir string) error {
 	// Functions: every marker in a live body is a clause; every RAISE must
 	// be governed by a marked condition, or the function is a trigger
 	// function whose every live trigger is marked.
-	for _, k := range funcOrder {
-		fd, ok := funcs[k]
+	for _, k := range ix.funcOrder {
+		fd, ok := ix.funcs[k]
 		if !ok || done["fn "+k] {
 			continue
 		}
 		done["fn "+k] = true
-		if err := ix.scanBody(line, fd, byFn[fd.name]); err != nil {
+		if err := ix.scanBody(fd.line, fd, byFn[fd.name]); err != nil {
 			return err
 		}
 	}

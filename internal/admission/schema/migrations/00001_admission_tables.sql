@@ -146,9 +146,9 @@ CREATE TRIGGER /* guard AD001.requests-immutable */ admission_requests_immutable
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
 CREATE TRIGGER /* guard AD001.manifests-immutable */ run_admission_manifests_immutable BEFORE UPDATE OR DELETE ON admission.run_admission_manifests
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER /* guard AD001.trigger-snapshots-immutable */ trigger_snapshots_immutable BEFORE UPDATE OR DELETE ON admission.billing_finalization_trigger_snapshots
+CREATE TRIGGER trigger_snapshots_immutable BEFORE UPDATE OR DELETE ON admission.billing_finalization_trigger_snapshots
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
-CREATE TRIGGER /* guard AD001.works-no-delete */ works_immutable_identity BEFORE DELETE ON admission.billing_finalization_works
+CREATE TRIGGER works_immutable_identity BEFORE DELETE ON admission.billing_finalization_works
   FOR EACH ROW EXECUTE FUNCTION admission.reject_change();
 -- +goose StatementEnd
 
