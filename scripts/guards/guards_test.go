@@ -161,6 +161,9 @@ CREATE TABLE x.u (n int CHECK (/* guard XX003.n */ n > 0));
 		t.Fatalf("%d clauses, want %d; gaps:\n%s", len(ix.clauses), len(want), gapsText(ix))
 	}
 	for _, c := range ix.clauses {
+		if c.src != src {
+			t.Fatalf("%s: the clause does not carry the file it indexed", c.id)
+		}
 		got := src[:c.mutStart] + c.mutText + src[c.mutEnd:]
 		if !strings.Contains(got, want[c.id]) {
 			t.Errorf("%s: mutated text lacks %q:\n%s", c.id, want[c.id], got)

@@ -23,6 +23,7 @@ type clause struct {
 	where string // the function, trigger or Go function that holds it
 	kind  string // "condition", "trigger", "check" or "go"
 	// The mutation: replace file[mutStart:mutEnd] with mutText.
+	src              string // the file as indexed: the mutation applies to it
 	mutStart, mutEnd int
 	mutText          string
 	tests            []testRef
@@ -168,7 +169,7 @@ func (ix *index) scanLine(line, dir string) error {
 					if err != nil {
 						return fmt.Errorf("%s: %w", f, err)
 					}
-					ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: f, lineN: lineOf(src, t.start),
+					ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: f, src: src, lineN: lineOf(src, t.start),
 						where: "CHECK", kind: "check", mutStart: t.end, mutEnd: toks[cl].start, mutText: " true "})
 				case id != "" && i >= 1 && isWord(toks[i-1], "trigger"):
 					// read with its CREATE TRIGGER
@@ -266,7 +267,7 @@ func (ix *index) readClauses() error {
 		if td.marker == "" {
 			continue
 		}
-		c := &clause{id: td.marker, line: td.line, file: td.file, lineN: lineOf(td.src, td.toks[td.markerTok].start),
+		c := &clause{id: td.marker, line: td.line, file: td.file, src: td.src, lineN: lineOf(td.src, td.toks[td.markerTok].start),
 			where: "trigger " + td.key, kind: "trigger"}
 		for j, t := range td.toks {
 			if isWord(t, "when") && j+1 < len(td.toks) && td.toks[j+1].text == "(" {
@@ -479,7 +480,7 @@ func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
 			if err != nil {
 				return fmt.Errorf("%s:%d: %w", fd.file, lineOf(fd.src, t.start), err)
 			}
-			ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: fd.file, lineN: lineOf(fd.src, t.start),
+			ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: fd.file, src: fd.src, lineN: lineOf(fd.src, t.start),
 				where: fd.name, kind: "condition", mutStart: t.end, mutEnd: toks[then].start, mutText: " false "})
 			continue
 		}
@@ -674,7 +675,7 @@ func (ix *index) scanGoFile(f string) error {
 
 func (ix *index) addGo(id, file string, line int, fn string, src []byte, fset *token.FileSet, cond ast.Expr) {
 	s, e := fset.Position(cond.Pos()).Offset, fset.Position(cond.End()).Offset
-	ix.clauses = append(ix.clauses, &clause{id: id, line: "go", file: file, lineN: line, where: fn, kind: "go",
+	ix.clauses = append(ix.clauses, &clause{id: id, line: "go", file: file, src: string(src), lineN: line, where: fn, kind: "go",
 		mutStart: s, mutEnd: e, mutText: "false && (" + string(src[s:e]) + ")"})
 }
 

@@ -167,13 +167,9 @@ func mutateOne(root, dir string, c *clause, bins map[string]string, timeout time
 		r.verdict = "UNTESTED"
 		return r
 	}
-	orig, err := os.ReadFile(c.file)
-	if err != nil {
-		r.verdict, r.detail = "BROKEN", err.Error()
-		return r
-	}
-	mutated := string(orig[:c.mutStart]) + c.mutText + string(orig[c.mutEnd:])
-	if mutated == string(orig) {
+	orig := c.src
+	mutated := orig[:c.mutStart] + c.mutText + orig[c.mutEnd:]
+	if mutated == orig {
 		r.verdict, r.detail = "BROKEN", "the mutation changes nothing"
 		return r
 	}
