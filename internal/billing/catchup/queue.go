@@ -27,14 +27,16 @@ const QueueName = "billing_settlement_catch_up"
 // settlement_catch_up_claims_available holds only rows before 'infinity',
 // so a claim never reads caught-up history. The clock is the worker's
 // (cfg.Now), as for every fact the catch-up commits. A release or renewal
-// holds only for the claim's own generation and attempt number.
+// holds only for the claim's own generation and attempt number, and never
+// for a parked claim: its attempt caught the fence up and ended, so a
+// renewal still running for it must not make it claimable again.
 func claimableCatchUp(where string) work.Claimable {
 	return work.Claimable{
 		Table: "billing.settlement_catch_up_claims", Key: []string{"settlement_dimension_id"},
 		Where: "q.available_at < 'infinity' AND q.available_at <= @now::timestamptz" + where,
 		Order: "q.available_at, q.settlement_dimension_id", Lease: "available_at", Now: "@now::timestamptz",
 		Set:   "attempt_number = q.attempt_number + 1",
-		Owner: "q.work_generation = @work_generation AND q.attempt_number = @attempt_number",
+		Owner: "q.work_generation = @work_generation AND q.attempt_number = @attempt_number AND q.available_at < 'infinity'",
 		Join:  "JOIN billing.settlement_catch_up_fences f ON f.settlement_dimension_id = q.settlement_dimension_id",
 		Age:   "f.updated_at",
 	}
