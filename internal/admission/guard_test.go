@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -59,10 +60,9 @@ func TestGuard_EX1_AdmissionFactsImmutable(t *testing.T) {
 		t.Run(table, func(t *testing.T) {
 			for _, stmt := range []string{"UPDATE admission." + table + " SET " + set, "DELETE FROM admission." + table} {
 				requireImmutable(t, execTx(ctx, pool, "", stmt), "on admission."+table+" is forbidden")
-				require.Equal(t, "42501", db.SQLState(execTx(ctx, pool, admissionschema.RoleAdmission, stmt)), stmt)
+				require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(execTx(ctx, pool, admissionschema.RoleAdmission, stmt)), stmt)
 			}
 			requireImmutable(t, execTx(ctx, pool, "", "TRUNCATE admission."+table+" CASCADE"), "TRUNCATE on admission."+table+" is forbidden")
 		})
 	}
 }
-

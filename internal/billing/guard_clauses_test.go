@@ -11,6 +11,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/db"
 )
@@ -472,7 +473,7 @@ func TestGuardClausesNoTruncate(t *testing.T) {
 	} {
 		code := billing.CodeInsertOnly
 		if clause[:2] == "BC" {
-			code = "BC001"
+			code = catchup.CodeInsertOnly
 		}
 		pg := refusedAs(t, b, roleOwner, "TRUNCATE billing."+table+" CASCADE")
 		require.Equal(t, code, pg.Code, "%s: %s", clause, pg.Message)

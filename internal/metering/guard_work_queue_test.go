@@ -42,7 +42,8 @@ func TestGuardClausesME013WorkCommittedWithQueueRow(t *testing.T) {
 	t.Parallel()
 	b, role := guardSetup(t)
 	a := newAttempt(3761)
-	dispatched(t, b, a) // the attempt's input fence (and its eligibility Work, generation 1)
+	// the attempt's input fence (and its eligibility Work, generation 1)
+	dispatched(t, b, a)
 	b.ack(t, a.availability(b.owners, cost, costDim, 1, contract.AvailabilityPending, "")) // the cost lane, generation 1
 	before := count(t, b.pool, `SELECT count(*) FROM metering.input_works`)
 

@@ -10,6 +10,10 @@ import (
 	"github.com/oceanway/core/internal/outbox/schema"
 )
 
+// codeForeignProducer is release.CodeForeignProducer (OWP01), which the
+// outbox engine does not import.
+const codeForeignProducer = "OWP01"
+
 // Issue 13 item 8, a producer appends only its own pairs: a database that
 // declared itself the core fact store (what the admission line does; the
 // outbox line alone declares nothing) refuses an execution event appended
@@ -25,10 +29,10 @@ func TestGuard_ProducerPairClauses(t *testing.T) {
 	b := setup(t)
 	require.NoError(t, asRoleTx(ctx, t, b, "", "SELECT outbox.declare_producer('core')"))
 	err := asRoleTx(ctx, t, b, schema.RoleProducer, rawEventOfPair(uuid.NewString(), "execution.run-finalization.closed@1", "1"))
-	requireRefusal(t, err, "OWP01", "is produced by execution, this database is the core fact store")
+	requireRefusal(t, err, codeForeignProducer, "is produced by execution, this database is the core fact store")
 
 	requireRefusal(t, asRoleTx(ctx, t, b, "", "SELECT outbox.declare_producer('execution')"),
-		"OWP01", "this database is the core fact store, not execution")
+		codeForeignProducer, "this database is the core fact store, not execution")
 	require.NoError(t, asRoleTx(ctx, t, b, "", "SELECT outbox.declare_producer('core')"), "the same producer again is a no-op")
 
 	for _, table := range []string{"pair_producers", "database_producer"} {

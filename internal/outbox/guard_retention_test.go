@@ -11,6 +11,10 @@ import (
 	"github.com/oceanway/core/internal/outbox/schema"
 )
 
+// codeEventArchived is retention.CodeEventArchived (OWR03); retention
+// imports the outbox, so the outbox tests name it here.
+const codeEventArchived = "OWR03"
+
 // RET-1: the retention record is insert-only: clauses
 // OW003.retention-runs-no-update, OW002.retention-runs-no-delete,
 // OW003.archived-events-no-update, OW002.archived-events-no-delete,
@@ -57,5 +61,5 @@ func TestGuard_RET1_RetentionRecordInsertOnly(t *testing.T) {
 
 	// OWR03.event-id-archived: the archived id, appended again by the producer.
 	err := asRoleTx(ctx, t, b, schema.RoleProducer, rawEvent(archived, 1))
-	requireRefusal(t, err, "OWR03", "was archived by a retention run; its id cannot be appended again")
+	requireRefusal(t, err, codeEventArchived, "was archived by a retention run; its id cannot be appended again")
 }
