@@ -110,7 +110,7 @@ func TestRET1_DeleteRefusedWithoutRecordedRecoveryDrill(t *testing.T) {
 	// database, each refusal with its own message (one code, OWR05):
 	// OWR05.drill-document-invalid, OWR05.drill-in-source-database,
 	// OWR05.drill-in-future; a document that is not JSON is the caught
-	// parse error, re-raised as OWR05.
+	// parse error, re-raised as OWR05 (OWR05.drill-document-not-json).
 	for name, c := range map[string]struct{ doc, fragment string }{
 		"not reproduced": {`jsonb_build_object('kind', 'oceanway.outbox-recovery-drill@1', 'manifestSha256', repeat('a', 64),
 			'eventsSha256', repeat('b', 64), 'counts', jsonb_build_object('events', 1), 'scratchDatabase', 'x',

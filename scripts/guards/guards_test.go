@@ -257,3 +257,57 @@ DROP TRIGGER t ON b.t;`,
 		t.Fatalf("gaps:\n%s", g)
 	}
 }
+
+func TestHandlersReplacedTriggersAndDroppedTables(t *testing.T) {
+	src := `CREATE FUNCTION x.f() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  BEGIN
+    PERFORM 1;
+  EXCEPTION WHEN /* guard XX001.h */ invalid_text_representation THEN
+    RAISE EXCEPTION 'relabelled' USING ERRCODE = 'XX001';
+  WHEN unique_violation THEN
+    RAISE;
+  WHEN others THEN
+    RAISE EXCEPTION 'unmarked';
+  END;
+  RETURN NEW;
+END $fn$;
+CREATE TRIGGER /* guard XX002.old */ t BEFORE INSERT ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
+CREATE OR REPLACE TRIGGER /* guard XX002.new */ t BEFORE INSERT ON x.t FOR EACH ROW EXECUTE FUNCTION x.f();
+CREATE TRIGGER /* guard XX002.gone */ g BEFORE INSERT ON x.g FOR EACH ROW EXECUTE FUNCTION x.f();
+DROP TABLE IF EXISTS x.g;
+`
+	ix := scan(t, map[string]string{"00001_a.sql": src})
+	g := gapsText(ix)
+	for _, want := range []string{
+		"line 10: RAISE in x.f under an unmarked condition",
+		"XX002.old is on trigger t on x.t, which a later migration drops",
+		"XX002.gone is on trigger g on x.g, which a later migration drops",
+	} {
+		if !strings.Contains(g, want) {
+			t.Errorf("gaps lack %q:\n%s", want, g)
+		}
+	}
+	if len(ix.gaps) != 3 {
+		t.Errorf("%d gaps, want 3:\n%s", len(ix.gaps), g)
+	}
+	ids := map[string]*clause{}
+	for _, c := range ix.clauses {
+		ids[c.id] = c
+	}
+	if len(ids) != 2 || ids["XX001.h"] == nil || ids["XX002.new"] == nil {
+		t.Fatalf("clauses %+v", ix.clauses)
+	}
+	h := ids["XX001.h"]
+	if got := src[:h.mutStart] + h.mutText + src[h.mutEnd:]; !strings.Contains(got, "WHEN /* guard XX001.h */ SQLSTATE 'ZZ999' THEN") {
+		t.Errorf("handler mutation:\n%s", got)
+	}
+}
+
+func TestAQuotedPLpgSQLBodyIsRefused(t *testing.T) {
+	ix := &index{}
+	err := ix.scanLine("x", writeLine(t, map[string]string{"00001_a.sql": `CREATE FUNCTION x.f() RETURNS void LANGUAGE plpgsql AS 'BEGIN RAISE EXCEPTION ''x''; END';`}))
+	if err == nil || !strings.Contains(err.Error(), "quoted PL/pgSQL body") {
+		t.Fatalf("err %v", err)
+	}
+}

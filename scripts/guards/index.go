@@ -220,6 +220,18 @@ func (ix *index) scanLine(line, dir string) error {
 						delete(funcs, k)
 					}
 				}
+			case isWord(t, "drop") && len(stmt) > 2 && isWord(stmt[1], "table"):
+				for _, tt := range stmt[2:] {
+					if tt.kind != tWord || tt.text == "if" || tt.text == "exists" || tt.text == "cascade" || tt.text == "restrict" {
+						continue
+					}
+					for k, td := range trigs {
+						if strings.HasSuffix(k, " on "+tt.text) {
+							ix.staleTrigger(td)
+							delete(trigs, k)
+						}
+					}
+				}
 			case isWord(t, "drop") && len(stmt) > 2 && isWord(stmt[1], "trigger"):
 				j := 2
 				if isWord(stmt[2], "if") {
@@ -329,8 +341,26 @@ func hasFunctionHead(stmt []sqlToken) bool {
 	return false
 }
 
+// hasTriggerHead: CREATE [OR REPLACE] [CONSTRAINT] TRIGGER.
 func hasTriggerHead(stmt []sqlToken) bool {
-	return len(stmt) > 2 && (isWord(stmt[1], "trigger") || isWord(stmt[1], "constraint") && isWord(stmt[2], "trigger"))
+	j := triggerWord(stmt)
+	return j > 0 && isWord(stmt[j], "trigger")
+}
+
+// triggerWord is the index of TRIGGER in CREATE [OR REPLACE] [CONSTRAINT]
+// TRIGGER, or 0.
+func triggerWord(stmt []sqlToken) int {
+	j := 1
+	if len(stmt) > 3 && isWord(stmt[1], "or") && isWord(stmt[2], "replace") {
+		j = 3
+	}
+	if j < len(stmt) && isWord(stmt[j], "constraint") {
+		j++
+	}
+	if j < len(stmt) && isWord(stmt[j], "trigger") {
+		return j
+	}
+	return 0
 }
 
 // parseFunction reads CREATE [OR REPLACE] FUNCTION name(args) ... AS $x$
@@ -355,6 +385,11 @@ func parseFunction(file, src string, toks []sqlToken, i int) (*funcDef, int, err
 	k := cl
 	for k < len(toks) && toks[k].kind != tDollar {
 		if toks[k].text == ";" { // an SQL-standard body (RETURN expr): it cannot RAISE
+			for _, t := range toks[cl:k] {
+				if isWord(t, "plpgsql") {
+					return nil, 0, fmt.Errorf("%s:%d: function %s has a quoted PL/pgSQL body: dollar-quote it so its refusals can be read", file, lineOf(src, toks[j].start), name)
+				}
+			}
 			return &funcDef{key: name + "(" + argTypes(args) + ")", name: name, file: file, src: src}, k, nil
 		}
 		k++
@@ -395,11 +430,7 @@ func argTypes(words []string) string {
 
 func parseTrigger(file, src string, stmt []sqlToken) *trigDef {
 	td := &trigDef{file: file, src: src, toks: stmt, markerTok: -1}
-	j := 1
-	if isWord(stmt[1], "constraint") {
-		j = 2
-	}
-	j++ // past TRIGGER
+	j := triggerWord(stmt) + 1
 	if id := markerID(stmt[j]); id != "" {
 		td.marker, td.markerTok = id, j
 		j++
@@ -480,8 +511,14 @@ func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
 			if err != nil {
 				return fmt.Errorf("%s:%d: %w", fd.file, lineOf(fd.src, t.start), err)
 			}
+			// In an EXCEPTION handler the condition names errors, not a
+			// boolean: disabled, it catches an SQLSTATE nothing raises.
+			mut := " false "
+			if f := top(); f != nil && f.kind == "handler" && isWord(prev, "when") {
+				mut = " SQLSTATE 'ZZ999' "
+			}
 			ix.clauses = append(ix.clauses, &clause{id: id, line: line, file: fd.file, src: fd.src, lineN: lineOf(fd.src, t.start),
-				where: fd.name, kind: "condition", mutStart: t.end, mutEnd: toks[then].start, mutText: " false "})
+				where: fd.name, kind: "condition", mutStart: t.end, mutEnd: toks[then].start, mutText: mut})
 			continue
 		}
 		if t.kind != tWord {
@@ -545,8 +582,8 @@ func (ix *index) scanBody(line string, fd *funcDef, trigs []*trigDef) error {
 			switch {
 			case gov == nil:
 				unconditional = true
-			case gov.kind == "handler":
-				// re-raising a caught error refuses nothing new
+			case gov.kind == "handler" && i+1 < len(toks) && toks[i+1].text == ";":
+				// RAISE; re-raises the caught error: it refuses nothing new
 			case gov.marker == "":
 				what := "condition"
 				if !gov.cond {

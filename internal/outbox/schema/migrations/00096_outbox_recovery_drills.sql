@@ -75,7 +75,7 @@ DECLARE
 BEGIN
   BEGIN
     d := p_drill_document::jsonb;
-  EXCEPTION WHEN invalid_text_representation THEN
+  EXCEPTION WHEN /* guard OWR05.drill-document-not-json */ invalid_text_representation THEN
     RAISE EXCEPTION 'outbox: recovery drill document is not JSON' USING ERRCODE = 'OWR05';
   END;
   IF /* guard OWR05.drill-document-invalid */ jsonb_typeof(d) <> 'object' OR d->>'kind' IS DISTINCT FROM 'oceanway.outbox-recovery-drill@1'

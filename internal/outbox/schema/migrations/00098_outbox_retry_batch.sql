@@ -36,7 +36,7 @@ AS $fn$
 DECLARE
   v_n int := cardinality(p_destinations);
 BEGIN
-  IF v_n IS NULL
+  IF /* guard OB-DELIVER-2.retry-batch-arguments */ v_n IS NULL
      OR num_nulls(p_event_ids, p_attempt_ids, p_lease_tokens, p_backoff_ms, p_error_codes) <> 0
      OR v_n <> ANY (ARRAY[cardinality(p_event_ids), cardinality(p_attempt_ids), cardinality(p_lease_tokens),
           cardinality(p_backoff_ms), cardinality(p_error_codes)])
@@ -46,7 +46,7 @@ BEGIN
     RAISE EXCEPTION 'outbox.retry_delivery_batch: every argument is required, as arrays of one length without NULLs'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF 0 > ANY (p_backoff_ms) THEN
+  IF /* guard OB-DELIVER-2.retry-batch-negative-backoff */ 0 > ANY (p_backoff_ms) THEN
     RAISE EXCEPTION 'outbox.retry_delivery_batch: a backoff cannot be negative' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   RETURN QUERY

@@ -56,11 +56,11 @@ DECLARE
   v_finished uuid[];
   v_pub      record;
 BEGIN
-  IF current_setting('transaction_isolation') <> 'read committed' THEN
+  IF /* guard OW013.ack-publish-isolation */ current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION 'outbox.ack_and_publish_batch runs under READ COMMITTED, not %', current_setting('transaction_isolation')
       USING ERRCODE = 'OW013';
   END IF;
-  IF v_n IS NULL
+  IF /* guard OB-PUB-1.ack-publish-arguments */ v_n IS NULL
      OR num_nulls(p_destinations, p_event_ids, p_lease_tokens, p_consumer_names, p_receipt_types, p_receipt_refs,
           p_receipt_schema_versions, p_receipt_digest_algorithm_versions, p_receipt_digests,
           p_envelope_digest_algorithm_versions, p_envelope_sha256s,
