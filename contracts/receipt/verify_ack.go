@@ -128,6 +128,7 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 		return ackErr(ErrAckInvalid, "", "no ack", nil)
 	}
 	// The frozen member is the expectation; check it belongs to this event and its destination.
+	// guard OB-DELIVER-4.member-event-pair
 	if member.EventType != event.EventType || member.EventSchemaVersion != event.EventSchemaVersion {
 		return ackErr(ErrMemberEventMismatch, "", fmt.Sprintf("member %s/%s, event %s/%s", member.EventType, member.EventSchemaVersion, event.EventType, event.EventSchemaVersion), nil)
 	}
@@ -144,6 +145,7 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 	if ack.ConsumerName != member.ConsumerName {
 		return ackErr(ErrConsumerMismatch, "ack.consumerName", fmt.Sprintf("ack %q, member %q", ack.ConsumerName, member.ConsumerName), nil)
 	}
+	// guard OB-DELIVER-4.member-receipt-type
 	if member.ExpectedReceiptType != b.ReceiptType {
 		return ackErr(ErrReceiptTypeMismatch, "member.expectedReceiptType", fmt.Sprintf("member %q, %s binds %q", member.ExpectedReceiptType, member.Destination, b.ReceiptType), nil)
 	}
@@ -156,12 +158,15 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 	if got := ack.AppliedReceipt.Receipt.SchemaVersion; got != member.ExpectedReceiptSchemaVersion {
 		return ackErr(ErrReceiptSchemaMismatch, "ack.appliedReceipt", fmt.Sprintf("ack %q, member %q", got, member.ExpectedReceiptSchemaVersion), nil)
 	}
+	// guard OB-DELIVER-4.member-projection-required
 	if member.ProjectionTarget.Required != b.RequiresProjection {
 		return ackErr(ErrProjectionTargetMismatch, "member.projectionTarget", fmt.Sprintf("%s requires projection: %v", member.Destination, b.RequiresProjection), nil)
 	}
+	// guard OB-DELIVER-4.ack-event-id
 	if ack.EventID != event.EventID {
 		return ackErr(ErrEventIdentityMismatch, "ack.eventId", fmt.Sprintf("ack %q, event %q", ack.EventID, event.EventID), nil)
 	}
+	// guard OB-DELIVER-4.ack-envelope
 	if err := compareEnvelope("ack", ack.EventEnvelopeDigest, event.EnvelopeDigest); err != nil {
 		return err
 	}
@@ -180,6 +185,7 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 	case err != nil:
 		return ackErr(ErrReceiptInvalid, "", "", err)
 	}
+	// guard OB-DELIVER-4.receipt-quadruple
 	if q := rc.ReceiptQuadruple(); q != ack.AppliedReceipt.Receipt {
 		return ackErr(ErrReceiptQuadrupleMismatch, "ack.appliedReceipt", fmt.Sprintf("ack %+v, receipt %+v", ack.AppliedReceipt.Receipt, q), nil)
 	}
@@ -194,18 +200,22 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 		return ackErr(ErrConsumerMismatch, "receipt.consumerName", "", nil)
 	}
 	if ops, ok := rc.(*OperationsProjectionAppliedReceipt); ok {
+		// guard OB-DELIVER-4.receipt-projection-target
 		if got, want := ops.Projection(), member.ProjectionTarget; got != want {
 			return ackErr(ErrProjectionTargetMismatch, "receipt.projectionName/projectionVersion",
 				fmt.Sprintf("receipt %s@%d, member %s@%d", got.Name, got.Version, want.Name, want.Version), nil)
 		}
 	}
+	// guard OB-DELIVER-4.receipt-event-id
 	if rc.ReceiptEventID() != event.EventID {
 		return ackErr(ErrEventIdentityMismatch, "receipt.eventId", fmt.Sprintf("receipt %q, event %q", rc.ReceiptEventID(), event.EventID), nil)
 	}
+	// guard OB-DELIVER-4.receipt-event-type
 	if rc.ReceiptEventType() != event.EventType || rc.ReceiptEventSchemaVersion() != event.EventSchemaVersion {
 		return ackErr(ErrEventIdentityMismatch, "receipt.eventType/eventSchemaVersion",
 			fmt.Sprintf("receipt %s/%s, event %s/%s", rc.ReceiptEventType(), rc.ReceiptEventSchemaVersion(), event.EventType, event.EventSchemaVersion), nil)
 	}
+	// guard OB-DELIVER-4.receipt-envelope
 	if err := compareEnvelope("receipt", rc.ReceiptEventEnvelopeDigest(), event.EnvelopeDigest); err != nil {
 		return err
 	}
@@ -213,9 +223,11 @@ func VerifyAck(event EventFacts, member route.Member, ack *ActiveConsumerAck, re
 }
 
 func compareEnvelope(who string, got, want digest.Digest) error {
+	// guard OB-DELIVER-4.envelope-algorithm
 	if got.Algorithm != want.Algorithm {
 		return ackErr(ErrEnvelopeAlgorithmMismatch, who+".eventEnvelopeDigestAlgorithmVersion", fmt.Sprintf("%s %q, event %q", who, got.Algorithm, want.Algorithm), nil)
 	}
+	// guard OB-DELIVER-4.envelope-digest
 	if got.Value != want.Value {
 		return ackErr(ErrEnvelopeDigestMismatch, who+".eventEnvelopeSha256", fmt.Sprintf("%s %s, event %s", who, got.Value, want.Value), nil)
 	}
@@ -235,6 +247,7 @@ func compareIdentity(fields identitySet, event map[string]string) error {
 				continue
 			}
 		}
+		// guard OB-DELIVER-4.business-identity
 		if ev != f.value {
 			return ackErr(ErrBusinessIdentityMismatch, f.name, fmt.Sprintf("receipt %q, event %q", f.value, ev), nil)
 		}

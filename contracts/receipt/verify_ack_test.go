@@ -284,7 +284,21 @@ var ackCases = []ackCase{
 
 // OB-DELIVER-4: every mismatch reason, with every destination. Clause
 // OB-DELIVER-4.receipt-digest (the receipt body's digest recomputed): the
-// case "receipt digest does not recompute".
+// case "receipt digest does not recompute". Each of these clauses is the
+// only check that refuses its case (disabled, VerifyAck accepts):
+// OB-DELIVER-4.member-event-pair ("member of another event pair"),
+// OB-DELIVER-4.member-receipt-type ("member expects another receipt type"),
+// OB-DELIVER-4.member-projection-required ("member projection target not
+// the destination's"), OB-DELIVER-4.ack-event-id ("ack event id differs"),
+// OB-DELIVER-4.ack-envelope and OB-DELIVER-4.envelope-digest ("ack envelope
+// digest differs from event"), OB-DELIVER-4.envelope-algorithm ("ack
+// envelope algorithm differs from event"), OB-DELIVER-4.receipt-quadruple
+// ("ack receipt ref differs from body"),
+// OB-DELIVER-4.receipt-projection-target ("receipt projection version/name
+// differs from frozen member"), OB-DELIVER-4.receipt-event-id ("receipt
+// event id differs"), OB-DELIVER-4.receipt-envelope ("receipt envelope
+// digest differs from event"), OB-DELIVER-4.business-identity ("business
+// identity differs", "receipt business identity resealed to another value").
 func TestVerifyAck_Rejects_OBDELIVER4(t *testing.T) {
 	t.Parallel()
 	seen := map[string]map[route.Destination]bool{}
