@@ -292,7 +292,7 @@ func TestGuard_OW019_AckNeedsALiveLease(t *testing.T) {
 // frozen member's is refused by the table CHECK
 // outbox_deliveries_ack_matches_member (23514) before the transition guard
 // runs; that CHECK owns the rule (outbox migration 00101 removed the
-// guard's unreachable branch).
+// guard's unreachable branch): clause OB-STORE-6.ack-matches-member.
 func TestGuard_AckFrozenMemberIsTheTableChecks(t *testing.T) {
 	t.Parallel()
 	b := setupForged(t)

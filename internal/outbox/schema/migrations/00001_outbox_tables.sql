@@ -204,7 +204,7 @@ CREATE TABLE outbox.outbox_deliveries (
         ack_receipt_digest_algorithm_version, ack_receipt_digest, ack_event_envelope_digest_algorithm_version,
         ack_event_envelope_sha256, delivered_at) = 0
     END),
-  CONSTRAINT outbox_deliveries_ack_matches_member CHECK (
+  CONSTRAINT outbox_deliveries_ack_matches_member CHECK (/* guard OB-STORE-6.ack-matches-member */
     (ack_consumer_name IS NULL OR ack_consumer_name = consumer_name)
     AND (ack_receipt_type IS NULL OR ack_receipt_type = expected_receipt_type)
     AND (ack_receipt_schema_version IS NULL OR ack_receipt_schema_version = expected_receipt_schema_version)),
