@@ -311,3 +311,17 @@ func TestAQuotedPLpgSQLBodyIsRefused(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestDynamicTriggerDDLIsAGap(t *testing.T) {
+	ix := scan(t, map[string]string{"00001_a.sql": `DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['a', 'b'] LOOP
+    EXECUTE format('CREATE TRIGGER %I_no_truncate BEFORE TRUNCATE ON x.%I FOR EACH STATEMENT EXECUTE FUNCTION x.no()', t, t);
+  END LOOP;
+END $$;
+DO $$ BEGIN PERFORM 1; END $$;`})
+	if g := gapsText(ix); len(ix.gaps) != 1 || !strings.Contains(g, "line 1: a dollar-quoted block creates, alters or renames a trigger or function by dynamic SQL") {
+		t.Fatalf("gaps:\n%s", g)
+	}
+}
