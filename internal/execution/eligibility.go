@@ -136,6 +136,7 @@ func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.Attempt
 		return Eligibility{}, fmt.Errorf("finalize eligibility: lock attempt: %w", err)
 	}
 	if existing, err := queries.EligibilityByAttempt(ctx, tx, m.ExecutionAttemptID); err == nil {
+		// guard EX-3.eligibility-disposition-conflict
 		if existing.DispatchDisposition != disposition {
 			return Eligibility{}, fmt.Errorf("finalize eligibility %s: %w (%s)", m.ExecutionAttemptID, ErrEligibilityExists, existing.DispatchDisposition)
 		}

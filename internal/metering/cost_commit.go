@@ -233,6 +233,7 @@ func blockCostTx(ctx context.Context, tx pgx.Tx, h receipt.WorkAttemptHead, plan
 		"evidence_ref": ev.Evidence.Ref, "evidence_digest": ev.Evidence.Digest, "evidence_body": string(evBody)}).Scan(&bDigest, &bStored, &evDigest, &evStored); err != nil {
 		return CostResult{}, fmt.Errorf("insert blocked: %w", err)
 	}
+	// guard ME-1.cost-block-conflict
 	if bDigest != b.Blocked.Digest || evDigest != ev.Evidence.Digest {
 		return CostResult{}, fmt.Errorf("%w: attempt %d of %s already blocked with another body", ErrFinishConflict, h.AttemptNumber, h.Work.Ref)
 	}

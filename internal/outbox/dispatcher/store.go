@@ -303,6 +303,7 @@ func (s *Store) Renew(ctx context.Context, f Fence, lease time.Duration) error {
 	if err != nil {
 		return err
 	}
+	// guard OB-CLAIM-2.delivery-renew-lease-lost
 	if n == 0 {
 		return ErrLeaseLost
 	}

@@ -388,6 +388,8 @@ func TestVerify_OBDELIVER4_ShadowProjectionReceiptRejected(t *testing.T) {
 }
 
 // OB-CLAIM-2: renewal extends a live lease and is itself fenced.
+// Clause OB-CLAIM-2.delivery-renew-lease-lost: the renewal under a wrong
+// lease token changes no row and answers ErrLeaseLost, never nil.
 func TestRenew_OBCLAIM2_ExtendsLiveLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
