@@ -46,13 +46,14 @@ type HandlerConfig struct {
 //
 // Pages (HTML, no JavaScript):
 //
-//	/                 overview: counts, oldest pending age, recent quarantines, definitions
+//	/                 overview: the money (reservations, ledger, exposures, cases, blocked Work),
+//	                  counts, oldest pending age, recent quarantines, definitions
 //	/lookup?id=&kind= lookup by exact event, run or reservation id
 //	/completeness     outbox-side completeness per boundary
 //
 // JSON (same data):
 //
-//	/api/overview  /api/deliveries  /api/quarantine  /api/definitions
+//	/api/overview  /api/money  /api/deliveries  /api/quarantine  /api/definitions
 //	/api/lookup?id=&kind=  /api/completeness
 type Handler struct {
 	reader    *Reader
@@ -93,6 +94,7 @@ func NewHandler(reader *Reader, cfg HandlerConfig) *Handler {
 	h.mux.HandleFunc("/api/definitions", h.apiDefinitions)
 	h.mux.HandleFunc("/api/lookup", h.apiLookup)
 	h.mux.HandleFunc("/api/completeness", h.apiCompleteness)
+	h.mux.HandleFunc("/api/money", h.apiMoney)
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint", Code: "not_found"})
 	})
@@ -204,6 +206,18 @@ func (h *Handler) apiDefinitions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, readStatus(o.Boundaries), o)
 }
 
+// apiMoney answers the overview's money sections alone; a section whose
+// boundary is not configured says so and is not an error (always 200).
+func (h *Handler) apiMoney(w http.ResponseWriter, r *http.Request) {
+	m := h.reader.Money(r.Context())
+	for _, s := range []SectionStatus{m.Billing.SectionStatus, m.BlockedWork.SectionStatus} {
+		if s.Error != "" {
+			h.log.Warn("admin read failed", "path", r.URL.Path, "boundary", s.Boundary, "err", s.Error)
+		}
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
 func (h *Handler) apiCompleteness(w http.ResponseWriter, r *http.Request) {
 	o := h.reader.Completeness(r.Context())
 	h.logFailures(r, o.Boundaries)
@@ -272,6 +286,16 @@ func parsePages() map[string]*template.Template {
 		"prettyJSON": prettyJSON,
 		"join":       strings.Join,
 		"kinds":      func() []IDKind { return Kinds },
+		"moneyView": func(base string, m Money) moneyView {
+			return moneyView{Base: base, Money: m}
+		},
+		"waitingTotal": func(groups []WaitingGroup) int64 {
+			var n int64
+			for _, g := range groups {
+				n += g.Count
+			}
+			return n
+		},
 		"form": func(base, kind, id string) lookupForm {
 			return lookupForm{Base: base, Kind: IDKind(kind), ID: id}
 		},
@@ -335,6 +359,12 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.Totals.OldestPendingAgeSeconds = math.Max(v.Totals.OldestPendingAgeSeconds, c.OldestPendingAgeSeconds)
 	}
 	h.render(w, r, readStatus(o.Boundaries), "overview", "Outbox overview", v)
+}
+
+// moneyView is what the money sections of the overview get.
+type moneyView struct {
+	Base string
+	Money
 }
 
 // lookupForm is what the lookup form template gets.

@@ -115,6 +115,10 @@ type Overview struct {
 	Quarantine  QuarantineList      `json:"quarantine"`
 	Definitions []Definition        `json:"definitions"`
 	Projections []ProjectionPointer `json:"projections"`
+	// Money is Billing's reservations, ledger, exposures and cases (core
+	// database) and Metering's blocked Work (metering database), each read
+	// in its own snapshot (issue 36, OBS-4).
+	Money Money `json:"money"`
 }
 
 // DeliveriesResult is the delivery counts of every boundary.
@@ -138,7 +142,7 @@ type DefinitionsResult struct {
 }
 
 // Overview reads counts, recent quarantines, definitions and projection
-// pointers of every boundary.
+// pointers of every boundary, and the money sections (Money).
 func (r *Reader) Overview(ctx context.Context) Overview {
 	out := Overview{Deliveries: []DestinationCounts{}, Definitions: []Definition{}, Projections: []ProjectionPointer{}}
 	var quarantines []Quarantine
@@ -163,6 +167,7 @@ func (r *Reader) Overview(ctx context.Context) Overview {
 		return nil
 	})
 	out.Quarantine = r.mergeQuarantines(out.Quarantine.Total, quarantines)
+	out.Money = r.Money(ctx)
 	return out
 }
 

@@ -80,6 +80,9 @@ type Config struct {
 	// AttemptLimit bounds the attempt rows a lookup returns per boundary
 	// (default 5000).
 	AttemptLimit int
+	// MoneyListLimit bounds each list of the overview's money sections:
+	// open late settlement exposures and blocked Metering Work (default 20).
+	MoneyListLimit int
 	// StatementTimeout bounds every statement, server side (SET LOCAL
 	// statement_timeout) and client side (default 10s).
 	StatementTimeout time.Duration
@@ -102,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AttemptLimit <= 0 {
 		c.AttemptLimit = DefaultAttemptLimit
+	}
+	if c.MoneyListLimit <= 0 {
+		c.MoneyListLimit = DefaultMoneyListLimit
 	}
 	if c.StatementTimeout <= 0 {
 		c.StatementTimeout = DefaultStatementTimeout
