@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
@@ -140,8 +141,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, log)
-	catchUp, err := catchUpWorker(pools[boundary.Core], pools, wm, log)
+	counters := billing.NewCounters(reg)
+	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, counters, log)
+	catchUp, err := catchUpWorker(pools[boundary.Core], pools, wm, counters, log)
 	if err != nil {
 		return err
 	}

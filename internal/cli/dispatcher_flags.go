@@ -46,6 +46,7 @@ func (f *dispatcherFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.cfg.ClaimCooldown, "claim-cooldown", envDuration("OCEANWAY_CLAIM_COOLDOWN", d.ClaimCooldown),
 		"least time between a claim that came back short and the next claim, so a trickle of appends is claimed in batches; negative disables (env OCEANWAY_CLAIM_COOLDOWN)")
 	fl.BoolVar(&f.cfg.DisableListen, "no-listen", os.Getenv("OCEANWAY_NO_LISTEN") == "1", "disable LISTEN/NOTIFY wake-ups, poll only (env OCEANWAY_NO_LISTEN=1)")
+	fl.StringVar(&f.cfg.Region, "region", envOr("OCEANWAY_REGION", d.Region), "deployment region reported by oceanway_outbox_dispatcher_info (OBS-1; env OCEANWAY_REGION)")
 	fl.DurationVar(&f.cfg.DrainTimeout, "drain-timeout", envDuration("OCEANWAY_DRAIN_TIMEOUT", d.DrainTimeout), "graceful stop drain limit (env OCEANWAY_DRAIN_TIMEOUT)")
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
+	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/metering"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
@@ -327,7 +328,7 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 // finalizationWorker builds the Billing finalization worker over the core
 // database as the billing role when the owners it reads (execution, gateway,
 // metering) are reachable in this process (nil otherwise).
-func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, wm *work.Metrics, log *slog.Logger) *finalization.Worker {
+func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) *finalization.Worker {
 	ex, okE := reads[boundary.Execution]
 	gw, okG := reads[boundary.Gateway]
 	m, okM := meteringPools[boundary.Metering]
@@ -336,7 +337,7 @@ func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.P
 	}
 	owners := finalization.Owners{Execution: finalization.ExecutionPool{DB: ex}, Gateway: finalization.GatewayPool{DB: gw},
 		Metering: finalization.MeteringPool{DB: m}}
-	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency, Metrics: wm}, log)
+	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency, Metrics: wm, Counters: counters}, log)
 }
 
 // meteringWorker builds the metering worker over the metering database when
@@ -382,7 +383,7 @@ func startMeteringWorker(ctx context.Context, p serveParams, wm *work.Metrics) (
 // startFinalizationWorker runs the Billing finalization worker where the
 // coordinator is served and every owner database is reachable; the returned
 // func stops it.
-func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metrics) (wait func()) {
+func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metrics, counters *billing.Counters) (wait func()) {
 	if !p.coordinator {
 		return func() {}
 	}
@@ -392,7 +393,7 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 	} else if m, ok := p.readPools[boundary.Metering]; ok {
 		meteringPools[boundary.Metering] = m
 	}
-	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, wm, p.log)
+	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, wm, counters, p.log)
 	if w == nil {
 		return func() {}
 	}
@@ -406,19 +407,19 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 // catchUpWorker builds the settlement catch-up worker over the core database
 // as the billing role when the metering database it validates against is
 // reachable (nil otherwise).
-func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, wm *work.Metrics, log *slog.Logger) (*catchup.Worker, error) {
+func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) (*catchup.Worker, error) {
 	m, ok := meteringPools[boundary.Metering]
 	if billingPool == nil || !ok {
 		return nil, nil
 	}
 	return catchup.NewWorker(billingPool, catchup.WorkerConfig{
-		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Log: log})
+		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Counters: counters, Log: log})
 }
 
 // startCatchUpWorker runs the settlement catch-up worker beside the
 // finalization worker (post-finality inputs become transitions); the
 // returned func stops it.
-func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics) (wait func(), err error) {
+func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics, counters *billing.Counters) (wait func(), err error) {
 	if !p.coordinator {
 		return func() {}, nil
 	}
@@ -428,7 +429,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics) (w
 	} else if m, ok := p.readPools[boundary.Metering]; ok {
 		meteringPools[boundary.Metering] = m
 	}
-	w, err := catchUpWorker(p.billingPool, meteringPools, wm, p.log)
+	w, err := catchUpWorker(p.billingPool, meteringPools, wm, counters, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}
@@ -446,16 +447,21 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
+	// Each consumer is timed where it applies (in process and behind the
+	// consumer endpoints alike).
+	consumers, batches = instrumentConsumers(inbox.NewApplyMetrics(reg), consumers, batches)
+	registerOwnerCollectors(reg, p)
 	// Every queue of Work (metering lanes, finalization, catch-up) reports
 	// on the same metrics, labelled by queue name.
 	wm := work.NewMetrics(reg)
+	counters := billing.NewCounters(reg)
 	waitWorker, err := startMeteringWorker(ctx, p, wm)
 	if err != nil {
 		return err
 	}
 	defer waitWorker()
-	defer startFinalizationWorker(ctx, p, wm)()
-	waitCatchUp, err := startCatchUpWorker(ctx, p, wm)
+	defer startFinalizationWorker(ctx, p, wm, counters)()
+	waitCatchUp, err := startCatchUpWorker(ctx, p, wm, counters)
 	if err != nil {
 		return err
 	}

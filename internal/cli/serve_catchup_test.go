@@ -25,20 +25,20 @@ func TestServeRunsTheCatchUpWorkerWithTheCoordinator(t *testing.T) {
 	defer pool.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	w, err := catchUpWorker(pool, server.Pools{}, nil, log)
+	w, err := catchUpWorker(pool, server.Pools{}, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no metering database: no worker")
-	w, err = catchUpWorker(nil, server.Pools{boundary.Metering: pool}, nil, log)
+	w, err = catchUpWorker(nil, server.Pools{boundary.Metering: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no billing pool: no worker")
-	w, err = catchUpWorker(pool, server.Pools{boundary.Metering: pool}, nil, log)
+	w, err = catchUpWorker(pool, server.Pools{boundary.Metering: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.NotNil(t, w)
 
 	var out bytes.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	wait, err := startCatchUpWorker(ctx, serveParams{coordinator: true, billingPool: pool,
-		consumerPools: server.Pools{boundary.Metering: pool}, log: log, out: &out}, nil)
+		consumerPools: server.Pools{boundary.Metering: pool}, log: log, out: &out}, nil, nil)
 	require.NoError(t, err)
 	cancel()
 	wait() // stops with its context
@@ -46,7 +46,7 @@ func TestServeRunsTheCatchUpWorkerWithTheCoordinator(t *testing.T) {
 
 	out.Reset()
 	wait, err = startCatchUpWorker(t.Context(), serveParams{coordinator: false, billingPool: pool,
-		consumerPools: server.Pools{boundary.Metering: pool}, log: log, out: &out}, nil)
+		consumerPools: server.Pools{boundary.Metering: pool}, log: log, out: &out}, nil, nil)
 	require.NoError(t, err)
 	wait()
 	require.Empty(t, out.String(), "not the coordinator's process: no worker")

@@ -31,8 +31,8 @@ func TestServeWorkersExposeWorkMetricsPerQueue(t *testing.T) {
 	wm := work.NewMetrics(reg)
 	_, err := meteringWorker(pools, 1, 0, wm, log)
 	require.NoError(t, err)
-	require.NotNil(t, finalizationWorker(b.Core(), pools, pools, 1, wm, log))
-	_, err = catchUpWorker(b.Core(), pools, wm, log)
+	require.NotNil(t, finalizationWorker(b.Core(), pools, pools, 1, wm, nil, log))
+	_, err = catchUpWorker(b.Core(), pools, wm, nil, log)
 	require.NoError(t, err)
 
 	families, err := reg.Gather()

@@ -108,8 +108,13 @@ func New(pools Pools, consumers map[route.Destination]transport.ConsumerFunc, cf
 		metrics:   dispatcher.NewMetrics(reg),
 		log:       log,
 	}
+	served := make([]string, 0, len(route.Destinations))
+	for _, d := range r.Served() {
+		served = append(served, string(d))
+	}
 	for _, b := range pools.Boundaries() {
-		reg.MustRegister(dispatcher.NewOpenCollector(pools[b], string(b), dc.StatementTimeout))
+		reg.MustRegister(dispatcher.NewOpenCollector(pools[b], string(b), served, dc.StatementTimeout))
+		r.metrics.InitSeries(string(b), served)
 	}
 	return r, nil
 }

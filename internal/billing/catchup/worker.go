@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/release"
@@ -83,6 +84,8 @@ type WorkerConfig struct {
 	// Metrics receives the Work metrics of queue billing_settlement_catch_up
 	// (nil: unregistered ones).
 	Metrics *work.Metrics
+	// Counters counts the transitions this worker commits (nil: none).
+	Counters *billing.Counters
 	// Now is the clock of committed facts (default time.Now, UTC).
 	Now func() time.Time
 	// Idle is how long a Run slot waits after an attempt that made no
@@ -390,7 +393,7 @@ func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target bil
 		t.CausationKind = billingc.TransitionCausedByTransition
 	}
 	now := w.cfg.Now()
-	return db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
+	out, err := db.WithTxV(ctx, w.pool, func(ctx context.Context, tx pgx.Tx) (string, error) {
 		cur, moved, err := w.relock(ctx, tx, claim)
 		if err != nil || moved {
 			return StepSuperseded, err
@@ -406,6 +409,10 @@ func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target bil
 		}
 		return StepTransition, nil
 	})
+	if err == nil && out == StepTransition {
+		w.cfg.Counters.TransitionCommitted(kind)
+	}
+	return out, err
 }
 
 // rebaseline moves the fence's evaluated input to target without a

@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/work"
 )
@@ -75,6 +76,8 @@ type Config struct {
 	// Metrics receives the Work metrics of queue billing_finalization (nil:
 	// unregistered ones).
 	Metrics *work.Metrics
+	// Counters counts the decisions this worker commits (nil: none).
+	Counters *billing.Counters
 }
 
 // QueueName is the Work metrics' label of finalization Work.
@@ -176,7 +179,9 @@ func (q lockedQueue) WorkNext(ctx context.Context) (work.Result, error) {
 		return work.Result{}, work.ErrEmpty
 	case err != nil:
 		return work.Result{}, err
-	case res.Decision.Succeeded():
+	}
+	q.w.cfg.Counters.DecisionCommitted(res.Decision.Outcome)
+	if res.Decision.Succeeded() {
 		return work.Done(res.Decision.Outcome), nil
 	}
 	// Blocked or reconciliation deferred: the evaluation is recorded and

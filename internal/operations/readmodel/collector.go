@@ -21,6 +21,7 @@ type Collector struct {
 	reader                                   *Reader
 	timeout                                  time.Duration
 	missing, gaps, unsupported, unlinked, up *prometheus.Desc
+	current                                  *prometheus.Desc
 }
 
 // NewCollector builds the collector over the core database.
@@ -37,12 +38,14 @@ func NewCollector(r *Reader, timeout time.Duration) *Collector {
 		unlinked: prometheus.NewDesc("oceanway_operations_pending_unlinked_reservations",
 			"Wallet reservations waiting for their Run event.", labels, nil),
 		up: prometheus.NewDesc("oceanway_operations_scrape_ok", "1 when the read model could be read.", nil, nil),
+		current: prometheus.NewDesc("oceanway_operations_completeness_verified_current",
+			"1 when the latest completeness proof is verified and its inputs are unchanged (verified_current), else 0 (OPS-4).", labels, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.missing, c.gaps, c.unsupported, c.unlinked, c.up} {
+	for _, d := range []*prometheus.Desc{c.missing, c.gaps, c.unsupported, c.unlinked, c.current, c.up} {
 		ch <- d
 	}
 }
@@ -74,5 +77,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.gaps, in.UnresolvedGaps.Count)
 	gauge(c.unsupported, in.UnsupportedEvents.Count)
 	gauge(c.unlinked, in.Semantic.PendingUnlinkedReservations)
+	// The completeness answer compares the latest proof with the inputs in
+	// its own snapshot; a read failure exports nothing for it (never a 0
+	// that would look like a stale proof).
+	if cur, err := c.reader.Completeness(ctx, Params{}); err == nil {
+		verified := int64(0)
+		if cur.VerificationState == Verified && cur.SnapshotCurrency == VerifiedCurrent {
+			verified = 1
+		}
+		gauge(c.current, verified)
+	}
 	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
 }

@@ -36,7 +36,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
-	d.metrics.Info.WithLabelValues(d.cfg.Version).Set(1)
+	d.metrics.Info.WithLabelValues(d.cfg.Version, d.cfg.Region).Set(1)
 	// Deliveries outlive ctx during the drain; they are cancelled only when
 	// the drain deadline passes.
 	deliverCtx, cancelDeliveries := context.WithCancel(context.WithoutCancel(ctx))

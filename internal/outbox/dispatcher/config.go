@@ -92,6 +92,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Version is reported in the worker info metric.
 	Version string
+	// Region is the deployment region reported in the worker info metric
+	// (OBS-1; default "local").
+	Region string
 }
 
 // ErrInvalidConfig marks a configuration that cannot work.
@@ -159,6 +162,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Version == "" {
 		c.Version = "dev"
+	}
+	if c.Region == "" {
+		c.Region = "local"
 	}
 	return c
 }

@@ -28,7 +28,7 @@ type Metrics struct {
 	// destination, outcome (ack|retry|quarantine), class (transient|permanent).
 	OutcomeRecordFailures *prometheus.CounterVec
 	Healthy               *prometheus.GaugeVec // boundary
-	Info                  *prometheus.GaugeVec // version
+	Info                  *prometheus.GaugeVec // version, region
 	// UnsupportedWaits counts retries of deliveries whose pair the consumer
 	// does not support or whose destination has no consumer here, and
 	// UnsupportedWaitSecs is the last wait scheduled for them (backing off
@@ -84,8 +84,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "oceanway_outbox_dispatcher_healthy", Help: "1 while the last claim round of the boundary's dispatchers succeeded.",
 		}, []string{"boundary"}),
 		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "oceanway_outbox_dispatcher_info", Help: "Dispatcher worker version.",
-		}, []string{"version"}),
+			Name: "oceanway_outbox_dispatcher_info", Help: "Dispatcher worker version and deployment region (always 1).",
+		}, []string{"version", "region"}),
 		UnsupportedWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_outbox_unsupported_waits_total",
 			Help: "Retries of deliveries whose pair the consumer does not support or whose destination has no consumer in this process.",
@@ -99,6 +99,25 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.LeaseRenewed, m.Failures, m.DeliverySecs, m.ConsumerBatch, m.AckLatencySecs, m.OutcomeRecordFailures, m.Healthy, m.Info,
 		m.UnsupportedWaits, m.UnsupportedWaitSecs)
 	return m
+}
+
+// InitSeries creates, at zero, the series of the boundary's dispatchers for
+// each destination they serve whose labels are a fixed set, so alerts and
+// rates have a series before the first event (a lease expiry, a class-42
+// outcome-record failure).
+func (m *Metrics) InitSeries(boundary string, destinations []string) {
+	for _, d := range destinations {
+		m.Claimed.WithLabelValues(boundary, d)
+		m.Acknowledged.WithLabelValues(boundary, d)
+		m.LeaseExpired.WithLabelValues(boundary, d)
+		m.LeaseRenewed.WithLabelValues(boundary, d)
+		for _, outcome := range []string{"ack", "retry", "quarantine"} {
+			for _, class := range []string{"transient", "permanent"} {
+				m.OutcomeRecordFailures.WithLabelValues(boundary, d, outcome, class)
+			}
+		}
+	}
+	m.Healthy.WithLabelValues(boundary)
 }
 
 // forBoundary returns a copy whose vectors are curried with the boundary label.
