@@ -3,10 +3,12 @@
 -- waiting reason, each group with its count and its oldest fence: the
 -- reservation that has been in the group longest, since the fence's last
 -- change (updated_at; created_at for a fence never changed).
--- Cost: one row per reservation in billing.billing_finalization_fences. The
--- partial index billing_finalization_fences_pending covers
--- pending_evaluation only; no index selects the other unfinished states, so
--- this is a scan of the fences, bounded by the statement timeout (on demand).
+-- Cost: the WHERE is the predicate of the billing line's partial index on
+-- unfinished fences (billing_finalization_fences_unfinished, issue 36), so
+-- the planner reads the open fences only; the older partial index
+-- billing_finalization_fences_pending covers pending_evaluation alone.
+-- Without the former this is a scan of billing.billing_finalization_fences
+-- (one row per reservation), bounded by the statement timeout (on demand).
 SELECT DISTINCT ON (f.coordination_state, f.waiting_reason)
        f.coordination_state,
        COALESCE(f.waiting_reason, '') AS waiting_reason,
