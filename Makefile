@@ -32,6 +32,10 @@ lint: ## go vet + gofmt check + golangci-lint (pinned in tools/go.mod; .golangci
 generate: ## Regenerate committed generated files (sqlc query code, JSON Schema, TypeScript, goldens marked generated)
 	@scripts/generate
 
+.PHONY: dashboards
+dashboards: ## Regenerate the Grafana dashboards deploy/grafana/*.json from Go (also part of generate)
+	$(GO) run ./deploy/grafana/gen
+
 .PHONY: verify
 verify: generate ## Fail when generated files are stale or a guard clause has no marker or no test
 	$(GO) run ./scripts/guards check
