@@ -9,6 +9,11 @@
 // the metric catalog `oceanway serve` exports; the data source is the
 // template variable ${datasource}. internal/cli/observability_test.go parses
 // every query and fails on a metric name a real serve does not export.
+//
+// The dashboards use the SDK's v1 dashboard model (package dashboard), which
+// the SDK marks deprecated in favour of dashboardv2: v1 JSON is what file
+// provisioning and the import dialog of every current Grafana accept, while
+// the v2 schema needs Grafana 12's v2 dashboard API.
 package main
 
 import (
@@ -52,7 +57,7 @@ func run(dir string) error {
 
 // render builds the dashboard and pretty-prints it (two-space indent,
 // trailing newline, no HTML escaping of PromQL's < and >).
-func render(b *dashboard.DashboardBuilder) ([]byte, error) {
+func render(b *builder) ([]byte, error) {
 	d, err := b.Build()
 	if err != nil {
 		return nil, err
@@ -67,9 +72,12 @@ func render(b *dashboard.DashboardBuilder) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// builder is the SDK's v1 dashboard builder (see the package comment).
+type builder = dashboard.DashboardBuilder //nolint:staticcheck // the v1 JSON model (see doc): importable by every current Grafana
+
 type dashboardFile struct {
 	file  string
-	build func() *dashboard.DashboardBuilder
+	build func() *builder
 }
 
 func dashboards() []dashboardFile {
@@ -90,19 +98,19 @@ var datasource = common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.To
 const rate = "[$__rate_interval]"
 
 // base is a dashboard with the shared variable, links, time and tags.
-func base(uid, title, description string) *dashboard.DashboardBuilder {
-	return dashboard.NewDashboardBuilder(title).
-		Uid(uid).
-		Description(description).
-		Tags([]string{"oceanway"}).
-		Editable().
-		Refresh("30s").
-		Time("now-6h", "now").
-		Timezone(common.TimeZoneBrowser).
-		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus")).
-		Link(dashboard.NewDashboardLinkBuilder("OceanWay").Type(dashboard.DashboardLinkTypeDashboards).
-			Tags([]string{"oceanway"}).AsDropdown(true).IncludeVars(true).KeepTime(true))
+func base(uid, title, description string) *builder {
+	return dashboard.NewDashboardBuilder(title). //nolint:staticcheck // the v1 JSON model (see doc): importable by every current Grafana
+							Uid(uid).
+							Description(description).
+							Tags([]string{"oceanway"}).
+							Editable().
+							Refresh("30s").
+							Time("now-6h", "now").
+							Timezone(common.TimeZoneBrowser).
+							Tooltip(dashboard.DashboardCursorSyncCrosshair).
+							WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus")).
+							Link(dashboard.NewDashboardLinkBuilder("OceanWay").Type(dashboard.DashboardLinkTypeDashboards).
+								Tags([]string{"oceanway"}).AsDropdown(true).IncludeVars(true).KeepTime(true))
 }
 
 // q is one query: PromQL and its legend.
@@ -172,7 +180,7 @@ func quantile(phi float64, family, by, selector string) string {
 	return fmt.Sprintf("histogram_quantile(%g, sum by (le, %s) (rate(%s_bucket%s%s)))", phi, by, family, selector, rate)
 }
 
-func outbox() *dashboard.DashboardBuilder {
+func outbox() *builder {
 	p := &panelIDs{}
 	return base("oceanway-outbox", "OceanWay outbox",
 		"Deliveries of every producer database: backlog, throughput, retries, quarantines, leases, latency, and the Operations read model. Runbooks: docs/runbooks/outbox.md.").
@@ -229,7 +237,7 @@ func outbox() *dashboard.DashboardBuilder {
 			q{"sum(oceanway_operations_pending_unlinked_reservations)", "pending unlinked reservations"}))
 }
 
-func workQueues() *dashboard.DashboardBuilder {
+func workQueues() *builder {
 	p := &panelIDs{}
 	return base("oceanway-work", "OceanWay Work queues",
 		"Every queue of Work on the fenced Work primitive, of every owner: metering_eligibility, metering_provider_cost, billing_finalization, billing_settlement_catch_up. Runbooks: docs/runbooks/work.md.").
@@ -253,7 +261,7 @@ func workQueues() *dashboard.DashboardBuilder {
 			q{"sum by (queue) (rate(oceanway_work_lease_expired_total" + rate + "))", "{{queue}}"}))
 }
 
-func billing() *dashboard.DashboardBuilder {
+func billing() *builder {
 	p := &panelIDs{}
 	return base("oceanway-billing", "OceanWay Billing",
 		"Billing in the core database: finalization fences by state and waiting reason, decisions, settlement transitions, catch-up fences and open late exposures. Cases and grants are not built (issue 31). Runbooks: docs/runbooks/billing.md.").
@@ -287,7 +295,7 @@ func billing() *dashboard.DashboardBuilder {
 			q{"min(oceanway_billing_scrape_ok)", "scrape ok"}))
 }
 
-func metering() *dashboard.DashboardBuilder {
+func metering() *builder {
 	p := &panelIDs{}
 	return base("oceanway-metering", "OceanWay Metering",
 		"Metering: blocked Work per lane, settlement inputs awaiting evidence, provider cost lanes, the two metering queues and the input processor's deliveries. Runbooks: docs/runbooks/metering.md.").
@@ -317,7 +325,7 @@ func metering() *dashboard.DashboardBuilder {
 			q{quantile(0.99, "oceanway_consumer_apply_seconds", "result", `{consumer="metering_input_processor"}`), "{{result}}"}))
 }
 
-func executionGateway() *dashboard.DashboardBuilder {
+func executionGateway() *builder {
 	p := &panelIDs{}
 	return base("oceanway-execution-gateway", "OceanWay Execution and Gateway",
 		"The Execution owner (runs accepting attempts) and the Gateway owner (reserved dispatch slots), and the deliveries their databases produce.").
@@ -341,7 +349,7 @@ func executionGateway() *dashboard.DashboardBuilder {
 			q{"min(oceanway_gateway_scrape_ok)", "gateway"}))
 }
 
-func finality() *dashboard.DashboardBuilder {
+func finality() *builder {
 	p := &panelIDs{}
 	return base("oceanway-finality", "OceanWay finality loop",
 		"From admission to finalization and after: admissions delivered, runs executing, closures and settlement inputs reaching Billing, fences, decisions, transitions and exposures. Cases and grants are not built (issue 31).").
