@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -165,7 +166,7 @@ func TestReadIsOneReadOnlyRepeatableReadTransaction(t *testing.T) {
 	_, err = collector(p, 5*time.Second, writes).Read(t.Context())
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
-	require.Equal(t, "25006", pgErr.Code)
+	require.Equal(t, pgerrcode.ReadOnlySQLTransaction, pgErr.Code)
 }
 
 // OBS-1 (issue 36): all queries of a scrape read one snapshot. The first
