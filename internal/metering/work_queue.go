@@ -166,12 +166,12 @@ func (w *Worker) process(ctx context.Context, a *Attempt) work.Result {
 	w.stats.snapshots.Add(int64(out.NewSnapshots))
 	if out.Finished != nil && out.Finished.Outcome.State == receipt.FinishSuperseded {
 		w.stats.superseded.Add(1)
-		return work.Done("superseded")
+		return work.Done(workOutcomeSuperseded)
 	}
 	if out.Finished != nil {
 		w.stats.applied.Add(1)
 	}
-	return work.Done("applied")
+	return work.Done(workOutcomeApplied)
 }
 
 // blockedBackoff is how long a blocked Work waits, doubled per attempt of
@@ -186,3 +186,9 @@ func blockedBackoff(lane string, idle time.Duration) work.Backoff {
 	}
 	return work.Backoff{Base: base, Max: 10 * time.Minute}
 }
+
+// The lanes' finished outcomes (the finishes metric's fixed set).
+const (
+	workOutcomeApplied    = "applied"
+	workOutcomeSuperseded = "superseded"
+)

@@ -82,7 +82,7 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 	for _, lane := range cfg.Lanes {
 		w.runners = append(w.runners, work.NewRunner[*Attempt](&laneQueue{w: w, lane: lane, store: store}, work.Config{
 			Name: laneQueueName[lane], Slots: laneSlots(lane, cfg.Concurrency), Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease,
-			Metrics: cfg.Metrics, Log: cfg.Log,
+			Metrics: cfg.Metrics, Outcomes: []string{workOutcomeApplied, workOutcomeSuperseded}, Log: cfg.Log,
 		}))
 	}
 	return w, nil

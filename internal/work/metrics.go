@@ -64,12 +64,23 @@ type queueMetrics struct {
 	seconds                                  prometheus.ObserverVec
 }
 
-func (m *Metrics) forQueue(name string) queueMetrics {
+// forQueue curries the queue's label and creates, at zero, every series
+// whose labels are a fixed set: each result kind and each of the queue's
+// finished outcomes (alerts and dashboards name them before the first one).
+func (m *Metrics) forQueue(name string, outcomes []string) queueMetrics {
 	l := prometheus.Labels{"queue": name}
-	return queueMetrics{
+	q := queueMetrics{
 		attempts: m.attempts.With(l), blocked: m.blocked.With(l), leaseExpired: m.leaseExpired.With(l), renewed: m.renewed.With(l),
 		results: m.results.MustCurryWith(l), finishes: m.finishes.MustCurryWith(l), seconds: m.seconds.MustCurryWith(l),
 	}
+	for _, kind := range kindNames {
+		q.results.WithLabelValues(kind)
+		q.seconds.WithLabelValues(kind)
+	}
+	for _, o := range outcomes {
+		q.finishes.WithLabelValues(o)
+	}
+	return q
 }
 
 func (m *Metrics) watch(name string, read func(context.Context) (Backlog, error)) {

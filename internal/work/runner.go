@@ -64,7 +64,10 @@ type Config struct {
 	Drain time.Duration
 	// Metrics receives the queue's metrics (default: unregistered ones).
 	Metrics *Metrics
-	Log     *slog.Logger
+	// Outcomes are the queue's finished outcomes (its fixed set), exported
+	// at zero from the start so a dashboard has their series.
+	Outcomes []string
+	Log      *slog.Logger
 }
 
 // Runner runs one queue's attempts: claim when a slot is free, work, act on
@@ -100,7 +103,7 @@ func (cfg *Config) defaults() {
 // on cfg.Metrics.
 func NewRunner[A any](q Queue[A], cfg Config) *Runner {
 	cfg.defaults()
-	r := &Runner{cfg: cfg, m: cfg.Metrics.forQueue(cfg.Name)}
+	r := &Runner{cfg: cfg, m: cfg.Metrics.forQueue(cfg.Name, cfg.Outcomes)}
 	cfg.Metrics.watch(cfg.Name, q.Backlog)
 	renewer, _ := q.(Renewer[A])
 	r.step = func(claimCtx, workCtx context.Context, limit int) ([]Result, error) {
@@ -120,7 +123,7 @@ func NewRunner[A any](q Queue[A], cfg Config) *Runner {
 // NewLockedRunner builds the Runner of a locked queue.
 func NewLockedRunner(q LockedQueue, cfg Config) *Runner {
 	cfg.defaults()
-	r := &Runner{cfg: cfg, m: cfg.Metrics.forQueue(cfg.Name)}
+	r := &Runner{cfg: cfg, m: cfg.Metrics.forQueue(cfg.Name, cfg.Outcomes)}
 	cfg.Metrics.watch(cfg.Name, q.Backlog)
 	r.step = func(_, workCtx context.Context, limit int) ([]Result, error) {
 		var out []Result

@@ -206,12 +206,14 @@ func outbox() *builder {
 		WithPanel(p.series("Claimed and acknowledged", "Deliveries claimed and acknowledged with a verified receipt, per second.", "ops",
 			q{"sum by (boundary, destination) (rate(oceanway_outbox_claimed_total" + rate + "))", "claimed {{boundary}} → {{destination}}"},
 			q{"sum by (boundary, destination) (rate(oceanway_outbox_acknowledged_total" + rate + "))", "acknowledged {{boundary}} → {{destination}}"})).
-		WithPanel(p.series("Retries by code", "Attempts finished retryable, by normalized code.", "ops",
-			q{"sum by (destination, code) (rate(oceanway_outbox_retried_total" + rate + "))", "{{destination}} {{code}}"})).
-		WithPanel(p.series("Failures by code", "Failed attempts by event type and normalized code.", "ops",
-			q{"sum by (destination, event_type, code) (rate(oceanway_outbox_delivery_failures_total" + rate + "))", "{{destination}} {{event_type}} {{code}}"})).
-		WithPanel(p.series("Quarantines (rate)", "Deliveries quarantined, by event type and code.", "ops",
-			q{"sum by (destination, event_type, code) (rate(oceanway_outbox_quarantined_total" + rate + "))", "{{destination}} {{event_type}} {{code}}"})).
+		// The by-code counters (retried, failures, quarantined) are labelled
+		// by an open set of normalized codes, so they exist only after a
+		// first failure; the panels use the always-exported series and the
+		// runbooks give the by-code queries (docs/runbooks/outbox.md).
+		WithPanel(p.series("Failed consumer calls", "Consumer calls that returned an error (retry, wait or refusal), per second.", "ops",
+			q{"sum by (boundary, destination) (rate(oceanway_outbox_consumer_call_seconds_count{result=\"error\"}" + rate + "))", "{{boundary}} → {{destination}}"})).
+		WithPanel(p.series("New quarantines", "Quarantined deliveries added in the last hour, read from the database.", "short",
+			q{"sum by (boundary, destination) (delta(oceanway_outbox_quarantined_deliveries[1h]))", "{{boundary}} → {{destination}}"})).
 		WithRow(p.row("Latency")).
 		WithPanel(p.series("Append to ack", "Time from the append commit to the acknowledgement, p50 and p99.", "s",
 			q{quantile(0.5, "oceanway_outbox_append_to_ack_seconds", "destination", ""), "p50 {{destination}}"},
@@ -328,17 +330,17 @@ func metering() *builder {
 func executionGateway() *builder {
 	p := &panelIDs{}
 	return base("oceanway-execution-gateway", "OceanWay Execution and Gateway",
-		"The Execution owner (runs accepting attempts) and the Gateway owner (reserved dispatch slots), and the deliveries their databases produce.").
+		"The Execution owner (runs accepting attempts) and the Gateway owner (provider evidence not available yet), and the deliveries their databases produce.").
 		WithRow(p.row("Execution")).
 		WithPanel(p.series("Runs accepting attempts", "Runs whose execution still accepts attempts.", "short",
 			q{"oceanway_execution_runs_accepting_attempts", "runs"})).
 		WithPanel(p.series("Oldest accepting run", "Age of the oldest run still accepting attempts.", "s",
 			q{"oceanway_execution_oldest_accepting_run_age_seconds", "oldest"})).
 		WithRow(p.row("Gateway")).
-		WithPanel(p.series("Dispatch slots reserved", "Gateway dispatch slots reserved and not yet resolved.", "short",
-			q{"oceanway_gateway_dispatch_slots_reserved", "reserved"})).
-		WithPanel(p.series("Oldest reserved slot", "Age of the oldest reserved dispatch slot.", "s",
-			q{"oceanway_gateway_oldest_reserved_slot_age_seconds", "oldest"})).
+		WithPanel(p.series("Evidence not available", "Provider evidence chains whose Current availability is pending, not reported, unavailable or conflicting.", "short",
+			q{"sum by (evidence_kind, state) (oceanway_gateway_availability_not_available)", "{{evidence_kind}} {{state}}"})).
+		WithPanel(p.series("Oldest evidence not available", "Age of the oldest such Current availability, by evidence kind and state.", "s",
+			q{"max by (evidence_kind, state) (oceanway_gateway_availability_oldest_not_available_age_seconds)", "{{evidence_kind}} {{state}}"})).
 		WithRow(p.row("Their deliveries")).
 		WithPanel(p.series("Open deliveries", "Non-terminal deliveries produced by the execution and gateway databases.", "short",
 			q{`sum by (boundary, destination, status) (oceanway_outbox_open_deliveries{boundary=~"execution|gateway"})`, "{{boundary}} → {{destination}} {{status}}"})).
@@ -356,9 +358,9 @@ func finality() *builder {
 		WithRow(p.row("Admission and execution")).
 		WithPanel(p.series("Admission events delivered", "Core events acknowledged by the Operations projector per second (two per admission).", "ops",
 			q{`sum(rate(oceanway_outbox_acknowledged_total{boundary="core", destination="core_operations"}` + rate + "))", "core → core_operations"})).
-		WithPanel(p.series("Runs executing", "Runs accepting attempts and reserved dispatch slots.", "short",
+		WithPanel(p.series("Runs executing", "Runs accepting attempts, and provider evidence the Gateway still waits for.", "short",
 			q{"oceanway_execution_runs_accepting_attempts", "runs accepting attempts"},
-			q{"oceanway_gateway_dispatch_slots_reserved", "dispatch slots reserved"})).
+			q{`sum(oceanway_gateway_availability_not_available{state="pending"})`, "evidence pending"})).
 		WithRow(p.row("Into Billing")).
 		WithPanel(p.series("Closures and settlement inputs in flight", "Open deliveries to the Billing finalization coordinator (closures) and the settlement catch-up (settlement inputs).", "short",
 			q{`sum by (boundary, destination) (oceanway_outbox_open_deliveries{destination=~"billing_finalization_coordinator|billing_settlement_catch_up"})`, "{{boundary}} → {{destination}}"})).

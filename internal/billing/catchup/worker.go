@@ -149,7 +149,8 @@ func NewWorker(pool db.Beginner, cfg WorkerConfig) (*Worker, error) {
 	w := &Worker{pool: pool, cfg: cfg, steps: map[string]int64{}}
 	w.claims, w.one = catchUpStores(pool, cfg.Now)
 	w.runner = work.NewRunner[catchUpAttempt](&queue{w: w, store: w.claims}, work.Config{Name: QueueName,
-		Slots: cfg.Concurrency, Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease, Metrics: cfg.Metrics, Log: cfg.Log})
+		Slots: cfg.Concurrency, Lease: cfg.Lease, Idle: cfg.Idle, Drain: cfg.Lease, Metrics: cfg.Metrics,
+		Outcomes: []string{StepCaughtUp, StepTransition, StepAlreadyEvaluated}, Log: cfg.Log})
 	return w, nil
 }
 

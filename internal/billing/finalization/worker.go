@@ -110,7 +110,7 @@ func NewWorker(core db.Beginner, owners Owners, ledger Ledger, cfg Config, log *
 	}
 	w := &Worker{core: core, owners: owners, ledger: ledger, cfg: cfg, log: log}
 	w.runner = work.NewLockedRunner(lockedQueue{w}, work.Config{Name: QueueName, Slots: cfg.Concurrency, Idle: cfg.Idle,
-		Metrics: cfg.Metrics, Log: log})
+		Metrics: cfg.Metrics, Outcomes: []string{contract.DecisionSettleAndReleaseRemainder, contract.DecisionReleaseAll}, Log: log})
 	return w
 }
 

@@ -34,9 +34,9 @@ func (d *Dispatcher) process(ctx context.Context, cs []Claimed) {
 	d.metrics.ConsumerBatch.WithLabelValues(string(started[0].Member.Destination)).Observe(float64(len(started)))
 	for i, c := range started {
 		res, err := answers[i].Unpack()
-		result := "ok"
+		result := callResultOK
 		if err != nil {
-			result = "error"
+			result = callResultError
 		}
 		d.metrics.DeliverySecs.WithLabelValues(string(c.Member.Destination), result).Observe(took)
 		d.handOver(ctx, c, res, err)

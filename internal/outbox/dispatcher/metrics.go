@@ -111,8 +111,14 @@ func (m *Metrics) InitSeries(boundary string, destinations []string) {
 		m.Acknowledged.WithLabelValues(boundary, d)
 		m.LeaseExpired.WithLabelValues(boundary, d)
 		m.LeaseRenewed.WithLabelValues(boundary, d)
-		for _, outcome := range []string{"ack", "retry", "quarantine"} {
-			for _, class := range []string{"transient", "permanent"} {
+		m.AckLatencySecs.WithLabelValues(boundary, d)
+		m.ConsumerBatch.WithLabelValues(boundary, d)
+		for _, result := range []string{callResultOK, callResultError} {
+			m.DeliverySecs.WithLabelValues(boundary, d, result)
+		}
+		for _, outcome := range []string{outcomeAck, outcomeRetry, outcomeQuarantine} {
+			m.LeaseLost.WithLabelValues(boundary, d, outcome)
+			for _, class := range []string{recordClassTransient, recordClassPermanent} {
 				m.OutcomeRecordFailures.WithLabelValues(boundary, d, outcome, class)
 			}
 		}
@@ -159,3 +165,14 @@ func (m *Metrics) ConsumerCalls() (calls uint64, deliveries float64) {
 	}
 	return calls, deliveries
 }
+
+// The fixed label values of the dispatcher's series.
+const (
+	callResultOK         = "ok"    // the consumer answered
+	callResultError      = "error" // the consumer call failed
+	outcomeAck           = "ack"
+	outcomeRetry         = "retry"
+	outcomeQuarantine    = "quarantine"
+	recordClassTransient = "transient" // class 40/08/57 and the like: retried
+	recordClassPermanent = "permanent" // refused by a guard: never retried as is
+)

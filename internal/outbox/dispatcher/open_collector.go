@@ -58,11 +58,24 @@ func (c *OpenCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	ok := 1.0
 	rows, err := queries.DeliveryOpenCount(ctx, c.pool)
-	for _, r := range rows {
-		ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(r.OpenCount), r.Destination, r.Status)
-		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, r.OldestAgeSeconds, r.Destination, r.Status)
-	}
-	if err != nil {
+	if err == nil {
+		// The served destinations' pending and leased series exist at 0
+		// when nothing is open, so "oldest pending" alerts have a series.
+		seen := map[[2]string]bool{}
+		for _, r := range rows {
+			seen[[2]string{r.Destination, r.Status}] = true
+			ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(r.OpenCount), r.Destination, r.Status)
+			ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, r.OldestAgeSeconds, r.Destination, r.Status)
+		}
+		for _, d := range c.destinations {
+			for _, status := range []string{"pending", "leased"} {
+				if !seen[[2]string{d, status}] {
+					ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, 0, d, status)
+					ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, 0, d, status)
+				}
+			}
+		}
+	} else {
 		ok = 0
 	}
 	quarantined, qerr := queries.QuarantineCount(ctx, c.pool)

@@ -29,12 +29,12 @@ func (d *Dispatcher) settle(recordCtx context.Context, c Claimed, res transport.
 			return
 		}
 		if errors.Is(err, ErrLeaseLost) {
-			d.leaseLost(c, "ack")
+			d.leaseLost(c, outcomeAck)
 			return
 		}
 		var rejected *AckRejectedError
 		if !errors.As(err, &rejected) {
-			d.outcomeRecordFailed(c, "ack", err)
+			d.outcomeRecordFailed(c, outcomeAck, err)
 			if !permanentRecordError(err) {
 				// Database trouble: leave the attempt to lease-expiry
 				// recovery; the consumer's receipt makes the redelivery
@@ -75,9 +75,9 @@ func (d *Dispatcher) fail(ctx context.Context, c Claimed, cause error) {
 		err := d.recordRetry(ctx, RetryRequest{Fence: c.Fence, Backoff: delay, Code: code})
 		switch {
 		case errors.Is(err, ErrLeaseLost):
-			d.leaseLost(c, "retry")
+			d.leaseLost(c, outcomeRetry)
 		case err != nil:
-			d.outcomeRecordFailed(c, "retry", err)
+			d.outcomeRecordFailed(c, outcomeRetry, err)
 			if permanentRecordError(err) {
 				d.quarantine(ctx, c, CodeOutcomeRecordInvalid, err.Error(), false)
 			}
@@ -103,9 +103,9 @@ func (d *Dispatcher) quarantine(ctx context.Context, c Claimed, code, reason str
 	err := d.store.Quarantine(ctx, c.Fence, code, reason, limitReached)
 	switch {
 	case errors.Is(err, ErrLeaseLost):
-		d.leaseLost(c, "quarantine")
+		d.leaseLost(c, outcomeQuarantine)
 	case err != nil:
-		d.outcomeRecordFailed(c, "quarantine", err)
+		d.outcomeRecordFailed(c, outcomeQuarantine, err)
 	default:
 		d.metrics.Quarantined.WithLabelValues(dest, c.EventType, c.EventSchemaVersion, code).Inc()
 		// OBS-3: one structured, low-sensitivity line; the event id is a
@@ -145,9 +145,9 @@ func isOutboxCode(code string) bool {
 }
 
 func (d *Dispatcher) outcomeRecordFailed(c Claimed, outcome string, err error) {
-	class := "transient"
+	class := recordClassTransient
 	if permanentRecordError(err) {
-		class = "permanent"
+		class = recordClassPermanent
 	}
 	d.metrics.OutcomeRecordFailures.WithLabelValues(string(c.Member.Destination), outcome, class).Inc()
 	d.log.Warn("recording an outcome failed", "destination", string(c.Member.Destination), "outcome", outcome,

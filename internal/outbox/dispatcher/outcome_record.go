@@ -55,7 +55,7 @@ func (d *Dispatcher) recordAckPersistently(ctx context.Context, v VerifiedAck) e
 		if err == nil || errors.Is(err, ErrLeaseLost) || permanentRecordError(err) {
 			return err
 		}
-		d.outcomeRecordFailed(v.claimed, "ack", err)
+		d.outcomeRecordFailed(v.claimed, outcomeAck, err)
 		time.Sleep(pause)
 		err = d.recordAck(ctx, v)
 	}
