@@ -86,6 +86,18 @@ type Config struct {
 	// its post-finality corrections, the demo waits until no catch-up fence
 	// is pending, and the summary proves the transitions.
 	CatchUp *catchup.Worker
+	// Drive, when set, performs the admissions instead of AdmitWorkers
+	// sessions that each take the next run when their last one ended (the
+	// loop benchmark's open-loop driver, issue 35). It must call admit once
+	// for every run number in [0, Runs) and return once they all returned;
+	// admit already retries transient database errors.
+	Drive func(ctx context.Context, admit AdmitFunc) error
+	// Quiesced, when set, is called once, when the loop first quiesced
+	// (every reservation finalized or waiting for reconciliation, every
+	// delivery acknowledged), before the post-finality corrections, with
+	// the runtime still running: the loop benchmark closes its measured
+	// window there.
+	Quiesced func(ctx context.Context)
 }
 
 func (c Config) withDefaults() Config {
@@ -174,13 +186,21 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			restartOnce(restartCtx, core, cfg, &stats)
 		}
 	}()
-	admitErr := admitAll(ctx, admit, cfg, &stats)
+	var admitErr error
+	if cfg.Drive != nil {
+		admitErr = cfg.Drive(ctx, func(ctx context.Context, i int) error { return admitRetrying(ctx, admit, i, &stats) })
+	} else {
+		admitErr = admitAll(ctx, admit, cfg, &stats)
+	}
 	stopRestart()
 	<-restartDone
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
 		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg)
+		if waitErr == nil && cfg.Quiesced != nil {
+			cfg.Quiesced(ctx)
+		}
 	}
 	// Post-finality corrections: the provider reports them once the
 	// reservations finalized; the catch-up turns each into a transition.
