@@ -29,6 +29,7 @@ type benchOptions struct {
 
 func newBenchCmd(streams *IO) *cobra.Command {
 	o := benchOptions{cfg: bench.Config{Lines: lines.All()}}
+	var lo loopOptions
 	cfg := &o.cfg
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -53,11 +54,25 @@ runs on this machine), and the dead tuples of outbox_deliveries. --held-xmin D a
 per tx size, a run while another session holds a REPEATABLE READ snapshot open on
 the producer database for up to D.
 
+--mode loop measures the demo's whole loop instead (issue 35, docs/bench.md "Loop
+benchmark"): fresh databases <prefix>_<case>_{core,execution,gateway,metering}, the
+demo's in-process runtime (dispatchers, consumers, metering, finalization and catch-up
+workers) and its scenario (admission → execution attempts → gateway dispatch and
+evidence → closure) per run, started open loop at --rate runs/s (or by --drivers
+concurrent drivers at --rate 0) for --runs runs (--runs-list, --rate-sweep: several
+cases; --svg charts them). It reports offered, admitted and finalized runs/s,
+admission → finalization p50/p99, CPU ms per finalized run (this process and the
+PostgreSQL backends), commits and rows read per run per database, and the demo's
+invariants, which must all hold.
+
 The server is --database-url, else DATABASE_URL, else a local server on
 127.0.0.1:5432, else a throwaway cluster started for the bench. The databases are
 dropped at the end unless --keep.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.mode == modeLoop {
+				return runLoopBench(cmd.Context(), streams, o, lo, loopDispatcherFlags(cmd, o), cmd.Flags().Changed("timeout"))
+			}
 			return runBench(cmd.Context(), streams, o)
 		},
 	}
@@ -74,15 +89,16 @@ dropped at the end unless --keep.`,
 	f.DurationVar(&cfg.Lease, "lease", 0, "dispatcher lease duration (default: the dispatcher's, 30s)")
 	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
 	f.DurationVar(&cfg.ClaimCooldown, "claim-cooldown", 0, "least time between a claim that came back short and the next claim (default: the dispatcher's, 40ms; negative disables)")
-	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending) or burndown (append all, then dispatch)")
+	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending), burndown (append all, then dispatch) or loop (the demo's whole loop, open loop at --rate runs/s)")
 	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
 	f.IntSliceVar(&cfg.HeldXminTxSizes, "held-xmin-tx-size", nil, "run the held-xmin variant only for these tx sizes (default: all)")
-	f.Float64Var(&cfg.Rate, "rate", 0, "limit the producers to this many events/s in total (0: as fast as possible), e.g. half the peak for latency without queueing")
+	f.Float64Var(&cfg.Rate, "rate", 0, "limit the producers to this many events/s in total (0: as fast as possible), e.g. half the peak for latency without queueing; loop mode: offered runs/s (0: saturation with --drivers)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
 	f.StringVar(&o.jsonPath, "json", "", "write the result as JSON to this file")
 	f.StringVar(&o.profilePath, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
+	lo.register(cmd)
 	return cmd
 }
 
@@ -96,7 +112,7 @@ func runBench(ctx context.Context, streams *IO, o benchOptions) (err error) {
 	}
 	m, ok := measure.ParseMode(o.mode)
 	if !ok {
-		return fmt.Errorf("bench: --mode %q: want concurrent or burndown", o.mode)
+		return fmt.Errorf("bench: --mode %q: want concurrent, burndown or loop", o.mode)
 	}
 	cfg.Mode = m
 	srv, err := pgserver.Find(ctx, pgserver.Opts{DatabaseURL: o.databaseURL, Logf: logf})

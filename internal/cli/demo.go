@@ -18,9 +18,12 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/lines"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/pgserver"
@@ -121,46 +124,11 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if o.chaos && !o.leaseSet {
 		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// The whole loop: the projector verifies finalizations with Billing's
-	// owner read, the coordinator applies closures, the catch-up consumer
-	// records settlement inputs, the finalization worker decides.
-	consumers, batches, err := consumersFor(pools, pools, pools[boundary.Core], true)
+	loop, err := newLoopRuntime(pools, o.disp, o.transport)
 	if err != nil {
 		return err
 	}
-	if c, ok := consumers[route.MeteringInputProcessor]; ok {
-		// The input processor reads the execution and gateway databases the
-		// admission sessions write: bounding its concurrent deliveries keeps
-		// the demo's connections on a shared server within budget.
-		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
-	}
-	reg := prometheus.NewRegistry()
-	wm := work.NewMetrics(reg)
-	worker, err := meteringWorker(pools, 2, 10*time.Second, wm, log)
-	if err != nil {
-		return err
-	}
-	counters := billing.NewCounters(reg)
-	finalizer := finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, counters, log)
-	catchUp, err := catchUpWorker(pools[boundary.Core], pools, wm, counters, log)
-	if err != nil {
-		return err
-	}
-	rcfg := server.Config{Dispatcher: o.disp.cfg, DispatchersPerBoundary: o.disp.dispatchers, Batches: o.disp.batches(batches)}
-	var network *demo.Network
-	if o.transport == demo.TransportHTTP {
-		if network, err = demo.StartNetwork(consumers, reg); err != nil {
-			return err
-		}
-		defer func() { _ = network.Close() }()
-		rcfg.Remote, rcfg.RemoteDestinations = network.Client, network.Client.Destinations()
-		consumers = nil // every consumer is reached over HTTP
-	}
-	rt, err := server.New(pools, consumers, rcfg, reg, log)
-	if err != nil {
-		return err
-	}
+	defer loop.Close()
 	mode := "plain"
 	bar := !o.plain && isTerminal(streams.Out)
 	if bar {
@@ -172,11 +140,10 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
 	}
 	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
-	summary, err := demo.Run(ctx, rt, pools, scenario.Run, demo.Config{
+	summary, err := demo.Run(ctx, loop.rt, pools, scenario.Run, loop.config(demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
-		Network: network, Scenario: scenario, RestartDatabase: restart, Metering: worker, Finalization: finalizer,
-		CatchUp: catchUp,
-	})
+		Scenario: scenario, RestartDatabase: restart,
+	}))
 	if err != nil {
 		return err
 	}
@@ -195,6 +162,74 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return errors.New("demo: invariants failed (see summary)")
 	}
 	return nil
+}
+
+// loopRuntime is the whole loop's in-process runtime on one set of pools,
+// as the demo and the loop benchmark run it: the dispatchers of every
+// boundary, the consumers (the projector verifies finalizations with
+// Billing's owner read, the coordinator applies closures, the catch-up
+// consumer records settlement inputs, the Metering input processor), the
+// metering worker, Billing's finalization worker and settlement catch-up.
+type loopRuntime struct {
+	rt           *server.Runtime
+	network      *demo.Network // --transport http only
+	metering     *metering.Worker
+	finalization *finalization.Worker
+	catchUp      *catchup.Worker
+}
+
+// newLoopRuntime builds the loop on pools (demoDatabases) with the
+// dispatcher flags disp, its consumers in process or (transportName http)
+// behind a loopback HTTP endpoint.
+func newLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName string) (*loopRuntime, error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	consumers, batches, err := consumersFor(pools, pools, pools[boundary.Core], true)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := consumers[route.MeteringInputProcessor]; ok {
+		// The input processor reads the execution and gateway databases the
+		// admission sessions write: bounding its concurrent deliveries keeps
+		// the demo's connections on a shared server within budget.
+		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
+	}
+	reg := prometheus.NewRegistry()
+	wm := work.NewMetrics(reg)
+	l := &loopRuntime{}
+	if l.metering, err = meteringWorker(pools, 2, 10*time.Second, wm, log); err != nil {
+		return nil, err
+	}
+	counters := billing.NewCounters(reg)
+	l.finalization = finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, counters, log)
+	if l.catchUp, err = catchUpWorker(pools[boundary.Core], pools, wm, counters, log); err != nil {
+		return nil, err
+	}
+	rcfg := server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers, Batches: disp.batches(batches)}
+	if transportName == demo.TransportHTTP {
+		if l.network, err = demo.StartNetwork(consumers, reg); err != nil {
+			return nil, err
+		}
+		rcfg.Remote, rcfg.RemoteDestinations = l.network.Client, l.network.Client.Destinations()
+		consumers = nil // every consumer is reached over HTTP
+	}
+	if l.rt, err = server.New(pools, consumers, rcfg, reg, log); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// config sets the loop's workers (and network) in cfg.
+func (l *loopRuntime) config(cfg demo.Config) demo.Config {
+	cfg.Network, cfg.Metering, cfg.Finalization, cfg.CatchUp = l.network, l.metering, l.finalization, l.catchUp
+	return cfg
+}
+
+// Close stops the loopback HTTP endpoint, if any.
+func (l *loopRuntime) Close() {
+	if l.network != nil {
+		_ = l.network.Close()
+	}
 }
 
 // demoDatabases migrates every boundary, activates the first release in
