@@ -38,16 +38,33 @@ func TestServeWorkersExposeWorkMetricsPerQueue(t *testing.T) {
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	got := map[string]map[string]float64{}
+	outcomes := map[string][]string{}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
-			require.Len(t, m.GetLabel(), 1, "%s: labelled by queue only", f.GetName())
-			require.Equal(t, "queue", m.GetLabel()[0].GetName())
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			require.Contains(t, labels, "queue", f.GetName())
+			for name := range labels {
+				require.Contains(t, []string{"queue", "result", "outcome"}, name,
+					"%s: labelled by queue and a fixed result or outcome name only", f.GetName())
+			}
 			if got[f.GetName()] == nil {
 				got[f.GetName()] = map[string]float64{}
 			}
-			got[f.GetName()][m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			if len(labels) == 1 {
+				got[f.GetName()][labels["queue"]] = m.GetGauge().GetValue()
+			}
+			if f.GetName() == "oceanway_work_finishes_total" {
+				outcomes[labels["queue"]] = append(outcomes[labels["queue"]], labels["outcome"])
+			}
 		}
 	}
+	// issue 36: each queue's fixed outcomes exist at 0 before the first finish.
+	require.ElementsMatch(t, []string{"settle_and_release_remainder", "release_all"}, outcomes["billing_finalization"])
+	require.ElementsMatch(t, []string{"caught_up", "transition_applied", "already_evaluated"}, outcomes["billing_settlement_catch_up"])
+	require.ElementsMatch(t, []string{"applied", "superseded"}, outcomes["metering_eligibility"])
 	queues := []string{"metering_eligibility", "metering_provider_cost", "billing_finalization", "billing_settlement_catch_up"}
 	for _, q := range queues {
 		require.Equal(t, 1.0, got["oceanway_work_backlog_scrape_ok"][q], "backlog of %s read", q)
