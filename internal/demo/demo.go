@@ -98,6 +98,10 @@ type Config struct {
 	// the runtime still running: the loop benchmark closes its measured
 	// window there.
 	Quiesced func(ctx context.Context)
+	// QuiescePoll is the period of the quiescence check once the
+	// admissions ended (default 20ms); the loop benchmark polls less often,
+	// since the check's reads are measured with the loop.
+	QuiescePoll time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -109,6 +113,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
+	}
+	if c.QuiescePoll <= 0 {
+		c.QuiescePoll = 20 * time.Millisecond
 	}
 	if c.ProgressEvery == 0 {
 		c.ProgressEvery = 500 * time.Millisecond
@@ -463,7 +470,7 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // With the catch-up worker, catch-up fences pending verification count too.
 func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, cfg Config) error {
 	meteringWorker, finalizationWorker := cfg.Metering != nil, cfg.Finalization != nil
-	t := time.NewTicker(20 * time.Millisecond)
+	t := time.NewTicker(cfg.QuiescePoll)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))
 	for _, d := range served {
