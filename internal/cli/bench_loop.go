@@ -205,8 +205,7 @@ func runLoopCase(ctx context.Context, serverURL, prefix string, c loopCase, lo l
 		Progress: io.Discard, ProgressEvery: 24 * time.Hour,
 		// The quiescence check after the last run is measured too: a
 		// quarter second apart instead of the demo's 20ms.
-		QuiescePoll: 250 * time.Millisecond,
-		Drive: m.Drive, Quiesced: m.Quiesced,
+		QuiescePoll: 250 * time.Millisecond, Drive: m.Drive, Quiesced: m.Quiesced,
 	}))
 	if err != nil {
 		return loop.Case{}, err
