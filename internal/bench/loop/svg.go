@@ -47,7 +47,7 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		svgWidth, svgHeight, svgWidth, svgHeight)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", svgWidth, svgHeight)
-	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15">OceanWay loop benchmark: finalized runs/s and admission→finalization p99 against offered rate</text>`+"\n", plotLeft-50)
+	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15">Loop benchmark: finalized runs/s and p99 against offered rate</text>`+"\n", plotLeft-50)
 	// axes and grid
 	fmt.Fprintf(&b, `<path d="M%d %d V%d H%d V%d" fill="none" stroke="#333"/>`+"\n", plotLeft, plotTop, plotBottom, plotRight, plotTop)
 	for i := 0; i <= 5; i++ {
