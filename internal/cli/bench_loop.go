@@ -152,7 +152,14 @@ func runLoopBench(ctx context.Context, streams *IO, o benchOptions, lo loopOptio
 			logf("bench: dropping %s_*: %v", casePrefix, derr)
 		}
 		if err != nil {
-			return fmt.Errorf("bench --mode loop: %d runs at %s: %w", c.runs, rateName(c.rate, lo.drivers), err)
+			err = fmt.Errorf("bench --mode loop: %d runs at %s: %w", c.runs, rateName(c.rate, lo.drivers), err)
+			if len(report.Cases) > 0 { // the cases measured so far are kept
+				report.Compare()
+				if werr := writeLoopReport(streams.Out, &report, o.jsonPath, lo.svgPath); werr != nil {
+					return errors.Join(err, werr)
+				}
+			}
+			return err
 		}
 		failed = failed || !res.Passed
 		report.Cases = append(report.Cases, res)
