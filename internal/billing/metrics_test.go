@@ -2,7 +2,6 @@ package billing_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/internal/billing"
-	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 )
 
 // gauges gathers reg and returns each series' value by name and labels
@@ -179,25 +178,6 @@ func TestMetricsStatementsUsePartialIndexes(t *testing.T) {
 		"sql/metrics_catch_up_fences.sql": "settlement_catch_up_fences_unsettled",
 		"sql/metrics_exposures.sql":       "late_settlement_exposures_open",
 	} {
-		stmt, err := os.ReadFile(file)
-		require.NoError(t, err)
-		err = db.WithTx(t.Context(), b.admin, func(ctx context.Context, tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+string(stmt))
-			if err != nil {
-				return err
-			}
-			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			text := strings.Join(plan, "\n")
-			require.Contains(t, text, index, "%s:\n%s", file, text)
-			require.NotContains(t, text, "Seq Scan", "%s:\n%s", file, text)
-			return nil
-		})
-		require.NoError(t, err, file)
+		dbtest.RequireStatementUsesIndex(t, b.admin, file, index)
 	}
 }

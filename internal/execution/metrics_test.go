@@ -1,17 +1,13 @@
 package execution_test
 
 import (
-	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/execution"
 )
 
@@ -67,21 +63,5 @@ func TestCollectorCountsRunsAcceptingAttempts(t *testing.T) {
 func TestMetricsStatementUsesPartialIndex(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	stmt, err := os.ReadFile("sql/metrics_runs.sql")
-	require.NoError(t, err)
-	require.NoError(t, db.WithTx(t.Context(), e.exec, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+string(stmt))
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		require.Contains(t, strings.Join(plan, "\n"), "run_execution_states_accepting")
-		return nil
-	}))
+	dbtest.RequireStatementUsesIndex(t, e.exec, "sql/metrics_runs.sql", "run_execution_states_accepting")
 }

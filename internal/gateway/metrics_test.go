@@ -1,18 +1,14 @@
 package gateway_test
 
 import (
-	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/execution"
-	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/gateway"
 )
 
@@ -90,21 +86,5 @@ func TestCollectorCountsCurrentEvidenceNotAvailable(t *testing.T) {
 func TestMetricsStatementUsesPartialIndex(t *testing.T) {
 	t.Parallel()
 	pool, _ := setup(t)
-	stmt, err := os.ReadFile("sql/metrics_availability.sql")
-	require.NoError(t, err)
-	require.NoError(t, db.WithTx(t.Context(), pool, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+string(stmt))
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		require.Contains(t, strings.Join(plan, "\n"), "availability_snapshots_not_available")
-		return nil
-	}))
+	dbtest.RequireStatementUsesIndex(t, pool, "sql/metrics_availability.sql", "availability_snapshots_not_available")
 }

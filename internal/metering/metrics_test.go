@@ -1,19 +1,16 @@
 package metering_test
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
-	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/metering"
 )
 
@@ -182,24 +179,6 @@ func TestMetricsStatementsUsePartialIndexes(t *testing.T) {
 		"sql/metrics_settlement_inputs.sql": "settlement_input_snapshots_unsettleable",
 		"sql/metrics_cost_lanes.sql":        "cost_lane_coordination_attention",
 	} {
-		stmt, err := os.ReadFile(file)
-		require.NoError(t, err)
-		err = db.WithTx(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+string(stmt))
-			if err != nil {
-				return err
-			}
-			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			text := strings.Join(plan, "\n")
-			require.Contains(t, text, index, "%s:\n%s", file, text)
-			return nil
-		})
-		require.NoError(t, err, file)
+		dbtest.RequireStatementUsesIndex(t, b.pool, file, index)
 	}
 }
