@@ -485,14 +485,14 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 	quiet := 0
 	for {
 		var open int
-		err := core.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased')`).Scan(&open)
+		err := core.QueryRow(ctx, qOpenDeliveries, nil).Scan(&open)
 		for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
 			p, ok := pools[b]
 			if !ok || err != nil {
 				continue
 			}
 			var n int
-			err = p.QueryRow(ctx, `SELECT count(*) FROM outbox.outbox_deliveries WHERE status IN ('pending', 'leased') AND destination = ANY($1)`, dests).Scan(&n)
+			err = p.QueryRow(ctx, qOpenDeliveries, dests).Scan(&n)
 			open += n
 		}
 		if m, ok := pools[boundary.Metering]; ok && meteringWorker && err == nil {

@@ -28,9 +28,13 @@ import (
 var runnableWork = work.Claimable{
 	Table: "billing.billing_finalization_fences",
 	Key:   []string{"billing_finalization_fence_id"},
-	Join: `JOIN billing.billing_finalization_works w
-    ON w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.active_work_generation`,
-	Where:   "q.coordination_state = 'pending_evaluation' AND q.closure_watermark_state = 'applied' AND w.work_state = 'pending'",
+	// A lateral probe of the active Work by its key, one per candidate
+	// fence: a join leaves the planner free to hash the whole Work history
+	// (it did, with the statistics of a young table).
+	Join: `CROSS JOIN LATERAL (SELECT w.billing_finalization_operation_id FROM billing.billing_finalization_works w
+    WHERE w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.active_work_generation
+      AND w.work_state = 'pending' LIMIT 1) w`,
+	Where:   "q.coordination_state = 'pending_evaluation' AND q.closure_watermark_state = 'applied'",
 	Columns: "q.billing_finalization_fence_id, q.active_work_generation, q.finalization_fence_revision, w.billing_finalization_operation_id",
 	Now:     "now()",
 	Age:     "q.updated_at",

@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -326,4 +327,48 @@ func TestAckBatch_OBPUB1_PublicationTrustsItsOwnTransactionsGuard(t *testing.T) 
 		require.True(t, b.delivery(t, c.EventID).Published, "every event was completed and published")
 	}
 	b.invariants(t)
+}
+
+// OBS-1 (issue 35): the open-delivery gauge reads the open deliveries
+// through the two partial indexes, not the acknowledged history: with 200
+// acknowledged deliveries, one pending and one leased, the scrape's statement
+// reads no row of outbox_deliveries sequentially. With one IN over both
+// statuses the plan was a sequential scan of the whole table on every
+// scrape.
+func TestOpenCount_OBS1_ReadsOpenDeliveriesOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	const history = 200
+	b.appendRuns(t, history)
+	acked := b.claim(t, "w", history, time.Minute)
+	require.Len(t, acked, history)
+	b.ackAll(t, acked)
+	b.appendRuns(t, 2)
+	require.Len(t, b.claim(t, "w", 1, time.Minute), 1)
+
+	stmt, err := os.ReadFile("queries/open_deliveries.sql")
+	require.NoError(t, err)
+	require.NoError(t, db.WithTx(ctx, b.producer, func(ctx context.Context, tx pgx.Tx) error {
+		seqRead := func() int64 {
+			var n int64
+			require.NoError(t, tx.QueryRow(ctx, `SELECT pg_stat_get_xact_tuples_returned('outbox.outbox_deliveries'::regclass)`).Scan(&n))
+			return n
+		}
+		before := seqRead()
+		rows, err := tx.Query(ctx, string(stmt))
+		require.NoError(t, err)
+		open := map[string]int64{}
+		for rows.Next() {
+			var dest, status string
+			var n int64
+			var age float64
+			require.NoError(t, rows.Scan(&dest, &status, &n, &age))
+			open[status] += n
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, map[string]int64{"pending": 1, "leased": 1}, open)
+		require.Zero(t, seqRead()-before, "rows of outbox_deliveries read sequentially")
+		return nil
+	}))
 }

@@ -10,14 +10,17 @@ import (
 )
 
 const summaryByLink = `-- name: SummaryByLink :many
-SELECT run_id, billing_reservation_id, billing_account_id,
+SELECT s.run_id, s.billing_reservation_id, s.billing_account_id,
        run_admission_manifest_ref, run_admission_manifest_schema_version,
        run_admission_manifest_digest_algorithm_version, run_admission_manifest_digest,
        tenant_kind, tenant_id, workspace_id, project_id, correlation_id, operation_id,
        run_event_id, reservation_state, reservation_economic_identity, reserved_amount
-  FROM operations.operation_summaries
- WHERE projection_name = $1 AND projection_version = $2
-   AND (run_id = $3 OR billing_reservation_id = $4)
+  FROM operations.operation_summaries s
+ WHERE s.projection_name = $1 AND s.projection_version = $2
+   AND s.run_id = ANY(ARRAY[$3::uuid, (
+         SELECT r.run_id FROM operations.operation_summaries r
+          WHERE r.billing_reservation_id = $4
+            AND r.projection_name = $1 AND r.projection_version = $2)])
    FOR UPDATE
 `
 
@@ -49,7 +52,8 @@ type SummaryByLinkRow struct {
 }
 
 // The operation summaries that name the run or the reservation, locked
-// (0, 1 or — in a conflict — 2 rows).
+// (0, 1 or — in a conflict — 2 rows). Two probes, not an OR: a generic plan
+// of the OR made on a small table scans a whole key and filters.
 func (q *Queries) SummaryByLink(ctx context.Context, db DBTX, arg SummaryByLinkParams) ([]SummaryByLinkRow, error) {
 	rows, err := db.Query(ctx, summaryByLink,
 		arg.ProjectionName,
