@@ -39,21 +39,31 @@ func catchUpWaits(ctx context.Context, pools server.Pools) (open int, waiting ma
 	}
 	waiting = map[string]int64{}
 	m, ok := pools[boundary.Metering]
-	for _, dim := range dims {
-		if !ok {
-			open++
-			continue
-		}
-		var version int64
-		var state string
-		if err := m.QueryRow(ctx, qSettlementInputLatest, dim).Scan(&version, &state); err != nil {
-			return 0, nil, fmt.Errorf("settlement input of %s: %w", dim, err)
-		}
-		if state == settlement.ReconciliationNotRequired {
+	if !ok || len(dims) == 0 {
+		return len(dims), waiting, nil
+	}
+	rows, err = m.Query(ctx, qSettlementInputLatest, dims)
+	if err != nil {
+		return 0, nil, fmt.Errorf("settlement inputs of %d pending catch-up fences: %w", len(dims), err)
+	}
+	type latest struct {
+		Dimension string
+		Version   int64
+		State     string
+	}
+	inputs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[latest])
+	if err != nil {
+		return 0, nil, fmt.Errorf("settlement inputs of %d pending catch-up fences: %w", len(dims), err)
+	}
+	if len(inputs) != len(dims) {
+		return 0, nil, fmt.Errorf("settlement inputs: %d of %d pending catch-up fences have none", len(dims)-len(inputs), len(dims))
+	}
+	for _, in := range inputs {
+		if in.State == settlement.ReconciliationNotRequired {
 			open++ // settleable: the worker has work to do
 			continue
 		}
-		waiting[state]++
+		waiting[in.State]++
 	}
 	return open, waiting, nil
 }
