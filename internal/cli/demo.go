@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/oceanway/core/contracts/route"
+	loopbench "github.com/oceanway/core/internal/bench/loop"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/billing/finalization"
@@ -140,13 +141,19 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
 	}
 	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
-	summary, err := demo.Run(ctx, loop.rt, pools, scenario.Run, loop.config(demo.Config{
+	cfg := demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Scenario: scenario, RestartDatabase: restart,
-	}))
+	}
+	cost, costNote := demoCostWindow(ctx, serverURL, o, &cfg)
+	if cost != nil {
+		defer cost.Close(ctx)
+	}
+	summary, err := demo.Run(ctx, loop.rt, pools, scenario.Run, loop.config(cfg))
 	if err != nil {
 		return err
 	}
+	summary.Cost = demoCost(cost, costNote, summary)
 	fmt.Fprintln(streams.Out)
 	summary.WriteTable(streams.Out)
 	if o.jsonPath != "" {
@@ -399,4 +406,50 @@ func limitConcurrency(c transport.ConsumerFunc, n int) transport.ConsumerFunc {
 		defer func() { <-sem }()
 		return c(ctx, d)
 	}
+}
+
+// demoCostSettle is how long the demo lets PostgreSQL publish the
+// statistics of its sessions before and after the idle sample (the loop
+// benchmark waits 11 s, the idle flush interval; an active session
+// publishes at least once a second, so the demo's figures may miss up to
+// about a second of work).
+const demoCostSettle = 1500 * time.Millisecond
+
+// demoCostWindow measures the demo's loop as the loop benchmark does: its
+// drivers are the demo's admission workers (a new run as soon as the last
+// one returned), its window closes when the loop first quiesced. Not with
+// --chaos, whose kills, pauses and restarts are not the loop's cost.
+func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, cfg *demo.Config) (*loopbench.Measurement, string) {
+	if o.chaos {
+		return nil, "not measured with --chaos"
+	}
+	dbs := make([]loopbench.Database, 0, len(boundary.All))
+	for _, b := range boundary.All {
+		dbs = append(dbs, loopbench.Database{Boundary: string(b), Name: migrate.DatabaseName(o.prefix, b)})
+	}
+	m, err := loopbench.NewMeasurement(ctx, serverURL, dbs, loopbench.Schedule{Runs: o.runs, Drivers: o.workers}, demoCostSettle)
+	if err != nil {
+		return nil, fmt.Sprintf("not measured: %v", err)
+	}
+	cfg.Drive, cfg.Quiesced = m.Drive, m.Quiesced
+	return m, ""
+}
+
+// demoCost is the summary's loop cost from the measured window.
+func demoCost(m *loopbench.Measurement, note string, s *demo.Summary) *demo.LoopCost {
+	if m == nil {
+		return &demo.LoopCost{Note: note}
+	}
+	c, err := m.Case(s)
+	if err != nil {
+		return &demo.LoopCost{Note: fmt.Sprintf("not measured: %v", err)}
+	}
+	out := &demo.LoopCost{FinalizedPerSecond: c.FinalizedPerSecond, WindowSeconds: c.WindowSeconds,
+		ProcessCPUMillis: c.ProcessMillisPerRun, PostgresCPUMillis: c.BackendMillisPerRun,
+		CommitsPerRun: c.CommitsPerRun, RowsReadPerRun: c.RowsReadPerRun, StatisticsSource: c.StatsSource,
+		CommitsByOwner: map[string]float64{}, RowsReadByOwner: map[string]float64{}}
+	for _, d := range c.Databases {
+		out.CommitsByOwner[d.Boundary], out.RowsReadByOwner[d.Boundary] = d.CommitsPerRun, d.RowsReadPerRun
+	}
+	return out
 }

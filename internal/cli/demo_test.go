@@ -49,9 +49,27 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 			CaughtUp      int64 `json:"fencesCaughtUp"`
 			Pending       int64 `json:"fencesPendingVerification"`
 		} `json:"catchUp"`
+		Cost *struct {
+			FinalizedPerSecond float64            `json:"finalizedPerSecond"`
+			ProcessCPUMillis   float64            `json:"processCpuMillisPerRun"`
+			CommitsPerRun      float64            `json:"commitsPerRun"`
+			CommitsByOwner     map[string]float64 `json:"commitsPerRunByDatabase"`
+			Note               string             `json:"note"`
+		} `json:"loopCost"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &s))
 	require.True(t, s.Passed)
+	// issue 35 item 1: the demo summary carries the loop benchmark's figures
+	// for its own run (every owner database commits something per run).
+	require.NotNil(t, s.Cost, "the summary reports the loop's cost")
+	require.Empty(t, s.Cost.Note)
+	require.Positive(t, s.Cost.FinalizedPerSecond)
+	require.Positive(t, s.Cost.ProcessCPUMillis)
+	require.Len(t, s.Cost.CommitsByOwner, 4)
+	for owner, commits := range s.Cost.CommitsByOwner {
+		require.Positive(t, commits, owner)
+	}
+	require.Contains(t, r.stdout, "loop cost: commits per run")
 	// issue 16 item 6: the demo runs the settlement catch-up worker; every
 	// post-finality correction the provider sent became a transition (down:
 	// a refund, up: a blocked late exposure, never charged), and every

@@ -77,6 +77,9 @@ type Summary struct {
 	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
 	// Ledger is Billing's end state (the finalization loop).
 	Ledger *LedgerReport `json:"ledger,omitempty"`
+	// Cost is the loop's cost per finalized run (filled in by the caller
+	// that measured the window).
+	Cost *LoopCost `json:"loopCost,omitempty"`
 	// CatchUp is the settlement catch-up's end state (post-finality
 	// corrections become transitions).
 	CatchUp    *CatchUpReport `json:"catchUp,omitempty"`
@@ -230,6 +233,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	s.writeBoundaries(row)
 	s.writeLedger(row)
+	s.writeCost(row)
 	if s.Scenario != nil && s.CatchUp != nil {
 		row("provider: post-finality corrections", fmt.Sprintf("%d down, %d up sent; %d not sent (reservation never finalized)",
 			s.Scenario.CorrectionsDown, s.Scenario.CorrectionsUp, s.Scenario.CorrectionsNotFinalized))
