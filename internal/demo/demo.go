@@ -483,35 +483,52 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 	// that see nothing open.
 	const quietPolls = 3
 	quiet := 0
+	// The checks run in this order and a poll stops at the first that finds
+	// something open: while the loop is busy a poll costs one count, and
+	// the costlier checks run only when everything before them is quiet.
+	checks := []func() (int, error){func() (int, error) {
+		var n int
+		err := core.QueryRow(ctx, qOpenDeliveries, nil).Scan(&n)
+		return n, err
+	}}
+	for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
+		if p, ok := pools[b]; ok {
+			checks = append(checks, func() (int, error) {
+				var n int
+				err := p.QueryRow(ctx, qOpenDeliveries, dests).Scan(&n)
+				return n, err
+			})
+		}
+	}
+	if m, ok := pools[boundary.Metering]; ok && meteringWorker {
+		checks = append(checks, func() (int, error) {
+			n, err := dbsqlc.New().MeteringOpenWork(ctx, m)
+			return int(n), err
+		})
+	}
+	if finalizationWorker {
+		// Its committed events are core deliveries: both must drain.
+		checks = append(checks, func() (int, error) {
+			var n int
+			err := core.QueryRow(ctx, qFinalizationOpenWork).Scan(&n)
+			return n, err
+		})
+	}
+	if cfg.CatchUp != nil {
+		// A fence whose newest input is not settleable waits visibly
+		// for the reconciliation chain; only the others are open.
+		checks = append(checks, func() (int, error) {
+			n, _, err := catchUpWaits(ctx, pools)
+			return n, err
+		})
+	}
 	for {
 		var open int
-		err := core.QueryRow(ctx, qOpenDeliveries, nil).Scan(&open)
-		for _, b := range []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering} {
-			p, ok := pools[b]
-			if !ok || err != nil {
-				continue
+		var err error
+		for _, check := range checks {
+			if open, err = check(); err != nil || open > 0 {
+				break
 			}
-			var n int
-			err = p.QueryRow(ctx, qOpenDeliveries, dests).Scan(&n)
-			open += n
-		}
-		if m, ok := pools[boundary.Metering]; ok && meteringWorker && err == nil {
-			var n int64
-			n, err = dbsqlc.New().MeteringOpenWork(ctx, m)
-			open += int(n)
-		}
-		if finalizationWorker && err == nil {
-			// Its committed events are core deliveries: both must drain.
-			var n int
-			err = core.QueryRow(ctx, qFinalizationOpenWork).Scan(&n)
-			open += n
-		}
-		if cfg.CatchUp != nil && err == nil {
-			// A fence whose newest input is not settleable waits visibly
-			// for the reconciliation chain; only the others are open.
-			var n int
-			n, _, err = catchUpWaits(ctx, pools)
-			open += n
 		}
 		switch {
 		case err != nil && !db.Transient(err):
@@ -526,7 +543,7 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("deliveries still open when the demo timed out: %d", open)
+			return fmt.Errorf("deliveries or Work still open when the demo timed out: %d in the first open check", open)
 		case <-t.C:
 		}
 	}

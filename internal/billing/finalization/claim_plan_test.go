@@ -2,6 +2,7 @@ package finalization_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -58,4 +59,48 @@ func TestBI1FinalizationClaimProbesTheActiveWork(t *testing.T) {
 	dbtest.RequireGenericPlanProbesSQL(t, k.admin, "claim", finalization.WorkClaimSQL, map[string]string{
 		"billing_finalization_works_pkey": "billing_finalization_fence_id",
 	})
+}
+
+// BI-1 (issue 35): with a history of committed fences and a backlog of
+// runnable ones in the statistics (20,000 and 2,000 rows, written with the
+// triggers off and analyzed, all rolled back), the claim still reads the
+// runnable fences through their partial index, oldest first. Without its
+// order, LIMIT 1 let the planner expect an early match in a sequential scan
+// that in fact read the committed history first (3,000-run benchmark).
+func TestBI1FinalizationClaimSkipsTheHistoryUnderABacklog(t *testing.T) {
+	t.Parallel()
+	k := newCore(t)
+	errRollback := errors.New("rolled back")
+	err := db.WithTx(t.Context(), k.admin, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+INSERT INTO billing.billing_finalization_fences (billing_finalization_fence_id, billing_reservation_id, run_id,
+  finalization_fence_revision, coordination_state, active_work_generation, latest_work_generation,
+  closure_watermark_state, settlement_input_watermark_state, created_at, committed_ref, updated_at)
+SELECT gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 7,
+       CASE WHEN i <= 20000 THEN 'committed' ELSE 'pending_evaluation' END,
+       CASE WHEN i <= 20000 THEN NULL ELSE 1 END, 1, 'applied', 'advanced', now(),
+       CASE WHEN i <= 20000 THEN 'bfc-' || i END, now()
+FROM generate_series(1, 22000) AS i`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "ANALYZE billing.billing_finalization_fences"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+finalization.WorkClaimSQL)
+		if err != nil {
+			return err
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		text := strings.Join(plan, "\n")
+		require.NotContains(t, text, "Seq Scan on billing_finalization_fences", text)
+		require.Contains(t, text, "billing_finalization_fences_pending", text)
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
 }
