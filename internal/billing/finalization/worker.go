@@ -34,12 +34,12 @@ var runnableWork = work.Claimable{
 	Join: `CROSS JOIN LATERAL (SELECT w.billing_finalization_operation_id FROM billing.billing_finalization_works w
     WHERE w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.active_work_generation
       AND w.work_state = 'pending' LIMIT 1) w`,
-	Where:   "q.coordination_state = 'pending_evaluation' AND q.closure_watermark_state = 'applied'",
+	Where: "q.coordination_state = 'pending_evaluation' AND q.closure_watermark_state = 'applied'",
 	// Oldest fence first (ids are time-ordered), read in the order of the
 	// partial index: without an order, LIMIT 1 let the planner expect a
 	// match early in a sequential scan, which read the committed history
 	// before the first runnable fence (measured at 3,000 runs).
-	Order: "q.billing_finalization_fence_id",
+	Order:   "q.billing_finalization_fence_id",
 	Columns: "q.billing_finalization_fence_id, q.active_work_generation, q.finalization_fence_revision, w.billing_finalization_operation_id",
 	Now:     "now()",
 	Age:     "q.updated_at",
