@@ -14,7 +14,6 @@ import (
 var (
 	qCatchUpPending        = statements.Get("catch_up_pending")
 	qSettlementInputLatest = statements.Get("settlement_input_latest")
-	qOpenDeliveries        = statements.Get("open_deliveries")
 )
 
 // catchUpWaits classifies the catch-up fences pending verification: open

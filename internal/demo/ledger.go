@@ -23,6 +23,7 @@ var (
 	qReservationState     = statements.Get("reservation_state")
 	qCatchUpCounts        = statements.Get("catch_up_counts")
 	qWaitingReasons       = statements.Get("waiting_reasons")
+	qOpenDeliveries       = statements.Get("open_deliveries")
 )
 
 // CatchUpReport is the settlement catch-up's end state: post-finality

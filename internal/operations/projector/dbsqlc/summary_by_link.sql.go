@@ -11,24 +11,32 @@ import (
 
 const summaryByLink = `-- name: SummaryByLink :many
 SELECT s.run_id, s.billing_reservation_id, s.billing_account_id,
-       run_admission_manifest_ref, run_admission_manifest_schema_version,
-       run_admission_manifest_digest_algorithm_version, run_admission_manifest_digest,
-       tenant_kind, tenant_id, workspace_id, project_id, correlation_id, operation_id,
-       run_event_id, reservation_state, reservation_economic_identity, reserved_amount
-  FROM operations.operation_summaries s
- WHERE s.projection_name = $1 AND s.projection_version = $2
-   AND s.run_id = ANY(ARRAY[$3::uuid, (
-         SELECT r.run_id FROM operations.operation_summaries r
-          WHERE r.billing_reservation_id = $4
-            AND r.projection_name = $1 AND r.projection_version = $2)])
-   FOR UPDATE
+       s.run_admission_manifest_ref, s.run_admission_manifest_schema_version,
+       s.run_admission_manifest_digest_algorithm_version, s.run_admission_manifest_digest,
+       s.tenant_kind, s.tenant_id, s.workspace_id, s.project_id, s.correlation_id, s.operation_id,
+       s.run_event_id, s.reservation_state, s.reservation_economic_identity, s.reserved_amount
+  FROM (SELECT $1::uuid AS run_id
+        UNION
+        SELECT r.run_id FROM operations.operation_summaries r
+         WHERE r.billing_reservation_id = $2
+           AND r.projection_name = $3 AND r.projection_version = $4) ids
+ CROSS JOIN LATERAL (
+   SELECT o.run_id, o.billing_reservation_id, o.billing_account_id,
+          o.run_admission_manifest_ref, o.run_admission_manifest_schema_version,
+          o.run_admission_manifest_digest_algorithm_version, o.run_admission_manifest_digest,
+          o.tenant_kind, o.tenant_id, o.workspace_id, o.project_id, o.correlation_id, o.operation_id,
+          o.run_event_id, o.reservation_state, o.reservation_economic_identity, o.reserved_amount
+     FROM operations.operation_summaries o
+    WHERE o.run_id = ids.run_id AND o.projection_name = $3 AND o.projection_version = $4
+    LIMIT 1
+    FOR UPDATE) s
 `
 
 type SummaryByLinkParams struct {
-	ProjectionName       string
-	ProjectionVersion    int64
 	RunID                string
 	BillingReservationID string
+	ProjectionName       string
+	ProjectionVersion    int64
 }
 
 type SummaryByLinkRow struct {
@@ -52,14 +60,17 @@ type SummaryByLinkRow struct {
 }
 
 // The operation summaries that name the run or the reservation, locked
-// (0, 1 or — in a conflict — 2 rows). Two probes, not an OR: a generic plan
-// of the OR made on a small table scans a whole key and filters.
+// (0, 1 or — in a conflict — 2 rows). Each is a lateral probe of the primary
+// key by run id (the reservation's run found by a probe of its key): an OR,
+// or an = ANY over both ids, let a plan made on a small table scan the whole
+// projection, and on a server without autovacuum such a plan is never
+// replaced.
 func (q *Queries) SummaryByLink(ctx context.Context, db DBTX, arg SummaryByLinkParams) ([]SummaryByLinkRow, error) {
 	rows, err := db.Query(ctx, summaryByLink,
-		arg.ProjectionName,
-		arg.ProjectionVersion,
 		arg.RunID,
 		arg.BillingReservationID,
+		arg.ProjectionName,
+		arg.ProjectionVersion,
 	)
 	if err != nil {
 		return nil, err
