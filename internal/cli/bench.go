@@ -110,6 +110,7 @@ func runBench(ctx context.Context, streams *IO, o benchOptions) (err error) {
 			fmt.Fprintf(streams.Err, format+"\n", args...)
 		}
 	}
+	logf("bench: runtime %s", applyRuntimeDefaults())
 	m, ok := measure.ParseMode(o.mode)
 	if !ok {
 		return fmt.Errorf("bench: --mode %q: want concurrent, burndown or loop", o.mode)

@@ -109,6 +109,7 @@ func runLoopBench(ctx context.Context, streams *IO, o benchOptions, lo loopOptio
 			fmt.Fprintf(streams.Err, format+"\n", args...)
 		}
 	}
+	logf("bench: runtime %s", applyRuntimeDefaults())
 	cases := lo.cases(o.cfg.Rate)
 	for _, c := range cases {
 		if c.runs < 1 || c.rate < 0 || (c.rate == 0 && lo.drivers < 1) {

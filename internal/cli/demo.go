@@ -106,6 +106,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
 	}
 
+	say("demo: runtime %s", applyRuntimeDefaults())
 	serverURL, keep, restart, cleanup, err := demoServer(ctx, o.databaseURL, &o.prefix, say)
 	if err != nil {
 		return err

@@ -106,6 +106,7 @@ process.`,
 func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
 	logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+	logf("serve: runtime %s", applyRuntimeDefaults())
 	plan, err := o.roles.plan()
 	if err != nil {
 		return err
