@@ -27,16 +27,22 @@ func RequireStatementUsesIndex(t *testing.T, pool db.Beginner, file, index strin
 		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+string(stmt))
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		text = strings.Join(plan, "\n")
+		text, err = Explain(ctx, tx, string(stmt))
 		return err
 	}), file)
 	require.Contains(t, text, index, "%s:\n%s", file, text)
 	require.NotContains(t, text, "Seq Scan", "%s:\n%s", file, text)
+}
+
+// Explain returns the text plan of stmt as q plans it (inside the caller's
+// transaction, with its settings).
+func Explain(ctx context.Context, q db.Executor, stmt string) (string, error) {
+	rows, err := q.Query(ctx, "EXPLAIN (FORMAT TEXT) "+stmt)
+	if err != nil {
+		return "", err
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(plan, "\n"), err
 }
 
 // namedArg is a sqlc named argument in a query file: @name or
@@ -81,17 +87,12 @@ func RequireGenericPlanProbesSQL(t *testing.T, pool db.Beginner, name, raw strin
 		if _, err := tx.Exec(ctx, "PREPARE generic_plan_probe AS "+stmt); err != nil {
 			return err
 		}
-		explain := "EXPLAIN (FORMAT TEXT) EXECUTE generic_plan_probe"
+		execute := "EXECUTE generic_plan_probe"
 		if nulls != "" {
-			explain += "(" + nulls + ")"
+			execute += "(" + nulls + ")"
 		}
-		rows, err := tx.Query(ctx, explain)
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		text = strings.Join(plan, "\n")
-		if err != nil {
+		var err error
+		if text, err = Explain(ctx, tx, execute); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "DEALLOCATE generic_plan_probe")

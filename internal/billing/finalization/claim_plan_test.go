@@ -26,15 +26,10 @@ func TestBI1FinalizationClaimReadsOnlyPendingFences(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+stmt)
+			text, err := dbtest.Explain(ctx, tx, stmt)
 			if err != nil {
 				return err
 			}
-			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			text := strings.Join(plan, "\n")
 			// Either partial index bounds it to unfinished fences: the one of
 			// pending_evaluation fences, or the metrics' one of unfinished
 			// fences led by the state (billing 00043).
@@ -89,15 +84,10 @@ FROM generate_series(1, 22000) AS i`); err != nil {
 		if _, err := tx.Exec(ctx, "ANALYZE billing.billing_finalization_fences"); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (FORMAT TEXT) "+finalization.WorkClaimSQL)
+		text, err := dbtest.Explain(ctx, tx, finalization.WorkClaimSQL)
 		if err != nil {
 			return err
 		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		text := strings.Join(plan, "\n")
 		require.NotContains(t, text, "Seq Scan on billing_finalization_fences", text)
 		require.Contains(t, text, "billing_finalization_fences_pending", text)
 		return errRollback
