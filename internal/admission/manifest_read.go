@@ -11,40 +11,24 @@ import (
 	"github.com/oceanway/core/internal/admission/dbsqlc"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
-
-// ReadRunAdmissionManifestV1 is the contract version of Core's manifest read.
-const ReadRunAdmissionManifestV1 = "readRunAdmissionManifest@1"
 
 // manifestAudiences are the workload audiences the manifest read serves: a
 // purpose outside this set is refused, not answered.
 var manifestAudiences = map[string]bool{
-	execution.AudienceRunExecutionState: true,
-	AudienceMeteringSettlementInput:     true,
+	execution.AudienceRunExecutionState:      true,
+	coreread.AudienceMeteringSettlementInput: true,
 }
 
-// AudienceMeteringSettlementInput is the Metering worker's purpose: the
-// settlement input's economic identity is the one the manifest froze.
-const AudienceMeteringSettlementInput = "metering_settlement_input"
-
-// RunAdmissionManifestRead is the request of readRunAdmissionManifest@1
-// (ADR-031: exact workload audience, tenant, run, schema, algorithm; no bare
-// ref, no "latest", no list). Every field is required except ProjectID,
-// which must equal the manifest's (empty when the run has no project).
-type RunAdmissionManifestRead struct {
-	ContractVersion string
-	Audience        string
-	Tenant          execution.Tenant
-	RunID           string
-	Manifest        strict.Quadruple
-}
-
-func (r RunAdmissionManifestRead) validate() error {
+// validateManifestRead refuses a request that is not exact before anything
+// is read.
+func validateManifestRead(r coreread.RunAdmissionManifestRead) error {
 	switch {
-	case r.ContractVersion != ReadRunAdmissionManifestV1:
-		return fmt.Errorf("%w: contract version %q (want %s)", ownerread.ErrInvalidRequest, r.ContractVersion, ReadRunAdmissionManifestV1)
+	case r.ContractVersion != coreread.ReadRunAdmissionManifestV1:
+		return fmt.Errorf("%w: contract version %q (want %s)", ownerread.ErrInvalidRequest, r.ContractVersion, coreread.ReadRunAdmissionManifestV1)
 	case !manifestAudiences[r.Audience]:
-		return fmt.Errorf("%w: audience %q is not served by %s", ownerread.ErrInvalidRequest, r.Audience, ReadRunAdmissionManifestV1)
+		return fmt.Errorf("%w: audience %q is not served by %s", ownerread.ErrInvalidRequest, r.Audience, coreread.ReadRunAdmissionManifestV1)
 	case r.Tenant.Kind == "" || !strict.IsUUID(r.Tenant.TenantID) || !strict.IsUUID(r.Tenant.WorkspaceID) ||
 		(r.Tenant.ProjectID != "" && !strict.IsUUID(r.Tenant.ProjectID)):
 		return fmt.Errorf("%w: tenant is incomplete", ownerread.ErrInvalidRequest)
@@ -57,24 +41,21 @@ func (r RunAdmissionManifestRead) validate() error {
 	return nil
 }
 
-// ManifestResult is the answer of readRunAdmissionManifest@1.
-type ManifestResult = ownerread.Result[*execution.RunAdmissionManifest]
-
 // ReadRunAdmissionManifest answers readRunAdmissionManifest@1 from the core
 // database: found (the manifest stored under the ref belongs to the run,
 // decodes strictly, its digest recomputes and its quadruple, tenant and run
 // equal the request), not_found (neither the ref nor a manifest of the run
 // exists) or conflicting (anything else, with the reason). An invalid
 // request is ownerread.ErrInvalidRequest and reads nothing.
-func ReadRunAdmissionManifest(ctx context.Context, q db.Executor, req RunAdmissionManifestRead) (ManifestResult, error) {
-	if err := req.validate(); err != nil {
-		return ManifestResult{}, err
+func ReadRunAdmissionManifest(ctx context.Context, q db.Executor, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error) {
+	if err := validateManifestRead(req); err != nil {
+		return coreread.ManifestResult{}, err
 	}
 	rows, err := queries.ManifestReadCandidates(ctx, q, dbsqlc.ManifestReadCandidatesParams{
 		RunAdmissionManifestRef: req.Manifest.Ref, RunID: req.RunID,
 	})
 	if err != nil {
-		return ManifestResult{}, fmt.Errorf("read run admission manifest: %w", err)
+		return coreread.ManifestResult{}, fmt.Errorf("read run admission manifest: %w", err)
 	}
 	var byRef, byRun *dbsqlc.ManifestReadCandidatesRow
 	for i := range rows {
@@ -98,7 +79,7 @@ func ReadRunAdmissionManifest(ctx context.Context, q db.Executor, req RunAdmissi
 
 // compareManifest decodes the stored body strictly (its digest recomputes)
 // and compares every field the request states.
-func compareManifest(req RunAdmissionManifestRead, body []byte) ManifestResult {
+func compareManifest(req coreread.RunAdmissionManifestRead, body []byte) coreread.ManifestResult {
 	conflict := ownerread.Conflict[*execution.RunAdmissionManifest]
 	m, err := execution.DecodeRunAdmissionManifest(body)
 	if err != nil {

@@ -12,11 +12,12 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
-func manifestRead(req admission.Request, res admission.Result) admission.RunAdmissionManifestRead {
-	return admission.RunAdmissionManifestRead{
-		ContractVersion: admission.ReadRunAdmissionManifestV1,
+func manifestRead(req admission.Request, res admission.Result) coreread.RunAdmissionManifestRead {
+	return coreread.RunAdmissionManifestRead{
+		ContractVersion: coreread.ReadRunAdmissionManifestV1,
 		Audience:        execution.AudienceRunExecutionState,
 		Tenant:          execution.Tenant{Kind: req.TenantKind, TenantID: req.TenantID, WorkspaceID: req.WorkspaceID, ProjectID: req.ProjectID},
 		RunID:           res.RunID,
@@ -65,18 +66,18 @@ func TestEX1ReadRunAdmissionManifest(t *testing.T) {
 	require.Equal(t, ownerread.NotFound, got.Answer)
 
 	// conflicting: every mismatch the request can state.
-	conflicts := map[string]func(r *admission.RunAdmissionManifestRead){
-		"other digest": func(r *admission.RunAdmissionManifestRead) {
+	conflicts := map[string]func(r *coreread.RunAdmissionManifestRead){
+		"other digest": func(r *coreread.RunAdmissionManifestRead) {
 			r.Manifest.Digest = "00000000000000000000000000000000000000000000000000000000000000ff"
 		},
-		"other schema version": func(r *admission.RunAdmissionManifestRead) { r.Manifest.SchemaVersion = "2" },
-		"ref of another run":   func(r *admission.RunAdmissionManifestRead) { r.Manifest = resB.Manifest },
-		"unknown ref of an admitted run": func(r *admission.RunAdmissionManifestRead) {
+		"other schema version": func(r *coreread.RunAdmissionManifestRead) { r.Manifest.SchemaVersion = "2" },
+		"ref of another run":   func(r *coreread.RunAdmissionManifestRead) { r.Manifest = resB.Manifest },
+		"unknown ref of an admitted run": func(r *coreread.RunAdmissionManifestRead) {
 			r.Manifest.Ref = "ram-" + uuid.NewString()
 		},
-		"other tenant":    func(r *admission.RunAdmissionManifestRead) { r.Tenant.TenantID = uuid.NewString() },
-		"other workspace": func(r *admission.RunAdmissionManifestRead) { r.Tenant.WorkspaceID = uuid.NewString() },
-		"project omitted": func(r *admission.RunAdmissionManifestRead) { r.Tenant.ProjectID = "" },
+		"other tenant":    func(r *coreread.RunAdmissionManifestRead) { r.Tenant.TenantID = uuid.NewString() },
+		"other workspace": func(r *coreread.RunAdmissionManifestRead) { r.Tenant.WorkspaceID = uuid.NewString() },
+		"project omitted": func(r *coreread.RunAdmissionManifestRead) { r.Tenant.ProjectID = "" },
 	}
 	for name, mutate := range conflicts {
 		r := manifestRead(reqA, resA)
@@ -89,14 +90,14 @@ func TestEX1ReadRunAdmissionManifest(t *testing.T) {
 	}
 
 	// invalid requests are refused, not answered.
-	invalid := map[string]func(r *admission.RunAdmissionManifestRead){
-		"bare ref":        func(r *admission.RunAdmissionManifestRead) { r.Manifest = strict.Quadruple{Ref: r.Manifest.Ref} },
-		"no algorithm":    func(r *admission.RunAdmissionManifestRead) { r.Manifest.DigestAlgorithmVersion = "" },
-		"unknown version": func(r *admission.RunAdmissionManifestRead) { r.ContractVersion = "readRunAdmissionManifest@2" },
-		"other audience":  func(r *admission.RunAdmissionManifestRead) { r.Audience = "admin_console" },
-		"no tenant":       func(r *admission.RunAdmissionManifestRead) { r.Tenant = execution.Tenant{} },
-		"run not a uuid":  func(r *admission.RunAdmissionManifestRead) { r.RunID = "latest" },
-		"unknown algorith": func(r *admission.RunAdmissionManifestRead) {
+	invalid := map[string]func(r *coreread.RunAdmissionManifestRead){
+		"bare ref":        func(r *coreread.RunAdmissionManifestRead) { r.Manifest = strict.Quadruple{Ref: r.Manifest.Ref} },
+		"no algorithm":    func(r *coreread.RunAdmissionManifestRead) { r.Manifest.DigestAlgorithmVersion = "" },
+		"unknown version": func(r *coreread.RunAdmissionManifestRead) { r.ContractVersion = "readRunAdmissionManifest@2" },
+		"other audience":  func(r *coreread.RunAdmissionManifestRead) { r.Audience = "admin_console" },
+		"no tenant":       func(r *coreread.RunAdmissionManifestRead) { r.Tenant = execution.Tenant{} },
+		"run not a uuid":  func(r *coreread.RunAdmissionManifestRead) { r.RunID = "latest" },
+		"unknown algorith": func(r *coreread.RunAdmissionManifestRead) {
 			r.Manifest.DigestAlgorithmVersion = digest.Algorithm("sha1")
 		},
 	}

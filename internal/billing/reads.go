@@ -10,8 +10,8 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // Reads are Billing's directed owner reads over the core database (as the
@@ -21,8 +21,6 @@ type Reads struct {
 	DB db.Executor
 }
 
-var _ projector.BillingReads = Reads{}
-
 // ReadBillingFinalizationCommitted is readBillingFinalizationCommitted: by
 // the exact BillingFinalizationCommitted@1 quadruple the event carries, it
 // answers found when the stored fact recomputes to that quadruple and every
@@ -31,7 +29,7 @@ var _ projector.BillingReads = Reads{}
 // the fact; not_found when Billing has no fact under that ref and none for
 // the reservation; conflicting otherwise (another fact for the reservation,
 // or any field differs). No list, no latest, no bare-ref read.
-func (r Reads) ReadBillingFinalizationCommitted(ctx context.Context, req projector.FinalizationCommittedRead) (ownerread.Answer, error) {
+func (r Reads) ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (ownerread.Answer, error) {
 	if err := req.Committed.Validate(); err != nil || req.EventID == "" || req.BillingReservationID == "" {
 		return "", fmt.Errorf("%w: readBillingFinalizationCommitted needs the full quadruple, the event and the reservation", ownerread.ErrInvalidRequest)
 	}

@@ -21,10 +21,11 @@ import (
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 	"github.com/oceanway/core/internal/release"
 )
 
-func readOf(t *testing.T, b *bundle, eventID string) (projector.FinalizationCommittedRead, *envelope.Envelope) {
+func readOf(t *testing.T, b *bundle, eventID string) (coreread.FinalizationCommittedRead, *envelope.Envelope) {
 	t.Helper()
 	var text, sha string
 	require.NoError(t, b.admin.QueryRow(t.Context(), "SELECT event_envelope, event_envelope_sha256 FROM outbox.outbox_events WHERE event_id = $1", eventID).Scan(&text, &sha))
@@ -32,7 +33,7 @@ func readOf(t *testing.T, b *bundle, eventID string) (projector.FinalizationComm
 	require.NoError(t, err)
 	p, err := envelope.PayloadOf[envelope.BillingFinalizationCommittedV1Payload](env)
 	require.NoError(t, err)
-	return projector.FinalizationCommittedRead{Committed: p.BillingFinalizationCommitted(), EventID: env.EventID,
+	return coreread.FinalizationCommittedRead{Committed: p.BillingFinalizationCommitted(), EventID: env.EventID,
 		EventEnvelopeDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: sha}, BillingReservationID: p.BillingReservationID,
 		BillingAccountID: p.BillingAccountID, RunID: p.RunID, FenceID: p.BillingFinalizationFenceID, OperationID: p.BillingFinalizationOperationID,
 		FenceRevision: p.FinalizationFenceRevision, Decision: p.BillingFinalizationDecision, SettledAmount: p.SettledAmount,
@@ -57,14 +58,14 @@ func TestReadBillingFinalizationCommitted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ownerread.Found, ans)
 
-	for name, mutate := range map[string]func(q *projector.FinalizationCommittedRead){
-		"digest":         func(q *projector.FinalizationCommittedRead) { q.Committed.Digest = quad("x").Digest },
-		"event":          func(q *projector.FinalizationCommittedRead) { q.EventID = id("other-event") },
-		"envelope":       func(q *projector.FinalizationCommittedRead) { q.EventEnvelopeDigest.Value = quad("y").Digest },
-		"settled":        func(q *projector.FinalizationCommittedRead) { q.SettledAmount = "13" },
-		"decision":       func(q *projector.FinalizationCommittedRead) { q.Decision = billingc.SuccessReleaseAll },
-		"fence revision": func(q *projector.FinalizationCommittedRead) { q.FenceRevision++ },
-		"other ref":      func(q *projector.FinalizationCommittedRead) { q.Committed = quad("bfc-other") },
+	for name, mutate := range map[string]func(q *coreread.FinalizationCommittedRead){
+		"digest":         func(q *coreread.FinalizationCommittedRead) { q.Committed.Digest = quad("x").Digest },
+		"event":          func(q *coreread.FinalizationCommittedRead) { q.EventID = id("other-event") },
+		"envelope":       func(q *coreread.FinalizationCommittedRead) { q.EventEnvelopeDigest.Value = quad("y").Digest },
+		"settled":        func(q *coreread.FinalizationCommittedRead) { q.SettledAmount = "13" },
+		"decision":       func(q *coreread.FinalizationCommittedRead) { q.Decision = billingc.SuccessReleaseAll },
+		"fence revision": func(q *coreread.FinalizationCommittedRead) { q.FenceRevision++ },
+		"other ref":      func(q *coreread.FinalizationCommittedRead) { q.Committed = quad("bfc-other") },
 	} {
 		q := req
 		mutate(&q)

@@ -94,7 +94,7 @@ dispatchers at random, pauses one past its lease and makes the consumer fail tra
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&o.plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&o.transport, "transport", demo.TransportInProcess,
-		"inprocess, or http: every consumer behind a real loopback HTTP listener reached with workload tokens (with --chaos, answers are also dropped after the consumer committed)")
+		"inprocess, or http: every consumer and every owner read behind a real loopback HTTP listener reached with workload tokens (with --chaos, consumer and owner answers are also dropped after the callee committed)")
 	return cmd
 }
 
@@ -180,18 +180,45 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 // metering worker, Billing's finalization worker and settlement catch-up.
 type loopRuntime struct {
 	rt           *server.Runtime
-	network      *demo.Network // --transport http only
+	network      *demo.Network    // --transport http only
+	ownerReads   *demo.OwnerReads // --transport http only
 	metering     *metering.Worker
 	finalization *finalization.Worker
 	catchUp      *catchup.Worker
 }
 
 // newLoopRuntime builds the loop on pools (demoDatabases) with the
-// dispatcher flags disp, its consumers in process or (transportName http)
-// behind a loopback HTTP endpoint.
+// dispatcher flags disp, its consumers and the owners' reads in process or
+// (transportName http) behind loopback HTTP endpoints.
 func newLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName string) (*loopRuntime, error) {
+	return buildLoopRuntime(pools, disp, transportName, nil)
+}
+
+// buildLoopRuntime is newLoopRuntime with wrapReads, when set, around the
+// owner reads the consumers and workers get (a test compares every answer
+// over HTTP with the same read in process).
+func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName string, wrapReads func(ownerReaders) ownerReaders) (_ *loopRuntime, err error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	consumers, batches, err := consumersFor(pools, pools, pools[boundary.Core], true)
+	reg := prometheus.NewRegistry()
+	l := &loopRuntime{}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	reads := inProcessReaders(pools)
+	if transportName == demo.TransportHTTP {
+		// The owners answer their reads behind a loopback HTTP endpoint,
+		// from their own pools; the workers hold only the clients.
+		if l.ownerReads, err = demo.StartOwnerReads(reads.served(), reg); err != nil {
+			return nil, err
+		}
+		reads = httpReaders(l.ownerReads.Clients)
+	}
+	if wrapReads != nil {
+		reads = wrapReads(reads)
+	}
+	consumers, batches, err := consumersFor(pools, reads, pools[boundary.Core], true)
 	if err != nil {
 		return nil, err
 	}
@@ -201,15 +228,13 @@ func newLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName stri
 		// the demo's connections on a shared server within budget.
 		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
 	}
-	reg := prometheus.NewRegistry()
 	wm := work.NewMetrics(reg)
-	l := &loopRuntime{}
-	if l.metering, err = meteringWorker(pools, 2, 10*time.Second, wm, log); err != nil {
+	if l.metering, err = meteringWorker(pools[boundary.Metering], reads, 2, 10*time.Second, wm, log); err != nil {
 		return nil, err
 	}
 	counters := billing.NewCounters(reg)
-	l.finalization = finalizationWorker(pools[boundary.Core], pools, pools, 2, wm, counters, log)
-	if l.catchUp, err = catchUpWorker(pools[boundary.Core], pools, wm, counters, log); err != nil {
+	l.finalization = finalizationWorker(pools[boundary.Core], reads, 2, wm, counters, log)
+	if l.catchUp, err = catchUpWorker(pools[boundary.Core], reads.metering, wm, counters, log); err != nil {
 		return nil, err
 	}
 	rcfg := server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers, Batches: disp.batches(batches)}
@@ -221,7 +246,6 @@ func newLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName stri
 		consumers = nil // every consumer is reached over HTTP
 	}
 	if l.rt, err = server.New(pools, consumers, rcfg, reg, log); err != nil {
-		l.Close()
 		return nil, err
 	}
 	return l, nil
@@ -229,7 +253,7 @@ func newLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName stri
 
 // config sets the loop's workers (and network) in cfg.
 func (l *loopRuntime) config(cfg demo.Config) demo.Config {
-	cfg.Network, cfg.Metering, cfg.Finalization, cfg.CatchUp = l.network, l.metering, l.finalization, l.catchUp
+	cfg.Network, cfg.OwnerReads, cfg.Metering, cfg.Finalization, cfg.CatchUp = l.network, l.ownerReads, l.metering, l.finalization, l.catchUp
 	return cfg
 }
 
@@ -237,6 +261,9 @@ func (l *loopRuntime) config(cfg demo.Config) demo.Config {
 func (l *loopRuntime) Close() {
 	if l.network != nil {
 		_ = l.network.Close()
+	}
+	if l.ownerReads != nil {
+		_ = l.ownerReads.Close()
 	}
 }
 

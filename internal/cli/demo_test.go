@@ -122,9 +122,9 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.Contains(t, again.stderr, "already holds")
 }
 
-// `oceanway demo --transport http` (issue 21): the same demo with every
-// consumer behind a loopback HTTP endpoint passes every invariant; an unknown
-// transport is refused.
+// `oceanway demo --transport http` (issues 21 and 34): the same demo with
+// every consumer and every owner read behind loopback HTTP endpoints passes
+// every invariant; an unknown transport is refused.
 func TestDemoCommandOverHTTP(t *testing.T) {
 	// Not parallel: with the Metering input processor every boundary's
 	// dispatchers deliver, and two demos at once exceed a shared server's
@@ -142,10 +142,16 @@ func TestDemoCommandOverHTTP(t *testing.T) {
 		Transport    string `json:"transport"`
 		Events       int64  `json:"events"`
 		Acknowledged int64  `json:"acknowledged"`
+		ReadsOver    string `json:"ownerReadsOver"`
+		ReadCalls    int64  `json:"ownerReadCalls"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &s))
 	require.True(t, s.Passed)
 	require.Equal(t, "http", s.Transport)
+	// Issue 34: the workers reached the other owners only over HTTP.
+	require.Equal(t, "http", s.ReadsOver)
+	require.Positive(t, s.ReadCalls)
+	require.Contains(t, r.stdout, "owner reads")
 	require.GreaterOrEqual(t, s.Acknowledged, int64(40), "two admission events per run, then the finalizations")
 	require.Equal(t, s.Events, s.Acknowledged)
 

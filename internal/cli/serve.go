@@ -39,6 +39,7 @@ import (
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/outbox/transport/httptransport"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 	"github.com/oceanway/core/internal/server"
 	"github.com/oceanway/core/internal/work"
 	"github.com/oceanway/core/internal/workload"
@@ -216,7 +217,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		o.adminToken = os.Getenv("OCEANWAY_ADMIN_TOKEN")
 	}
 	return serve(ctx, serveParams{
-		pools: pools, consumerPools: consumerPools, readPools: readPools, billingPool: billingPools[boundary.Core],
+		pools: pools, consumerPools: consumerPools, readPools: readPools, reads: inProcessReaders(readPools), billingPool: billingPools[boundary.Core],
 		coordinator: slices.Contains(plan.consume, route.BillingFinalizationCoordinator),
 		adminPools:  adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
@@ -228,6 +229,7 @@ type serveParams struct {
 	pools         server.Pools  // dispatchers, metrics, readiness, admin
 	consumerPools server.Pools  // consumers (and their read model)
 	readPools     server.Pools  // the owner databases consumers read (event-bound owner reads)
+	reads         ownerReaders  // the owner reads over readPools
 	billingPool   *pgxpool.Pool // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
 	coordinator   bool          // serve the Billing finalization coordinator
 	adminPools    server.Pools  // the read-only admin page with least privilege; nil: pools
@@ -278,7 +280,7 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // finalization worker holds across its owner reads, and the catch-up's lock
 // order (finalization fence before dimension) is a per-transaction rule a
 // batch of several dimensions would break.
-func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
+func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	batches := map[route.Destination]transport.BatchConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
@@ -313,11 +315,8 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 		}
 		consumers[route.BillingSettlementCatchUp] = cu.Consume
 	}
-	m, okM := pools[boundary.Metering]
-	ex, okE := reads[boundary.Execution]
-	gw, okG := reads[boundary.Gateway]
-	if okM && okE && okG {
-		c, err := metering.New(m, metering.Config{Reads: metering.DBReads{Execution: ex, Gateway: gw}})
+	if m, ok := pools[boundary.Metering]; ok && reads.execution != nil && reads.gateway != nil {
+		c, err := metering.New(m, metering.Config{Reads: metering.Owners{Execution: reads.execution, Gateway: reads.gateway}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -329,31 +328,24 @@ func consumersFor(pools, reads server.Pools, billingPool *pgxpool.Pool, coordina
 // finalizationWorker builds the Billing finalization worker over the core
 // database as the billing role when the owners it reads (execution, gateway,
 // metering) are reachable in this process (nil otherwise).
-func finalizationWorker(billingPool *pgxpool.Pool, reads, meteringPools server.Pools, concurrency int, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) *finalization.Worker {
-	ex, okE := reads[boundary.Execution]
-	gw, okG := reads[boundary.Gateway]
-	m, okM := meteringPools[boundary.Metering]
-	if billingPool == nil || !okE || !okG || !okM {
+func finalizationWorker(billingPool *pgxpool.Pool, reads ownerReaders, concurrency int, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) *finalization.Worker {
+	if billingPool == nil || reads.execution == nil || reads.gateway == nil || reads.metering == nil {
 		return nil
 	}
-	owners := finalization.Owners{Execution: finalization.ExecutionPool{DB: ex}, Gateway: finalization.GatewayPool{DB: gw},
-		Metering: finalization.MeteringPool{DB: m}}
+	owners := finalization.Owners{Execution: reads.execution,
+		Gateway: finalization.GatewayOwner{Reads: reads.gateway}, Metering: finalization.MeteringOwner{Reads: reads.metering}}
 	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency, Metrics: wm, Counters: counters}, log)
 }
 
 // meteringWorker builds the metering worker over the metering database when
 // the execution, gateway and core databases are there for its owner reads (nil
 // otherwise: the process does not run the Metering owner).
-func meteringWorker(pools server.Pools, concurrency int, lease time.Duration, wm *work.Metrics, log *slog.Logger) (*metering.Worker, error) {
-	m, okM := pools[boundary.Metering]
-	ex, okE := pools[boundary.Execution]
-	gw, okG := pools[boundary.Gateway]
-	core, okC := pools[boundary.Core]
-	if !okM || !okE || !okG || !okC {
+func meteringWorker(m *pgxpool.Pool, reads ownerReaders, concurrency int, lease time.Duration, wm *work.Metrics, log *slog.Logger) (*metering.Worker, error) {
+	if m == nil || reads.execution == nil || reads.gateway == nil || reads.manifest == nil {
 		return nil, nil
 	}
 	return metering.NewWorker(m, metering.WorkerConfig{Concurrency: concurrency, Lease: lease, Metrics: wm, Log: log,
-		Processor: metering.ProcessorConfig{Reads: metering.DBReads{Execution: ex, Gateway: gw, Core: core}}})
+		Processor: metering.ProcessorConfig{Reads: metering.Owners{Execution: reads.execution, Gateway: reads.gateway, Core: reads.manifest}}})
 }
 
 // startMeteringWorker runs the metering worker (claim → process → finish)
@@ -363,14 +355,7 @@ func startMeteringWorker(ctx context.Context, p serveParams, wm *work.Metrics) (
 	if !slices.Contains(p.plan.consume, route.MeteringInputProcessor) {
 		return func() {}, nil
 	}
-	pools := server.Pools{}
-	for b, pool := range p.readPools {
-		pools[b] = pool
-	}
-	if m, ok := p.consumerPools[boundary.Metering]; ok {
-		pools[boundary.Metering] = m
-	}
-	w, err := meteringWorker(pools, 4, 30*time.Second, wm, p.log)
+	w, err := meteringWorker(p.consumerPools[boundary.Metering], p.reads, 4, 30*time.Second, wm, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}
@@ -388,13 +373,7 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 	if !p.coordinator {
 		return func() {}
 	}
-	meteringPools := server.Pools{}
-	if m, ok := p.consumerPools[boundary.Metering]; ok {
-		meteringPools[boundary.Metering] = m
-	} else if m, ok := p.readPools[boundary.Metering]; ok {
-		meteringPools[boundary.Metering] = m
-	}
-	w := finalizationWorker(p.billingPool, p.readPools, meteringPools, 2, wm, counters, p.log)
+	w := finalizationWorker(p.billingPool, p.reads.withMetering(p.consumerPools[boundary.Metering]), 2, wm, counters, p.log)
 	if w == nil {
 		return func() {}
 	}
@@ -408,13 +387,12 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 // catchUpWorker builds the settlement catch-up worker over the core database
 // as the billing role when the metering database it validates against is
 // reachable (nil otherwise).
-func catchUpWorker(billingPool *pgxpool.Pool, meteringPools server.Pools, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) (*catchup.Worker, error) {
-	m, ok := meteringPools[boundary.Metering]
-	if billingPool == nil || !ok {
+func catchUpWorker(billingPool *pgxpool.Pool, m meteringread.Reader, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) (*catchup.Worker, error) {
+	if billingPool == nil || m == nil {
 		return nil, nil
 	}
 	return catchup.NewWorker(billingPool, catchup.WorkerConfig{
-		Metering: catchupmetering.Reads{DB: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Counters: counters, Log: log})
+		Metering: catchupmetering.Reads{Metering: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Counters: counters, Log: log})
 }
 
 // startCatchUpWorker runs the settlement catch-up worker beside the
@@ -424,13 +402,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics, co
 	if !p.coordinator {
 		return func() {}, nil
 	}
-	meteringPools := server.Pools{}
-	if m, ok := p.consumerPools[boundary.Metering]; ok {
-		meteringPools[boundary.Metering] = m
-	} else if m, ok := p.readPools[boundary.Metering]; ok {
-		meteringPools[boundary.Metering] = m
-	}
-	w, err := catchUpWorker(p.billingPool, meteringPools, wm, counters, p.log)
+	w, err := catchUpWorker(p.billingPool, p.reads.withMetering(p.consumerPools[boundary.Metering]).metering, wm, counters, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}
@@ -444,7 +416,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics, co
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, batches, err := consumersFor(p.consumerPools, p.readPools, p.billingPool, p.coordinator)
+	consumers, batches, err := consumersFor(p.consumerPools, p.reads, p.billingPool, p.coordinator)
 	if err != nil {
 		return err
 	}

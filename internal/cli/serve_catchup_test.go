@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/server"
 )
 
@@ -25,13 +26,13 @@ func TestServeRunsTheCatchUpWorkerWithTheCoordinator(t *testing.T) {
 	defer pool.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	w, err := catchUpWorker(pool, server.Pools{}, nil, nil, log)
+	w, err := catchUpWorker(pool, nil, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no metering database: no worker")
-	w, err = catchUpWorker(nil, server.Pools{boundary.Metering: pool}, nil, nil, log)
+	w, err = catchUpWorker(nil, metering.Reads{DB: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no billing pool: no worker")
-	w, err = catchUpWorker(pool, server.Pools{boundary.Metering: pool}, nil, nil, log)
+	w, err = catchUpWorker(pool, metering.Reads{DB: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.NotNil(t, w)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/lines"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/server"
 	"github.com/oceanway/core/internal/work"
 )
@@ -29,10 +30,10 @@ func TestServeWorkersExposeWorkMetricsPerQueue(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
 	wm := work.NewMetrics(reg)
-	_, err := meteringWorker(pools, 1, 0, wm, log)
+	_, err := meteringWorker(b.Metering(), inProcessReaders(pools), 1, 0, wm, log)
 	require.NoError(t, err)
-	require.NotNil(t, finalizationWorker(b.Core(), pools, pools, 1, wm, nil, log))
-	_, err = catchUpWorker(b.Core(), pools, wm, nil, log)
+	require.NotNil(t, finalizationWorker(b.Core(), inProcessReaders(pools), 1, wm, nil, log))
+	_, err = catchUpWorker(b.Core(), metering.Reads{DB: b.Metering()}, wm, nil, log)
 	require.NoError(t, err)
 
 	families, err := reg.Gather()

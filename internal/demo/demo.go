@@ -69,6 +69,10 @@ type Config struct {
 	// dispatchers use (--transport http); with Chaos it also drops one
 	// consumer answer in 20 after the consumer committed.
 	Network *Network
+	// OwnerReads, when set, carries every owner read the workers and the
+	// Metering input processor call over loopback HTTP (--transport http);
+	// with Chaos it also drops one owner answer in 20.
+	OwnerReads *OwnerReads
 	// Scenario, when set, is the owners' scenario behind the admissions
 	// (its mix is reported, and the Execution and Gateway end states are
 	// proved on their databases).
@@ -147,6 +151,10 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Chaos && cfg.Network != nil {
 		cfg.Network.DropResponses(20)
 		defer cfg.Network.DropResponses(0)
+	}
+	if cfg.Chaos && cfg.OwnerReads != nil {
+		cfg.OwnerReads.DropAnswers(20)
+		defer cfg.OwnerReads.DropAnswers(0)
 	}
 	dispatchCtx, stopDispatch := context.WithCancel(ctx)
 	dispatchDone := make(chan error, 1)
@@ -239,6 +247,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Network != nil {
 		s.Transport = TransportHTTP
 		s.DroppedResponses = cfg.Network.Dropped()
+	}
+	if cfg.OwnerReads != nil {
+		s.OwnerReadsOver = TransportHTTP
+		s.OwnerReadCalls, s.OwnerReadsUnanswered = cfg.OwnerReads.Calls()
+		s.OwnerAnswersDropped = cfg.OwnerReads.Dropped()
+	} else {
+		s.OwnerReadsOver = TransportInProcess
 	}
 	if cfg.Scenario != nil {
 		m := cfg.Scenario.Mix()

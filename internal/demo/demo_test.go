@@ -17,6 +17,8 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/operations/projector"
@@ -215,7 +217,7 @@ func TestDemo_OwnersScenarioOnEveryBoundary(t *testing.T) {
 	}
 	p, err := projector.New(pools[boundary.Core], projector.Config{})
 	require.NoError(t, err)
-	mc, err := metering.New(pools[boundary.Metering], metering.Config{Reads: metering.DBReads{Execution: pools[boundary.Execution], Gateway: pools[boundary.Gateway]}})
+	mc, err := metering.New(pools[boundary.Metering], metering.Config{Reads: metering.Owners{Execution: execution.Reads{DB: pools[boundary.Execution]}, Gateway: gateway.Reads{DB: pools[boundary.Gateway]}}})
 	require.NoError(t, err)
 	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume, route.MeteringInputProcessor: mc.Consume},
 		server.Config{Dispatcher: dispatcher.Config{PollInterval: 20 * time.Millisecond}, DispatchersPerBoundary: 1},

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/execution"
 	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/gateway/simprovider"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // Scenario drives one run through every owner on its own database:
@@ -91,8 +92,8 @@ type Mix struct {
 
 // NewScenario wires the owners of one demo (one tenant and account).
 func NewScenario(core, exec, gw *pgxpool.Pool, seed int64) *Scenario {
-	exe := execution.New(exec, execution.CoreManifestReads{Core: core})
-	exe.SetGatewayReads(gateway.Reads{Gateway: gw})
+	exe := execution.New(exec, admission.Reads{DB: core})
+	exe.SetGatewayReads(gateway.Reads{DB: gw})
 	return &Scenario{
 		Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw),
 		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15, Weights: simprovider.RealisticWeights}),
@@ -231,7 +232,7 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 	if err != nil {
 		return false, err
 	}
-	if reply.State == gateway.SlotTerminalRejected {
+	if reply.State == gatewayread.SlotTerminalRejected {
 		s.mix.RejectedBeforeBinding.Add(1)
 		_, err := retrying(ctx, s, func() (execution.Eligibility, error) {
 			return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)

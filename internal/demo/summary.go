@@ -52,20 +52,27 @@ type Summary struct {
 	// ConsumerCalls is how many consumer calls the dispatchers made;
 	// DeliveriesPerCall how many deliveries one carried on average
 	// (batching consumers take a chunk per call).
-	ConsumerCalls          uint64  `json:"consumerCalls"`
-	DeliveriesPerCall      float64 `json:"deliveriesPerCall"`
-	Transport              string  `json:"transport"`
-	DroppedResponses       int64   `json:"droppedResponses,omitempty"`
-	Chaos                  bool    `json:"chaos"`
-	Kills                  int64   `json:"kills"`
-	Pauses                 int64   `json:"pauses"`
-	InjectedFailures       int64   `json:"injectedFailures"`
-	DatabaseRestarts       int64   `json:"databaseRestarts"`
-	AdmissionRetries       int64   `json:"admissionRetries"`
-	VerificationState      string  `json:"verificationState"`
-	SnapshotCurrency       string  `json:"snapshotCurrency"`
-	ProjectionCompleteness string  `json:"projectionCompleteness"`
-	CompletenessReason     string  `json:"completenessReason,omitempty"`
+	ConsumerCalls     uint64  `json:"consumerCalls"`
+	DeliveriesPerCall float64 `json:"deliveriesPerCall"`
+	Transport         string  `json:"transport"`
+	DroppedResponses  int64   `json:"droppedResponses,omitempty"`
+	// OwnerReadsOver is how the workers reached the other owners' reads
+	// (inprocess | http); over HTTP, how many calls they made, how many got
+	// no answer (retried) and how many answers chaos dropped.
+	OwnerReadsOver         string `json:"ownerReadsOver"`
+	OwnerReadCalls         int64  `json:"ownerReadCalls,omitempty"`
+	OwnerReadsUnanswered   int64  `json:"ownerReadsUnanswered,omitempty"`
+	OwnerAnswersDropped    int64  `json:"ownerAnswersDropped,omitempty"`
+	Chaos                  bool   `json:"chaos"`
+	Kills                  int64  `json:"kills"`
+	Pauses                 int64  `json:"pauses"`
+	InjectedFailures       int64  `json:"injectedFailures"`
+	DatabaseRestarts       int64  `json:"databaseRestarts"`
+	AdmissionRetries       int64  `json:"admissionRetries"`
+	VerificationState      string `json:"verificationState"`
+	SnapshotCurrency       string `json:"snapshotCurrency"`
+	ProjectionCompleteness string `json:"projectionCompleteness"`
+	CompletenessReason     string `json:"completenessReason,omitempty"`
 	// Scenario, Execution, Gateway, Boundaries and Pending: the owners'
 	// end state and every boundary's outbox (Pending names the deliveries
 	// that wait for consumers that do not exist yet).
@@ -207,6 +214,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 	fmt.Fprintln(tw, "OceanWay demo summary")
 	row("admissions", s.Runs)
 	row("transport", s.Transport)
+	if s.OwnerReadsOver == TransportHTTP {
+		row("owner reads", fmt.Sprintf("over HTTP: %d calls, %d unanswered and retried", s.OwnerReadCalls, s.OwnerReadsUnanswered))
+	} else {
+		row("owner reads", "in process (each owner's Reads behind its read interface)")
+	}
 	row("events appended", s.Events)
 	row("deliveries", s.Deliveries)
 	row("acknowledged", s.Acknowledged)
@@ -229,6 +241,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 		row("chaos: database restarts", s.DatabaseRestarts)
 		if s.Transport == TransportHTTP {
 			row("chaos: answers dropped after commit", s.DroppedResponses)
+			row("chaos: owner answers dropped", s.OwnerAnswersDropped)
 		}
 	}
 	s.writeBoundaries(row)

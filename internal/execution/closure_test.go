@@ -16,8 +16,9 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // fakeGateway answers readDispatchSlot@1 with a fixed slot state.
@@ -26,28 +27,28 @@ type fakeGateway struct {
 	answer ownerread.Answer
 	state  string
 	err    error
-	calls  []gateway.DispatchSlotRead
+	calls  []gatewayread.DispatchSlotRead
 }
 
-func (f *fakeGateway) ReadDispatchSlot(_ context.Context, req gateway.DispatchSlotRead) (gateway.SlotResult, error) {
+func (f *fakeGateway) ReadDispatchSlot(_ context.Context, req gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, req)
 	if f.err != nil {
-		return gateway.SlotResult{}, f.err
+		return gatewayread.SlotResult{}, f.err
 	}
 	if f.answer != ownerread.Found {
-		return gateway.SlotResult{Answer: f.answer}, nil
+		return gatewayread.SlotResult{Answer: f.answer}, nil
 	}
-	slot := gateway.DispatchSlot{State: f.state}
-	if f.state == gateway.SlotTerminalRejected {
+	slot := gatewayread.DispatchSlot{State: f.state}
+	if f.state == gatewayread.SlotTerminalRejected {
 		// A sealed rejection fact of the requested slot, as the Gateway answers it.
 		rf := &contract.GatewayPreBindingRejectionFact{Fact: strict.Quadruple{Ref: "gpr-" + req.ExecutionAttemptID},
 			SlotKey:    contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest},
 			ReasonCode: "no_capacity", RejectedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 		body, err := contract.Seal(rf)
 		if err != nil {
-			return gateway.SlotResult{}, err
+			return gatewayread.SlotResult{}, err
 		}
 		slot.Rejection, slot.RejectionReasonCode, slot.RejectionBody = rf.Fact, rf.ReasonCode, body
 	}
@@ -149,8 +150,8 @@ func TestGW1NotDispatchedOnlyWhenGatewayProvesRejection(t *testing.T) {
 		err    error
 		want   error
 	}{
-		{ownerread.Found, gateway.SlotBound, nil, execution.ErrNotProvenRejected},
-		{ownerread.Found, gateway.SlotReserved, nil, execution.ErrNotProvenRejected},
+		{ownerread.Found, gatewayread.SlotBound, nil, execution.ErrNotProvenRejected},
+		{ownerread.Found, gatewayread.SlotReserved, nil, execution.ErrNotProvenRejected},
 		{ownerread.NotFound, "", nil, execution.ErrNotProvenRejected},
 		{ownerread.Conflicting, "", nil, execution.ErrNotProvenRejected},
 		{"", "", errors.New("gateway down"), execution.ErrGatewayReadUnavailable},
@@ -162,7 +163,7 @@ func TestGW1NotDispatchedOnlyWhenGatewayProvesRejection(t *testing.T) {
 	require.Zero(t, e.count(t, "execution.eligibility_facts"))
 	require.Zero(t, e.count(t, "execution.attempt_not_dispatched_facts"))
 
-	gw.answer, gw.state, gw.err = ownerread.Found, gateway.SlotTerminalRejected, nil
+	gw.answer, gw.state, gw.err = ownerread.Found, gatewayread.SlotTerminalRejected, nil
 	el, err := e.svc.FinalizeEligibility(ctx, id, contract.DispositionNotDispatched)
 	require.NoError(t, err)
 	require.Equal(t, contract.DispositionNotDispatched, el.Fact.Disposition)
@@ -170,7 +171,7 @@ func TestGW1NotDispatchedOnlyWhenGatewayProvesRejection(t *testing.T) {
 	require.Equal(t, el.NotDispatched.Fact, el.Fact.NotDispatched)
 	require.Equal(t, "gpr-"+id, el.NotDispatched.Rejection.Ref)
 	last := gw.calls[len(gw.calls)-1]
-	require.Equal(t, gateway.DispatchSlotRead{ContractVersion: gateway.ReadDispatchSlotV1, Audience: gateway.AudienceExecutionEligibility,
+	require.Equal(t, gatewayread.DispatchSlotRead{ContractVersion: gatewayread.ReadDispatchSlotV1, Audience: gatewayread.AudienceExecutionEligibility,
 		ExecutionAttemptID: id, GatewayDeploymentID: a.Manifest.GatewayDeploymentID, AttemptManifest: a.Manifest.Manifest}, last,
 		"the read names the exact slot key")
 	require.Equal(t, []string{"metering_input_processor"}, e.destinations(t, el.EventID))
@@ -185,9 +186,9 @@ func (e *env) attemptWithEligibility(t *testing.T, runID, step string) *contract
 	return a.Manifest
 }
 
-func precondition(c execution.Closure) execution.RunFinalizationPreconditionRead {
-	return execution.RunFinalizationPreconditionRead{
-		ContractVersion: execution.ReadRunFinalizationPreconditionV1, Audience: execution.AudienceBillingFinalization,
+func precondition(c execution.Closure) executionread.RunFinalizationPreconditionRead {
+	return executionread.RunFinalizationPreconditionRead{
+		ContractVersion: executionread.ReadRunFinalizationPreconditionV1, Audience: executionread.AudienceBillingFinalization,
 		RunID: c.Fact.RunID, BillingReservationID: c.Fact.BillingReservationID, BillingAccountID: c.Fact.BillingAccountID,
 		RunAdmissionManifest: c.Fact.RunAdmissionManifest, Finalization: c.Fact.Fact, StateVersion: c.Fact.StateVersion,
 		AttemptSet: c.AttemptSet.Manifest, AttemptCount: int64(len(c.Fact.Attempts)),
@@ -256,29 +257,29 @@ func TestEX2ClosureWritesSetCASFactAndEvent(t *testing.T) {
 	// readRunFinalizationPrecondition: closed | not_closed | run_not_found | conflicting.
 	ans, err := execution.ReadRunFinalizationPrecondition(ctx, e.exec, precondition(c))
 	require.NoError(t, err)
-	require.Equal(t, execution.PreconditionClosed, ans.Answer)
+	require.Equal(t, executionread.PreconditionClosed, ans.Answer)
 	require.Equal(t, c.Fact, ans.Fact)
 	open := e.open(t)
 	req := precondition(c)
 	req.RunID = open.RunID
 	ans, err = execution.ReadRunFinalizationPrecondition(ctx, e.exec, req)
 	require.NoError(t, err)
-	require.Equal(t, execution.PreconditionNotClosed, ans.Answer)
+	require.Equal(t, executionread.PreconditionNotClosed, ans.Answer)
 	req.RunID = uuid.NewString()
 	ans, err = execution.ReadRunFinalizationPrecondition(ctx, e.exec, req)
 	require.NoError(t, err)
-	require.Equal(t, execution.PreconditionRunNotFound, ans.Answer)
-	for name, mutate := range map[string]func(r *execution.RunFinalizationPreconditionRead){
-		"other fact digest": func(r *execution.RunFinalizationPreconditionRead) { r.Finalization.Digest = c0.Fact.Fact.Digest },
-		"other count":       func(r *execution.RunFinalizationPreconditionRead) { r.AttemptCount = 2 },
-		"other set":         func(r *execution.RunFinalizationPreconditionRead) { r.AttemptSet = c0.AttemptSet.Manifest },
-		"other reservation": func(r *execution.RunFinalizationPreconditionRead) { r.BillingReservationID = uuid.NewString() },
+	require.Equal(t, executionread.PreconditionRunNotFound, ans.Answer)
+	for name, mutate := range map[string]func(r *executionread.RunFinalizationPreconditionRead){
+		"other fact digest": func(r *executionread.RunFinalizationPreconditionRead) { r.Finalization.Digest = c0.Fact.Fact.Digest },
+		"other count":       func(r *executionread.RunFinalizationPreconditionRead) { r.AttemptCount = 2 },
+		"other set":         func(r *executionread.RunFinalizationPreconditionRead) { r.AttemptSet = c0.AttemptSet.Manifest },
+		"other reservation": func(r *executionread.RunFinalizationPreconditionRead) { r.BillingReservationID = uuid.NewString() },
 	} {
 		r := precondition(c)
 		mutate(&r)
 		ans, err := execution.ReadRunFinalizationPrecondition(ctx, e.exec, r)
 		require.NoError(t, err, name)
-		require.Equal(t, execution.PreconditionConflicting, ans.Answer, name)
+		require.Equal(t, executionread.PreconditionConflicting, ans.Answer, name)
 		back, err := contract.DecodeRunExecutionFinalizationConflictFact(ans.ConflictBody)
 		require.NoError(t, err, name)
 		require.Equal(t, r.Finalization, back.Requested, name)
@@ -316,7 +317,7 @@ func TestEX2EX3FailureAfterEveryWriteRollsBack(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := t.Context()
-	gw := &fakeGateway{answer: ownerread.Found, state: gateway.SlotTerminalRejected}
+	gw := &fakeGateway{answer: ownerread.Found, state: gatewayread.SlotTerminalRejected}
 	e.svc.SetGatewayReads(gw)
 	injected := errors.New("injected")
 	fail := func(at string) {

@@ -15,9 +15,9 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution/dbsqlc"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -37,7 +37,7 @@ var (
 
 // GatewayReads is the Gateway's readDispatchSlot@1 as Execution calls it.
 type GatewayReads interface {
-	ReadDispatchSlot(ctx context.Context, req gateway.DispatchSlotRead) (gateway.SlotResult, error)
+	ReadDispatchSlot(ctx context.Context, req gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error)
 }
 
 // SetGatewayReads wires the Gateway owner read (needed for not_dispatched).
@@ -77,7 +77,7 @@ func (s *Service) FinalizeEligibility(ctx context.Context, attemptID, dispositio
 		}
 		return Eligibility{}, err
 	}
-	var slot gateway.DispatchSlot
+	var slot gatewayread.DispatchSlot
 	if disposition == contract.DispositionNotDispatched {
 		if slot, err = s.provenRejected(ctx, m); err != nil {
 			return Eligibility{}, err
@@ -94,39 +94,39 @@ func (s *Service) FinalizeEligibility(ctx context.Context, attemptID, dispositio
 
 // provenRejected asks the Gateway owner for the attempt's slot and accepts
 // only found + terminal_rejected with a rejection quadruple.
-func (s *Service) provenRejected(ctx context.Context, m *contract.AttemptExecutionManifest) (gateway.DispatchSlot, error) {
+func (s *Service) provenRejected(ctx context.Context, m *contract.AttemptExecutionManifest) (gatewayread.DispatchSlot, error) {
 	if s.gateway == nil {
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: readDispatchSlot is not wired", ErrGatewayReadUnavailable)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: readDispatchSlot is not wired", ErrGatewayReadUnavailable)
 	}
-	ans, err := s.gateway.ReadDispatchSlot(ctx, gateway.DispatchSlotRead{
-		ContractVersion: gateway.ReadDispatchSlotV1, Audience: gateway.AudienceExecutionEligibility,
+	ans, err := s.gateway.ReadDispatchSlot(ctx, gatewayread.DispatchSlotRead{
+		ContractVersion: gatewayread.ReadDispatchSlotV1, Audience: gatewayread.AudienceExecutionEligibility,
 		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, AttemptManifest: m.Manifest,
 	})
 	switch {
 	case err != nil:
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: %w", ErrGatewayReadUnavailable, err)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: %w", ErrGatewayReadUnavailable, err)
 	case ans.Answer != ownerread.Found:
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: slot read answered %s %s", ErrNotProvenRejected, ans.Answer, ans.Reason)
-	case ans.Value.State != gateway.SlotTerminalRejected:
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: slot is %s", ErrNotProvenRejected, ans.Value.State)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: slot read answered %s %s", ErrNotProvenRejected, ans.Answer, ans.Reason)
+	case ans.Value.State != gatewayread.SlotTerminalRejected:
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: slot is %s", ErrNotProvenRejected, ans.Value.State)
 	}
 	if err := ans.Value.Rejection.Validate(); err != nil {
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection quadruple: %w", ErrNotProvenRejected, err)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: rejection quadruple: %w", ErrNotProvenRejected, err)
 	}
 	// The rejection fact itself is the evidence Execution stores with its
 	// not-dispatched fact: it must recompute and name this attempt's slot.
 	f, err := contract.DecodeGatewayPreBindingRejectionFact(ans.Value.RejectionBody)
 	if err != nil {
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection fact: %w", ErrNotProvenRejected, err)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: rejection fact: %w", ErrNotProvenRejected, err)
 	}
 	want := contract.SlotKey{ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, AttemptManifest: m.Manifest}
 	if f.SlotKey != want || f.Fact != ans.Value.Rejection || f.ReasonCode != ans.Value.RejectionReasonCode {
-		return gateway.DispatchSlot{}, fmt.Errorf("%w: rejection fact names another slot or differs from the answer", ErrNotProvenRejected)
+		return gatewayread.DispatchSlot{}, fmt.Errorf("%w: rejection fact names another slot or differs from the answer", ErrNotProvenRejected)
 	}
 	return ans.Value, nil
 }
 
-func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.AttemptExecutionManifest, disposition string, slot gateway.DispatchSlot) (Eligibility, error) {
+func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.AttemptExecutionManifest, disposition string, slot gatewayread.DispatchSlot) (Eligibility, error) {
 	row, err := queries.RunStateForShare(ctx, tx, m.RunID)
 	if err != nil {
 		return Eligibility{}, fmt.Errorf("finalize eligibility: lock run: %w", err)
@@ -173,7 +173,7 @@ func (s *Service) finalizeTx(ctx context.Context, tx pgx.Tx, m *contract.Attempt
 		}
 		rq := slot.Rejection
 		if err := queries.RejectionEvidenceInsert(ctx, tx, dbsqlc.RejectionEvidenceInsertParams{
-			ExecutionAttemptID: m.ExecutionAttemptID, ReadContractVersion: gateway.ReadDispatchSlotV1, SlotState: slot.State,
+			ExecutionAttemptID: m.ExecutionAttemptID, ReadContractVersion: gatewayread.ReadDispatchSlotV1, SlotState: slot.State,
 			GatewayPreBindingRejectionFactRef: rq.Ref, GatewayPreBindingRejectionFactSchemaVersion: rq.SchemaVersion,
 			GatewayPreBindingRejectionFactDigestAlgorithmVersion: string(rq.DigestAlgorithmVersion), GatewayPreBindingRejectionFactDigest: rq.Digest,
 			RejectionReasonCode: slot.RejectionReasonCode, RejectionFactBody: string(slot.RejectionBody), ReceivedAt: now,

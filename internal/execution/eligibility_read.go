@@ -9,58 +9,34 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
 )
-
-// ReadEligibilityFactV1 is the contract version of the event-bound
-// eligibility read the Metering input processor calls before it accepts an
-// execution.attempt-eligibility.finalized@1 event.
-const ReadEligibilityFactV1 = "readExecutionEligibilityFact@1"
-
-// AudienceMeteringInput is the one audience the eligibility read serves.
-const AudienceMeteringInput = "metering_input_processor"
-
-// EligibilityFactRead is the request: the event's attempt identities and the
-// exact fact and attempt manifest quadruples it carried.
-type EligibilityFactRead struct {
-	ContractVersion      string
-	Audience             string
-	BillingReservationID string
-	BillingAccountID     string
-	RunID                string
-	RunStepID            string
-	ExecutionAttemptID   string
-	AttemptManifest      strict.Quadruple
-	Fact                 strict.Quadruple
-}
-
-// EligibilityFactResult is the answer: found with the fact and its body.
-type EligibilityFactResult = ownerread.Result[*contract.ExecutionEligibilityFact]
 
 // ReadEligibilityFact answers readExecutionEligibilityFact@1: found only when
 // the attempt's stored fact decodes strictly, its digest recomputes and every
 // identity and quadruple equals the request; not_found when the attempt has
 // no fact; conflicting otherwise.
-func ReadEligibilityFact(ctx context.Context, q db.Executor, req EligibilityFactRead) (EligibilityFactResult, error) {
+func ReadEligibilityFact(ctx context.Context, q db.Executor, req executionread.EligibilityFactRead) (executionread.EligibilityFactResult, error) {
 	switch {
-	case req.ContractVersion != ReadEligibilityFactV1:
-		return EligibilityFactResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceMeteringInput:
-		return EligibilityFactResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
+	case req.ContractVersion != executionread.ReadEligibilityFactV1:
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
+	case req.Audience != executionread.AudienceMeteringInput:
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID) || !strict.IsUUID(req.RunID):
-		return EligibilityFactResult{}, fmt.Errorf("%w: attempt and run are required", ownerread.ErrInvalidRequest)
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: attempt and run are required", ownerread.ErrInvalidRequest)
 	}
 	if err := req.Fact.Validate(); err != nil {
-		return EligibilityFactResult{}, fmt.Errorf("%w: fact: %w", ownerread.ErrInvalidRequest, err)
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: fact: %w", ownerread.ErrInvalidRequest, err)
 	}
 	if err := req.AttemptManifest.Validate(); err != nil {
-		return EligibilityFactResult{}, fmt.Errorf("%w: manifest: %w", ownerread.ErrInvalidRequest, err)
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: manifest: %w", ownerread.ErrInvalidRequest, err)
 	}
 	row, err := queries.EligibilityByAttempt(ctx, q, req.ExecutionAttemptID)
 	if errors.Is(db.NotFound(err), db.ErrNotFound) {
 		return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
 	}
 	if err != nil {
-		return EligibilityFactResult{}, fmt.Errorf("read eligibility %s: %w", req.ExecutionAttemptID, err)
+		return executionread.EligibilityFactResult{}, fmt.Errorf("read eligibility %s: %w", req.ExecutionAttemptID, err)
 	}
 	f, err := contract.DecodeExecutionEligibilityFact([]byte(row.FactBody))
 	if err != nil {

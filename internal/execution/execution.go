@@ -12,9 +12,9 @@
 //     quadruple). An attempt never changes its route: rerouting is a new
 //     attempt.
 //
-// The manifest read is an interface (ManifestReads): the in-process
-// implementation reads the core database, but nothing here assumes the
-// Execution owner shares a process or a database with Core.
+// The manifest read is an interface (ManifestReads), wired by the caller
+// (admission.Reads over the core database in process): nothing here imports
+// Core or assumes the Execution owner shares a process or a database with it.
 package execution
 
 import (
@@ -29,10 +29,10 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution/dbsqlc"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 var queries = dbsqlc.New()
@@ -80,14 +80,7 @@ var (
 // ManifestReads is Core's readRunAdmissionManifest@1 as the Execution owner
 // calls it.
 type ManifestReads interface {
-	ReadRunAdmissionManifest(ctx context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error)
-}
-
-// CoreManifestReads is the in-process implementation over the core database.
-type CoreManifestReads struct{ Core db.Executor }
-
-func (c CoreManifestReads) ReadRunAdmissionManifest(ctx context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error) {
-	return admission.ReadRunAdmissionManifest(ctx, c.Core, req)
+	ReadRunAdmissionManifest(ctx context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error)
 }
 
 // Hooks let tests fail a transaction after a given step.
@@ -175,8 +168,8 @@ func (s *Service) OpenRun(ctx context.Context, tokenBody []byte) (RunState, erro
 	if err != nil {
 		return RunState{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
-	ans, err := s.core.ReadRunAdmissionManifest(ctx, admission.RunAdmissionManifestRead{
-		ContractVersion: admission.ReadRunAdmissionManifestV1, Audience: contract.AudienceRunExecutionState,
+	ans, err := s.core.ReadRunAdmissionManifest(ctx, coreread.RunAdmissionManifestRead{
+		ContractVersion: coreread.ReadRunAdmissionManifestV1, Audience: contract.AudienceRunExecutionState,
 		Tenant: tok.Tenant, RunID: tok.RunID, Manifest: tok.Manifest,
 	})
 	if err != nil {

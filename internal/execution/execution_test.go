@@ -47,7 +47,7 @@ func setup(t *testing.T) *env {
 		require.NoError(t, err)
 	}
 	return &env{core: b.Core(), exec: b.Execution(), adm: admission.New(b.Core()),
-		svc: execution.New(b.Execution(), execution.CoreManifestReads{Core: b.Core()})}
+		svc: execution.New(b.Execution(), admission.Reads{DB: b.Core()})}
 }
 
 func (e *env) admit(t *testing.T) (admission.Result, []byte) {

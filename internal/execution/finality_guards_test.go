@@ -28,6 +28,7 @@ import (
 	"github.com/oceanway/core/internal/gateway/simprovider"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -58,8 +59,8 @@ func setupGuards(t *testing.T) *guardEnv {
 		require.NoError(t, err)
 	}
 	g := &guardEnv{env: &env{core: b.Core(), exec: b.Execution(), adm: admission.New(b.Core()),
-		svc: execution.New(b.Execution(), execution.CoreManifestReads{Core: b.Core()})},
-		b: b, gw: gateway.New(b.Gateway()), reads: gateway.Reads{Gateway: b.Gateway()},
+		svc: execution.New(b.Execution(), admission.Reads{DB: b.Core()})},
+		b: b, gw: gateway.New(b.Gateway()), reads: gateway.Reads{DB: b.Gateway()},
 		role: dbtest.RolePool(t, b.DSNs[boundary.Execution], executionschema.RoleExecution)}
 	g.svc.SetGatewayReads(g.reads)
 	g.run = g.open(t)
@@ -76,9 +77,9 @@ func (g *guardEnv) attempt(t *testing.T, reject bool) *contract.AttemptExecution
 	r, err := g.gw.Dispatch(t.Context(), gateway.DispatchRequest{Tenant: g.run.Tenant, ManifestBody: a.Body, Decision: p.Route(a.Manifest)})
 	require.NoError(t, err)
 	if reject {
-		require.Equal(t, gateway.SlotTerminalRejected, r.State)
+		require.Equal(t, gatewayread.SlotTerminalRejected, r.State)
 	} else {
-		require.Equal(t, gateway.SlotBound, r.State)
+		require.Equal(t, gatewayread.SlotBound, r.State)
 	}
 	return a.Manifest
 }
@@ -91,7 +92,7 @@ var errCaptured = errors.New("captured, rolled back")
 // writes, for an attacker to replay in pieces.
 func (g *guardEnv) capture(t *testing.T, step string, tables map[string]string, arg string, fn func(*execution.Service) error) map[string]string {
 	t.Helper()
-	svc := execution.New(g.exec, execution.CoreManifestReads{Core: g.core})
+	svc := execution.New(g.exec, admission.Reads{DB: g.core})
 	svc.SetGatewayReads(g.reads)
 	out := map[string]string{}
 	svc.SetHooks(execution.Hooks{AfterStep: func(ctx context.Context, tx pgx.Tx, s string) error {
@@ -177,7 +178,7 @@ func sealedRejection(t *testing.T, m *contract.AttemptExecutionManifest, ref str
 func evidenceRow(t *testing.T, attemptID string, f *contract.GatewayPreBindingRejectionFact, body []byte) string {
 	t.Helper()
 	out, err := json.Marshal(map[string]any{
-		"execution_attempt_id": attemptID, "read_contract_version": gateway.ReadDispatchSlotV1, "slot_state": gateway.SlotTerminalRejected,
+		"execution_attempt_id": attemptID, "read_contract_version": gatewayread.ReadDispatchSlotV1, "slot_state": gatewayread.SlotTerminalRejected,
 		"gateway_pre_binding_rejection_fact_ref": f.Fact.Ref, "gateway_pre_binding_rejection_fact_schema_version": f.Fact.SchemaVersion,
 		"gateway_pre_binding_rejection_fact_digest_algorithm_version": string(f.Fact.DigestAlgorithmVersion), "gateway_pre_binding_rejection_fact_digest": f.Fact.Digest,
 		"rejection_reason_code": f.ReasonCode, "rejection_fact_body": string(body), "received_at": time.Now().UTC(),

@@ -11,11 +11,12 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/execution"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
 )
 
-func finalizationRead(c execution.Closure, op string, manifest strict.Quadruple) execution.RunExecutionFinalizationRead {
-	return execution.RunExecutionFinalizationRead{
-		ContractVersion: contract.ReadRunExecutionFinalizationV1, Audience: execution.AudienceBillingFinalization,
+func finalizationRead(c execution.Closure, op string, manifest strict.Quadruple) executionread.RunExecutionFinalizationRead {
+	return executionread.RunExecutionFinalizationRead{
+		ContractVersion: contract.ReadRunExecutionFinalizationV1, Audience: executionread.AudienceBillingFinalization,
 		Purpose: contract.PurposeBillingFinalization, FinalizationOperationID: op, InputManifest: manifest,
 		RunID: c.Fact.RunID, BillingReservationID: c.Fact.BillingReservationID, BillingAccountID: c.Fact.BillingAccountID,
 		RunAdmissionManifest: c.Fact.RunAdmissionManifest, Finalization: c.Fact.Fact, StateVersion: c.Fact.StateVersion,
@@ -88,12 +89,14 @@ func TestBI1ReadRunExecutionFinalizationIssuesTheClosureReceipt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "state_version_or_count_differs", cf.ReasonCode)
 
-	for name, mutate := range map[string]func(r *execution.RunExecutionFinalizationRead){
-		"version":   func(r *execution.RunExecutionFinalizationRead) { r.ContractVersion = "readRunExecutionFinalization@2" },
-		"purpose":   func(r *execution.RunExecutionFinalizationRead) { r.Purpose = "metering_input" },
-		"audience":  func(r *execution.RunExecutionFinalizationRead) { r.Audience = "admin" },
-		"operation": func(r *execution.RunExecutionFinalizationRead) { r.FinalizationOperationID = "" },
-		"bare manifest": func(r *execution.RunExecutionFinalizationRead) {
+	for name, mutate := range map[string]func(r *executionread.RunExecutionFinalizationRead){
+		"version": func(r *executionread.RunExecutionFinalizationRead) {
+			r.ContractVersion = "readRunExecutionFinalization@2"
+		},
+		"purpose":   func(r *executionread.RunExecutionFinalizationRead) { r.Purpose = "metering_input" },
+		"audience":  func(r *executionread.RunExecutionFinalizationRead) { r.Audience = "admin" },
+		"operation": func(r *executionread.RunExecutionFinalizationRead) { r.FinalizationOperationID = "" },
+		"bare manifest": func(r *executionread.RunExecutionFinalizationRead) {
 			r.InputManifest = strict.Quadruple{Ref: "fim-test"}
 		},
 	} {

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/gateway/simprovider"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -39,8 +40,8 @@ func TestGW1NotDispatchedThroughTheGatewayOwnerRead(t *testing.T) {
 		require.NoError(t, err)
 	}
 	e := &env{core: b.Core(), exec: b.Execution(), adm: admission.New(b.Core()),
-		svc: execution.New(b.Execution(), execution.CoreManifestReads{Core: b.Core()})}
-	e.svc.SetGatewayReads(gateway.Reads{Gateway: b.Gateway()})
+		svc: execution.New(b.Execution(), admission.Reads{DB: b.Core()})}
+	e.svc.SetGatewayReads(gateway.Reads{DB: b.Gateway()})
 	gw := gateway.New(b.Gateway())
 	st := e.open(t)
 
@@ -52,13 +53,13 @@ func TestGW1NotDispatchedThroughTheGatewayOwnerRead(t *testing.T) {
 		return a.Manifest, r
 	}
 	rejected, reply := dispatch(simprovider.New(simprovider.Config{Seed: 1, ForceReject: true}))
-	require.Equal(t, gateway.SlotTerminalRejected, reply.State)
+	require.Equal(t, gatewayread.SlotTerminalRejected, reply.State)
 	el, err := e.svc.FinalizeEligibility(ctx, rejected.ExecutionAttemptID, contract.DispositionNotDispatched)
 	require.NoError(t, err)
 	require.Equal(t, reply.Rejection, el.NotDispatched.Rejection)
 
 	bound, reply := dispatch(simprovider.New(simprovider.Config{Seed: 1}))
-	require.Equal(t, gateway.SlotBound, reply.State)
+	require.Equal(t, gatewayread.SlotBound, reply.State)
 	_, err = e.svc.FinalizeEligibility(ctx, bound.ExecutionAttemptID, contract.DispositionNotDispatched)
 	require.ErrorIs(t, err, execution.ErrNotProvenRejected)
 	_, err = e.svc.FinalizeEligibility(ctx, bound.ExecutionAttemptID, contract.DispositionDispatched)

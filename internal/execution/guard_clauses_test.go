@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/execution"
 	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/gateway/simprovider"
@@ -106,7 +107,7 @@ func TestEX004ClosedRunClauses(t *testing.T) {
 
 	// The rows of the real closure of the run (one attempt, with its
 	// eligibility), after its event was appended (rolled back).
-	svc := execution.New(g.exec, execution.CoreManifestReads{Core: g.core})
+	svc := execution.New(g.exec, admission.Reads{DB: g.core})
 	svc.SetGatewayReads(g.reads)
 	captured := map[string]string{}
 	queries := map[string]string{

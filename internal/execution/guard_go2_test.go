@@ -8,8 +8,8 @@ import (
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // TestGuardGoEligibilityDispositionConflict: an attempt's eligibility fact
@@ -26,7 +26,7 @@ func TestGuardGoEligibilityDispositionConflict(t *testing.T) {
 	st := e.open(t)
 	gw := &fakeGateway{}
 	e.svc.SetGatewayReads(gw)
-	gw.answer, gw.state = ownerread.Found, gateway.SlotTerminalRejected
+	gw.answer, gw.state = ownerread.Found, gatewayread.SlotTerminalRejected
 
 	for _, c := range []struct{ first, second string }{
 		{contract.DispositionNotDispatched, contract.DispositionDispatched},

@@ -59,8 +59,8 @@ func TestOwnersRunAsLeastPrivilegedRoles(t *testing.T) {
 	}
 	execPool := rolePool(t, b.DSNs[boundary.Execution], executionschema.RoleExecution)
 	gwPool := rolePool(t, b.DSNs[boundary.Gateway], gatewayschema.RoleGateway)
-	svc := execution.New(execPool, execution.CoreManifestReads{Core: b.Core()})
-	svc.SetGatewayReads(gateway.Reads{Gateway: gwPool})
+	svc := execution.New(execPool, admission.Reads{DB: b.Core()})
+	svc.SetGatewayReads(gateway.Reads{DB: gwPool})
 	gw := gateway.New(gwPool)
 
 	res, err := admission.New(b.Core()).Admit(ctx, admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",

@@ -10,17 +10,8 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
-
-// ReadAttemptUsageDimensionsV1 is the contract version of the read.
-const ReadAttemptUsageDimensionsV1 = "readAttemptUsageDimensions@1"
-
-// AttemptUsageDimensionsRead is the request: one bound attempt.
-type AttemptUsageDimensionsRead struct {
-	ContractVersion    string
-	Audience           string
-	ExecutionAttemptID string
-}
 
 // ReadAttemptUsageDimensions answers readAttemptUsageDimensions@1 for the
 // Billing finalization worker: the evidence dimension keys of every
@@ -30,11 +21,11 @@ type AttemptUsageDimensionsRead struct {
 // Metering has not settled yet is a visible wait instead of a finalization
 // that silently misses it. The chain set only grows; the read is the
 // attempt-unique index of the current pointers.
-func ReadAttemptUsageDimensions(ctx context.Context, q db.Executor, req AttemptUsageDimensionsRead) ([]string, error) {
+func ReadAttemptUsageDimensions(ctx context.Context, q db.Executor, req gatewayread.AttemptUsageDimensionsRead) ([]string, error) {
 	switch {
-	case req.ContractVersion != ReadAttemptUsageDimensionsV1:
+	case req.ContractVersion != gatewayread.ReadAttemptUsageDimensionsV1:
 		return nil, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceBillingFinalization:
+	case req.Audience != gatewayread.AudienceBillingFinalization:
 		return nil, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID):
 		return nil, fmt.Errorf("%w: attempt id %q", ownerread.ErrInvalidRequest, req.ExecutionAttemptID)

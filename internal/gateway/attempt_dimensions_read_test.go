@@ -9,6 +9,7 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // BI-1: readAttemptUsageDimensions@1 lists the usage dimensions of a bound
@@ -25,8 +26,8 @@ func TestBI1ReadAttemptUsageDimensions(t *testing.T) {
 	id := m.ExecutionAttemptID
 	read := func(attempt string) []string {
 		t.Helper()
-		keys, err := gateway.ReadAttemptUsageDimensions(ctx, pool, gateway.AttemptUsageDimensionsRead{
-			ContractVersion: gateway.ReadAttemptUsageDimensionsV1, Audience: gateway.AudienceBillingFinalization, ExecutionAttemptID: attempt})
+		keys, err := gateway.ReadAttemptUsageDimensions(ctx, pool, gatewayread.AttemptUsageDimensionsRead{
+			ContractVersion: gatewayread.ReadAttemptUsageDimensionsV1, Audience: gatewayread.AudienceBillingFinalization, ExecutionAttemptID: attempt})
 		require.NoError(t, err)
 		return keys
 	}
@@ -41,7 +42,7 @@ func TestBI1ReadAttemptUsageDimensions(t *testing.T) {
 	observe(t, svc, id, gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd", State: contract.AvailabilityNotReported, ReasonCode: "provider_silent"})
 	require.Equal(t, []string{"text.input_tokens", "text.output_tokens"}, read(id))
 	require.Empty(t, read(uuid.NewString()))
-	_, err = gateway.ReadAttemptUsageDimensions(ctx, pool, gateway.AttemptUsageDimensionsRead{
-		ContractVersion: gateway.ReadAttemptUsageDimensionsV1, Audience: gateway.AudienceMeteringInput, ExecutionAttemptID: id})
+	_, err = gateway.ReadAttemptUsageDimensions(ctx, pool, gatewayread.AttemptUsageDimensionsRead{
+		ContractVersion: gatewayread.ReadAttemptUsageDimensionsV1, Audience: gatewayread.AudienceMeteringInput, ExecutionAttemptID: id})
 	require.ErrorIs(t, err, ownerread.ErrInvalidRequest)
 }

@@ -9,39 +9,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/oceanway/core/contracts/digest"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/gateway/dbsqlc"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
-
-// ValidateAvailabilityCurrentV1 is the contract version of the Gateway's
-// operation-bound current validation of an availability snapshot: the second
-// stage after the event-bound bootstrap read (outbox "Gateway Event的Source
-// 读取与Current验证必须分阶段"; ADR-031 "Bootstrap授权不能签Receipt").
-const ValidateAvailabilityCurrentV1 = "validateEvidenceAvailabilityCurrent@1"
-
-// AvailabilityValidationRequest names the snapshot the caller's basis uses
-// (the exact identities the bootstrap read returned), the purpose, the
-// caller's operation and its basis digest.
-type AvailabilityValidationRequest struct {
-	ContractVersion string
-	Audience        string
-	Purpose         string
-	OperationID     string
-	BasisDigest     digest.Digest
-	AvailabilitySnapshotRead
-}
-
-// AvailabilityValidationResult is the answer: found with the receipt
-// (current | not_current with the current five-tuple) and its stored bytes;
-// not_found when the Gateway holds no such snapshot; conflicting when the
-// snapshot does not match the request or the operation already validated
-// another request.
-type AvailabilityValidationResult = ownerread.Result[*contract.AvailabilityCurrentValidationReceipt]
 
 // ValidateAvailabilityCurrent answers validateEvidenceAvailabilityCurrent@1
 // in one gateway transaction: the operation's stored receipt is returned
@@ -49,37 +24,37 @@ type AvailabilityValidationResult = ownerread.Result[*contract.AvailabilityCurre
 // is checked exactly as the bootstrap read checks it, the chain's Current is
 // read FOR SHARE (an advance waits, so the answer is exact at commit) and
 // the receipt is inserted once per operation (insert-or-compare).
-func ValidateAvailabilityCurrent(ctx context.Context, pool db.Beginner, req AvailabilityValidationRequest) (AvailabilityValidationResult, error) {
+func ValidateAvailabilityCurrent(ctx context.Context, pool db.Beginner, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
 	switch {
-	case req.ContractVersion != ValidateAvailabilityCurrentV1:
-		return AvailabilityValidationResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceMeteringInput:
-		return AvailabilityValidationResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
+	case req.ContractVersion != gatewayread.ValidateAvailabilityCurrentV1:
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
+	case req.Audience != gatewayread.AudienceMeteringInput:
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case req.Purpose != contract.PurposeMeteringEligibilityBasis:
-		return AvailabilityValidationResult{}, fmt.Errorf("%w: purpose %q", ownerread.ErrInvalidRequest, req.Purpose)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("%w: purpose %q", ownerread.ErrInvalidRequest, req.Purpose)
 	case !strict.IsUUID(req.OperationID):
-		return AvailabilityValidationResult{}, fmt.Errorf("%w: operation id %q", ownerread.ErrInvalidRequest, req.OperationID)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("%w: operation id %q", ownerread.ErrInvalidRequest, req.OperationID)
 	}
 	if err := req.BasisDigest.Validate(); err != nil {
-		return AvailabilityValidationResult{}, fmt.Errorf("%w: basis digest: %w", ownerread.ErrInvalidRequest, err)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("%w: basis digest: %w", ownerread.ErrInvalidRequest, err)
 	}
 	read := req.AvailabilitySnapshotRead
-	read.ContractVersion, read.Audience = ReadAvailabilitySnapshotV1, AudienceMeteringInput
-	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (AvailabilityValidationResult, error) {
+	read.ContractVersion, read.Audience = gatewayread.ReadAvailabilitySnapshotV1, gatewayread.AudienceMeteringInput
+	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (gatewayread.AvailabilityValidationResult, error) {
 		stored, err := queries.ValidationReceiptByOperation(ctx, tx, req.OperationID)
 		switch {
 		case err == nil:
 			return storedValidation(req, stored)
 		case !errors.Is(err, pgx.ErrNoRows):
-			return AvailabilityValidationResult{}, fmt.Errorf("read validation receipt %s: %w", req.OperationID, err)
+			return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("read validation receipt %s: %w", req.OperationID, err)
 		}
 		snap, err := ReadAvailabilitySnapshot(ctx, tx, read)
 		if err != nil || snap.Answer != ownerread.Found {
-			return AvailabilityValidationResult{Answer: snap.Answer, Reason: snap.Reason}, err
+			return gatewayread.AvailabilityValidationResult{Answer: snap.Answer, Reason: snap.Reason}, err
 		}
 		cur, err := queries.AvailabilityCurrentForShare(ctx, tx, req.Snapshot.Ref)
 		if err != nil {
-			return AvailabilityValidationResult{}, fmt.Errorf("lock availability current of %s: %w", req.Snapshot.Ref, db.NotFound(err))
+			return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("lock availability current of %s: %w", req.Snapshot.Ref, db.NotFound(err))
 		}
 		r := &contract.AvailabilityCurrentValidationReceipt{
 			Receipt: strict.Quadruple{Ref: "gacvr-" + uuid.Must(uuid.NewV7()).String()}, Purpose: req.Purpose,
@@ -98,13 +73,13 @@ func ValidateAvailabilityCurrent(ctx context.Context, pool db.Beginner, req Avai
 	})
 }
 
-func insertValidation(ctx context.Context, tx pgx.Tx, req AvailabilityValidationRequest, r *contract.AvailabilityCurrentValidationReceipt) (AvailabilityValidationResult, error) {
+func insertValidation(ctx context.Context, tx pgx.Tx, req gatewayread.AvailabilityValidationRequest, r *contract.AvailabilityCurrentValidationReceipt) (gatewayread.AvailabilityValidationResult, error) {
 	if _, err := contract.Seal(r); err != nil {
-		return AvailabilityValidationResult{}, fmt.Errorf("seal availability validation receipt: %w", err)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("seal availability validation receipt: %w", err)
 	}
 	body, err := jcs.Marshal(r.ToJSON())
 	if err != nil {
-		return AvailabilityValidationResult{}, fmt.Errorf("availability validation receipt body: %w", err)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("availability validation receipt body: %w", err)
 	}
 	result := contract.AvailabilityValidationNotCurrent
 	if r.Current {
@@ -115,7 +90,7 @@ func insertValidation(ctx context.Context, tx pgx.Tx, req AvailabilityValidation
 		ReceiptDigestAlgorithmVersion: string(r.Receipt.DigestAlgorithmVersion), ReceiptDigest: r.Receipt.Digest,
 		Purpose: r.Purpose, ValidatedAvailabilityRef: r.Validated.Ref, ResultState: result, ReceiptBody: string(body), ValidatedAt: r.ValidatedAt})
 	if err != nil {
-		return AvailabilityValidationResult{}, fmt.Errorf("insert availability validation receipt: %w", err)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("insert availability validation receipt: %w", err)
 	}
 	if n == 1 {
 		return ownerread.FoundWith(r, body), nil
@@ -124,14 +99,14 @@ func insertValidation(ctx context.Context, tx pgx.Tx, req AvailabilityValidation
 	// CONFLICT waited for it, so a new statement sees its row.
 	stored, err := queries.ValidationReceiptByOperation(ctx, tx, req.OperationID)
 	if err != nil {
-		return AvailabilityValidationResult{}, fmt.Errorf("read validation receipt %s: %w", req.OperationID, err)
+		return gatewayread.AvailabilityValidationResult{}, fmt.Errorf("read validation receipt %s: %w", req.OperationID, err)
 	}
 	return storedValidation(req, stored)
 }
 
 // storedValidation returns the operation's stored receipt when it answered
 // the same request, and conflicting when the operation validated another.
-func storedValidation(req AvailabilityValidationRequest, stored string) (AvailabilityValidationResult, error) {
+func storedValidation(req gatewayread.AvailabilityValidationRequest, stored string) (gatewayread.AvailabilityValidationResult, error) {
 	r, err := contract.DecodeAvailabilityCurrentValidationReceipt([]byte(stored))
 	if err != nil {
 		return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("stored validation receipt does not recompute"), nil

@@ -13,13 +13,14 @@ import (
 	"github.com/oceanway/core/internal/gateway"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
-func validationRequest(m *contract.AttemptExecutionManifest, s *contract.AvailabilitySnapshot, op string, basis string) gateway.AvailabilityValidationRequest {
-	return gateway.AvailabilityValidationRequest{ContractVersion: gateway.ValidateAvailabilityCurrentV1, Audience: gateway.AudienceMeteringInput,
+func validationRequest(m *contract.AttemptExecutionManifest, s *contract.AvailabilitySnapshot, op string, basis string) gatewayread.AvailabilityValidationRequest {
+	return gatewayread.AvailabilityValidationRequest{ContractVersion: gatewayread.ValidateAvailabilityCurrentV1, Audience: gatewayread.AudienceMeteringInput,
 		Purpose: contract.PurposeMeteringEligibilityBasis, OperationID: op,
 		BasisDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: basis},
-		AvailabilitySnapshotRead: gateway.AvailabilitySnapshotRead{ExecutionAttemptID: m.ExecutionAttemptID,
+		AvailabilitySnapshotRead: gatewayread.AvailabilitySnapshotRead{ExecutionAttemptID: m.ExecutionAttemptID,
 			GatewayDeploymentID: m.GatewayDeploymentID, AttemptManifest: m.Manifest, EvidenceKind: s.EvidenceKind,
 			DimensionKey: s.DimensionKey, StateVersion: s.StateVersion, Snapshot: s.Snapshot}}
 }
@@ -80,11 +81,11 @@ func TestGW2ValidateAvailabilityCurrentOperationBound(t *testing.T) {
 
 	var before int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM gateway.availability_validation_receipts`).Scan(&before))
-	for _, mutate := range []func(*gateway.AvailabilityValidationRequest){
-		func(r *gateway.AvailabilityValidationRequest) { r.Purpose = "any" },
-		func(r *gateway.AvailabilityValidationRequest) { r.OperationID = "" },
-		func(r *gateway.AvailabilityValidationRequest) { r.BasisDigest.Value = "" },
-		func(r *gateway.AvailabilityValidationRequest) {
+	for _, mutate := range []func(*gatewayread.AvailabilityValidationRequest){
+		func(r *gatewayread.AvailabilityValidationRequest) { r.Purpose = "any" },
+		func(r *gatewayread.AvailabilityValidationRequest) { r.OperationID = "" },
+		func(r *gatewayread.AvailabilityValidationRequest) { r.BasisDigest.Value = "" },
+		func(r *gatewayread.AvailabilityValidationRequest) {
 			r.ContractVersion = "validateEvidenceAvailabilityCurrent@0"
 		},
 	} {

@@ -11,52 +11,32 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
-
-// ReadProviderEvidenceV1 is the contract version of the event-bound
-// provider evidence read: the metering worker reads the usage quantity of
-// the evidence an accepted availability snapshot references.
-const ReadProviderEvidenceV1 = "readGatewayProviderEvidence@1"
-
-// ProviderEvidenceRead is the request: the attempt, deployment, binding,
-// kind and dimension the snapshot named, and the exact evidence quadruple.
-type ProviderEvidenceRead struct {
-	ContractVersion     string
-	Audience            string
-	ExecutionAttemptID  string
-	GatewayDeploymentID string
-	Binding             strict.Quadruple
-	EvidenceKind        string
-	DimensionKey        string
-	Evidence            strict.Quadruple
-}
-
-// ProviderEvidenceResult is the answer: found with the evidence and its body.
-type ProviderEvidenceResult = ownerread.Result[*contract.ProviderEvidence]
 
 // ReadProviderEvidence answers readGatewayProviderEvidence@1: found only when
 // the evidence stored under the ref decodes strictly, its digest recomputes
 // and its attempt, deployment, binding, kind and dimension equal the
 // request; not_found when none is stored; conflicting otherwise. Evidence is
 // immutable, so the answer never changes.
-func ReadProviderEvidence(ctx context.Context, q db.Executor, req ProviderEvidenceRead) (ProviderEvidenceResult, error) {
+func ReadProviderEvidence(ctx context.Context, q db.Executor, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error) {
 	switch {
-	case req.ContractVersion != ReadProviderEvidenceV1:
-		return ProviderEvidenceResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceMeteringInput:
-		return ProviderEvidenceResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
+	case req.ContractVersion != gatewayread.ReadProviderEvidenceV1:
+		return gatewayread.ProviderEvidenceResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
+	case req.Audience != gatewayread.AudienceMeteringInput:
+		return gatewayread.ProviderEvidenceResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID) || req.GatewayDeploymentID == "" || req.EvidenceKind == "" || req.DimensionKey == "":
-		return ProviderEvidenceResult{}, fmt.Errorf("%w: attempt, deployment, kind and dimension are required", ownerread.ErrInvalidRequest)
+		return gatewayread.ProviderEvidenceResult{}, fmt.Errorf("%w: attempt, deployment, kind and dimension are required", ownerread.ErrInvalidRequest)
 	}
 	if err := req.Evidence.Validate(); err != nil {
-		return ProviderEvidenceResult{}, fmt.Errorf("%w: evidence: %w", ownerread.ErrInvalidRequest, err)
+		return gatewayread.ProviderEvidenceResult{}, fmt.Errorf("%w: evidence: %w", ownerread.ErrInvalidRequest, err)
 	}
 	body, err := queries.EvidenceBodyByRef(ctx, q, req.Evidence.Ref)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ownerread.Missing[*contract.ProviderEvidence](), nil
 	}
 	if err != nil {
-		return ProviderEvidenceResult{}, fmt.Errorf("read provider evidence %s: %w", req.Evidence.Ref, db.NotFound(err))
+		return gatewayread.ProviderEvidenceResult{}, fmt.Errorf("read provider evidence %s: %w", req.Evidence.Ref, db.NotFound(err))
 	}
 	e, err := contract.DecodeProviderEvidence([]byte(body))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/internal/gateway"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // GW-2 / ME-1: readGatewayProviderEvidence@1, the metering worker's
@@ -29,7 +30,7 @@ func TestGW2ReadProviderEvidenceEventBound(t *testing.T) {
 		State: contract.AvailabilityAvailable, ReasonCode: "provider_reported", Quantity: "1200", ReportID: "r1"})
 	require.NotNil(t, a.Evidence)
 	role := dbtest.RolePool(t, pool.Config().ConnString(), gatewayschema.RoleGateway)
-	req := gateway.ProviderEvidenceRead{ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
+	req := gatewayread.ProviderEvidenceRead{ContractVersion: gatewayread.ReadProviderEvidenceV1, Audience: gatewayread.AudienceMeteringInput,
 		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, Binding: a.Snapshot.Binding,
 		EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: "text.input_tokens", Evidence: a.Snapshot.Evidence}
 

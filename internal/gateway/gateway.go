@@ -40,6 +40,7 @@ import (
 	"github.com/oceanway/core/internal/gateway/dbsqlc"
 	"github.com/oceanway/core/internal/outbox"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -158,7 +159,7 @@ type Reply struct {
 func replyBody(key contract.SlotKey, r Reply) ([]byte, error) {
 	m := map[string]any{"executionAttemptId": key.ExecutionAttemptID, "gatewayDeploymentId": key.GatewayDeploymentID, "state": r.State}
 	key.AttemptManifest.Put(m, contract.PrefixAttemptExecutionManifest)
-	if r.State == SlotBound {
+	if r.State == gatewayread.SlotBound {
 		r.Binding.Put(m, contract.PrefixAttemptRouteBinding)
 		r.RouteSnapshot.Put(m, contract.PrefixGatewayRouteSnapshot)
 	} else {
@@ -181,7 +182,7 @@ func parseReply(body []byte) (Reply, error) {
 	}
 	r := Reply{Body: body}
 	r.State, _ = m["state"].(string)
-	if r.State == SlotBound {
+	if r.State == gatewayread.SlotBound {
 		r.Binding, r.RouteSnapshot = q(contract.PrefixAttemptRouteBinding), q(contract.PrefixGatewayRouteSnapshot)
 	} else {
 		r.Rejection = q(contract.PrefixGatewayPreBindingRejectionFact)
@@ -241,7 +242,7 @@ func (s *Service) Dispatch(ctx context.Context, req DispatchRequest) (Reply, err
 		if slotKey(slot) != key {
 			return Reply{}, fmt.Errorf("dispatch %s: %w", m.ExecutionAttemptID, ErrSlotKeyConflict)
 		}
-		if n == 0 && slot.State != SlotReserved {
+		if n == 0 && slot.State != gatewayread.SlotReserved {
 			r, err := parseReply([]byte(*slot.ReplyBody))
 			if err != nil {
 				return Reply{}, fmt.Errorf("stored reply of %s: %w", m.ExecutionAttemptID, err)
@@ -296,7 +297,7 @@ func (s *Service) bindTx(ctx context.Context, tx pgx.Tx, key contract.SlotKey, m
 	if err := s.step(ctx, tx, "binding"); err != nil {
 		return Reply{}, err
 	}
-	return s.terminate(ctx, tx, key, Reply{State: SlotBound, Binding: bq, RouteSnapshot: q}, now)
+	return s.terminate(ctx, tx, key, Reply{State: gatewayread.SlotBound, Binding: bq, RouteSnapshot: q}, now)
 }
 
 func (s *Service) rejectTx(ctx context.Context, tx pgx.Tx, key contract.SlotKey, reason string, now time.Time) (Reply, error) {
@@ -316,7 +317,7 @@ func (s *Service) rejectTx(ctx context.Context, tx pgx.Tx, key contract.SlotKey,
 	if err := s.step(ctx, tx, "rejection"); err != nil {
 		return Reply{}, err
 	}
-	return s.terminate(ctx, tx, key, Reply{State: SlotTerminalRejected, Rejection: q, ReasonCode: reason}, now)
+	return s.terminate(ctx, tx, key, Reply{State: gatewayread.SlotTerminalRejected, Rejection: q, ReasonCode: reason}, now)
 }
 
 func (s *Service) terminate(ctx context.Context, tx pgx.Tx, key contract.SlotKey, r Reply, now time.Time) (Reply, error) {
@@ -393,7 +394,7 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 		}
 		return Advance{}, fmt.Errorf("observe %s: lock slot: %w", attemptID, err)
 	}
-	if slot.State != SlotBound {
+	if slot.State != gatewayread.SlotBound {
 		return Advance{}, fmt.Errorf("observe %s: %w (%s)", attemptID, ErrNotBound, slot.State)
 	}
 	bodies, err := queries.BindingByAttempt(ctx, tx, attemptID)
@@ -547,58 +548,51 @@ func sameEvidence(ctx context.Context, tx pgx.Tx, current strict.Quadruple, ev *
 // recomputed) only for the exact slot key; not_found when no slot exists;
 // conflicting when the attempt's slot has another key or a stored object
 // does not recompute.
-func ReadDispatchSlot(ctx context.Context, q db.Executor, req DispatchSlotRead) (SlotResult, error) {
+func ReadDispatchSlot(ctx context.Context, q db.Executor, req gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error) {
 	switch {
-	case req.ContractVersion != ReadDispatchSlotV1:
-		return SlotResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != AudienceExecutionEligibility:
-		return SlotResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
+	case req.ContractVersion != gatewayread.ReadDispatchSlotV1:
+		return gatewayread.SlotResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
+	case req.Audience != gatewayread.AudienceExecutionEligibility:
+		return gatewayread.SlotResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID) || req.GatewayDeploymentID == "":
-		return SlotResult{}, fmt.Errorf("%w: attempt and deployment are required", ownerread.ErrInvalidRequest)
+		return gatewayread.SlotResult{}, fmt.Errorf("%w: attempt and deployment are required", ownerread.ErrInvalidRequest)
 	}
 	if err := req.AttemptManifest.Validate(); err != nil {
-		return SlotResult{}, fmt.Errorf("%w: %w", ownerread.ErrInvalidRequest, err)
+		return gatewayread.SlotResult{}, fmt.Errorf("%w: %w", ownerread.ErrInvalidRequest, err)
 	}
 	slot, err := queries.SlotByAttempt(ctx, q, req.ExecutionAttemptID)
 	if errors.Is(db.NotFound(err), db.ErrNotFound) {
-		return ownerread.Missing[DispatchSlot](), nil
+		return ownerread.Missing[gatewayread.DispatchSlot](), nil
 	}
 	if err != nil {
-		return SlotResult{}, fmt.Errorf("read slot %s: %w", req.ExecutionAttemptID, err)
+		return gatewayread.SlotResult{}, fmt.Errorf("read slot %s: %w", req.ExecutionAttemptID, err)
 	}
 	want := contract.SlotKey{ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest}
 	if slotKey(slot) != want {
-		return ownerread.Conflict[DispatchSlot]("the attempt's slot has another deployment or manifest"), nil
+		return ownerread.Conflict[gatewayread.DispatchSlot]("the attempt's slot has another deployment or manifest"), nil
 	}
-	out := DispatchSlot{State: slot.State}
+	out := gatewayread.DispatchSlot{State: slot.State}
 	switch slot.State {
-	case SlotBound:
+	case gatewayread.SlotBound:
 		b, err := queries.BindingByAttempt(ctx, q, req.ExecutionAttemptID)
 		if err != nil {
-			return SlotResult{}, fmt.Errorf("read binding %s: %w", req.ExecutionAttemptID, err)
+			return gatewayread.SlotResult{}, fmt.Errorf("read binding %s: %w", req.ExecutionAttemptID, err)
 		}
 		bind, err := contract.DecodeAttemptRouteBinding([]byte(b.BindingBody))
 		if err != nil || bind.SlotKey != want {
-			return ownerread.Conflict[DispatchSlot]("stored binding does not recompute or names another slot"), nil
+			return ownerread.Conflict[gatewayread.DispatchSlot]("stored binding does not recompute or names another slot"), nil
 		}
 		out.Binding, out.RouteSnapshot = bind.Binding, bind.RouteSnapshot
-	case SlotTerminalRejected:
+	case gatewayread.SlotTerminalRejected:
 		body, err := queries.RejectionByAttempt(ctx, q, req.ExecutionAttemptID)
 		if err != nil {
-			return SlotResult{}, fmt.Errorf("read rejection %s: %w", req.ExecutionAttemptID, err)
+			return gatewayread.SlotResult{}, fmt.Errorf("read rejection %s: %w", req.ExecutionAttemptID, err)
 		}
 		f, err := contract.DecodeGatewayPreBindingRejectionFact([]byte(body))
 		if err != nil || f.SlotKey != want {
-			return ownerread.Conflict[DispatchSlot]("stored rejection does not recompute or names another slot"), nil
+			return ownerread.Conflict[gatewayread.DispatchSlot]("stored rejection does not recompute or names another slot"), nil
 		}
 		out.Rejection, out.RejectionReasonCode, out.RejectionBody = f.Fact, f.ReasonCode, []byte(body)
 	}
 	return ownerread.FoundWith(out, nil), nil
-}
-
-// Reads is the in-process readDispatchSlot@1 over the gateway database.
-type Reads struct{ Gateway db.Executor }
-
-func (r Reads) ReadDispatchSlot(ctx context.Context, req DispatchSlotRead) (SlotResult, error) {
-	return ReadDispatchSlot(ctx, r.Gateway, req)
 }

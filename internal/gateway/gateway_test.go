@@ -24,6 +24,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -79,8 +80,8 @@ func counts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 	return out
 }
 
-func slotRead(m *contract.AttemptExecutionManifest) gateway.DispatchSlotRead {
-	return gateway.DispatchSlotRead{ContractVersion: gateway.ReadDispatchSlotV1, Audience: gateway.AudienceExecutionEligibility,
+func slotRead(m *contract.AttemptExecutionManifest) gatewayread.DispatchSlotRead {
+	return gatewayread.DispatchSlotRead{ContractVersion: gatewayread.ReadDispatchSlotV1, Audience: gatewayread.AudienceExecutionEligibility,
 		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, AttemptManifest: m.Manifest}
 }
 
@@ -96,7 +97,7 @@ func TestGW1SlotBindsOrRejectsAbsorbingly(t *testing.T) {
 	m, body := manifest(t)
 	bound, err := svc.Dispatch(ctx, gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: gateway.Decision{Route: route("channel/eu")}})
 	require.NoError(t, err)
-	require.Equal(t, gateway.SlotBound, bound.State)
+	require.Equal(t, gatewayread.SlotBound, bound.State)
 	again, err := svc.Dispatch(ctx, gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: gateway.Decision{RejectReason: "no_capacity"}})
 	require.NoError(t, err)
 	require.True(t, again.Replayed)
@@ -104,16 +105,16 @@ func TestGW1SlotBindsOrRejectsAbsorbingly(t *testing.T) {
 	ans, err := gateway.ReadDispatchSlot(ctx, pool, slotRead(m))
 	require.NoError(t, err)
 	require.Equal(t, ownerread.Found, ans.Answer)
-	require.Equal(t, gateway.SlotBound, ans.Value.State)
+	require.Equal(t, gatewayread.SlotBound, ans.Value.State)
 	require.Equal(t, bound.Binding, ans.Value.Binding)
 
 	r, rbody := manifest(t)
 	rej, err := svc.Dispatch(ctx, gateway.DispatchRequest{Tenant: tenant, ManifestBody: rbody, Decision: gateway.Decision{RejectReason: "policy_denied"}})
 	require.NoError(t, err)
-	require.Equal(t, gateway.SlotTerminalRejected, rej.State)
+	require.Equal(t, gatewayread.SlotTerminalRejected, rej.State)
 	ans, err = gateway.ReadDispatchSlot(ctx, pool, slotRead(r))
 	require.NoError(t, err)
-	require.Equal(t, gateway.SlotTerminalRejected, ans.Value.State)
+	require.Equal(t, gatewayread.SlotTerminalRejected, ans.Value.State)
 	require.Equal(t, rej.Rejection, ans.Value.Rejection)
 	f, err := contract.DecodeGatewayPreBindingRejectionFact(ans.Value.RejectionBody)
 	require.NoError(t, err)
@@ -187,7 +188,7 @@ func TestGW1ConcurrentDispatchOneTerminalState(t *testing.T) {
 	require.Equal(t, 1, count(t, pool, "gateway.dispatch_slots"))
 	ans, err := gateway.ReadDispatchSlot(ctx, pool, slotRead(m))
 	require.NoError(t, err)
-	require.NotEqual(t, gateway.SlotReserved, ans.Value.State)
+	require.NotEqual(t, gatewayread.SlotReserved, ans.Value.State)
 }
 
 func observe(t *testing.T, svc *gateway.Service, id string, o gateway.Observation) gateway.Advance {

@@ -15,11 +15,11 @@ import (
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 //go:embed sql/*.sql
@@ -226,8 +226,8 @@ func (c *Consumer) applyEligibility(ctx context.Context, tx pgx.Tx, ev *inbox.Ev
 		return nil, transport.NonRetryable(CodeEnvelopeIdentity, fmt.Errorf("%w: aggregate %s, attempt %s", ErrEnvelopeIdentity, env.AggregateID, p.ExecutionAttemptID))
 	}
 	factQ := p.ExecutionEligibilityFact()
-	res, err := c.reads.ReadEligibilityFact(ctx, execution.EligibilityFactRead{
-		ContractVersion: execution.ReadEligibilityFactV1, Audience: execution.AudienceMeteringInput,
+	res, err := c.reads.ReadEligibilityFact(ctx, executionread.EligibilityFactRead{
+		ContractVersion: executionread.ReadEligibilityFactV1, Audience: executionread.AudienceMeteringInput,
 		BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID,
 		RunStepID: p.RunStepID, ExecutionAttemptID: p.ExecutionAttemptID, AttemptManifest: p.AttemptExecutionManifest(), Fact: factQ,
 	})
@@ -389,8 +389,8 @@ func (c *Consumer) applyAvailability(ctx context.Context, tx pgx.Tx, ev *inbox.E
 			env.AggregateID, env.AggregateRevision, chainID, p.CurrentAvailabilityStateVersion))
 	}
 	cur := p.CurrentAvailability()
-	res, err := c.reads.ReadAvailabilitySnapshot(ctx, gateway.AvailabilitySnapshotRead{
-		ContractVersion: gateway.ReadAvailabilitySnapshotV1, Audience: gateway.AudienceMeteringInput,
+	res, err := c.reads.ReadAvailabilitySnapshot(ctx, gatewayread.AvailabilitySnapshotRead{
+		ContractVersion: gatewayread.ReadAvailabilitySnapshotV1, Audience: gatewayread.AudienceMeteringInput,
 		ExecutionAttemptID: p.ExecutionAttemptID, GatewayDeploymentID: p.GatewayDeploymentID, AttemptManifest: p.AttemptExecutionManifest(),
 		EvidenceKind: p.ProviderEvidenceKind, DimensionKey: p.EvidenceDimensionKey, StateVersion: p.CurrentAvailabilityStateVersion, Snapshot: cur,
 	})

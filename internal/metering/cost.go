@@ -18,9 +18,9 @@ import (
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // Provider cost processing (issue 14 item 4; ME-2; docs/metering.md "Provider
@@ -110,39 +110,35 @@ type CostSourceRead struct {
 // CostSource is the answer of each owner read (Evidence is zero when the
 // availability names no evidence).
 type CostSource struct {
-	Availability gateway.AvailabilityResult
+	Availability gatewayread.AvailabilityResult
 	Manifest     ownerread.Result[*contract.AttemptExecutionManifest]
-	Evidence     gateway.ProviderEvidenceResult
+	Evidence     gatewayread.ProviderEvidenceResult
 }
 
-// ReadCostSource reads the cost source in process: Gateway's
+// ReadCostSource reads the cost source from the owners: Gateway's
 // readEvidenceAvailabilitySnapshot@1 and readGatewayProviderEvidence@1, and
-// the attempt manifest from Execution (compared by quadruple).
-func (r DBReads) ReadCostSource(ctx context.Context, req CostSourceRead) (CostSource, error) {
+// Execution's readAttemptExecutionManifest@1 (compared by quadruple).
+func (o Owners) ReadCostSource(ctx context.Context, req CostSourceRead) (CostSource, error) {
 	var src CostSource
 	var err error
-	src.Availability, err = gateway.ReadAvailabilitySnapshot(ctx, r.Gateway, gateway.AvailabilitySnapshotRead{
-		ContractVersion: gateway.ReadAvailabilitySnapshotV1, Audience: gateway.AudienceMeteringInput,
+	src.Availability, err = o.Gateway.ReadAvailabilitySnapshot(ctx, gatewayread.AvailabilitySnapshotRead{
+		ContractVersion: gatewayread.ReadAvailabilitySnapshotV1, Audience: gatewayread.AudienceMeteringInput,
 		ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, AttemptManifest: req.AttemptManifest,
 		EvidenceKind: contract.EvidenceProviderCost, DimensionKey: req.DimensionKey, StateVersion: req.StateVersion, Snapshot: req.Availability,
 	})
 	if err != nil || src.Availability.Answer != ownerread.Found {
 		return src, err
 	}
-	m, _, err := execution.AttemptByID(ctx, r.Execution, req.ExecutionAttemptID)
-	switch {
-	case errors.Is(err, db.ErrNotFound):
-		src.Manifest = ownerread.Missing[*contract.AttemptExecutionManifest]()
-	case err != nil:
+	src.Manifest, err = o.Execution.ReadAttemptManifest(ctx, executionread.AttemptManifestRead{
+		ContractVersion: executionread.ReadAttemptManifestV1, Audience: executionread.AudienceMeteringInput,
+		ExecutionAttemptID: req.ExecutionAttemptID, AttemptManifest: req.AttemptManifest,
+	})
+	if err != nil {
 		return src, err
-	case m.Manifest != req.AttemptManifest:
-		src.Manifest = ownerread.Conflict[*contract.AttemptExecutionManifest]("the attempt has another manifest")
-	default:
-		src.Manifest = ownerread.FoundWith(m, nil)
 	}
 	if ev := src.Availability.Value.Evidence; ev.Ref != "" && src.Manifest.Answer == ownerread.Found {
-		src.Evidence, err = gateway.ReadProviderEvidence(ctx, r.Gateway, gateway.ProviderEvidenceRead{
-			ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
+		src.Evidence, err = o.Gateway.ReadProviderEvidence(ctx, gatewayread.ProviderEvidenceRead{
+			ContractVersion: gatewayread.ReadProviderEvidenceV1, Audience: gatewayread.AudienceMeteringInput,
 			ExecutionAttemptID: req.ExecutionAttemptID, GatewayDeploymentID: req.GatewayDeploymentID, Binding: src.Availability.Value.Binding,
 			EvidenceKind: contract.EvidenceProviderCost, DimensionKey: req.DimensionKey, Evidence: ev,
 		})

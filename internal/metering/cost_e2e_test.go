@@ -12,9 +12,12 @@ import (
 
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/demo"
+	"github.com/oceanway/core/internal/execution"
+	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/operations/projector"
@@ -43,7 +46,7 @@ func TestME2CostWorkOnRealOwners(t *testing.T) {
 	}
 	p, err := projector.New(pools[boundary.Core], projector.Config{})
 	require.NoError(t, err)
-	reads := metering.DBReads{Execution: pools[boundary.Execution], Gateway: pools[boundary.Gateway], Core: pools[boundary.Core]}
+	reads := metering.Owners{Execution: execution.Reads{DB: pools[boundary.Execution]}, Gateway: gateway.Reads{DB: pools[boundary.Gateway]}, Core: admission.Reads{DB: pools[boundary.Core]}}
 	mc, err := metering.New(pools[boundary.Metering], metering.Config{Reads: reads})
 	require.NoError(t, err)
 	rt, err := server.New(pools, map[route.Destination]transport.ConsumerFunc{route.CoreOperations: p.Consume, route.MeteringInputProcessor: mc.Consume},

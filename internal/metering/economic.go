@@ -6,8 +6,8 @@ import (
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/settlement"
-	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // economicIdentityCredits is SettlementEconomicIdentity@1 kind credits.
@@ -23,8 +23,8 @@ const economicIdentityCredits = "credits"
 // cause exists for Core's manifest: nothing is written); a manifest for
 // another reservation or account is Metering's own conflict.
 func (p *Processor) economicIdentity(ctx context.Context, src eligibilitySource, fact *contract.ExecutionEligibilityFact) (settlement.EconomicIdentity, error) {
-	req := admission.RunAdmissionManifestRead{ContractVersion: admission.ReadRunAdmissionManifestV1,
-		Audience: admission.AudienceMeteringSettlementInput,
+	req := coreread.RunAdmissionManifestRead{ContractVersion: coreread.ReadRunAdmissionManifestV1,
+		Audience: coreread.AudienceMeteringSettlementInput,
 		Tenant:   contract.Tenant{Kind: src.TenantKind, TenantID: src.TenantID, WorkspaceID: src.WorkspaceID, ProjectID: src.ProjectID},
 		RunID:    src.RunID, Manifest: fact.RunAdmissionManifest}
 	res, err := p.reads.ReadRunAdmissionManifest(ctx, req)
@@ -45,7 +45,7 @@ func (p *Processor) economicIdentity(ctx context.Context, src eligibilitySource,
 	return settlement.EconomicIdentity{Kind: economicIdentityCredits}, nil
 }
 
-func manifestReadDoc(r admission.RunAdmissionManifestRead) map[string]any {
+func manifestReadDoc(r coreread.RunAdmissionManifestRead) map[string]any {
 	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "runId": r.RunID,
 		"tenantKind": r.Tenant.Kind, "tenantId": r.Tenant.TenantID, "workspaceId": r.Tenant.WorkspaceID}
 	if r.Tenant.ProjectID != "" {

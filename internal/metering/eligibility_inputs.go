@@ -14,9 +14,9 @@ import (
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // dimensionInput is everything one charge dimension's snapshot is built from.
@@ -127,7 +127,7 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 		return nil, fmt.Errorf("%w: %s: %w", ErrEligibilitySource, attemptID, err)
 	}
 	in := &eligibilityInputs{source: src}
-	req := execution.EligibilityFactRead{ContractVersion: execution.ReadEligibilityFactV1, Audience: execution.AudienceMeteringInput,
+	req := executionread.EligibilityFactRead{ContractVersion: executionread.ReadEligibilityFactV1, Audience: executionread.AudienceMeteringInput,
 		BillingReservationID: src.BillingReservationID, BillingAccountID: src.BillingAccountID, RunID: src.RunID,
 		RunStepID: src.RunStepID, ExecutionAttemptID: src.ExecutionAttemptID, AttemptManifest: src.AttemptManifest, Fact: src.Fact}
 	res, err := p.reads.ReadEligibilityFact(ctx, req)
@@ -179,7 +179,7 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u usageRow) (dimensionInput, error) {
 	snapQ := strict.Quadruple{Ref: u.CurrentAvailabilityRef, SchemaVersion: contract.SchemaVersion1,
 		DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: u.CurrentAvailabilityDigest}
-	req := gateway.AvailabilitySnapshotRead{ContractVersion: gateway.ReadAvailabilitySnapshotV1, Audience: gateway.AudienceMeteringInput,
+	req := gatewayread.AvailabilitySnapshotRead{ContractVersion: gatewayread.ReadAvailabilitySnapshotV1, Audience: gatewayread.AudienceMeteringInput,
 		ExecutionAttemptID: src.ExecutionAttemptID, GatewayDeploymentID: u.GatewayDeploymentID, AttemptManifest: src.AttemptManifest,
 		EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: u.EvidenceDimensionKey, StateVersion: u.StateVersion, Snapshot: snapQ}
 	res, err := p.reads.ReadAvailabilitySnapshot(ctx, req)
@@ -205,7 +205,7 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 	if snap.State != contract.AvailabilityAvailable {
 		return d, nil
 	}
-	ereq := gateway.ProviderEvidenceRead{ContractVersion: gateway.ReadProviderEvidenceV1, Audience: gateway.AudienceMeteringInput,
+	ereq := gatewayread.ProviderEvidenceRead{ContractVersion: gatewayread.ReadProviderEvidenceV1, Audience: gatewayread.AudienceMeteringInput,
 		ExecutionAttemptID: src.ExecutionAttemptID, GatewayDeploymentID: u.GatewayDeploymentID, Binding: snap.Binding,
 		EvidenceKind: contract.EvidenceProviderUsage, DimensionKey: u.EvidenceDimensionKey, Evidence: snap.Evidence}
 	eres, err := p.reads.ReadProviderEvidence(ctx, ereq)
@@ -235,7 +235,7 @@ func ownerConflict(cause, reason string) error {
 // an owner; an invalid request is Metering's own deterministic conflict, and
 // the digest of this form is the evidence's conflicting candidate digest.
 
-func eligibilityReadDoc(r execution.EligibilityFactRead) map[string]any {
+func eligibilityReadDoc(r executionread.EligibilityFactRead) map[string]any {
 	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "billingReservationId": r.BillingReservationID,
 		"billingAccountId": r.BillingAccountID, "runId": r.RunID, "runStepId": r.RunStepID, "executionAttemptId": r.ExecutionAttemptID}
 	r.AttemptManifest.Put(m, settlement.PrefixAttemptExecutionManifest)
@@ -243,7 +243,7 @@ func eligibilityReadDoc(r execution.EligibilityFactRead) map[string]any {
 	return m
 }
 
-func availabilityReadDoc(r gateway.AvailabilitySnapshotRead) map[string]any {
+func availabilityReadDoc(r gatewayread.AvailabilitySnapshotRead) map[string]any {
 	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
 		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey,
 		"currentAvailabilityStateVersion": r.StateVersion}
@@ -252,7 +252,7 @@ func availabilityReadDoc(r gateway.AvailabilitySnapshotRead) map[string]any {
 	return m
 }
 
-func evidenceReadDoc(r gateway.ProviderEvidenceRead) map[string]any {
+func evidenceReadDoc(r gatewayread.ProviderEvidenceRead) map[string]any {
 	m := map[string]any{"contractVersion": r.ContractVersion, "audience": r.Audience, "executionAttemptId": r.ExecutionAttemptID,
 		"gatewayDeploymentId": r.GatewayDeploymentID, "providerEvidenceKind": r.EvidenceKind, "evidenceDimensionKey": r.DimensionKey}
 	r.Binding.Put(m, settlement.PrefixAttemptRouteBinding)

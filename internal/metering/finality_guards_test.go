@@ -27,6 +27,7 @@ import (
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -115,9 +116,9 @@ func TestIssue30Class10ValidationReceiptCurrentOnlyForHead(t *testing.T) {
 	dim := appliedTwice(t, b, newAttempt(3001))
 	v1, v2 := snapshotAt(t, b, dim, 1).Current(), snapshotAt(t, b, dim, 2).Current()
 
-	req := func(ref settlement.Ref) metering.SettlementValidationRequest {
+	req := func(ref settlement.Ref) meteringread.SettlementValidationRequest {
 		op := uuid.NewString()
-		return metering.SettlementValidationRequest{Purpose: meterfacts.PurposeFinalization, OperationID: op,
+		return meteringread.SettlementValidationRequest{Purpose: meterfacts.PurposeFinalization, OperationID: op,
 			SettlementDimensionID: dim, Snapshot: ref, InputManifestDigest: manifestDigest(op)}
 	}
 	old, err := metering.ValidateSettlementInputCurrent(t.Context(), role, req(v1))
@@ -401,7 +402,7 @@ func TestIssue30ImmutableTablesRefuseTruncateUpdateDeleteForEveryone(t *testing.
 	b, role := guardSetup(t)
 	dim := appliedTwice(t, b, newAttempt(3005))
 	op := uuid.NewString()
-	_, err := metering.ValidateSettlementInputCurrent(t.Context(), role, metering.SettlementValidationRequest{Purpose: meterfacts.PurposeFinalization,
+	_, err := metering.ValidateSettlementInputCurrent(t.Context(), role, meteringread.SettlementValidationRequest{Purpose: meterfacts.PurposeFinalization,
 		OperationID: op, SettlementDimensionID: dim, Snapshot: snapshotAt(t, b, dim, 2).Current(), InputManifestDigest: manifestDigest(op)})
 	require.NoError(t, err)
 	c := newAttempt(3006)

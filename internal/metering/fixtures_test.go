@@ -21,11 +21,8 @@ import (
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/metering"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
@@ -33,6 +30,9 @@ import (
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 var occurred = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -91,9 +91,9 @@ func newOwners() *fakeOwners {
 
 var errUnavailable = errors.New("owner unavailable")
 
-func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error) {
+func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req executionread.EligibilityFactRead) (executionread.EligibilityFactResult, error) {
 	if o.blocked.Load() {
-		return execution.EligibilityFactResult{}, errUnavailable
+		return executionread.EligibilityFactResult{}, errUnavailable
 	}
 	if o.conflict.Load() {
 		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict"), nil
@@ -107,9 +107,9 @@ func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req execution.Eligib
 	return ownerread.FoundWith(f, nil), nil
 }
 
-func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
+func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
 	if o.blocked.Load() {
-		return gateway.AvailabilityResult{}, errUnavailable
+		return gatewayread.AvailabilityResult{}, errUnavailable
 	}
 	if o.conflict.Load() {
 		return ownerread.Conflict[*contract.AvailabilitySnapshot]("test conflict"), nil
@@ -126,7 +126,7 @@ func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gateway.Ava
 // ValidateAvailabilityCurrent answers like the Gateway: the chain's Current
 // is the highest registered state version of the snapshot's chain; one
 // receipt per operation (a replay returns it, another request conflicts).
-func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
+func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
 	o.validations.Add(1)
 	o.mu.Lock()
 	if o.requested == nil {
@@ -135,7 +135,7 @@ func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.
 	o.requested[req.OperationID]++
 	o.mu.Unlock()
 	if o.blocked.Load() || o.validationUnavailable.Load() {
-		return gateway.AvailabilityValidationResult{}, errUnavailable
+		return gatewayread.AvailabilityValidationResult{}, errUnavailable
 	}
 	if o.conflict.Load() || o.validationConflict.Load() {
 		return ownerread.Conflict[*contract.AvailabilityCurrentValidationReceipt]("test conflict"), nil
@@ -165,7 +165,7 @@ func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.
 		r.CurrentSnapshot, r.CurrentStateVersion = head.Snapshot, head.StateVersion
 	}
 	if _, err := contract.Seal(r); err != nil {
-		return gateway.AvailabilityValidationResult{}, err
+		return gatewayread.AvailabilityValidationResult{}, err
 	}
 	if o.receipts == nil {
 		o.receipts = map[string]*contract.AvailabilityCurrentValidationReceipt{}
@@ -174,9 +174,9 @@ func (o *fakeOwners) ValidateAvailabilityCurrent(_ context.Context, req gateway.
 	return ownerread.FoundWith(r, nil), nil
 }
 
-func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error) {
+func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error) {
 	if o.blocked.Load() {
-		return admission.ManifestResult{}, errUnavailable
+		return coreread.ManifestResult{}, errUnavailable
 	}
 	if o.manifestConflict.Load() {
 		return ownerread.Conflict[*contract.RunAdmissionManifest]("test conflict"), nil
@@ -190,12 +190,12 @@ func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req admission.R
 	return ownerread.FoundWith(m, nil), nil
 }
 
-func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
+func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error) {
 	if g := o.gate.Swap(nil); g != nil {
 		g.pass()
 	}
 	if o.blocked.Load() {
-		return gateway.ProviderEvidenceResult{}, errUnavailable
+		return gatewayread.ProviderEvidenceResult{}, errUnavailable
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -11,9 +11,9 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // Go clauses of the metering input processor and worker (issue 37): each
@@ -101,7 +101,7 @@ func TestGuardGoFinishConflict(t *testing.T) {
 // current, internally consistent, but not bound to the request.
 type otherOperationValidation struct{ *fakeOwners }
 
-func (o otherOperationValidation) ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
+func (o otherOperationValidation) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
 	res, err := o.fakeOwners.ValidateAvailabilityCurrent(ctx, req)
 	if err != nil || res.Answer != ownerread.Found {
 		return res, err
@@ -110,7 +110,7 @@ func (o otherOperationValidation) ValidateAvailabilityCurrent(ctx context.Contex
 	r.OperationID = uuid.NewString()
 	r.Receipt = strict.Quadruple{Ref: "gacvr-" + r.OperationID}
 	if _, err := contract.Seal(&r); err != nil {
-		return gateway.AvailabilityValidationResult{}, err
+		return gatewayread.AvailabilityValidationResult{}, err
 	}
 	return ownerread.FoundWith(&r, nil), nil
 }

@@ -4,69 +4,64 @@ import (
 	"context"
 	"errors"
 
-	"github.com/oceanway/core/internal/admission"
-	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
+	"github.com/oceanway/core/internal/ownerread/coreread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // OwnerReads are the two event-bound owner reads the input processor calls
 // before it accepts an event. Requests and answers are plain values: an
 // implementation may call the owners over any transport.
 type OwnerReads interface {
-	ReadEligibilityFact(ctx context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error)
-	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+	ReadEligibilityFact(ctx context.Context, req executionread.EligibilityFactRead) (executionread.EligibilityFactResult, error)
+	ReadAvailabilitySnapshot(ctx context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error)
 	// ReadProviderEvidence is the worker's read of the evidence an accepted
 	// availability snapshot references (the usage quantity).
-	ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error)
+	ReadProviderEvidence(ctx context.Context, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error)
 	// ValidateAvailabilityCurrent is the worker's operation-bound second
 	// stage: the Gateway's Current Receipt of an availability its
 	// Eligibility Basis uses (validateEvidenceAvailabilityCurrent@1).
-	ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error)
+	ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error)
 	// ReadRunAdmissionManifest is Core's readRunAdmissionManifest@1: the
 	// worker takes the settlement economic identity from the manifest the
 	// eligibility fact cites.
-	ReadRunAdmissionManifest(ctx context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error)
+	ReadRunAdmissionManifest(ctx context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error)
 }
 
-// DBReads are the owner reads in process, over the owners' databases (the
-// execution and gateway pools of oceanway serve and the demo).
-type DBReads struct {
-	Execution db.Executor
-	Gateway   db.Executor
-	// Core is the core database (as oceanway_admission) for the manifest
-	// read; only the worker needs it (the input processor never calls it).
-	Core db.Executor
+// Owners are the other owners as Metering reads them, each behind its read
+// interface: in process (execution.Reads, gateway.Reads, admission.Reads)
+// for a one-machine install, over HTTP when the owners run apart. Metering
+// never imports another owner nor holds its DSN.
+type Owners struct {
+	Execution executionread.Reader
+	Gateway   gatewayread.Reader
+	// Core is the manifest read; only the worker needs it (the input
+	// processor never calls it).
+	Core coreread.ManifestReader
 }
 
-// ReadEligibilityFact calls execution.ReadEligibilityFact.
-func (r DBReads) ReadEligibilityFact(ctx context.Context, req execution.EligibilityFactRead) (execution.EligibilityFactResult, error) {
-	return execution.ReadEligibilityFact(ctx, r.Execution, req)
+func (o Owners) ReadEligibilityFact(ctx context.Context, req executionread.EligibilityFactRead) (executionread.EligibilityFactResult, error) {
+	return o.Execution.ReadEligibilityFact(ctx, req)
 }
 
-// ReadAvailabilitySnapshot calls gateway.ReadAvailabilitySnapshot.
-func (r DBReads) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
-	return gateway.ReadAvailabilitySnapshot(ctx, r.Gateway, req)
+func (o Owners) ReadAvailabilitySnapshot(ctx context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
+	return o.Gateway.ReadAvailabilitySnapshot(ctx, req)
 }
 
-// ReadProviderEvidence calls gateway.ReadProviderEvidence.
-func (r DBReads) ReadProviderEvidence(ctx context.Context, req gateway.ProviderEvidenceRead) (gateway.ProviderEvidenceResult, error) {
-	return gateway.ReadProviderEvidence(ctx, r.Gateway, req)
+func (o Owners) ReadProviderEvidence(ctx context.Context, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error) {
+	return o.Gateway.ReadProviderEvidence(ctx, req)
 }
 
-// ValidateAvailabilityCurrent calls gateway.ValidateAvailabilityCurrent (its
-// own gateway transaction: the receipt is the Gateway's).
-func (r DBReads) ValidateAvailabilityCurrent(ctx context.Context, req gateway.AvailabilityValidationRequest) (gateway.AvailabilityValidationResult, error) {
-	return gateway.ValidateAvailabilityCurrent(ctx, r.Gateway, req)
+func (o Owners) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
+	return o.Gateway.ValidateAvailabilityCurrent(ctx, req)
 }
 
-// ErrNoCoreReads: DBReads has no core database for the manifest read.
-var ErrNoCoreReads = errors.New("metering: no core database for readRunAdmissionManifest@1")
+// ErrNoCoreReads: Owners has no Core manifest read.
+var ErrNoCoreReads = errors.New("metering: no Core reader for readRunAdmissionManifest@1")
 
-// ReadRunAdmissionManifest calls admission.ReadRunAdmissionManifest.
-func (r DBReads) ReadRunAdmissionManifest(ctx context.Context, req admission.RunAdmissionManifestRead) (admission.ManifestResult, error) {
-	if r.Core == nil {
-		return admission.ManifestResult{}, ErrNoCoreReads
+func (o Owners) ReadRunAdmissionManifest(ctx context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error) {
+	if o.Core == nil {
+		return coreread.ManifestResult{}, ErrNoCoreReads
 	}
-	return admission.ReadRunAdmissionManifest(ctx, r.Core, req)
+	return o.Core.ReadRunAdmissionManifest(ctx, req)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 var qSettlementAttemptCurrent = statements.Get("settlement_attempt_current_select")
@@ -20,7 +21,7 @@ var qSettlementAttemptCurrent = statements.Get("settlement_attempt_current_selec
 // attempt has no settlement input yet. The usage work writes every
 // dimension of an attempt in one transaction, so the set is whole at any
 // read (the Billing finalization worker enumerates its manifest from it).
-func ReadAttemptSettlementInputs(ctx context.Context, q db.Executor, executionAttemptID string) ([]*SettlementInput, error) {
+func ReadAttemptSettlementInputs(ctx context.Context, q db.Executor, executionAttemptID string) ([]*meteringread.SettlementInput, error) {
 	if !strict.IsUUID(executionAttemptID) {
 		return nil, fmt.Errorf("%w: attempt id %q", ErrNoSettlementInput, executionAttemptID)
 	}
@@ -36,7 +37,7 @@ func ReadAttemptSettlementInputs(ctx context.Context, q db.Executor, executionAt
 	if err != nil {
 		return nil, fmt.Errorf("read attempt settlement inputs %s: %w", executionAttemptID, err)
 	}
-	out := make([]*SettlementInput, 0, len(found))
+	out := make([]*meteringread.SettlementInput, 0, len(found))
 	for _, r := range found {
 		s, err := settlement.Decode([]byte(r.SnapshotBody))
 		if err != nil {
@@ -47,7 +48,7 @@ func ReadAttemptSettlementInputs(ctx context.Context, q db.Executor, executionAt
 		if s.Current() != ref || s.SettlementDimensionID != r.SettlementDimensionID || s.ExecutionAttemptID != executionAttemptID {
 			return nil, fmt.Errorf("%w: %s v%d: body and row differ", ErrSettlementInputCorrupt, r.SettlementDimensionID, r.StateVersion)
 		}
-		out = append(out, &SettlementInput{Ref: ref, Body: []byte(r.SnapshotBody), Snapshot: s})
+		out = append(out, &meteringread.SettlementInput{Ref: ref, Body: []byte(r.SnapshotBody), Snapshot: s})
 	}
 	return out, nil
 }

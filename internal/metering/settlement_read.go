@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 var (
@@ -24,14 +25,6 @@ var ErrNoSettlementInput = errors.New("metering: settlement dimension has no set
 // ErrSettlementInputCorrupt: a stored snapshot does not decode or recompute,
 // or does not match its row (fail closed: never answered as current).
 var ErrSettlementInputCorrupt = errors.New("metering: stored settlement input does not verify")
-
-// SettlementInput is one stored SettlementInputSnapshot@1: its five-tuple,
-// its canonical body and the decoded snapshot.
-type SettlementInput struct {
-	Ref      settlement.Ref
-	Body     []byte
-	Snapshot *settlement.Snapshot
-}
 
 type settlementRow struct {
 	StateVersion                   int64  `db:"state_version"`
@@ -47,18 +40,18 @@ type settlementRow struct {
 // body decodes strictly, its digest recomputes and it equals the row's
 // five-tuple and dimension. ErrNoSettlementInput when the dimension has none.
 // Run it inside a transaction to read it consistently with other reads.
-func ReadCurrentSettlementInput(ctx context.Context, q db.Executor, settlementDimensionID string) (*SettlementInput, error) {
+func ReadCurrentSettlementInput(ctx context.Context, q db.Executor, settlementDimensionID string) (*meteringread.SettlementInput, error) {
 	return readSettlementInput(ctx, q, qSettlementCurrent, pgx.NamedArgs{"settlement_dimension_id": settlementDimensionID}, settlementDimensionID)
 }
 
 // ReadSettlementInputAt returns the dimension's snapshot at one state
 // version (its lineage), verified like ReadCurrentSettlementInput.
-func ReadSettlementInputAt(ctx context.Context, q db.Executor, settlementDimensionID string, stateVersion int64) (*SettlementInput, error) {
+func ReadSettlementInputAt(ctx context.Context, q db.Executor, settlementDimensionID string, stateVersion int64) (*meteringread.SettlementInput, error) {
 	return readSettlementInput(ctx, q, qSettlementSnapshot, pgx.NamedArgs{"settlement_dimension_id": settlementDimensionID,
 		"state_version": stateVersion}, settlementDimensionID)
 }
 
-func readSettlementInput(ctx context.Context, q db.Executor, sql string, args pgx.NamedArgs, dimensionID string) (*SettlementInput, error) {
+func readSettlementInput(ctx context.Context, q db.Executor, sql string, args pgx.NamedArgs, dimensionID string) (*meteringread.SettlementInput, error) {
 	if !strict.IsUUID(dimensionID) {
 		return nil, fmt.Errorf("%w: settlement dimension id %q", ErrNoSettlementInput, dimensionID)
 	}
@@ -82,5 +75,5 @@ func readSettlementInput(ctx context.Context, q db.Executor, sql string, args pg
 	if s.Current() != ref || s.SettlementDimensionID != dimensionID {
 		return nil, fmt.Errorf("%w: %s v%d: body and row differ", ErrSettlementInputCorrupt, dimensionID, r.StateVersion)
 	}
-	return &SettlementInput{Ref: ref, Body: []byte(r.SnapshotBody), Snapshot: s}, nil
+	return &meteringread.SettlementInput{Ref: ref, Body: []byte(r.SnapshotBody), Snapshot: s}, nil
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 // validateSettlementInputCurrent (issue 14 item 5; ADR-031 "Billing 对每个维度
@@ -37,7 +39,8 @@ var (
 var (
 	// ErrValidationRequestInvalid: the request is malformed (unknown
 	// purpose, missing operation, bad five-tuple or digest); nothing written.
-	ErrValidationRequestInvalid = errors.New("metering: invalid settlement input validation request")
+	// It is an ownerread.ErrInvalidRequest: a caller over HTTP sees a 400.
+	ErrValidationRequestInvalid = fmt.Errorf("metering: invalid settlement input validation request: %w", ownerread.ErrInvalidRequest)
 	// ErrValidationOperationConflict: the operation already has a receipt
 	// for another request; nothing written.
 	ErrValidationOperationConflict = errors.New("metering: validation operation already answered another request")
@@ -46,31 +49,9 @@ var (
 	ErrSettlementInputUnknown = errors.New("metering: settlement input five-tuple is not in its dimension's chain")
 )
 
-// SettlementValidationRequest is validateSettlementInputCurrent's request.
-type SettlementValidationRequest struct {
-	// Purpose is one of meterfacts.Purposes.
-	Purpose string
-	// OperationID is the caller's operation (UUID): one receipt per operation.
-	OperationID string
-	// SettlementDimensionID is envelope.SettlementDimensionID of the dimension.
-	SettlementDimensionID string
-	// Snapshot is the five-tuple to validate.
-	Snapshot settlement.Ref
-	// InputManifestDigest is the caller's input manifest (or basis) digest.
-	InputManifestDigest digest.Digest
-}
-
-// SettlementValidation is the answer: the receipt, its stored canonical
-// bytes (byte-identical on every replay of the operation), and the
-// dimension's Current five-tuple at the receipt's linearization point (the
-// validated one when Receipt.Current).
-type SettlementValidation struct {
-	Receipt *meterfacts.SettlementInputCurrentValidationReceipt
-	Body    []byte
-	Current settlement.Ref
-}
-
-func (r SettlementValidationRequest) check() error {
+// checkValidationRequest refuses a malformed request before anything is
+// read or written.
+func checkValidationRequest(r meteringread.SettlementValidationRequest) error {
 	switch {
 	case !slices.Contains(meterfacts.Purposes, r.Purpose):
 		return fmt.Errorf("%w: purpose %q", ErrValidationRequestInvalid, r.Purpose)
@@ -92,9 +73,9 @@ func (r SettlementValidationRequest) check() error {
 	return nil
 }
 
-// requestDigest content-addresses what the operation asked (the receipt's
+// validationRequestDigest content-addresses what the operation asked (the receipt's
 // candidate minus the answer): the insert-or-compare key's body.
-func (r SettlementValidationRequest) requestDigest() (digest.Digest, error) {
+func validationRequestDigest(r meteringread.SettlementValidationRequest) (digest.Digest, error) {
 	m := map[string]any{
 		"purpose": r.Purpose, "validationOperationId": r.OperationID, "settlementDimensionId": r.SettlementDimensionID,
 		"settlementInputStateVersion":         r.Snapshot.StateVersion,
@@ -109,22 +90,22 @@ func (r SettlementValidationRequest) requestDigest() (digest.Digest, error) {
 // Errors are typed (ErrValidationRequestInvalid,
 // ErrValidationOperationConflict, ErrSettlementInputUnknown) and leave
 // nothing written.
-func ValidateSettlementInputCurrent(ctx context.Context, pool db.Beginner, req SettlementValidationRequest) (SettlementValidation, error) {
-	if err := req.check(); err != nil {
-		return SettlementValidation{}, err
+func ValidateSettlementInputCurrent(ctx context.Context, pool db.Beginner, req meteringread.SettlementValidationRequest) (meteringread.SettlementValidation, error) {
+	if err := checkValidationRequest(req); err != nil {
+		return meteringread.SettlementValidation{}, err
 	}
-	rd, err := req.requestDigest()
+	rd, err := validationRequestDigest(req)
 	if err != nil {
-		return SettlementValidation{}, fmt.Errorf("%w: %w", ErrValidationRequestInvalid, err)
+		return meteringread.SettlementValidation{}, fmt.Errorf("%w: %w", ErrValidationRequestInvalid, err)
 	}
-	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (SettlementValidation, error) {
+	return db.WithTxV(ctx, pool, func(ctx context.Context, tx pgx.Tx) (meteringread.SettlementValidation, error) {
 		var storedDigest, storedBody string
 		err := tx.QueryRow(ctx, qValidationSelect, pgx.NamedArgs{"operation_id": req.OperationID}).Scan(&storedDigest, &storedBody)
 		switch {
 		case err == nil:
 			return storedValidation(req, rd, storedDigest, storedBody)
 		case !errors.Is(err, pgx.ErrNoRows):
-			return SettlementValidation{}, fmt.Errorf("read validation receipt: %w", err)
+			return meteringread.SettlementValidation{}, fmt.Errorf("read validation receipt: %w", err)
 		}
 		return validateTx(ctx, tx, req, rd)
 	})
@@ -132,38 +113,38 @@ func ValidateSettlementInputCurrent(ctx context.Context, pool db.Beginner, req S
 
 // storedValidation returns the operation's stored receipt, or refuses a
 // different request under the same operation.
-func storedValidation(req SettlementValidationRequest, rd digest.Digest, storedDigest, storedBody string) (SettlementValidation, error) {
+func storedValidation(req meteringread.SettlementValidationRequest, rd digest.Digest, storedDigest, storedBody string) (meteringread.SettlementValidation, error) {
 	// guard ME-1.validation-operation-conflict
 	if storedDigest != rd.Value {
-		return SettlementValidation{}, fmt.Errorf("%w: %s", ErrValidationOperationConflict, req.OperationID)
+		return meteringread.SettlementValidation{}, fmt.Errorf("%w: %s", ErrValidationOperationConflict, req.OperationID)
 	}
 	r, err := meterfacts.DecodeSettlementInputCurrentValidationReceipt([]byte(storedBody))
 	if err != nil {
-		return SettlementValidation{}, fmt.Errorf("stored validation receipt %s: %w", req.OperationID, err)
+		return meteringread.SettlementValidation{}, fmt.Errorf("stored validation receipt %s: %w", req.OperationID, err)
 	}
 	cur := settlement.Ref{Snapshot: r.Validated, StateVersion: r.ValidatedStateVersion}
 	if !r.Current {
 		cur = settlement.Ref{Snapshot: r.CurrentSnapshot, StateVersion: r.CurrentStateVersion}
 	}
-	return SettlementValidation{Receipt: r, Body: []byte(storedBody), Current: cur}, nil
+	return meteringread.SettlementValidation{Receipt: r, Body: []byte(storedBody), Current: cur}, nil
 }
 
-func validateTx(ctx context.Context, tx pgx.Tx, req SettlementValidationRequest, rd digest.Digest) (SettlementValidation, error) {
+func validateTx(ctx context.Context, tx pgx.Tx, req meteringread.SettlementValidationRequest, rd digest.Digest) (meteringread.SettlementValidation, error) {
 	at, err := ReadSettlementInputAt(ctx, tx, req.SettlementDimensionID, req.Snapshot.StateVersion)
 	switch {
 	case errors.Is(err, ErrNoSettlementInput):
-		return SettlementValidation{}, fmt.Errorf("%w: %s v%d", ErrSettlementInputUnknown, req.SettlementDimensionID, req.Snapshot.StateVersion)
+		return meteringread.SettlementValidation{}, fmt.Errorf("%w: %s v%d", ErrSettlementInputUnknown, req.SettlementDimensionID, req.Snapshot.StateVersion)
 	case err != nil:
-		return SettlementValidation{}, err
+		return meteringread.SettlementValidation{}, err
 	case at.Ref != req.Snapshot:
-		return SettlementValidation{}, fmt.Errorf("%w: %s v%d is %s", ErrSettlementInputUnknown, req.SettlementDimensionID,
+		return meteringread.SettlementValidation{}, fmt.Errorf("%w: %s v%d is %s", ErrSettlementInputUnknown, req.SettlementDimensionID,
 			req.Snapshot.StateVersion, at.Ref.Snapshot.Ref)
 	}
 	var pointerVersion int64
 	var pointerRef string
 	if err := tx.QueryRow(ctx, qValidationPointer, pgx.NamedArgs{"settlement_dimension_id": req.SettlementDimensionID}).
 		Scan(&pointerVersion, &pointerRef); err != nil {
-		return SettlementValidation{}, fmt.Errorf("lock settlement input pointer %s: %w", req.SettlementDimensionID, db.NotFound(err))
+		return meteringread.SettlementValidation{}, fmt.Errorf("lock settlement input pointer %s: %w", req.SettlementDimensionID, db.NotFound(err))
 	}
 	r := &meterfacts.SettlementInputCurrentValidationReceipt{
 		Receipt: strict.Quadruple{Ref: "sicvr-" + uuid.Must(uuid.NewV7()).String()},
@@ -175,17 +156,17 @@ func validateTx(ctx context.Context, tx pgx.Tx, req SettlementValidationRequest,
 	if !r.Current {
 		cur, err := ReadSettlementInputAt(ctx, tx, req.SettlementDimensionID, pointerVersion)
 		if err != nil {
-			return SettlementValidation{}, err
+			return meteringread.SettlementValidation{}, err
 		}
 		current = cur.Ref
 		r.CurrentSnapshot, r.CurrentStateVersion = cur.Ref.Snapshot, cur.Ref.StateVersion
 	}
 	if _, err := meterfacts.Seal(r); err != nil {
-		return SettlementValidation{}, fmt.Errorf("seal validation receipt: %w", err)
+		return meteringread.SettlementValidation{}, fmt.Errorf("seal validation receipt: %w", err)
 	}
 	body, err := jcs.Marshal(r.ToJSON())
 	if err != nil {
-		return SettlementValidation{}, fmt.Errorf("validation receipt body: %w", err)
+		return meteringread.SettlementValidation{}, fmt.Errorf("validation receipt body: %w", err)
 	}
 	result := meterfacts.ValidationNotCurrent
 	if r.Current {
@@ -202,7 +183,7 @@ func validateTx(ctx context.Context, tx pgx.Tx, req SettlementValidationRequest,
 		err = tx.QueryRow(ctx, qValidationSelect, pgx.NamedArgs{"operation_id": req.OperationID}).Scan(&storedDigest, &storedBody)
 	}
 	if err != nil {
-		return SettlementValidation{}, fmt.Errorf("insert validation receipt: %w", err)
+		return meteringread.SettlementValidation{}, fmt.Errorf("insert validation receipt: %w", err)
 	}
 	// A concurrent validation of the same operation may have committed first.
 	return storedValidation(req, rd, storedDigest, storedBody)

@@ -20,6 +20,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/metering"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -126,8 +127,8 @@ func manifestDigest(s string) digest.Digest {
 	return quad("manifest-" + s).Digested()
 }
 
-func (c *settlementChain) request(purpose, op string, ref settlement.Ref) metering.SettlementValidationRequest {
-	return metering.SettlementValidationRequest{Purpose: purpose, OperationID: op, SettlementDimensionID: c.dimensionID(),
+func (c *settlementChain) request(purpose, op string, ref settlement.Ref) meteringread.SettlementValidationRequest {
+	return meteringread.SettlementValidationRequest{Purpose: purpose, OperationID: op, SettlementDimensionID: c.dimensionID(),
 		Snapshot: ref, InputManifestDigest: manifestDigest(op)}
 }
 
@@ -147,7 +148,7 @@ func TestMETVSCCurrentAndNotCurrentForEachPurpose(t *testing.T) {
 	b := workerSetup(t)
 	c := newSettlementChain(t, b, 400)
 	v1 := c.next(t, "10")
-	first := map[string]metering.SettlementValidation{}
+	first := map[string]meteringread.SettlementValidation{}
 	for _, purpose := range meterfacts.Purposes {
 		op := id("validation", purpose, 1)
 		res, err := metering.ValidateSettlementInputCurrent(t.Context(), b.pool, c.request(purpose, op, v1))
@@ -222,10 +223,10 @@ func TestMETVSCInsertOrCompareOperation(t *testing.T) {
 	}
 	require.Equal(t, 1, receipts(t, b))
 
-	other := []metering.SettlementValidationRequest{
+	other := []meteringread.SettlementValidationRequest{
 		c.request(meterfacts.PurposeLateSettlementCommand, op, v1),
 		c.request(meterfacts.PurposeFinalization, op, v2),
-		func() metering.SettlementValidationRequest {
+		func() meteringread.SettlementValidationRequest {
 			r := req
 			r.InputManifestDigest = manifestDigest("other")
 			return r
@@ -254,20 +255,20 @@ func TestMETVSCInvalidRequestsWriteNothing(t *testing.T) {
 	forged.Snapshot.Digest = quad("forged").Digest
 	for _, x := range []struct {
 		name string
-		req  metering.SettlementValidationRequest
+		req  meteringread.SettlementValidationRequest
 		want error
 	}{
 		{"unknown_purpose", c.request("metering_fact_construction", id("v", 1), v1), metering.ErrValidationRequestInvalid},
 		{"empty_purpose", c.request("", id("v", 2), v1), metering.ErrValidationRequestInvalid},
 		{"no_operation", c.request(meterfacts.PurposeFinalization, "", v1), metering.ErrValidationRequestInvalid},
-		{"bare_manifest_digest", func() metering.SettlementValidationRequest {
+		{"bare_manifest_digest", func() meteringread.SettlementValidationRequest {
 			r := c.request(meterfacts.PurposeFinalization, id("v", 3), v1)
 			r.InputManifestDigest.Algorithm = ""
 			return r
 		}(), metering.ErrValidationRequestInvalid},
 		{"forged_five_tuple", c.request(meterfacts.PurposeFinalization, id("v", 4), forged), metering.ErrSettlementInputUnknown},
 		{"future_version", c.request(meterfacts.PurposeFinalization, id("v", 5), settlement.Ref{Snapshot: v1.Snapshot, StateVersion: 2}), metering.ErrSettlementInputUnknown},
-		{"other_dimension", func() metering.SettlementValidationRequest {
+		{"other_dimension", func() meteringread.SettlementValidationRequest {
 			r := c.request(meterfacts.PurposeFinalization, id("v", 6), v1)
 			r.SettlementDimensionID = id("another dimension")
 			return r

@@ -10,8 +10,8 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/settlement"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // availabilityValidationDerivation names how a validation operation is
@@ -78,9 +78,9 @@ func (p *Processor) validateUsage(ctx context.Context, h receipt.WorkAttemptHead
 		d := &in.dims[i]
 		a := d.availability
 		op := availabilityValidationOperation(h.OperationID, basis, *d)
-		req := gateway.AvailabilityValidationRequest{ContractVersion: gateway.ValidateAvailabilityCurrentV1, Audience: gateway.AudienceMeteringInput,
+		req := gatewayread.AvailabilityValidationRequest{ContractVersion: gatewayread.ValidateAvailabilityCurrentV1, Audience: gatewayread.AudienceMeteringInput,
 			Purpose: contract.PurposeMeteringEligibilityBasis, OperationID: op, BasisDigest: basis,
-			AvailabilitySnapshotRead: gateway.AvailabilitySnapshotRead{ExecutionAttemptID: a.ExecutionAttemptID,
+			AvailabilitySnapshotRead: gatewayread.AvailabilitySnapshotRead{ExecutionAttemptID: a.ExecutionAttemptID,
 				GatewayDeploymentID: a.GatewayDeploymentID, AttemptManifest: a.AttemptManifest, EvidenceKind: a.EvidenceKind,
 				DimensionKey: a.DimensionKey, StateVersion: a.StateVersion, Snapshot: a.Snapshot}}
 		res, err := p.reads.ValidateAvailabilityCurrent(ctx, req)
@@ -108,7 +108,7 @@ func (p *Processor) validateUsage(ctx context.Context, h receipt.WorkAttemptHead
 	return nil
 }
 
-func validationRequestDoc(r gateway.AvailabilityValidationRequest) map[string]any {
+func validationRequestDoc(r gatewayread.AvailabilityValidationRequest) map[string]any {
 	m := availabilityReadDoc(r.AvailabilitySnapshotRead)
 	m["contractVersion"], m["audience"], m["purpose"], m["validationOperationId"] = r.ContractVersion, r.Audience, r.Purpose, r.OperationID
 	m["basisDigestAlgorithmVersion"], m["basisDigest"] = string(r.BasisDigest.Algorithm), r.BasisDigest.Value

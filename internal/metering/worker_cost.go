@@ -9,7 +9,7 @@ import (
 
 // processCostWork is the provider-cost lane of the worker: ProcessCostWork
 // (cost.go) with the processor's owner reads, which must also serve the cost
-// bootstrap read (CostReads; DBReads does). Mappings are
+// bootstrap read (CostReads; Owners does). Mappings are
 // DefaultCostMappings; a blocked Work is claimable again after
 // costBlockedRetry (a fix is an operator's, not the next millisecond's).
 func (p *Processor) processCostWork(ctx context.Context, a *Attempt) (Outcome, error) {

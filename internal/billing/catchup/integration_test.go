@@ -17,8 +17,8 @@ import (
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
-	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // BI-1..BI-3 together, on the real finalization fence, ledger and owner
@@ -107,7 +107,7 @@ func TestBI3OnTheFinalizationFenceLedgerAndOwnerRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, billingc.TransitionRefund, p.TransitionKind)
 	require.Equal(t, "20", p.TransitionAmount)
-	req := projector.SettlementTransitionRead{Transition: p.BillingSettlementTransition(), EventID: ev.EventID, EventEnvelopeDigest: evDigest,
+	req := coreread.SettlementTransitionRead{Transition: p.BillingSettlementTransition(), EventID: ev.EventID, EventEnvelopeDigest: evDigest,
 		BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID, RunStepID: p.RunStepID,
 		ExecutionAttemptID: p.ExecutionAttemptID, ChargeDimensionKey: p.ChargeDimensionKey, SettlementDimensionID: p.SettlementDimensionID,
 		TransitionKind: p.TransitionKind, TransitionAmount: p.TransitionAmount, FromSettlementStateRevision: p.FromSettlementStateRevision,

@@ -10,8 +10,8 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // Reads is the catch-up's directed owner read over the core database (as
@@ -22,8 +22,6 @@ type Reads struct {
 	DB db.Executor
 }
 
-var _ projector.SettlementReads = Reads{}
-
 // ReadBillingSettlementTransition is readBillingSettlementTransition: by the
 // exact BillingSettlementTransition@1 quadruple the event carries, it
 // answers found when the stored transition recomputes to that quadruple and
@@ -33,7 +31,7 @@ var _ projector.SettlementReads = Reads{}
 // it; not_found when Billing has no transition under that ref and none from
 // the same revision of the dimension; conflicting otherwise. No list, no
 // latest, no bare-ref read.
-func (r Reads) ReadBillingSettlementTransition(ctx context.Context, req projector.SettlementTransitionRead) (ownerread.Answer, error) {
+func (r Reads) ReadBillingSettlementTransition(ctx context.Context, req coreread.SettlementTransitionRead) (ownerread.Answer, error) {
 	if err := req.Transition.Validate(); err != nil || req.EventID == "" || req.SettlementDimensionID == "" {
 		return "", fmt.Errorf("%w: readBillingSettlementTransition needs the full quadruple, the event and the dimension", ownerread.ErrInvalidRequest)
 	}

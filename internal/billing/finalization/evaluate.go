@@ -13,9 +13,9 @@ import (
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 // DerivationSettlementValidationOp derives the operation of one Metering
@@ -95,8 +95,8 @@ type evaluator struct {
 }
 
 func (e *evaluator) run(ctx context.Context) (*Evaluation, error) {
-	pre, err := e.o.Execution.ReadRunFinalizationPrecondition(ctx, execution.RunFinalizationPreconditionRead{
-		ContractVersion: execution.ReadRunFinalizationPreconditionV1, Audience: execution.AudienceBillingFinalization,
+	pre, err := e.o.Execution.ReadRunFinalizationPrecondition(ctx, executionread.RunFinalizationPreconditionRead{
+		ContractVersion: executionread.ReadRunFinalizationPreconditionV1, Audience: executionread.AudienceBillingFinalization,
 		RunID: e.c.RunID, BillingReservationID: e.c.BillingReservationID, BillingAccountID: e.c.BillingAccountID,
 		RunAdmissionManifest: e.c.RunAdmissionManifest, Finalization: e.c.Finalization, StateVersion: e.c.StateVersion,
 		AttemptSet: e.c.AttemptSet, AttemptCount: e.c.AttemptCount,
@@ -105,9 +105,9 @@ func (e *evaluator) run(ctx context.Context) (*Evaluation, error) {
 		return nil, fmt.Errorf("read run finalization precondition: %w", err)
 	}
 	switch pre.Answer {
-	case execution.PreconditionNotClosed, execution.PreconditionRunNotFound:
+	case executionread.PreconditionNotClosed, executionread.PreconditionRunNotFound:
 		return e.evaluationOnly(nil, contract.DecisionBlocked, contract.ReasonExecutionNotClosed)
-	case execution.PreconditionConflicting:
+	case executionread.PreconditionConflicting:
 		return e.evaluationOnly(nil, contract.DecisionReconciliationRequired, contract.ReasonExecutionConflicting)
 	}
 	dims, reason, err := e.dimensions(ctx, pre.Fact.Attempts)
@@ -304,8 +304,8 @@ func (e *evaluator) sealManifest(dims []contract.ManifestDimension) error {
 func (e *evaluator) receipts(ctx context.Context, fact *excontract.RunExecutionFinalizationFact) (*contract.FinalizationValidationBundle, why, error) {
 	m := e.ev.Manifest
 	var reason why
-	ex, err := e.o.Execution.ReadRunExecutionFinalization(ctx, execution.RunExecutionFinalizationRead{
-		ContractVersion: excontract.ReadRunExecutionFinalizationV1, Audience: execution.AudienceBillingFinalization,
+	ex, err := e.o.Execution.ReadRunExecutionFinalization(ctx, executionread.RunExecutionFinalizationRead{
+		ContractVersion: excontract.ReadRunExecutionFinalizationV1, Audience: executionread.AudienceBillingFinalization,
 		Purpose: excontract.PurposeBillingFinalization, FinalizationOperationID: e.op, InputManifest: m.Manifest,
 		RunID: e.c.RunID, BillingReservationID: e.c.BillingReservationID, BillingAccountID: e.c.BillingAccountID,
 		RunAdmissionManifest: e.c.RunAdmissionManifest, Finalization: e.c.Finalization, StateVersion: e.c.StateVersion,
@@ -359,8 +359,8 @@ func (e *evaluator) receipts(ctx context.Context, fact *excontract.RunExecutionF
 			continue
 		}
 		seen[g] = true
-		a, err := e.o.Gateway.ReadAvailabilitySnapshot(ctx, gateway.AvailabilitySnapshotRead{
-			ContractVersion: gateway.ReadAvailabilitySnapshotV1, Audience: gateway.AudienceBillingFinalization,
+		a, err := e.o.Gateway.ReadAvailabilitySnapshot(ctx, gatewayread.AvailabilitySnapshotRead{
+			ContractVersion: gatewayread.ReadAvailabilitySnapshotV1, Audience: gatewayread.AudienceBillingFinalization,
 			ExecutionAttemptID: d.ExecutionAttemptID, GatewayDeploymentID: g.GatewayDeploymentID,
 			AttemptManifest: manifests[d.ExecutionAttemptID], EvidenceKind: g.ProviderEvidenceKind, DimensionKey: g.EvidenceDimensionKey,
 			StateVersion: g.StateVersion, Snapshot: g.Snapshot,

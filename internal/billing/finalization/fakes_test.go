@@ -13,9 +13,10 @@ import (
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
-	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 var at = time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
@@ -38,8 +39,8 @@ type world struct {
 	closure   finalization.Closure
 	fact      *excontract.RunExecutionFinalizationFact
 	closed    bool
-	inputs    map[string][]*metering.SettlementInput // by attempt
-	notCurrnt map[string]bool                        // settlement dimension → Metering says not current
+	inputs    map[string][]*meteringread.SettlementInput // by attempt
+	notCurrnt map[string]bool                            // settlement dimension → Metering says not current
 	gwAnswer  ownerread.Answer
 	gwExtra   []string // usage dimensions the Gateway holds beyond Metering's
 	gwCalls   int
@@ -71,7 +72,7 @@ func newWorld(inQty, outQty string) *world {
 			RunAdmissionManifest: quad("ram-1", '1'), ReservedAmount: "1500", ClosureOperationID: "0195f4a8-0000-7000-8000-000000000070",
 			Finalization: quad("ref-1", '2'), StateVersion: 2, AttemptSet: quad("ras-1", '3'), AttemptCount: 2,
 		},
-		closed: true, inputs: map[string][]*metering.SettlementInput{}, notCurrnt: map[string]bool{}, gwAnswer: ownerread.Found,
+		closed: true, inputs: map[string][]*meteringread.SettlementInput{}, notCurrnt: map[string]bool{}, gwAnswer: ownerread.Found,
 	}
 	w.fact = &excontract.RunExecutionFinalizationFact{Fact: w.closure.Finalization, ClosureOperationID: w.closure.ClosureOperationID,
 		StateVersion: 2, AttemptSet: w.closure.AttemptSet, Attempts: items,
@@ -140,7 +141,7 @@ func (w *world) put(s *settlement.Snapshot) {
 	if err != nil {
 		panic(err)
 	}
-	in := &metering.SettlementInput{Ref: s.Current(), Body: body, Snapshot: s}
+	in := &meteringread.SettlementInput{Ref: s.Current(), Body: body, Snapshot: s}
 	list := w.inputs[s.ExecutionAttemptID]
 	for i, x := range list {
 		if x.Snapshot.ChargeDimensionKey == s.ChargeDimensionKey {
@@ -167,17 +168,17 @@ func (w *world) owners() finalization.Owners {
 
 type fakeExecution struct{ w *world }
 
-func (f fakeExecution) ReadRunFinalizationPrecondition(_ context.Context, req execution.RunFinalizationPreconditionRead) (execution.PreconditionResult, error) {
+func (f fakeExecution) ReadRunFinalizationPrecondition(_ context.Context, req executionread.RunFinalizationPreconditionRead) (executionread.PreconditionResult, error) {
 	if !f.w.closed {
-		return execution.PreconditionResult{Answer: execution.PreconditionNotClosed}, nil
+		return executionread.PreconditionResult{Answer: executionread.PreconditionNotClosed}, nil
 	}
 	if req.Finalization != f.w.fact.Fact {
-		return execution.PreconditionResult{Answer: execution.PreconditionConflicting}, nil
+		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting}, nil
 	}
-	return execution.PreconditionResult{Answer: execution.PreconditionClosed, Fact: f.w.fact}, nil
+	return executionread.PreconditionResult{Answer: executionread.PreconditionClosed, Fact: f.w.fact}, nil
 }
 
-func (f fakeExecution) ReadRunExecutionFinalization(_ context.Context, req execution.RunExecutionFinalizationRead) (execution.RunExecutionFinalizationResult, error) {
+func (f fakeExecution) ReadRunExecutionFinalization(_ context.Context, req executionread.RunExecutionFinalizationRead) (executionread.RunExecutionFinalizationResult, error) {
 	r := &excontract.RunExecutionFinalizationReceipt{
 		Receipt:    strict.Quadruple{Ref: execution.FinalizationReceiptRef(req.FinalizationOperationID, req.InputManifest.Digest)},
 		RunClosure: f.w.fact.RunClosure, FinalizationOperationID: req.FinalizationOperationID, InputManifest: req.InputManifest,
@@ -187,17 +188,17 @@ func (f fakeExecution) ReadRunExecutionFinalization(_ context.Context, req execu
 	r.Tenant = excontract.Tenant{Kind: "organization", TenantID: f.w.closure.Tenant.TenantID, WorkspaceID: f.w.closure.Tenant.WorkspaceID}
 	body, err := excontract.Seal(r)
 	if err != nil {
-		return execution.RunExecutionFinalizationResult{}, err
+		return executionread.RunExecutionFinalizationResult{}, err
 	}
-	return execution.RunExecutionFinalizationResult{Result: ownerread.FoundWith(r, body)}, nil
+	return executionread.RunExecutionFinalizationResult{Result: ownerread.FoundWith(r, body)}, nil
 }
 
 type fakeMetering struct{ w *world }
 
-func (f fakeMetering) ReadAttemptSettlementInputs(_ context.Context, attempt string) ([]*metering.SettlementInput, error) {
+func (f fakeMetering) ReadAttemptSettlementInputs(_ context.Context, attempt string) ([]*meteringread.SettlementInput, error) {
 	f.w.mu.Lock()
 	defer f.w.mu.Unlock()
-	return append([]*metering.SettlementInput(nil), f.w.inputs[attempt]...), nil
+	return append([]*meteringread.SettlementInput(nil), f.w.inputs[attempt]...), nil
 }
 
 // ValidateSettlementInputCurrent stands in for meter-cost's operation-bound
@@ -232,12 +233,12 @@ func (f fakeGateway) ReadAttemptUsageDimensions(_ context.Context, attempt strin
 	return keys, nil
 }
 
-func (f fakeGateway) ReadAvailabilitySnapshot(_ context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
+func (f fakeGateway) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
 	f.w.mu.Lock()
 	defer f.w.mu.Unlock()
 	f.w.gwCalls++
-	if req.Audience != gateway.AudienceBillingFinalization {
-		return gateway.AvailabilityResult{}, ownerread.ErrInvalidRequest
+	if req.Audience != gatewayread.AudienceBillingFinalization {
+		return gatewayread.AvailabilityResult{}, ownerread.ErrInvalidRequest
 	}
-	return gateway.AvailabilityResult{Answer: f.w.gwAnswer}, nil
+	return gatewayread.AvailabilityResult{Answer: f.w.gwAnswer}, nil
 }

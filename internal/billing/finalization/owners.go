@@ -7,18 +7,17 @@ import (
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/execution"
-	"github.com/oceanway/core/internal/gateway"
-	"github.com/oceanway/core/internal/metering"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 // ExecutionReads is the Execution owner as the worker sees it: the closure
 // precondition (which attempts the closure holds) and the operation-bound
 // closure receipt.
 type ExecutionReads interface {
-	ReadRunFinalizationPrecondition(ctx context.Context, req execution.RunFinalizationPreconditionRead) (execution.PreconditionResult, error)
-	ReadRunExecutionFinalization(ctx context.Context, req execution.RunExecutionFinalizationRead) (execution.RunExecutionFinalizationResult, error)
+	ReadRunFinalizationPrecondition(ctx context.Context, req executionread.RunFinalizationPreconditionRead) (executionread.PreconditionResult, error)
+	ReadRunExecutionFinalization(ctx context.Context, req executionread.RunExecutionFinalizationRead) (executionread.RunExecutionFinalizationResult, error)
 }
 
 // SettlementValidation is one request of Metering's
@@ -45,7 +44,7 @@ type SettlementValidationResult struct {
 
 // MeteringReads is the Metering owner as the worker sees it.
 type MeteringReads interface {
-	ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*metering.SettlementInput, error)
+	ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*meteringread.SettlementInput, error)
 	ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error)
 }
 
@@ -53,56 +52,43 @@ type MeteringReads interface {
 // availability snapshot a dimension is based on, and which usage
 // dimensions a bound attempt has (the manifest must cover each).
 type GatewayReads interface {
-	ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error)
+	ReadAvailabilitySnapshot(ctx context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error)
 	ReadAttemptUsageDimensions(ctx context.Context, executionAttemptID string) ([]string, error)
 }
 
-// Owners bundles the three owner read seams.
+// Owners bundles the three owner read seams (execution.Reads answers
+// ExecutionReads in process).
 type Owners struct {
 	Execution ExecutionReads
 	Metering  MeteringReads
 	Gateway   GatewayReads
 }
 
-// ExecutionPool answers ExecutionReads in process from the execution database.
-type ExecutionPool struct{ DB db.Executor }
+// GatewayOwner is GatewayReads over the Gateway owner's reads (gateway.Reads
+// in process, or its HTTP client when the owners run apart).
+type GatewayOwner struct{ Reads gatewayread.Reader }
 
-func (p ExecutionPool) ReadRunFinalizationPrecondition(ctx context.Context, req execution.RunFinalizationPreconditionRead) (execution.PreconditionResult, error) {
-	return execution.ReadRunFinalizationPrecondition(ctx, p.DB, req)
+func (g GatewayOwner) ReadAvailabilitySnapshot(ctx context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
+	return g.Reads.ReadAvailabilitySnapshot(ctx, req)
 }
 
-func (p ExecutionPool) ReadRunExecutionFinalization(ctx context.Context, req execution.RunExecutionFinalizationRead) (execution.RunExecutionFinalizationResult, error) {
-	return execution.ReadRunExecutionFinalization(ctx, p.DB, req)
+func (g GatewayOwner) ReadAttemptUsageDimensions(ctx context.Context, executionAttemptID string) ([]string, error) {
+	return g.Reads.ReadAttemptUsageDimensions(ctx, gatewayread.AttemptUsageDimensionsRead{
+		ContractVersion: gatewayread.ReadAttemptUsageDimensionsV1, Audience: gatewayread.AudienceBillingFinalization, ExecutionAttemptID: executionAttemptID})
 }
 
-// GatewayPool answers GatewayReads in process from the gateway database.
-type GatewayPool struct{ DB db.Executor }
+// MeteringOwner is MeteringReads over the Metering owner's reads
+// (metering.Reads in process, or its HTTP client when the owners run
+// apart): the attempt's current settlement inputs and
+// validateSettlementInputCurrent with purpose finalization.
+type MeteringOwner struct{ Reads meteringread.Reader }
 
-func (p GatewayPool) ReadAvailabilitySnapshot(ctx context.Context, req gateway.AvailabilitySnapshotRead) (gateway.AvailabilityResult, error) {
-	return gateway.ReadAvailabilitySnapshot(ctx, p.DB, req)
+func (m MeteringOwner) ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*meteringread.SettlementInput, error) {
+	return m.Reads.ReadAttemptSettlementInputs(ctx, executionAttemptID)
 }
 
-func (p GatewayPool) ReadAttemptUsageDimensions(ctx context.Context, executionAttemptID string) ([]string, error) {
-	return gateway.ReadAttemptUsageDimensions(ctx, p.DB, gateway.AttemptUsageDimensionsRead{
-		ContractVersion: gateway.ReadAttemptUsageDimensionsV1, Audience: gateway.AudienceBillingFinalization, ExecutionAttemptID: executionAttemptID})
-}
-
-// MeteringPool answers MeteringReads in process from the metering database:
-// the attempt's current settlement inputs and validateSettlementInputCurrent
-// with purpose finalization.
-type MeteringPool struct {
-	DB interface {
-		db.Executor
-		db.Beginner
-	}
-}
-
-func (p MeteringPool) ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*metering.SettlementInput, error) {
-	return metering.ReadAttemptSettlementInputs(ctx, p.DB, executionAttemptID)
-}
-
-func (p MeteringPool) ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error) {
-	v, err := metering.ValidateSettlementInputCurrent(ctx, p.DB, metering.SettlementValidationRequest{
+func (m MeteringOwner) ValidateSettlementInputCurrent(ctx context.Context, req SettlementValidation) (SettlementValidationResult, error) {
+	v, err := m.Reads.ValidateSettlementInputCurrent(ctx, meteringread.SettlementValidationRequest{
 		Purpose: meterfacts.PurposeFinalization, OperationID: req.ValidationOperationID,
 		SettlementDimensionID: req.SettlementDimensionID, Snapshot: req.Snapshot,
 		InputManifestDigest: digest.Digest{Algorithm: req.InputManifest.DigestAlgorithmVersion, Value: req.InputManifest.Digest},

@@ -18,6 +18,7 @@ import (
 	"github.com/oceanway/core/internal/gateway/simprovider"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
 
@@ -85,7 +86,7 @@ func TestGW2SimulatedScenariosThroughTheGateway(t *testing.T) {
 		m, body := manifest(t)
 		reply, err := svc.Dispatch(t.Context(), gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: p.Route(m)})
 		require.NoError(t, err)
-		require.Equal(t, gateway.SlotBound, reply.State)
+		require.Equal(t, gatewayread.SlotBound, reply.State)
 		b := &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: m.ExecutionAttemptID}}
 		obs, err := p.Execute(t.Context(), b)
 		require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // Target returns the projection target of version v.
@@ -148,7 +149,7 @@ type BillingReads struct {
 	mu       sync.Mutex
 	Answer   projector.OwnerAnswer
 	Err      error
-	Requests []projector.FinalizationCommittedRead
+	Requests []coreread.FinalizationCommittedRead
 }
 
 // Found returns a fake that answers found.
@@ -162,7 +163,7 @@ func (b *BillingReads) Set(ans projector.OwnerAnswer, err error) {
 }
 
 // ReadBillingFinalizationCommitted implements projector.BillingReads.
-func (b *BillingReads) ReadBillingFinalizationCommitted(_ context.Context, req projector.FinalizationCommittedRead) (projector.OwnerAnswer, error) {
+func (b *BillingReads) ReadBillingFinalizationCommitted(_ context.Context, req coreread.FinalizationCommittedRead) (projector.OwnerAnswer, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.Requests = append(b.Requests, req)

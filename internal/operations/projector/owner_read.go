@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/oceanway/core/contracts/digest"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // OwnerAnswer is the shared answer of a directed, versioned owner read
@@ -21,31 +20,12 @@ const (
 	OwnerConflicting = ownerread.Conflicting
 )
 
-// FinalizationCommittedRead is the event-bound request of
-// readBillingFinalizationCommitted: the BillingFinalizationCommitted@1
-// quadruple the event carries and every identity the event states, so the
-// owner recomputes and compares them all.
-type FinalizationCommittedRead struct {
-	Committed            strict.Quadruple
-	EventID              string
-	EventEnvelopeDigest  digest.Digest
-	BillingReservationID string
-	BillingAccountID     string
-	RunID                string
-	FenceID              string
-	OperationID          string
-	FenceRevision        int64
-	Decision             string
-	SettledAmount        string
-	ReleasedAmount       string
-}
-
 // BillingReads are the Billing owner reads the projector calls (ADR-031:
 // "Operations只凭 Event四元组调用 readBillingFinalizationCommitted验证").
 // The Billing module implements it; until it is wired the projector answers
 // owner_read_unavailable (retryable, nothing written).
 type BillingReads interface {
-	ReadBillingFinalizationCommitted(ctx context.Context, req FinalizationCommittedRead) (OwnerAnswer, error)
+	ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (OwnerAnswer, error)
 }
 
 // verifyFinalization runs the owner read for a finalization event (CON-2:
@@ -54,7 +34,7 @@ func (p *Projector) verifyFinalization(ctx context.Context, ev *inbox.Event, f f
 	if p.cfg.BillingReads == nil {
 		return transport.Retryable(CodeOwnerReadUnavailable, fmt.Errorf("%w: readBillingFinalizationCommitted is not wired", ErrOwnerRead))
 	}
-	ans, err := p.cfg.BillingReads.ReadBillingFinalizationCommitted(ctx, FinalizationCommittedRead{
+	ans, err := p.cfg.BillingReads.ReadBillingFinalizationCommitted(ctx, coreread.FinalizationCommittedRead{
 		Committed: f.Committed, EventID: f.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest,
 		BillingReservationID: f.ReservationID, BillingAccountID: f.AccountID, RunID: f.RunID,
 		FenceID: f.FenceID, OperationID: f.OperationID, FenceRevision: f.FenceRevision,

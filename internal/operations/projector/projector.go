@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/operations/projector/dbsqlc"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // ProjectionName is the name of the Operations read-model projection; the
@@ -240,7 +241,7 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		}
 		fin = &f
 	}
-	var transition *SettlementTransitionRead
+	var transition *coreread.SettlementTransitionRead
 	if env.EventType == envelope.BillingSettlementTransitionCommittedV1 {
 		req := transitionRead(env, ev.Delivery.EnvelopeDigest)
 		if err := p.verifyTransition(ctx, req); err != nil {

@@ -8,50 +8,26 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // EffectSettlementTransition is the projection effect of
 // billing.settlement-transition.committed@1 (issue 16 item 5).
 const EffectSettlementTransition = "settlement_transition_recorded"
 
-// SettlementTransitionRead is the event-bound request of
-// readBillingSettlementTransition: the BillingSettlementTransition@1
-// quadruple the event carries and every identity and amount the event
-// states, so the owner recomputes and compares them all.
-type SettlementTransitionRead struct {
-	Transition                  strict.Quadruple
-	EventID                     string
-	EventEnvelopeDigest         digest.Digest
-	BillingReservationID        string
-	BillingAccountID            string
-	RunID                       string
-	RunStepID                   string
-	ExecutionAttemptID          string
-	ChargeDimensionKey          string
-	SettlementDimensionID       string
-	TransitionKind              string
-	TransitionAmount            string
-	FromSettlementStateRevision int64
-	ToSettlementStateRevision   int64
-	LogicalOperationID          string
-	SettlementBasis             digest.Digest
-	ValidationOperationID       string
-}
-
 // SettlementReads is the Billing owner read the settlement transition pair
 // needs (internal/billing implements it); nil answers owner_read_unavailable
 // (retryable, nothing written), like an unwired BillingReads.
 type SettlementReads interface {
-	ReadBillingSettlementTransition(ctx context.Context, req SettlementTransitionRead) (OwnerAnswer, error)
+	ReadBillingSettlementTransition(ctx context.Context, req coreread.SettlementTransitionRead) (OwnerAnswer, error)
 }
 
 // transitionRead is the owner read request a transition event states.
-func transitionRead(e *envelope.Envelope, d digest.Digest) SettlementTransitionRead {
+func transitionRead(e *envelope.Envelope, d digest.Digest) coreread.SettlementTransitionRead {
 	p := mustPayload(envelope.PayloadOf[envelope.BillingSettlementTransitionCommittedV1Payload](e))
-	return SettlementTransitionRead{
+	return coreread.SettlementTransitionRead{
 		Transition: p.BillingSettlementTransition(), EventID: e.EventID, EventEnvelopeDigest: d,
 		BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID, RunStepID: p.RunStepID,
 		ExecutionAttemptID: p.ExecutionAttemptID, ChargeDimensionKey: p.ChargeDimensionKey, SettlementDimensionID: p.SettlementDimensionID,
@@ -64,7 +40,7 @@ func transitionRead(e *envelope.Envelope, d digest.Digest) SettlementTransitionR
 
 // verifyTransition runs the owner read for a transition event (CON-2:
 // unavailable → retryable with nothing written; conflicting → non_retryable).
-func (p *Projector) verifyTransition(ctx context.Context, req SettlementTransitionRead) error {
+func (p *Projector) verifyTransition(ctx context.Context, req coreread.SettlementTransitionRead) error {
 	if p.cfg.SettlementReads == nil {
 		return transport.Retryable(CodeOwnerReadUnavailable, fmt.Errorf("%w: readBillingSettlementTransition is not wired", ErrOwnerRead))
 	}
@@ -89,7 +65,7 @@ func (p *Projector) verifyTransition(ctx context.Context, req SettlementTransiti
 // Operation summaries are not changed: the finalization's settled and
 // released amounts stay what the finalization committed, and the
 // transitions of a dimension are read from the log.
-func applyTransition(_ context.Context, _ pgx.Tx, _ *inbox.Event, req SettlementTransitionRead) (mutation, error) {
+func applyTransition(_ context.Context, _ pgx.Tx, _ *inbox.Event, req coreread.SettlementTransitionRead) (mutation, error) {
 	return mutation{effect: EffectSettlementTransition, runID: req.RunID, reservationID: req.BillingReservationID,
 		index: []indexEntry{{IDEventID, req.EventID}}}, nil
 }

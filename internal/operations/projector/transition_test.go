@@ -11,6 +11,7 @@ import (
 	"github.com/oceanway/core/contracts/envelope/sample"
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 )
 
 // settlementReads is a fake readBillingSettlementTransition: it answers
@@ -18,10 +19,10 @@ import (
 type settlementReads struct {
 	mu     sync.Mutex
 	answer projector.OwnerAnswer
-	seen   []projector.SettlementTransitionRead
+	seen   []coreread.SettlementTransitionRead
 }
 
-func (s *settlementReads) ReadBillingSettlementTransition(_ context.Context, req projector.SettlementTransitionRead) (projector.OwnerAnswer, error) {
+func (s *settlementReads) ReadBillingSettlementTransition(_ context.Context, req coreread.SettlementTransitionRead) (projector.OwnerAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seen = append(s.seen, req)

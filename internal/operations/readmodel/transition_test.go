@@ -14,12 +14,13 @@ import (
 	"github.com/oceanway/core/internal/operations/operationstest"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 	"github.com/oceanway/core/internal/release"
 )
 
 type foundTransitions struct{}
 
-func (foundTransitions) ReadBillingSettlementTransition(context.Context, projector.SettlementTransitionRead) (projector.OwnerAnswer, error) {
+func (foundTransitions) ReadBillingSettlementTransition(context.Context, coreread.SettlementTransitionRead) (projector.OwnerAnswer, error) {
 	return projector.OwnerFound, nil
 }
 

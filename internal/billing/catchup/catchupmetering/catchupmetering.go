@@ -1,9 +1,8 @@
-// Package catchupmetering adapts the Metering owner's reads to the Billing
-// settlement catch-up worker (catchup.Metering), in process. It is a package
-// of its own because Metering's package depends on Execution, which depends
-// on Admission, which opens Billing's rows: billing itself cannot import
-// metering, and the catch-up reads the Metering owner only through
-// catchup.Metering.
+// Package catchupmetering adapts the Metering owner's reads
+// (meteringread.Reader: metering.Reads in process, its HTTP client when the
+// owners run apart) to the Billing settlement catch-up worker
+// (catchup.Metering): validateSettlementInputCurrent and the exact lineage
+// read, in the catch-up's own terms.
 package catchupmetering
 
 import (
@@ -13,25 +12,22 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/internal/billing/catchup"
-	"github.com/oceanway/core/internal/db"
-	"github.com/oceanway/core/internal/metering"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
-// Reads is catchup.Metering over the Metering owner's database,
-// in process: validateSettlementInputCurrent (metering.ValidateSettlementInputCurrent,
-// one receipt per operation, the basis digest as the input manifest digest)
-// and the exact lineage read (metering.ReadSettlementInputAt, verified against
+// Reads is catchup.Metering over the Metering owner's reads:
+// validateSettlementInputCurrent (one receipt per operation, the basis digest
+// as the input manifest digest) and the exact lineage read (verified against
 // the five-tuple).
 type Reads struct {
-	// DB is the metering database (a pool).
-	DB db.Executor
+	Metering meteringread.Reader
 }
 
 var _ catchup.Metering = Reads{}
 
 // ValidateSettlementInputCurrent implements catchup.Metering.
 func (m Reads) ValidateSettlementInputCurrent(ctx context.Context, req catchup.ValidationRequest) (catchup.Validation, error) {
-	v, err := metering.ValidateSettlementInputCurrent(ctx, m.DB, metering.SettlementValidationRequest{
+	v, err := m.Metering.ValidateSettlementInputCurrent(ctx, meteringread.SettlementValidationRequest{
 		Purpose: req.Purpose, OperationID: req.OperationID, SettlementDimensionID: req.SettlementDimensionID,
 		Snapshot: settlement.Ref{Snapshot: req.Input.Snapshot, StateVersion: req.Input.StateVersion}, InputManifestDigest: req.BasisDigest,
 	})
@@ -45,7 +41,7 @@ func (m Reads) ValidateSettlementInputCurrent(ctx context.Context, req catchup.V
 // SettlementInputTarget implements catchup.Metering: the target net amount
 // of exactly in, which must be settleable (reconciliation not required).
 func (m Reads) SettlementInputTarget(ctx context.Context, settlementDimensionID string, in billingc.SettlementInput) (string, error) {
-	s, err := metering.ReadSettlementInputAt(ctx, m.DB, settlementDimensionID, in.StateVersion)
+	s, err := m.Metering.ReadSettlementInputAt(ctx, settlementDimensionID, in.StateVersion)
 	if err != nil {
 		return "", err
 	}

@@ -35,7 +35,7 @@ func TestCatchUpReadsRefusalsAreTyped(t *testing.T) {
 	in := billingc.SettlementInput{Snapshot: strict.Quadruple{Ref: "sis-unknown", SchemaVersion: "1",
 		DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex.EncodeToString(h[:])}, StateVersion: 1}
 	basis := digest.Digest{Algorithm: digest.JCSSHA256V1, Value: hex.EncodeToString(h[:])}
-	r := catchupmetering.Reads{DB: pool}
+	r := catchupmetering.Reads{Metering: metering.Reads{DB: pool}}
 	dim := uuid.NewString()
 
 	_, err := r.ValidateSettlementInputCurrent(t.Context(), catchup.ValidationRequest{Purpose: catchup.PurposeBillingCatchUpFence,

@@ -1,0 +1,86 @@
+// Package coreread is the Core owner's directed reads (Admission and
+// Billing) as the other owners and the Operations projector call them: the
+// requests, the answers and the contract versions and audiences, with no
+// database behind them. Core answers them (admission.Reads, billing.Reads
+// and catchup.Reads, in process); a caller depends only on this package.
+package coreread
+
+import (
+	"context"
+
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/ownerread"
+)
+
+// ManifestReader is Core's readRunAdmissionManifest@1.
+type ManifestReader interface {
+	ReadRunAdmissionManifest(ctx context.Context, req RunAdmissionManifestRead) (ManifestResult, error)
+}
+
+// ReadRunAdmissionManifestV1 is the contract version of Core's manifest read.
+const ReadRunAdmissionManifestV1 = "readRunAdmissionManifest@1"
+
+// AudienceMeteringSettlementInput is the Metering worker's purpose: the
+// settlement input's economic identity is the one the manifest froze. (The
+// Execution owner reads the manifest as execution.AudienceRunExecutionState.)
+const AudienceMeteringSettlementInput = "metering_settlement_input"
+
+// RunAdmissionManifestRead is the request of readRunAdmissionManifest@1
+// (ADR-031: exact workload audience, tenant, run, schema, algorithm; no bare
+// ref, no "latest", no list). Every field is required except ProjectID,
+// which must equal the manifest's (empty when the run has no project).
+type RunAdmissionManifestRead struct {
+	ContractVersion string
+	Audience        string
+	Tenant          execution.Tenant
+	RunID           string
+	Manifest        strict.Quadruple
+}
+
+// ManifestResult is the answer of readRunAdmissionManifest@1.
+type ManifestResult = ownerread.Result[*execution.RunAdmissionManifest]
+
+// FinalizationCommittedRead is the event-bound request of
+// readBillingFinalizationCommitted: the BillingFinalizationCommitted@1
+// quadruple the event carries and every identity the event states, so the
+// owner recomputes and compares them all.
+type FinalizationCommittedRead struct {
+	Committed            strict.Quadruple
+	EventID              string
+	EventEnvelopeDigest  digest.Digest
+	BillingReservationID string
+	BillingAccountID     string
+	RunID                string
+	FenceID              string
+	OperationID          string
+	FenceRevision        int64
+	Decision             string
+	SettledAmount        string
+	ReleasedAmount       string
+}
+
+// SettlementTransitionRead is the event-bound request of
+// readBillingSettlementTransition: the BillingSettlementTransition@1
+// quadruple the event carries and every identity and amount the event
+// states, so the owner recomputes and compares them all.
+type SettlementTransitionRead struct {
+	Transition                  strict.Quadruple
+	EventID                     string
+	EventEnvelopeDigest         digest.Digest
+	BillingReservationID        string
+	BillingAccountID            string
+	RunID                       string
+	RunStepID                   string
+	ExecutionAttemptID          string
+	ChargeDimensionKey          string
+	SettlementDimensionID       string
+	TransitionKind              string
+	TransitionAmount            string
+	FromSettlementStateRevision int64
+	ToSettlementStateRevision   int64
+	LogicalOperationID          string
+	SettlementBasis             digest.Digest
+	ValidationOperationID       string
+}

@@ -1,0 +1,242 @@
+package ownerhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// FinalizationCommittedReader is Billing's readBillingFinalizationCommitted
+// (billing.Reads in process).
+type FinalizationCommittedReader interface {
+	ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (ownerread.Answer, error)
+}
+
+// SettlementTransitionReader is Billing's readBillingSettlementTransition
+// (catchup.Reads in process).
+type SettlementTransitionReader interface {
+	ReadBillingSettlementTransition(ctx context.Context, req coreread.SettlementTransitionRead) (ownerread.Answer, error)
+}
+
+// Served are the owner reads one process answers: each non-nil reader's
+// reads are mounted, under its owner's audience.
+type Served struct {
+	Manifest              coreread.ManifestReader
+	FinalizationCommitted FinalizationCommittedReader
+	SettlementTransition  SettlementTransitionReader
+	Execution             executionread.Reader
+	Gateway               gatewayread.Reader
+	Metering              meteringread.Reader
+}
+
+// ServerConfig configures Handler.
+type ServerConfig struct {
+	Served Served
+	// Verifiers verify the tokens of each served owner's audience
+	// (Audience(owner)); an owner without one is not served.
+	Verifiers map[string]*workload.Verifier
+	Log       *slog.Logger
+}
+
+// route is one read: its owner (the audience) and how its request is
+// decoded and answered.
+type route struct {
+	owner  string
+	answer func(ctx context.Context, raw []byte) (answer, error)
+}
+
+// Handler serves POST /v1/owner-reads/{read} for every served read.
+func Handler(cfg ServerConfig) (http.Handler, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	routes := routesOf(cfg.Served)
+	for read, r := range routes {
+		if cfg.Verifiers[r.owner] == nil {
+			return nil, fmt.Errorf("ownerhttp: %s is served without a verifier for %s", read, Audience(r.owner))
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+PathPrefix+"{read}", func(w http.ResponseWriter, req *http.Request) {
+		read := req.PathValue("read")
+		rt, ok := routes[read]
+		if !ok {
+			refuse(w, http.StatusNotFound, CodeUnknownRead, "no such owner read here: "+read)
+			return
+		}
+		token, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		// The token is checked before the body is read: a refused caller
+		// never reaches the owner's database.
+		if _, err := cfg.Verifiers[rt.owner].Verify(token, Scope(read)); err != nil {
+			cfg.Log.Warn("owner read refused", "read", read, "reason", workload.Reason(err))
+			refuse(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
+			return
+		}
+		raw, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))
+		if err != nil || len(raw) > MaxBody {
+			refuse(w, http.StatusBadRequest, CodeInvalidRequest, "request body unreadable or too large")
+			return
+		}
+		a, err := rt.answer(req.Context(), raw)
+		switch {
+		case errors.Is(err, ownerread.ErrInvalidRequest):
+			refuse(w, http.StatusBadRequest, CodeInvalidRequest, err.Error())
+			return
+		case err != nil:
+			cfg.Log.Warn("owner read failed", "read", read, "err", err)
+			refuse(w, http.StatusServiceUnavailable, CodeOwnerError, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(a) // the caller retries a lost answer
+	})
+	return mux, nil
+}
+
+func refuse(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(problem{Code: code, Message: msg})
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown field.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %w", ownerread.ErrInvalidRequest, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: trailing data after the request", ownerread.ErrInvalidRequest)
+	}
+	return nil
+}
+
+// serve builds a route whose request is Req.
+func serve[Req any](owner string, fn func(ctx context.Context, req Req) (answer, error)) route {
+	return route{owner: owner, answer: func(ctx context.Context, raw []byte) (answer, error) {
+		var req Req
+		if err := decodeStrict(raw, &req); err != nil {
+			return answer{}, err
+		}
+		return fn(ctx, req)
+	}}
+}
+
+// attemptRead is the request of the two attempt-keyed Metering reads.
+type attemptRead struct {
+	ExecutionAttemptID string
+}
+
+// settlementAtRead is the request of the lineage read.
+type settlementAtRead struct {
+	SettlementDimensionID string
+	StateVersion          int64
+}
+
+func routesOf(s Served) map[string]route {
+	out := map[string]route{}
+	if r := s.Manifest; r != nil {
+		out[coreread.ReadRunAdmissionManifestV1] = serve(OwnerCore, func(ctx context.Context, req coreread.RunAdmissionManifestRead) (answer, error) {
+			res, err := r.ReadRunAdmissionManifest(ctx, req)
+			return answerOf(res), err
+		})
+	}
+	if r := s.FinalizationCommitted; r != nil {
+		out[ReadBillingFinalizationCommittedV1] = serve(OwnerCore, func(ctx context.Context, req coreread.FinalizationCommittedRead) (answer, error) {
+			a, err := r.ReadBillingFinalizationCommitted(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.SettlementTransition; r != nil {
+		out[ReadBillingSettlementTransitionV1] = serve(OwnerCore, func(ctx context.Context, req coreread.SettlementTransitionRead) (answer, error) {
+			a, err := r.ReadBillingSettlementTransition(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.Execution; r != nil {
+		out[executionread.ReadEligibilityFactV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.EligibilityFactRead) (answer, error) {
+			res, err := r.ReadEligibilityFact(ctx, req)
+			return answerOf(res), err
+		})
+		out[executionread.ReadAttemptManifestV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.AttemptManifestRead) (answer, error) {
+			res, err := r.ReadAttemptManifest(ctx, req)
+			return answerOf(res), err
+		})
+		out[executionread.ReadRunFinalizationPreconditionV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.RunFinalizationPreconditionRead) (answer, error) {
+			res, err := r.ReadRunFinalizationPrecondition(ctx, req)
+			return answer{Answer: res.Answer, Body: res.Body, ConflictBody: res.ConflictBody}, err
+		})
+		out[contract.ReadRunExecutionFinalizationV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.RunExecutionFinalizationRead) (answer, error) {
+			res, err := r.ReadRunExecutionFinalization(ctx, req)
+			a := answerOf(res.Result)
+			a.ConflictBody = res.ConflictBody
+			return a, err
+		})
+	}
+	if r := s.Gateway; r != nil {
+		out[gatewayread.ReadDispatchSlotV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.DispatchSlotRead) (answer, error) {
+			res, err := r.ReadDispatchSlot(ctx, req)
+			a := answer{Answer: string(res.Answer), Reason: res.Reason}
+			if res.Answer == ownerread.Found {
+				a.Slot = &res.Value
+			}
+			return a, err
+		})
+		out[gatewayread.ReadAvailabilitySnapshotV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.AvailabilitySnapshotRead) (answer, error) {
+			res, err := r.ReadAvailabilitySnapshot(ctx, req)
+			return answerOf(res), err
+		})
+		out[gatewayread.ReadProviderEvidenceV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.ProviderEvidenceRead) (answer, error) {
+			res, err := r.ReadProviderEvidence(ctx, req)
+			return answerOf(res), err
+		})
+		out[gatewayread.ValidateAvailabilityCurrentV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (answer, error) {
+			res, err := r.ValidateAvailabilityCurrent(ctx, req)
+			return answerOf(res), err
+		})
+		out[gatewayread.ReadAttemptUsageDimensionsV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.AttemptUsageDimensionsRead) (answer, error) {
+			dims, err := r.ReadAttemptUsageDimensions(ctx, req)
+			return answer{Answer: string(ownerread.Found), Dimensions: dims}, err
+		})
+	}
+	if r := s.Metering; r != nil {
+		out[ReadAttemptSettlementInputsV1] = serve(OwnerMetering, func(ctx context.Context, req attemptRead) (answer, error) {
+			ins, err := r.ReadAttemptSettlementInputs(ctx, req.ExecutionAttemptID)
+			a := answer{Answer: string(ownerread.Found), Inputs: []input{}}
+			for _, in := range ins {
+				a.Inputs = append(a.Inputs, input{Ref: in.Ref, Body: in.Body})
+			}
+			return a, err
+		})
+		out[ReadSettlementInputAtV1] = serve(OwnerMetering, func(ctx context.Context, req settlementAtRead) (answer, error) {
+			in, err := r.ReadSettlementInputAt(ctx, req.SettlementDimensionID, req.StateVersion)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{Answer: string(ownerread.Found), Inputs: []input{{Ref: in.Ref, Body: in.Body}}}, nil
+		})
+		out[ValidateSettlementInputCurrentV1] = serve(OwnerMetering, func(ctx context.Context, req meteringread.SettlementValidationRequest) (answer, error) {
+			v, err := r.ValidateSettlementInputCurrent(ctx, req)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{Answer: string(ownerread.Found), Body: v.Body, Current: &v.Current}, nil
+		})
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package ownerhttp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/oceanway/core/contracts/settlement"
+	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
+)
+
+// PathPrefix is where every owner read is served.
+const PathPrefix = "/v1/owner-reads/"
+
+// MaxBody bounds a request or an answer (answers carry at most a few
+// canonical bodies).
+const MaxBody = 4 << 20
+
+// Owners whose reads are served: each is one token audience.
+const (
+	OwnerCore      = "core"
+	OwnerExecution = "execution"
+	OwnerGateway   = "gateway"
+	OwnerMetering  = "metering"
+)
+
+// Audience is the token audience of an owner's read endpoint.
+func Audience(owner string) string { return owner + "_owner_reads" }
+
+// Scope is the token scope of one read: exactly that read.
+func Scope(read string) string { return "ownerread:" + read }
+
+// Read names of the reads that carry no contract version constant of their
+// own elsewhere.
+const (
+	ReadBillingFinalizationCommittedV1 = "readBillingFinalizationCommitted@1"
+	ReadBillingSettlementTransitionV1  = "readBillingSettlementTransition@1"
+	ReadAttemptSettlementInputsV1      = "readAttemptSettlementInputs@1"
+	ReadSettlementInputAtV1            = "readSettlementInputAt@1"
+	ValidateSettlementInputCurrentV1   = "validateSettlementInputCurrent@1"
+)
+
+// Error codes of a refused call.
+const (
+	CodeInvalidRequest = "invalid_request"
+	CodeUnauthorized   = "unauthorized"
+	CodeUnknownRead    = "unknown_read"
+	CodeOwnerError     = "owner_error"
+	CodeBadAnswer      = "bad_answer"
+	CodeUnavailable    = "owner_unavailable"
+)
+
+var (
+	// ErrUnavailable: the owner did not answer (network, timeout, a refused
+	// token, an owner error, a malformed answer). Retry; nothing changed.
+	ErrUnavailable = errors.New("owner read: owner unavailable")
+	// ErrBadAnswer: the owner's answer does not decode or its body does
+	// not recompute (also ErrUnavailable: never trusted, retried).
+	ErrBadAnswer = errors.New("owner read: bad answer")
+)
+
+// Error is a refused or failed call, with its code.
+type Error struct {
+	Read    string
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("owner read %s: %s (%d): %s", e.Read, e.Code, e.Status, e.Message)
+}
+
+// Unwrap classifies: an invalid request is the caller's, everything else
+// is an unavailable owner.
+func (e *Error) Unwrap() error {
+	if e.Code == CodeInvalidRequest {
+		return ownerread.ErrInvalidRequest
+	}
+	if e.Code == CodeBadAnswer {
+		return errors.Join(ErrUnavailable, ErrBadAnswer)
+	}
+	return ErrUnavailable
+}
+
+// answer is the 200 body of every read; each read fills its own fields.
+type answer struct {
+	Answer       string                    `json:"answer,omitempty"`
+	Reason       string                    `json:"reason,omitempty"`
+	Body         []byte                    `json:"body,omitempty"`
+	ConflictBody []byte                    `json:"conflictBody,omitempty"`
+	Slot         *gatewayread.DispatchSlot `json:"slot,omitempty"`
+	Dimensions   []string                  `json:"dimensions,omitempty"`
+	Inputs       []input                   `json:"inputs,omitempty"`
+	Current      *settlement.Ref           `json:"current,omitempty"`
+}
+
+// input is one settlement input on the wire: its five-tuple and its
+// canonical body (the client decodes the snapshot from the body).
+type input struct {
+	Ref  settlement.Ref `json:"ref"`
+	Body []byte         `json:"body"`
+}
+
+// problem is the body of every refusal.
+type problem struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func answerOf[T any](r ownerread.Result[T]) answer {
+	return answer{Answer: string(r.Answer), Reason: r.Reason, Body: r.Body}
+}
+
+// resultOf rebuilds the in-process answer: a found answer's value is decoded
+// from its body (strictly, the digest recomputed), never taken on trust.
+func resultOf[T any](read string, a answer, decode func([]byte) (T, error)) (ownerread.Result[T], error) {
+	r := ownerread.Result[T]{Answer: ownerread.Answer(a.Answer), Reason: a.Reason, Body: a.Body}
+	switch {
+	case !r.Answer.Valid():
+		return ownerread.Result[T]{}, badAnswer(read, fmt.Sprintf("answer %q", a.Answer))
+	case r.Answer != ownerread.Found:
+		return r, nil
+	}
+	v, err := decode(a.Body)
+	if err != nil {
+		return ownerread.Result[T]{}, badAnswer(read, "found body: "+err.Error())
+	}
+	r.Value = v
+	return r, nil
+}
+
+func badAnswer(read, msg string) error {
+	return &Error{Read: read, Status: 200, Code: CodeBadAnswer, Message: msg}
+}
