@@ -52,6 +52,8 @@ type demoOptions struct {
 	timeout     time.Duration
 	plain       bool
 	transport   string
+	processes   bool
+	replicas    int
 	lines       []migrate.Line
 }
 
@@ -95,6 +97,9 @@ dispatchers at random, pauses one past its lease and makes the consumer fail tra
 	cmd.Flags().BoolVar(&o.plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&o.transport, "transport", demo.TransportInProcess,
 		"inprocess, or http: every consumer and every owner read behind a real loopback HTTP listener reached with workload tokens (with --chaos, consumer and owner answers are also dropped after the callee committed)")
+	cmd.Flags().BoolVar(&o.processes, "processes", false,
+		"run each owner (core, execution, gateway, metering) as its own `oceanway serve --owner` child process with only its own database, HTTP in between; with --chaos, kill and restart one at random")
+	cmd.Flags().IntVar(&o.replicas, "replicas", 1, "with --processes: processes per owner, sharing its database (leases and SKIP LOCKED share the Work)")
 	return cmd
 }
 
@@ -104,6 +109,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	say := func(format string, args ...any) { fmt.Fprintf(streams.Out, format+"\n", args...) }
 	if o.transport != demo.TransportInProcess && o.transport != demo.TransportHTTP {
 		return fmt.Errorf("--transport %q: want %s or %s", o.transport, demo.TransportInProcess, demo.TransportHTTP)
+	}
+	if o.processes && o.transport != demo.TransportInProcess {
+		return errors.New("--processes: the owner processes already reach each other over HTTP; drop --transport")
 	}
 
 	say("demo: runtime %s", applyRuntimeDefaults())
@@ -117,7 +125,14 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 			return err
 		}
 	}
-	pools, err := demoDatabases(ctx, serverURL, o, say)
+	dbOpts := o
+	if o.processes {
+		// This process only admits, drives the scenario and verifies: the
+		// dispatchers and workers (and their sessions) are the owners'.
+		dbOpts.disp = dispatcherFlags{cfg: o.disp.cfg}
+		dbOpts.disp.cfg.Concurrency = 0
+	}
+	pools, err := demoDatabases(ctx, serverURL, dbOpts, say)
 	if err != nil {
 		return err
 	}
@@ -126,8 +141,15 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if o.chaos && !o.leaseSet {
 		o.disp.cfg.LeaseDuration = 2 * time.Second // chaos wants lease recoveries within the run
 	}
-	loop, err := newLoopRuntime(pools, o.disp, o.transport)
-	if err != nil {
+	loop := &loopRuntime{}
+	var procs *ownerProcesses
+	if o.processes {
+		say("demo: starting %d process(es) per owner (core, execution, gateway, metering), each with only its own database", max(1, o.replicas))
+		if procs, err = startOwnerProcesses(ctx, serverURL, o.prefix, o.disp, o.replicas); err != nil {
+			return err
+		}
+		defer procs.stop()
+	} else if loop, err = newLoopRuntime(pools, o.disp, o.transport); err != nil {
 		return err
 	}
 	defer loop.Close()
@@ -136,8 +158,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if bar {
 		mode = "bar"
 	}
-	say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, consumer batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
-		o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.consumerBatch, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
+	if o.processes {
+		say("demo: %d admissions on %d sessions, owner processes (one dispatcher each, lease %s), transport=http, chaos=%v, progress=%s",
+			o.runs, o.workers, o.disp.cfg.LeaseDuration, o.chaos, mode)
+	} else {
+		say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, consumer batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
+			o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.consumerBatch, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
+	}
 	if o.chaos && restart == nil {
 		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
 	}
@@ -145,6 +172,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	cfg := demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Scenario: scenario, RestartDatabase: restart,
+	}
+	if procs != nil {
+		cfg.Processes = procs
 	}
 	cost, costNote := demoCostWindow(ctx, serverURL, o, &cfg)
 	if cost != nil {
@@ -218,7 +248,7 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 	if wrapReads != nil {
 		reads = wrapReads(reads)
 	}
-	consumers, batches, err := consumersFor(pools, reads, pools[boundary.Core], true)
+	consumers, batches, err := consumersFor(pools, reads, pools[boundary.Core], true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -450,6 +480,9 @@ const demoCostSettle = 1500 * time.Millisecond
 func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, cfg *demo.Config) (*loopbench.Measurement, string) {
 	if o.chaos {
 		return nil, "not measured with --chaos"
+	}
+	if o.processes {
+		return nil, "not measured with --processes (the owners' CPU is in their own processes)"
 	}
 	dbs := make([]loopbench.Database, 0, len(boundary.All))
 	for _, b := range boundary.All {

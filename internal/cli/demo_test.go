@@ -159,3 +159,66 @@ func TestDemoCommandOverHTTP(t *testing.T) {
 	require.NotEqual(t, 0, bad.code)
 	require.Contains(t, bad.stderr, `--transport "nats"`)
 }
+
+// `oceanway demo --processes` (issue 34): each owner is its own `oceanway
+// serve --owner` process with only its own database, two processes per
+// owner sharing it; the loop passes every invariant, pg_stat_activity never
+// shows an owner process on another owner's database, and both processes
+// of Core and of Metering finished Work (each Work exactly once: the
+// invariants).
+func TestDemoCommandOwnerProcesses(t *testing.T) {
+	// Not parallel: eight owner processes share the server's connections.
+	t.Setenv(reexecCLI, "1")
+	srv := dbtest.Server(t)
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	r := runMain(t, nil, "demo", "--processes", "--replicas", "2", "--runs", "16", "--admit-workers", "4", "--plain",
+		"--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t), "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	raw, err := os.ReadFile(summaryPath)
+	require.NoError(t, err)
+	var s struct {
+		Passed     bool `json:"passed"`
+		Invariants []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+		} `json:"invariants"`
+		Processes struct {
+			Samples     int      `json:"samples"`
+			Connections int64    `json:"connections"`
+			Foreign     []string `json:"foreign"`
+			Processes   []struct {
+				Owner    string           `json:"owner"`
+				Replica  int              `json:"replica"`
+				Finished map[string]int64 `json:"finished"`
+			} `json:"processes"`
+		} `json:"processes"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	require.True(t, s.Passed)
+	require.Positive(t, s.Processes.Samples)
+	require.Positive(t, s.Processes.Connections)
+	require.Empty(t, s.Processes.Foreign)
+	require.Contains(t, r.stdout, "invariant owner_processes_isolated        ok")
+	require.Len(t, s.Processes.Processes, 8)
+	for _, p := range s.Processes.Processes {
+		switch p.Owner {
+		case "core":
+			require.Positive(t, p.Finished["billing_finalization"]+p.Finished["billing_settlement_catch_up"], "core #%d finished Work", p.Replica)
+		case "metering":
+			require.Positive(t, p.Finished["metering_eligibility"], "metering #%d finished Work", p.Replica)
+		}
+	}
+}
+
+// `oceanway demo --processes --chaos` (issue 34): owner processes killed
+// with SIGKILL at random and started again; the callers retry their reads
+// and deliveries and the loop converges with every invariant.
+func TestDemoCommandOwnerProcessesChaos(t *testing.T) {
+	t.Setenv(reexecCLI, "1")
+	srv := dbtest.Server(t)
+	r := runMain(t, nil, "demo", "--processes", "--chaos", "--runs", "24", "--admit-workers", "4", "--plain",
+		"--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Regexp(t, `chaos: owner processes killed/restarted\s+[1-9]\d* / [1-9]`, r.stdout)
+	require.Contains(t, r.stdout, "verdict                                   PASSED")
+}

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,7 +16,17 @@ import (
 	"github.com/oceanway/core/internal/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+// reexecCLI, set in a test's environment, makes this test binary run the
+// CLI instead of the tests: `demo --processes` starts its owner processes
+// from its own executable, which under test is this binary.
+const reexecCLI = "OCEANWAY_CLI_TEST_REEXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reexecCLI) == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	dbtest.Main(m)
+}
 
 // inspect runs `oceanway inspect ARGS --database-url <test server>
 // --db-prefix <the world's prefix>` in process.

@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/execution"
 	"github.com/oceanway/core/internal/gateway"
@@ -14,6 +20,7 @@ import (
 	"github.com/oceanway/core/internal/ownerread/meteringread"
 	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/server"
+	"github.com/oceanway/core/internal/workload"
 )
 
 // ownerReaders are the owner reads this process's consumers and workers
@@ -79,4 +86,81 @@ func httpReaders(clients map[string]*ownerhttp.Client) ownerReaders {
 		r.metering = c.Metering()
 	}
 	return r
+}
+
+// over returns r with each owner that o reaches replaced by o's reader.
+func (r ownerReaders) over(o ownerReaders) ownerReaders {
+	if o.manifest != nil {
+		r.manifest = o.manifest
+	}
+	if o.execution != nil {
+		r.execution = o.execution
+	}
+	if o.gateway != nil {
+		r.gateway = o.gateway
+	}
+	if o.metering != nil {
+		r.metering = o.metering
+	}
+	return r
+}
+
+// ownerReadClients are the clients of the owners this process reads in
+// other processes (--owner-url), signing as --workload.
+func ownerReadClients(roles roleFlags, plan rolePlan, m *ownerhttp.Metrics) (map[string]*ownerhttp.Client, error) {
+	signer, err := roles.signer()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := roles.clientTLS()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*ownerhttp.Client{}
+	for b, u := range plan.ownerURLs {
+		c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: string(b), BaseURL: u, Signer: signer, TLS: tlsCfg, Metrics: m})
+		if err != nil {
+			return nil, err
+		}
+		out[string(b)] = c
+	}
+	return out, nil
+}
+
+// ownerReadHandler answers the reads of the owners this process serves
+// (--serve-reads, --owner), each from its own database as its own role,
+// to callers holding one of the trusted workload keys.
+func ownerReadHandler(p serveParams, trusted []workload.Trusted) (http.Handler, error) {
+	var served ownerhttp.Served
+	verifiers := map[string]*workload.Verifier{}
+	for _, b := range p.plan.serveReads {
+		switch b {
+		case boundary.Core:
+			if p.readPools[b] == nil || p.billingPool == nil {
+				return nil, errors.New("--serve-reads core: no core database")
+			}
+			served.Manifest = admission.Reads{DB: p.readPools[b]}
+			served.FinalizationCommitted = billing.Reads{DB: p.billingPool}
+			served.SettlementTransition = catchup.Reads{DB: p.billingPool}
+		case boundary.Execution:
+			served.Execution = execution.Reads{DB: p.readPools[b]}
+		case boundary.Gateway:
+			served.Gateway = gateway.Reads{DB: p.readPools[b]}
+		case boundary.Metering:
+			m := p.consumerPools[b]
+			if m == nil {
+				m = p.readPools[b]
+			}
+			served.Metering = metering.Reads{DB: m}
+		}
+		if p.readPools[b] == nil {
+			return nil, fmt.Errorf("--serve-reads %s: no %s database", b, b)
+		}
+		v, err := workload.NewVerifier(workload.VerifierConfig{Audience: ownerhttp.Audience(string(b)), Trusted: trusted})
+		if err != nil {
+			return nil, err
+		}
+		verifiers[string(b)] = v
+	}
+	return ownerhttp.Handler(ownerhttp.ServerConfig{Served: served, Verifiers: verifiers, Log: p.log})
 }

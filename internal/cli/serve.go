@@ -40,6 +40,7 @@ import (
 	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/outbox/transport/httptransport"
 	"github.com/oceanway/core/internal/ownerread/meteringread"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/server"
 	"github.com/oceanway/core/internal/work"
 	"github.com/oceanway/core/internal/workload"
@@ -53,6 +54,7 @@ type serveOptions struct {
 	adminToken string // default $OCEANWAY_ADMIN_TOKEN
 	migrateUp  bool
 	asRoles    bool
+	poolSize   int // most connections of one pool (0: the computed size)
 	roles      roleFlags
 	lines      []migrate.Line // applied with --migrate
 	// completenessInterval: how often the Operations completeness proof is recorded.
@@ -80,10 +82,14 @@ Role flags split this across processes and machines (docs/deploy.md):
                               accepting workload tokens of --trust-workload keys
   --consumer-url D=URL        deliver destination D to a consumer endpoint elsewhere,
                               signing each call with --workload-key
---consume accepts core_operations, metering_input_processor and billing_finalization_coordinator;
---consume billing_settlement_catch_up is refused: that consumer has no endpoint and runs in process
-wherever billing_finalization_coordinator is consumed. Without role flags everything runs here, in
-process.`,
+  --serve-reads execution,...  answer these owners' directed reads on --consumer-listen
+  --owner-url O=URL           call owner O's reads in another process (its database is never opened)
+  --owner O                   one owner per process with only its own database: core, execution,
+                              gateway or metering (its dispatchers, consumers, workers and reads;
+                              it names the --consumer-url and --owner-url it still needs)
+--consume accepts core_operations, metering_input_processor, billing_finalization_coordinator and
+billing_settlement_catch_up (which also runs in process wherever billing_finalization_coordinator is
+consumed). Without role flags everything runs here, in process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), streams, o)
@@ -96,6 +102,8 @@ process.`,
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().DurationVar(&o.completenessInterval, "completeness-interval", defaultCompletenessInterval,
 		"with the Operations projector in this process: record its completeness proof (OPS-4) this often (0 disables)")
+	cmd.Flags().IntVar(&o.poolSize, "pool-size", envInt("OCEANWAY_POOL_SIZE", 0),
+		"most connections of each database pool of this process (default: sized from --dispatchers and --concurrency, at most 48) (env OCEANWAY_POOL_SIZE)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
 	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
 		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations, oceanway_metering, oceanway_billing; owner reads as oceanway_execution, oceanway_gateway, oceanway_admission) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
@@ -130,7 +138,9 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		// Core's owner read on the core database is the admission owner's
 		// (readRunAdmissionManifest@1), not the projector's role.
 		readRoles = map[boundary.Boundary]string{boundary.Core: admissionschema.RoleAdmission,
-			boundary.Execution: executionschema.RoleExecution, boundary.Gateway: gatewayschema.RoleGateway}
+			boundary.Execution: executionschema.RoleExecution, boundary.Gateway: gatewayschema.RoleGateway,
+			// Metering's reads for Billing store their validation receipts.
+			boundary.Metering: meteringschema.RoleMetering}
 	}
 	// Each role gets its own pools: the dispatchers' producer databases and
 	// the consumers' own databases, each with its own database role.
@@ -148,9 +158,17 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			consumerDSNs[b] = dsn
 		}
 		for _, r := range consumerReads[d] {
+			if _, remote := plan.ownerURLs[r]; remote {
+				continue // read over HTTP: its database is never opened here
+			}
 			if dsn, ok := dsns[r]; ok {
 				readDSNs[r] = dsn
 			}
+		}
+	}
+	for _, b := range plan.serveReads {
+		if dsn, ok := dsns[b]; ok {
+			readDSNs[b] = dsn
 		}
 	}
 	// Billing's pool on the core database (as oceanway_billing): the
@@ -158,7 +176,8 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	// verifies billing.finalization.committed@1 with.
 	billingDSNs := map[boundary.Boundary]string{}
 	if dsn, ok := dsns[boundary.Core]; ok && (slices.Contains(plan.consume, route.CoreOperations) ||
-		slices.Contains(plan.consume, route.BillingFinalizationCoordinator)) {
+		slices.Contains(plan.consume, route.BillingFinalizationCoordinator) || slices.Contains(plan.consume, route.BillingSettlementCatchUp) ||
+		slices.Contains(plan.serveReads, boundary.Core)) {
 		billingDSNs[boundary.Core] = dsn
 	}
 	billingRole := ""
@@ -183,22 +202,30 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 			return err
 		}
 	}
-	pools, err := openRolePools(ctx, dispatchDSNs, int32(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
+	// --pool-size caps every pool of this process (several processes on one
+	// server share its connection budget).
+	size := func(n int) int32 {
+		if o.poolSize > 0 {
+			n = min(n, o.poolSize)
+		}
+		return int32(n)
+	}
+	pools, err := openRolePools(ctx, dispatchDSNs, size(o.disp.dispatchers*(o.disp.cfg.Concurrency+2)+8), dispatcherRole)
 	if err != nil {
 		return err
 	}
 	defer pools.Close()
-	consumerPools, err := openConsumerPools(ctx, consumerDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRoles)
+	consumerPools, err := openConsumerPools(ctx, consumerDSNs, size(o.disp.dispatchers*o.disp.cfg.Concurrency+4), consumerRoles)
 	if err != nil {
 		return err
 	}
 	defer consumerPools.Close()
-	readPools, err := openConsumerPools(ctx, readDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), readRoles)
+	readPools, err := openConsumerPools(ctx, readDSNs, size(o.disp.dispatchers*o.disp.cfg.Concurrency+4), readRoles)
 	if err != nil {
 		return err
 	}
 	defer readPools.Close()
-	billingPools, err := openRolePools(ctx, billingDSNs, int32(o.disp.dispatchers*o.disp.cfg.Concurrency+4), billingRole)
+	billingPools, err := openRolePools(ctx, billingDSNs, size(o.disp.dispatchers*o.disp.cfg.Concurrency+4), billingRole)
 	if err != nil {
 		return err
 	}
@@ -280,7 +307,7 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // finalization worker holds across its owner reads, and the catch-up's lock
 // order (finalization fence before dimension) is a per-transaction rule a
 // batch of several dimensions would break.
-func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.Pool, coordinator bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
+func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.Pool, coordinator, catchUp bool) (map[route.Destination]transport.ConsumerFunc, map[route.Destination]transport.BatchConsumerFunc, error) {
 	consumers := map[route.Destination]transport.ConsumerFunc{}
 	batches := map[route.Destination]transport.BatchConsumerFunc{}
 	if core, ok := pools[boundary.Core]; ok {
@@ -306,6 +333,8 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			return nil, nil, err
 		}
 		consumers[route.BillingFinalizationCoordinator] = c.Consume
+	}
+	if billingPool != nil && (coordinator || catchUp) {
 		// Settlement inputs reach Billing on billing_settlement_catch_up:
 		// before the finalization they wake the fence (a new Work), after it
 		// they go to the dimension's catch-up fence.
@@ -416,7 +445,19 @@ func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics, co
 func serve(ctx context.Context, p serveParams) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	consumers, batches, err := consumersFor(p.consumerPools, p.reads, p.billingPool, p.coordinator)
+	if len(p.plan.ownerURLs) > 0 {
+		clients, err := ownerReadClients(p.roles, p.plan, ownerhttp.NewMetrics(reg))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, c := range clients {
+				c.Close()
+			}
+		}()
+		p.reads = p.reads.over(httpReaders(clients))
+	}
+	consumers, batches, err := consumersFor(p.consumerPools, p.reads, p.billingPool, p.coordinator, slices.Contains(p.plan.consume, route.BillingSettlementCatchUp))
 	if err != nil {
 		return err
 	}
@@ -489,14 +530,19 @@ func serve(ctx context.Context, p serveParams) error {
 	httpErr := make(chan error, 2)
 	go func() { httpErr <- srv.Serve(ln) }()
 	servers := []*http.Server{srv}
-	if !p.plan.legacy && len(p.plan.consume) > 0 {
+	if !p.plan.legacy && (len(p.plan.consume) > 0 || len(p.plan.serveReads) > 0) {
 		csrv, addr, err := startConsumerEndpoints(p, consumers, netMetrics, httpErr)
 		if err != nil {
 			_ = srv.Close()
 			return err
 		}
 		servers = append(servers, csrv)
-		fmt.Fprintf(p.out, "oceanway serve: consumer endpoints %s%s for %v\n", addr, httptransport.PathPrefix, p.plan.consume)
+		if len(p.plan.consume) > 0 {
+			fmt.Fprintf(p.out, "oceanway serve: consumer endpoints %s%s for %v\n", addr, httptransport.PathPrefix, p.plan.consume)
+		}
+		if len(p.plan.serveReads) > 0 {
+			fmt.Fprintf(p.out, "oceanway serve: owner read endpoint %s%s for %v\n", addr, ownerhttp.PathPrefix, p.plan.serveReads)
+		}
 	}
 	served := []route.Destination{}
 	if rt != nil {
@@ -536,8 +582,9 @@ func newConsumerClient(roles roleFlags, plan rolePlan, m *httptransport.Metrics)
 	return httptransport.NewClient(httptransport.ClientConfig{Endpoints: plan.remote, Signer: signer, TLS: tlsCfg, Metrics: m})
 }
 
-// startConsumerEndpoints serves the consumer endpoints of the plan on
-// --consumer-listen (HTTPS with --tls-cert/--tls-key).
+// startConsumerEndpoints serves the consumer endpoints and the owner read
+// endpoint of the plan on --consumer-listen (HTTPS with
+// --tls-cert/--tls-key).
 func startConsumerEndpoints(p serveParams, consumers map[route.Destination]transport.ConsumerFunc, m *httptransport.Metrics, errs chan<- error) (*http.Server, string, error) {
 	trusted, err := p.roles.trusted()
 	if err != nil {
@@ -559,9 +606,20 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 		}
 		endpoints[d] = httptransport.Endpoint{Consume: c, Verifier: v}
 	}
-	h, err := httptransport.NewHandler(httptransport.HandlerConfig{Endpoints: endpoints, Metrics: m, Log: p.log})
-	if err != nil {
-		return nil, "", err
+	mux := http.NewServeMux()
+	if len(endpoints) > 0 {
+		h, err := httptransport.NewHandler(httptransport.HandlerConfig{Endpoints: endpoints, Metrics: m, Log: p.log})
+		if err != nil {
+			return nil, "", err
+		}
+		mux.Handle(httptransport.PathPrefix, h)
+	}
+	if len(p.plan.serveReads) > 0 {
+		h, err := ownerReadHandler(p, trusted)
+		if err != nil {
+			return nil, "", err
+		}
+		mux.Handle(ownerhttp.PathPrefix, h)
 	}
 	if (p.roles.tlsCert == "") != (p.roles.tlsKey == "") {
 		return nil, "", errors.New("--tls-cert and --tls-key go together")
@@ -570,7 +628,7 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 	if err != nil {
 		return nil, "", err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	scheme := "http"
 	if p.roles.tlsCert != "" {
 		scheme = "https"

@@ -31,6 +31,9 @@ type roleFlags struct {
 	workloadName   string
 	workloadKey    string
 	trust          []string // workload=key (PEM path or text)
+	owner          string   // one owner per process: a preset of the flags above
+	serveReads     []string // owners whose directed reads this process serves
+	ownerURLs      []string // owner=URL of owner read endpoints elsewhere
 }
 
 func (f *roleFlags) register(cmd *cobra.Command) {
@@ -38,7 +41,7 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.dispatch, "dispatch", envList("OCEANWAY_DISPATCH", ","),
 		"run the dispatchers of these producer databases: core, execution, gateway, metering or all (env OCEANWAY_DISPATCH)")
 	fl.StringSliceVar(&f.consume, "consume", envList("OCEANWAY_CONSUME", ","),
-		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator (billing_settlement_catch_up is refused: it runs in process beside the coordinator) (env OCEANWAY_CONSUME)")
+		"serve these consumers as HTTP endpoints, by destination: core_operations, metering_input_processor, billing_finalization_coordinator, billing_settlement_catch_up (env OCEANWAY_CONSUME)")
 	fl.StringSliceVar(&f.consumerURLs, "consumer-url", envList("OCEANWAY_CONSUMER_URLS", ","),
 		"deliver to a consumer endpoint in another process: destination=http(s)://host:port (env OCEANWAY_CONSUMER_URLS)")
 	fl.StringVar(&f.consumerListen, "consumer-listen", envOr("OCEANWAY_CONSUMER_LISTEN", "127.0.0.1:8090"),
@@ -49,7 +52,13 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.workloadName, "workload", envOr("OCEANWAY_WORKLOAD", "oceanway-dispatcher"), "workload name this process signs its calls as (env OCEANWAY_WORKLOAD)")
 	fl.StringVar(&f.workloadKey, "workload-key", "", "Ed25519 private key (PKCS #8 PEM file) signing this process's calls (default $OCEANWAY_WORKLOAD_KEY: a path or the PEM text)")
 	fl.StringSliceVar(&f.trust, "trust-workload", envList("OCEANWAY_TRUSTED_WORKLOADS", ";"),
-		"workload=public-key.pem accepted by the consumer endpoints; repeatable (env OCEANWAY_TRUSTED_WORKLOADS, ';'-separated)")
+		"workload=public-key.pem accepted by the consumer and owner read endpoints; repeatable (env OCEANWAY_TRUSTED_WORKLOADS, ';'-separated)")
+	fl.StringVar(&f.owner, "owner", os.Getenv("OCEANWAY_OWNER"),
+		"run one owner in this process with only its own database: core, execution, gateway or metering (its dispatchers, consumers, workers and read endpoint; the others by --owner-url and --consumer-url) (env OCEANWAY_OWNER)")
+	fl.StringSliceVar(&f.serveReads, "serve-reads", envList("OCEANWAY_SERVE_READS", ","),
+		"serve these owners' directed reads on --consumer-listen: core, execution, gateway, metering (env OCEANWAY_SERVE_READS)")
+	fl.StringSliceVar(&f.ownerURLs, "owner-url", envList("OCEANWAY_OWNER_URLS", ","),
+		"reach an owner's reads in another process instead of its database: owner=http(s)://host:port, signed with --workload-key (env OCEANWAY_OWNER_URLS)")
 }
 
 func envList(name, sep string) []string {
@@ -66,8 +75,31 @@ func envList(name, sep string) []string {
 	return out
 }
 
-// builtConsumers are the destinations whose consumer exists in this build.
+// builtConsumers are the destinations whose consumer exists in this build
+// and runs in process when everything runs in one process (the settlement
+// catch-up consumer runs there beside the coordinator).
 var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator}
+
+// endpointConsumers are the destinations --consume may serve as an endpoint.
+var endpointConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator,
+	route.BillingSettlementCatchUp}
+
+// ownerRoles is what `serve --owner` runs for each owner: its database's
+// dispatchers, the consumers that work in its database, its read endpoint,
+// and what it needs from elsewhere (the consumers its events go to, the
+// owners whose reads its consumers and workers call).
+var ownerRoles = map[boundary.Boundary]struct {
+	consume   []route.Destination
+	needsURL  []route.Destination
+	needsRead []boundary.Boundary
+}{
+	boundary.Core: {consume: []route.Destination{route.CoreOperations, route.BillingFinalizationCoordinator, route.BillingSettlementCatchUp},
+		needsRead: []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Metering}},
+	boundary.Execution: {needsURL: []route.Destination{route.MeteringInputProcessor, route.BillingFinalizationCoordinator}},
+	boundary.Gateway:   {needsURL: []route.Destination{route.MeteringInputProcessor}},
+	boundary.Metering: {consume: []route.Destination{route.MeteringInputProcessor},
+		needsURL: []route.Destination{route.BillingSettlementCatchUp}, needsRead: []boundary.Boundary{boundary.Execution, boundary.Gateway, boundary.Core}},
+}
 
 // consumerReads are the owner databases a consumer reads through its
 // event-bound owner reads (the Metering input processor verifies every
@@ -95,6 +127,11 @@ type rolePlan struct {
 	dispatch []boundary.Boundary // dispatcher roles
 	consume  []route.Destination // consumer endpoints served here (also in-process for local dispatchers)
 	remote   map[route.Destination]string
+	// serveReads are the owners whose reads this process answers;
+	// ownerURLs the owners it reads in another process (their databases
+	// are never opened here).
+	serveReads []boundary.Boundary
+	ownerURLs  map[boundary.Boundary]string
 }
 
 // databases are the boundary databases the plan's roles use, in the fixed
@@ -102,9 +139,10 @@ type rolePlan struct {
 func (p rolePlan) databases() []boundary.Boundary {
 	var out []boundary.Boundary
 	for _, b := range boundary.All {
-		used := slices.Contains(p.dispatch, b)
+		used := slices.Contains(p.dispatch, b) || slices.Contains(p.serveReads, b)
 		for _, d := range p.consume {
-			used = used || consumerBoundary[d] == b || slices.Contains(consumerReads[d], b)
+			_, remote := p.ownerURLs[b]
+			used = used || consumerBoundary[d] == b || (slices.Contains(consumerReads[d], b) && !remote)
 		}
 		if used {
 			out = append(out, b)
@@ -115,10 +153,44 @@ func (p rolePlan) databases() []boundary.Boundary {
 
 // plan validates the role flags.
 func (f *roleFlags) plan() (rolePlan, error) {
-	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 {
+	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 && f.owner == "" && len(f.serveReads) == 0 && len(f.ownerURLs) == 0 {
 		return rolePlan{legacy: true, dispatch: slices.Clone(boundary.All), consume: slices.Clone(builtConsumers)}, nil
 	}
-	p := rolePlan{remote: map[route.Destination]string{}}
+	p := rolePlan{remote: map[route.Destination]string{}, ownerURLs: map[boundary.Boundary]string{}}
+	if f.owner != "" {
+		o, err := boundary.Parse(f.owner)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--owner: %w", err)
+		}
+		f.dispatch = appendNew(f.dispatch, string(o))
+		f.serveReads = appendNew(f.serveReads, string(o))
+		for _, d := range ownerRoles[o].consume {
+			f.consume = appendNew(f.consume, string(d))
+		}
+	}
+	for _, s := range f.serveReads {
+		b, err := boundary.Parse(s)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--serve-reads: %w", err)
+		}
+		if !slices.Contains(p.serveReads, b) {
+			p.serveReads = append(p.serveReads, b)
+		}
+	}
+	for _, s := range f.ownerURLs {
+		name, u, ok := strings.Cut(s, "=")
+		if !ok {
+			return rolePlan{}, fmt.Errorf("--owner-url %q: want owner=URL", s)
+		}
+		b, err := boundary.Parse(name)
+		if err != nil {
+			return rolePlan{}, fmt.Errorf("--owner-url: %w", err)
+		}
+		if slices.Contains(p.serveReads, b) {
+			return rolePlan{}, fmt.Errorf("--owner-url %s: this process answers that owner's reads itself", b)
+		}
+		p.ownerURLs[b] = u
+	}
 	for _, s := range f.dispatch {
 		if s == "all" {
 			p.dispatch = slices.Clone(boundary.All)
@@ -137,10 +209,8 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		if err != nil {
 			return rolePlan{}, fmt.Errorf("--consume: %w", err)
 		}
-		if !slices.Contains(builtConsumers, d) {
-			b, _ := route.BindingOf(d)
-			return rolePlan{}, fmt.Errorf("--consume %s: %w: the %s consumer runs in process beside billing_finalization_coordinator (--consume billing_finalization_coordinator runs it); --consume takes core_operations, metering_input_processor and billing_finalization_coordinator",
-				d, ErrConsumerInProcessOnly, b.ConsumerName)
+		if !slices.Contains(endpointConsumers, d) {
+			return rolePlan{}, fmt.Errorf("--consume %s: %w", d, ErrConsumerInProcessOnly)
 		}
 		if !slices.Contains(p.consume, d) {
 			p.consume = append(p.consume, d)
@@ -163,13 +233,45 @@ func (f *roleFlags) plan() (rolePlan, error) {
 	if len(p.remote) > 0 && len(p.dispatch) == 0 {
 		return rolePlan{}, errors.New("--consumer-url needs a dispatcher role (--dispatch)")
 	}
-	if len(p.dispatch) == 0 && len(p.consume) == 0 {
-		return rolePlan{}, errors.New("no role: give --dispatch and/or --consume")
+	if len(p.dispatch) == 0 && len(p.consume) == 0 && len(p.serveReads) == 0 {
+		return rolePlan{}, errors.New("no role: give --owner, --dispatch, --consume and/or --serve-reads")
+	}
+	if f.owner != "" {
+		if err := p.completeFor(boundary.Boundary(f.owner)); err != nil {
+			return rolePlan{}, err
+		}
 	}
 	if len(p.dispatch) > 0 && len(p.consume) == 0 && len(p.remote) == 0 {
 		return rolePlan{}, errors.New("--dispatch has nothing to deliver to: add --consumer-url destination=URL (or --consume)")
 	}
 	return p, nil
+}
+
+// completeFor refuses an owner process that lacks an address it needs: a
+// consumer its events go to, an owner whose reads it calls.
+func (p rolePlan) completeFor(o boundary.Boundary) error {
+	var missing []string
+	for _, d := range ownerRoles[o].needsURL {
+		if _, ok := p.remote[d]; !ok && !slices.Contains(p.consume, d) {
+			missing = append(missing, "--consumer-url "+string(d)+"=URL")
+		}
+	}
+	for _, b := range ownerRoles[o].needsRead {
+		if _, ok := p.ownerURLs[b]; !ok {
+			missing = append(missing, "--owner-url "+string(b)+"=URL")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("--owner %s runs with only its own database: it needs %s", o, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // signer loads this process's workload key.
@@ -191,7 +293,7 @@ func (f *roleFlags) signer() (*workload.Signer, error) {
 // trusted loads the workload keys the consumer endpoints accept.
 func (f *roleFlags) trusted() ([]workload.Trusted, error) {
 	if len(f.trust) == 0 {
-		return nil, errors.New("--consume needs the keys of the dispatchers it accepts: --trust-workload name=public-key.pem")
+		return nil, errors.New("--consume and --serve-reads need the keys of the workloads they accept: --trust-workload name=public-key.pem")
 	}
 	var out []workload.Trusted
 	for _, s := range f.trust {

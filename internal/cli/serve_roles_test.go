@@ -59,11 +59,12 @@ func TestServeRolePlan(t *testing.T) {
 	coord, err := (&roleFlags{consume: []string{"billing_finalization_coordinator"}}).plan()
 	require.NoError(t, err)
 	require.Equal(t, []boundary.Boundary{boundary.Core}, coord.databases(), "the Billing finalization coordinator works in the core database")
-	for _, d := range []string{"billing_settlement_catch_up"} {
-		_, err := (&roleFlags{consume: []string{d}}).plan()
-		require.ErrorIs(t, err, ErrConsumerInProcessOnly, d)
-		require.Contains(t, err.Error(), "runs in process beside billing_finalization_coordinator")
-	}
+	// Issue 34: the settlement catch-up consumer has its own endpoint now
+	// (the Metering owner's dispatchers deliver to it from another process).
+	cu, err := (&roleFlags{consume: []string{"billing_settlement_catch_up"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []route.Destination{route.BillingSettlementCatchUp}, cu.consume)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, cu.databases())
 	for _, bad := range []roleFlags{
 		{consume: []string{"operations"}},                    // not an exact destination literal
 		{dispatch: []string{"billing"}},                      // not a boundary
@@ -71,6 +72,10 @@ func TestServeRolePlan(t *testing.T) {
 		{consumerURLs: []string{"core_operations=http://x"}}, // remote without a dispatcher
 		{dispatch: []string{"core"}, consumerURLs: []string{"core_operations"}},
 		{dispatch: []string{"core"}, consume: []string{"core_operations"}, consumerURLs: []string{"core_operations=http://x"}},
+		{owner: "billing"},                   // not an owner
+		{serveReads: []string{"operations"}}, // not an owner
+		{ownerURLs: []string{"execution"}},   // no URL
+		{serveReads: []string{"execution"}, ownerURLs: []string{"execution=http://x"}}, // reads itself and elsewhere
 	} {
 		_, err := bad.plan()
 		require.Error(t, err, "%+v", bad)
@@ -144,8 +149,8 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 
 	// Unknown consumers are refused before anything starts.
 	var out, errOut bytes.Buffer
-	require.Equal(t, 1, Main(append([]string{"serve", "--consume", "billing_settlement_catch_up"}, conn...), strings.NewReader(""), &out, &errOut))
-	require.Contains(t, errOut.String(), "consumer has no endpoint of its own")
+	require.Equal(t, 1, Main(append([]string{"serve", "--consume", "billing_finalization"}, conn...), strings.NewReader(""), &out, &errOut))
+	require.Contains(t, errOut.String(), "billing_finalization")
 
 	certFile, keyFile := selfSignedCert(t, dir)
 	consumer := startServe(t, append([]string{"--consume", "core_operations", "--consumer-listen", consumerAddr,
@@ -175,6 +180,45 @@ func TestServeRolesAcrossProcesses(t *testing.T) {
 		require.Equal(c, 2, acked)
 		require.Equal(c, 2, receipts)
 	}, 60*time.Second, 20*time.Millisecond)
+}
+
+// `serve --owner` (issue 34): one owner per process with only its own
+// database; the roles it runs follow from the owner, and an owner process
+// that lacks an address it needs is refused, naming what is missing.
+func TestServeOwnerPlan(t *testing.T) {
+	t.Parallel()
+	urls := func(bs ...string) []string {
+		var out []string
+		for _, b := range bs {
+			out = append(out, b+"=http://"+b+":8090")
+		}
+		return out
+	}
+	core, err := (&roleFlags{owner: "core", ownerURLs: urls("execution", "gateway", "metering")}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, core.dispatch)
+	require.Equal(t, []route.Destination{route.CoreOperations, route.BillingFinalizationCoordinator, route.BillingSettlementCatchUp}, core.consume)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, core.serveReads)
+	require.Equal(t, []boundary.Boundary{boundary.Core}, core.databases(), "Core opens only its own database")
+
+	met, err := (&roleFlags{owner: "metering", ownerURLs: urls("execution", "gateway", "core"),
+		consumerURLs: []string{"billing_settlement_catch_up=http://core:8090"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []route.Destination{route.MeteringInputProcessor}, met.consume)
+	require.Equal(t, []boundary.Boundary{boundary.Metering}, met.databases(),
+		"the Metering input processor and worker read Execution, Gateway and Core over HTTP: their databases are never opened")
+
+	exe, err := (&roleFlags{owner: "execution", consumerURLs: []string{"metering_input_processor=http://m", "billing_finalization_coordinator=http://c"}}).plan()
+	require.NoError(t, err)
+	require.Equal(t, []boundary.Boundary{boundary.Execution}, exe.databases())
+	require.Empty(t, exe.consume)
+
+	_, err = (&roleFlags{owner: "metering", ownerURLs: urls("execution")}).plan()
+	require.ErrorContains(t, err, "--owner-url gateway=URL")
+	require.ErrorContains(t, err, "--owner-url core=URL")
+	require.ErrorContains(t, err, "--consumer-url billing_settlement_catch_up=URL")
+	_, err = (&roleFlags{owner: "gateway"}).plan()
+	require.ErrorContains(t, err, "--consumer-url metering_input_processor=URL")
 }
 
 // selfSignedCert writes a self-signed certificate for 127.0.0.1 and its key

@@ -183,7 +183,7 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("chain_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_snapshot", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 	}
-	if m, ok := pools[boundary.Metering]; ok && cfg.Metering != nil {
+	if m, ok := pools[boundary.Metering]; ok && (cfg.Metering != nil || cfg.Processes != nil) {
 		c, err := q.MeteringDemoCounts(ctx, m)
 		if err != nil {
 			return fmt.Errorf("demo metering: %w", err)

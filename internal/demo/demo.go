@@ -69,6 +69,10 @@ type Config struct {
 	// dispatchers use (--transport http); with Chaos it also drops one
 	// consumer answer in 20 after the consumer committed.
 	Network *Network
+	// Processes, when set, are the owners running as their own `oceanway
+	// serve` processes (--processes): they deliver and work while the demo
+	// admits, waits and verifies; there is no runtime in this process.
+	Processes Processes
 	// OwnerReads, when set, carries every owner read the workers and the
 	// Metering input processor call over loopback HTTP (--transport http);
 	// with Chaos it also drops one owner answer in 20.
@@ -136,6 +140,10 @@ type chaosStats struct {
 	kills, pauses, injected, restarts, admitRetries atomic.Int64
 }
 
+// catchesUp reports whether the settlement catch-up runs (here or in the
+// Core owner's process).
+func (c Config) catchesUp() bool { return c.CatchUp != nil || c.Processes != nil }
+
 // Run executes the scenario on the runtime's core database and returns the
 // verified summary. The summary's Passed is false when any invariant fails.
 func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit AdmitFunc, cfg Config) (*Summary, error) {
@@ -179,13 +187,20 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			cfg.CatchUp.Run(dispatchCtx)
 		}
 	}()
+	served := route.Destinations
 	go func() {
-		if cfg.Chaos {
+		switch {
+		case cfg.Processes != nil:
+			dispatchDone <- cfg.Processes.Run(dispatchCtx, cfg.Chaos)
+		case cfg.Chaos:
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
-		} else {
+		default:
 			dispatchDone <- rt.Run(dispatchCtx)
 		}
 	}()
+	if cfg.Processes == nil {
+		served = rt.Served()
+	}
 
 	start := time.Now()
 	progress := newProgress(core, cfg, start)
@@ -212,16 +227,16 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	admitted := time.Since(start)
 	var waitErr error
 	if admitErr == nil {
-		waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg)
+		waitErr = waitQuiescent(ctx, core, pools, served, cfg)
 		if waitErr == nil && cfg.Quiesced != nil {
 			cfg.Quiesced(ctx)
 		}
 	}
 	// Post-finality corrections: the provider reports them once the
 	// reservations finalized; the catch-up turns each into a transition.
-	if admitErr == nil && waitErr == nil && cfg.Scenario != nil && cfg.CatchUp != nil {
+	if admitErr == nil && waitErr == nil && cfg.Scenario != nil && cfg.catchesUp() {
 		if admitErr = cfg.Scenario.ApplyCorrections(ctx); admitErr == nil {
-			waitErr = waitQuiescent(ctx, core, pools, rt.Served(), cfg)
+			waitErr = waitQuiescent(ctx, core, pools, served, cfg)
 		}
 	}
 	elapsed := time.Since(start)
@@ -237,7 +252,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if admitErr != nil {
 		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
 	}
-	s, err := summarize(context.WithoutCancel(ctx), core, cfg, admitted, elapsed, rt.Metrics())
+	var metrics *dispatcher.Metrics
+	if rt != nil {
+		metrics = rt.Metrics()
+	}
+	s, err := summarize(context.WithoutCancel(ctx), core, cfg, admitted, elapsed, metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +266,9 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Network != nil {
 		s.Transport = TransportHTTP
 		s.DroppedResponses = cfg.Network.Dropped()
+	}
+	if cfg.Processes != nil {
+		s.Transport = TransportHTTP // between the owner processes
 	}
 	if cfg.OwnerReads != nil {
 		s.OwnerReadsOver = TransportHTTP
@@ -260,15 +282,18 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		s.Scenario = &m
 		s.AdmissionRetries += m.Retries // the scenario replays its owner calls itself
 	}
-	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, rt.Served(), cfg, s); err != nil {
+	if err := summarizeBoundaries(context.WithoutCancel(ctx), pools, served, cfg, s); err != nil {
 		return nil, err
 	}
-	if cfg.Finalization != nil {
+	if cfg.Processes != nil {
+		s.summarizeProcesses(context.WithoutCancel(ctx), cfg.Processes)
+	}
+	if cfg.Finalization != nil || cfg.Processes != nil {
 		if err := summarizeLedger(context.WithoutCancel(ctx), core, cfg, s); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.CatchUp != nil {
+	if cfg.catchesUp() {
 		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, pools, s); err != nil {
 			return nil, err
 		}
@@ -484,7 +509,8 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // open too (its settlement input events are appended by then).
 // With the catch-up worker, catch-up fences pending verification count too.
 func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, cfg Config) error {
-	meteringWorker, finalizationWorker := cfg.Metering != nil, cfg.Finalization != nil
+	// The owner processes run every worker.
+	meteringWorker, finalizationWorker := cfg.Metering != nil || cfg.Processes != nil, cfg.Finalization != nil || cfg.Processes != nil
 	t := time.NewTicker(cfg.QuiescePoll)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))
@@ -529,7 +555,7 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 			return n, err
 		})
 	}
-	if cfg.CatchUp != nil {
+	if cfg.catchesUp() {
 		// A fence whose newest input is not settleable waits visibly
 		// for the reconciliation chain; only the others are open.
 		checks = append(checks, func() (int, error) {

@@ -59,20 +59,22 @@ type Summary struct {
 	// OwnerReadsOver is how the workers reached the other owners' reads
 	// (inprocess | http); over HTTP, how many calls they made, how many got
 	// no answer (retried) and how many answers chaos dropped.
-	OwnerReadsOver         string `json:"ownerReadsOver"`
-	OwnerReadCalls         int64  `json:"ownerReadCalls,omitempty"`
-	OwnerReadsUnanswered   int64  `json:"ownerReadsUnanswered,omitempty"`
-	OwnerAnswersDropped    int64  `json:"ownerAnswersDropped,omitempty"`
-	Chaos                  bool   `json:"chaos"`
-	Kills                  int64  `json:"kills"`
-	Pauses                 int64  `json:"pauses"`
-	InjectedFailures       int64  `json:"injectedFailures"`
-	DatabaseRestarts       int64  `json:"databaseRestarts"`
-	AdmissionRetries       int64  `json:"admissionRetries"`
-	VerificationState      string `json:"verificationState"`
-	SnapshotCurrency       string `json:"snapshotCurrency"`
-	ProjectionCompleteness string `json:"projectionCompleteness"`
-	CompletenessReason     string `json:"completenessReason,omitempty"`
+	OwnerReadsOver       string `json:"ownerReadsOver"`
+	OwnerReadCalls       int64  `json:"ownerReadCalls,omitempty"`
+	OwnerReadsUnanswered int64  `json:"ownerReadsUnanswered,omitempty"`
+	OwnerAnswersDropped  int64  `json:"ownerAnswersDropped,omitempty"`
+	// Processes is the owner processes' report (--processes only).
+	Processes              *ProcessReport `json:"processes,omitempty"`
+	Chaos                  bool           `json:"chaos"`
+	Kills                  int64          `json:"kills"`
+	Pauses                 int64          `json:"pauses"`
+	InjectedFailures       int64          `json:"injectedFailures"`
+	DatabaseRestarts       int64          `json:"databaseRestarts"`
+	AdmissionRetries       int64          `json:"admissionRetries"`
+	VerificationState      string         `json:"verificationState"`
+	SnapshotCurrency       string         `json:"snapshotCurrency"`
+	ProjectionCompleteness string         `json:"projectionCompleteness"`
+	CompletenessReason     string         `json:"completenessReason,omitempty"`
 	// Scenario, Execution, Gateway, Boundaries and Pending: the owners'
 	// end state and every boundary's outbox (Pending names the deliveries
 	// that wait for consumers that do not exist yet).
@@ -135,10 +137,12 @@ func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, e
 		FROM outbox.outbox_delivery_attempt_finishes`).Scan(&s.Attempts, &s.Retries, &s.LeaseExpiries); err != nil {
 		return nil, fmt.Errorf("demo summary: %w", err)
 	}
-	s.LeaseLost = int64(counterSum(m.LeaseLost))
-	calls, handed := m.ConsumerCalls()
-	if s.ConsumerCalls = calls; calls > 0 {
-		s.DeliveriesPerCall = handed / float64(calls)
+	if m != nil { // nil: the dispatchers ran in the owner processes
+		s.LeaseLost = int64(counterSum(m.LeaseLost))
+		calls, handed := m.ConsumerCalls()
+		if s.ConsumerCalls = calls; calls > 0 {
+			s.DeliveriesPerCall = handed / float64(calls)
+		}
 	}
 	if elapsed > 0 {
 		s.AcknowledgedPerSecond = float64(s.Acknowledged) / elapsed.Seconds()
@@ -214,9 +218,12 @@ func (s *Summary) WriteTable(w io.Writer) {
 	fmt.Fprintln(tw, "OceanWay demo summary")
 	row("admissions", s.Runs)
 	row("transport", s.Transport)
-	if s.OwnerReadsOver == TransportHTTP {
+	switch {
+	case s.Processes != nil:
+		row("owner reads", "over HTTP between the owner processes")
+	case s.OwnerReadsOver == TransportHTTP:
 		row("owner reads", fmt.Sprintf("over HTTP: %d calls, %d unanswered and retried", s.OwnerReadCalls, s.OwnerReadsUnanswered))
-	} else {
+	default:
 		row("owner reads", "in process (each owner's Reads behind its read interface)")
 	}
 	row("events appended", s.Events)
@@ -234,7 +241,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	row("late outcomes dropped (lease lost)", s.LeaseLost)
 	row("consumer calls (deliveries per call)", fmt.Sprintf("%d (%.1f)", s.ConsumerCalls, s.DeliveriesPerCall))
 	row("admissions retried (transient errors)", s.AdmissionRetries)
-	if s.Chaos {
+	if s.Chaos && s.Processes == nil {
 		row("chaos: dispatcher kills", s.Kills)
 		row("chaos: pauses past lease", s.Pauses)
 		row("chaos: injected consumer failures", s.InjectedFailures)
@@ -244,6 +251,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 			row("chaos: owner answers dropped", s.OwnerAnswersDropped)
 		}
 	}
+	s.writeProcesses(row)
 	s.writeBoundaries(row)
 	s.writeLedger(row)
 	s.writeCost(row)

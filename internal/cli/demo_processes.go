@@ -1,0 +1,417 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/demo"
+	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/pgserver"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// ownerAppName is the application_name of every session of an owner
+// process (PGAPPNAME in its environment): the demo proves from
+// pg_stat_activity that each owner process is connected only to its own
+// database.
+func ownerAppName(b boundary.Boundary) string { return "oceanway-serve-" + string(b) }
+
+// ownerProcesses runs each owner as its own `oceanway serve --owner`
+// process (`oceanway demo --processes`): its own database's DSN only, its
+// own workload key, the others' consumer endpoints and owner reads by URL.
+type ownerProcesses struct {
+	serverURL string
+	prefix    string
+	dir       string
+	procs     []*ownerProcess
+	kills     atomic.Int64
+	restarts  atomic.Int64
+
+	sampler *pgx.Conn // one session for every pg_stat_activity sample
+
+	mu          sync.Mutex
+	samples     int
+	connections int64
+	foreign     map[string]bool
+	sampleErr   error
+}
+
+type ownerProcess struct {
+	owner   boundary.Boundary
+	replica int
+	metrics string // the /metrics URL
+	args    []string
+	env     []string
+	ready   string // the readiness URL
+	logPath string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startOwnerProcesses writes the owners' keys to a temporary directory,
+// starts replicas processes of each of the four owners and waits until each
+// is ready. The other owners' consumer endpoints and reads are reached at
+// each owner's first process; every replica runs its owner's dispatchers and
+// workers on the same database (leases and SKIP LOCKED share the work).
+func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dispatcherFlags, replicas int) (*ownerProcesses, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("demo --processes: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "oceanway-owners-")
+	if err != nil {
+		return nil, err
+	}
+	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}}
+	type addr struct{ listen, endpoint string }
+	addrs := map[boundary.Boundary][]addr{}
+	var trust []string
+	for _, b := range boundary.All {
+		priv, pub, err := workload.Generate()
+		if err != nil {
+			return nil, err
+		}
+		privPEM, err := workload.EncodePrivateKey(priv)
+		if err != nil {
+			return nil, err
+		}
+		pubPEM, err := workload.EncodePublicKey(pub)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, string(b)+".key"), privPEM, 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, string(b)+".pub"), pubPEM, 0o600); err != nil {
+			return nil, err
+		}
+		trust = append(trust, "--trust-workload", "owner."+string(b)+"="+filepath.Join(dir, string(b)+".pub"))
+		for range max(1, replicas) {
+			l, err := loopbackAddr()
+			if err != nil {
+				return nil, err
+			}
+			e, err := loopbackAddr()
+			if err != nil {
+				return nil, err
+			}
+			addrs[b] = append(addrs[b], addr{listen: l, endpoint: e})
+		}
+	}
+	url := func(b boundary.Boundary) string { return "http://" + addrs[b][0].endpoint }
+	// Every process's pools share the server's connection budget (a
+	// default server allows 100, this process's own pools take about 35).
+	poolSize := max(2, 6/max(1, replicas))
+	// Where each consumer and each owner's reads live.
+	consumerAt := map[route.Destination]boundary.Boundary{route.CoreOperations: boundary.Core, route.BillingFinalizationCoordinator: boundary.Core,
+		route.BillingSettlementCatchUp: boundary.Core, route.MeteringInputProcessor: boundary.Metering}
+	env := childEnv()
+	for _, b := range boundary.All {
+		for i, a := range addrs[b] {
+			args := []string{"serve", "--owner", string(b), "--" + string(b) + "-dsn", pgserver.WithDatabase(serverURL, migrate.DatabaseName(prefix, b)),
+				"--migrate=false", "--listen", a.listen, "--consumer-listen", a.endpoint,
+				"--workload", "owner." + string(b), "--workload-key", filepath.Join(dir, string(b)+".key"),
+				// One dispatcher with a few deliveries in flight per owner:
+				// four processes share the server's connection budget.
+				"--dispatchers", "1", "--concurrency", "4", "--pool-size", fmt.Sprint(poolSize), "--lease", disp.cfg.LeaseDuration.String()}
+			args = append(args, trust...)
+			roles := ownerRoles[b]
+			for _, d := range roles.needsURL {
+				args = append(args, "--consumer-url", string(d)+"="+url(consumerAt[d]))
+			}
+			for _, r := range roles.needsRead {
+				args = append(args, "--owner-url", string(r)+"="+url(r))
+			}
+			p.procs = append(p.procs, &ownerProcess{owner: b, replica: i + 1, args: args, env: append(slices.Clone(env), "PGAPPNAME="+ownerAppName(b)),
+				ready: "http://" + a.listen + "/readyz", metrics: "http://" + a.listen + "/metrics", logPath: filepath.Join(dir, fmt.Sprintf("%s-%d.log", b, i+1))})
+		}
+	}
+	for _, o := range p.procs {
+		if err := o.start(bin); err != nil {
+			p.stop()
+			return nil, err
+		}
+	}
+	for _, o := range p.procs {
+		if err := o.waitReady(ctx, 60*time.Second); err != nil {
+			p.stop()
+			return nil, err
+		}
+	}
+	if p.sampler, err = pgx.Connect(ctx, serverURL); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("demo --processes: pg_stat_activity session: %w", err)
+	}
+	return p, nil
+}
+
+// childEnv is this process's environment without any database address: an
+// owner process gets exactly one DSN, on its command line.
+func childEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "DATABASE_URL" || strings.HasPrefix(k, "PG") || (strings.HasPrefix(k, "OCEANWAY_") && strings.HasSuffix(k, "_DSN")) ||
+			k == "OCEANWAY_DB_PREFIX" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func loopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ln.Close() }() // only its port is wanted
+	return ln.Addr().String(), nil
+}
+
+func (o *ownerProcess) start(bin string) error {
+	log, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, o.args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = o.env, log, log
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return fmt.Errorf("start owner process %s: %w", o.owner, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); _ = log.Close(); close(done) }()
+	o.mu.Lock()
+	o.cmd, o.done = cmd, done
+	o.mu.Unlock()
+	return nil
+}
+
+func (o *ownerProcess) waitReady(ctx context.Context, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	o.mu.Lock()
+	done := o.done
+	o.mu.Unlock()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.ready, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("owner process %s #%d exited before it was ready: %s", o.owner, o.replica, o.tail())
+		case <-ctx.Done():
+			return fmt.Errorf("owner process %s #%d not ready within %s: %s", o.owner, o.replica, within, o.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tail is the end of the process's log, for an error message.
+func (o *ownerProcess) tail() string {
+	b, _ := os.ReadFile(o.logPath)
+	if len(b) > 1500 {
+		b = b[len(b)-1500:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// signal sends sig and waits for the process to end (at most wait).
+func (o *ownerProcess) signal(sig os.Signal, wait time.Duration) {
+	o.mu.Lock()
+	cmd, done := o.cmd, o.done
+	o.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(wait):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Run implements demo.Processes: it samples pg_stat_activity while the
+// owners work and, with chaos, kills one owner process at random every few
+// seconds (SIGKILL: no drain) and starts it again.
+func (p *ownerProcesses) Run(ctx context.Context, chaos bool) error {
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	nextKill := time.Now().Add(2 * time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		p.sample(ctx)
+		for _, o := range p.procs {
+			select {
+			case <-o.done:
+				if ctx.Err() == nil && !chaos {
+					return fmt.Errorf("owner process %s #%d exited: %s", o.owner, o.replica, o.tail())
+				}
+			default:
+			}
+		}
+		if chaos && time.Now().After(nextKill) {
+			victim := p.procs[rand.IntN(len(p.procs))]
+			victim.signal(syscall.SIGKILL, 5*time.Second)
+			p.kills.Add(1)
+			if err := victim.start(bin); err != nil {
+				return err
+			}
+			if err := victim.waitReady(ctx, 60*time.Second); err != nil && ctx.Err() == nil {
+				return err
+			}
+			p.restarts.Add(1)
+			nextKill = time.Now().Add(time.Duration(2000+rand.IntN(2000)) * time.Millisecond)
+		}
+	}
+}
+
+// sample reads every session of an owner process and records any on a
+// database other than its owner's.
+func (p *ownerProcesses) sample(ctx context.Context) {
+	rows, err := p.sampler.Query(ctx, `SELECT application_name, COALESCE(datname, '') FROM pg_stat_activity WHERE application_name LIKE 'oceanway-serve-%'`)
+	if err != nil {
+		p.record(0, nil, err)
+		return
+	}
+	var n int64
+	var foreign []string
+	for rows.Next() {
+		var app, db string
+		if err := rows.Scan(&app, &db); err != nil {
+			p.record(0, nil, err)
+			return
+		}
+		n++
+		owner := boundary.Boundary(strings.TrimPrefix(app, "oceanway-serve-"))
+		if db != migrate.DatabaseName(p.prefix, owner) {
+			foreign = append(foreign, app+" on "+db)
+		}
+	}
+	p.record(n, foreign, rows.Err())
+}
+
+func (p *ownerProcesses) record(n int64, foreign []string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		if !errors.Is(err, context.Canceled) && p.sampleErr == nil {
+			p.sampleErr = err
+		}
+		return
+	}
+	p.samples++
+	p.connections += n
+	for _, f := range foreign {
+		p.foreign[f] = true
+	}
+}
+
+// Report implements demo.Processes: the isolation samples, and what each
+// process's own /metrics says it finished (Work by queue).
+func (p *ownerProcesses) Report(ctx context.Context) demo.ProcessReport {
+	r := demo.ProcessReport{Kills: p.kills.Load(), Restarts: p.restarts.Load()}
+	for _, b := range boundary.All {
+		r.Owners = append(r.Owners, string(b))
+	}
+	for _, o := range p.procs {
+		finished, err := scrapeWorkFinished(ctx, o.metrics)
+		rep := demo.ProcessWork{Owner: string(o.owner), Replica: o.replica, Finished: finished}
+		if err != nil {
+			rep.Err = err.Error()
+		}
+		r.Processes = append(r.Processes, rep)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.Samples, r.Connections = p.samples, p.connections
+	for f := range p.foreign {
+		r.Foreign = append(r.Foreign, f)
+	}
+	slices.Sort(r.Foreign)
+	if p.sampleErr != nil {
+		r.Err = "pg_stat_activity: " + p.sampleErr.Error()
+	}
+	return r
+}
+
+// stop ends every owner process (SIGTERM: each drains its in-flight work)
+// and removes the keys.
+func (p *ownerProcesses) stop() {
+	var wg sync.WaitGroup
+	for _, o := range p.procs {
+		wg.Add(1)
+		go func() { defer wg.Done(); o.signal(syscall.SIGTERM, 15*time.Second) }()
+	}
+	wg.Wait()
+	if p.sampler != nil {
+		_ = p.sampler.Close(context.Background()) // read-only session
+	}
+	_ = os.RemoveAll(p.dir)
+}
+
+// scrapeWorkFinished reads oceanway_work_finishes_total of one process, by
+// queue (since that process last started).
+func scrapeWorkFinished(ctx context.Context, url string) (map[string]int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }() // read below
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	if f, ok := families["oceanway_work_finishes_total"]; ok {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "queue" {
+					out[l.GetValue()] += int64(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return out, nil
+}
