@@ -108,11 +108,7 @@ func (r ownerReaders) over(o ownerReaders) ownerReaders {
 // ownerReadClients are the clients of the owners this process reads in
 // other processes (--owner-url), signing as --workload.
 func ownerReadClients(roles roleFlags, plan rolePlan, m *ownerhttp.Metrics) (map[string]*ownerhttp.Client, error) {
-	signer, err := roles.signer()
-	if err != nil {
-		return nil, err
-	}
-	tlsCfg, err := roles.clientTLS()
+	signer, tlsCfg, err := roles.caller()
 	if err != nil {
 		return nil, err
 	}

@@ -571,11 +571,7 @@ func serve(ctx context.Context, p serveParams) error {
 
 // newConsumerClient is the HTTP transport to the remote consumer endpoints.
 func newConsumerClient(roles roleFlags, plan rolePlan, m *httptransport.Metrics) (*httptransport.Client, error) {
-	signer, err := roles.signer()
-	if err != nil {
-		return nil, err
-	}
-	tlsCfg, err := roles.clientTLS()
+	signer, tlsCfg, err := roles.caller()
 	if err != nil {
 		return nil, err
 	}

@@ -274,6 +274,20 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
+// caller is how this process calls other processes: its workload signer
+// and the TLS configuration of https URLs.
+func (f *roleFlags) caller() (*workload.Signer, *tls.Config, error) {
+	signer, err := f.signer()
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsCfg, err := f.clientTLS()
+	if err != nil {
+		return nil, nil, err
+	}
+	return signer, tlsCfg, nil
+}
+
 // signer loads this process's workload key.
 func (f *roleFlags) signer() (*workload.Signer, error) {
 	spec := f.workloadKey
@@ -281,7 +295,7 @@ func (f *roleFlags) signer() (*workload.Signer, error) {
 		spec = os.Getenv("OCEANWAY_WORKLOAD_KEY")
 	}
 	if spec == "" {
-		return nil, errors.New("--consumer-url needs a workload key: --workload-key or OCEANWAY_WORKLOAD_KEY")
+		return nil, errors.New("--consumer-url and --owner-url need a workload key: --workload-key or OCEANWAY_WORKLOAD_KEY")
 	}
 	key, err := workload.LoadPrivateKey(spec)
 	if err != nil {
