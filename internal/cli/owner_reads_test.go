@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/internal/boundary"
@@ -55,9 +56,22 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 	require.Positive(t, calls)
 	require.Zero(t, unanswered, "no chaos: every call answered")
 
+	// readCurrentSettlementInput has no caller in the loop: read every
+	// dimension's Current both ways once the loop is quiet.
+	rows, err := pools[boundary.Metering].Query(ctx, `SELECT settlement_dimension_id::text FROM metering.settlement_input_current`)
+	require.NoError(t, err)
+	dims, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, dims)
+	for _, d := range dims {
+		_, err := cmp.readers().metering.ReadCurrentSettlementInput(ctx, d)
+		require.NoError(t, err)
+	}
+
 	cmp.mu.Lock()
 	defer cmp.mu.Unlock()
 	require.Empty(t, cmp.mismatches)
+	require.Equal(t, len(dims), cmp.calls["currentSettlementInput"])
 	for _, read := range []string{"manifest", "eligibility", "attemptManifest", "precondition", "executionFinalization",
 		"availability", "evidence", "availabilityValidation", "usageDimensions", "settlementInputs", "settlementValidation"} {
 		require.Positive(t, cmp.calls[read], "the loop called %s and it was compared", read)
@@ -239,6 +253,15 @@ func (r meteringCompared) ReadAttemptSettlementInputs(ctx context.Context, attem
 			}
 		}
 		r.c.check("settlementInputs", lerr == nil && compared, same, fmt.Sprintf("%d over HTTP, %d in process", len(got), len(want)))
+	}
+	return got, err
+}
+
+func (r meteringCompared) ReadCurrentSettlementInput(ctx context.Context, dimensionID string) (*meteringread.SettlementInput, error) {
+	got, err := r.c.remote.metering.ReadCurrentSettlementInput(ctx, dimensionID)
+	if err == nil {
+		want, lerr := r.c.local.metering.ReadCurrentSettlementInput(ctx, dimensionID)
+		r.c.check("currentSettlementInput", lerr == nil, lerr == nil && got.Ref == want.Ref && bytes.Equal(got.Body, want.Body), "Current snapshot differs")
 	}
 	return got, err
 }

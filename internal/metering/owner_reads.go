@@ -24,6 +24,10 @@ func (r Reads) ReadAttemptSettlementInputs(ctx context.Context, executionAttempt
 	return ReadAttemptSettlementInputs(ctx, r.DB, executionAttemptID)
 }
 
+func (r Reads) ReadCurrentSettlementInput(ctx context.Context, settlementDimensionID string) (*meteringread.SettlementInput, error) {
+	return ReadCurrentSettlementInput(ctx, r.DB, settlementDimensionID)
+}
+
 func (r Reads) ReadSettlementInputAt(ctx context.Context, settlementDimensionID string, stateVersion int64) (*meteringread.SettlementInput, error) {
 	return ReadSettlementInputAt(ctx, r.DB, settlementDimensionID, stateVersion)
 }

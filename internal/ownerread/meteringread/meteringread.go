@@ -18,6 +18,9 @@ type Reader interface {
 	// ReadAttemptSettlementInputs returns the Current settlement input of
 	// every settlement dimension of one attempt.
 	ReadAttemptSettlementInputs(ctx context.Context, executionAttemptID string) ([]*SettlementInput, error)
+	// ReadCurrentSettlementInput returns a dimension's Current snapshot
+	// (readCurrentSettlementInput).
+	ReadCurrentSettlementInput(ctx context.Context, settlementDimensionID string) (*SettlementInput, error)
 	// ReadSettlementInputAt returns a dimension's snapshot at one state
 	// version (its lineage).
 	ReadSettlementInputAt(ctx context.Context, settlementDimensionID string, stateVersion int64) (*SettlementInput, error)

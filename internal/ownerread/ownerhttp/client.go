@@ -310,6 +310,21 @@ func (r meteringReads) ReadAttemptSettlementInputs(ctx context.Context, executio
 	return inputsOf(ReadAttemptSettlementInputsV1, a)
 }
 
+func (r meteringReads) ReadCurrentSettlementInput(ctx context.Context, settlementDimensionID string) (*meteringread.SettlementInput, error) {
+	a, err := r.c.call(ctx, ReadCurrentSettlementInputV1, dimensionRead{SettlementDimensionID: settlementDimensionID})
+	if err != nil {
+		return nil, err
+	}
+	ins, err := inputsOf(ReadCurrentSettlementInputV1, a)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) != 1 || ins[0].Snapshot.SettlementDimensionID != settlementDimensionID {
+		return nil, badAnswer(ReadCurrentSettlementInputV1, "not exactly the requested dimension's snapshot")
+	}
+	return ins[0], nil
+}
+
 func (r meteringReads) ReadSettlementInputAt(ctx context.Context, settlementDimensionID string, stateVersion int64) (*meteringread.SettlementInput, error) {
 	a, err := r.c.call(ctx, ReadSettlementInputAtV1, settlementAtRead{SettlementDimensionID: settlementDimensionID, StateVersion: stateVersion})
 	if err != nil {

@@ -142,6 +142,11 @@ type attemptRead struct {
 	ExecutionAttemptID string
 }
 
+// dimensionRead is the request of the Current read.
+type dimensionRead struct {
+	SettlementDimensionID string
+}
+
 // settlementAtRead is the request of the lineage read.
 type settlementAtRead struct {
 	SettlementDimensionID string
@@ -225,6 +230,13 @@ func routesOf(s Served) map[string]route {
 		})
 		out[ReadSettlementInputAtV1] = serve(OwnerMetering, func(ctx context.Context, req settlementAtRead) (answer, error) {
 			in, err := r.ReadSettlementInputAt(ctx, req.SettlementDimensionID, req.StateVersion)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{Answer: string(ownerread.Found), Inputs: []input{{Ref: in.Ref, Body: in.Body}}}, nil
+		})
+		out[ReadCurrentSettlementInputV1] = serve(OwnerMetering, func(ctx context.Context, req dimensionRead) (answer, error) {
+			in, err := r.ReadCurrentSettlementInput(ctx, req.SettlementDimensionID)
 			if err != nil {
 				return answer{}, err
 			}

@@ -37,6 +37,7 @@ const (
 	ReadBillingSettlementTransitionV1  = "readBillingSettlementTransition@1"
 	ReadAttemptSettlementInputsV1      = "readAttemptSettlementInputs@1"
 	ReadSettlementInputAtV1            = "readSettlementInputAt@1"
+	ReadCurrentSettlementInputV1       = "readCurrentSettlementInput@1"
 	ValidateSettlementInputCurrentV1   = "validateSettlementInputCurrent@1"
 )
 
