@@ -29,7 +29,7 @@ lint: ## go vet + gofmt check + golangci-lint (pinned in tools/go.mod; .golangci
 	@if [ -f .golangci.yml ]; then $(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS); fi
 
 .PHONY: generate
-generate: ## Regenerate committed generated files (sqlc query code, JSON Schema, TypeScript, goldens marked generated)
+generate: ## Regenerate committed generated files (sqlc query code, the API server from api/openapi.yaml, JSON Schema, TypeScript, goldens marked generated)
 	@scripts/generate
 
 .PHONY: dashboards

@@ -66,3 +66,29 @@ func TestGuard_EX1_AdmissionFactsImmutable(t *testing.T) {
 		})
 	}
 }
+
+// EX-1, issue 33: a stored API response never changes, for any role: the
+// platform API's idempotency record (the first response to a caller's key)
+// refuses UPDATE, DELETE (AD001.api-idempotency-immutable) and TRUNCATE
+// (AD001.api-idempotency-no-truncate) as the table owner, and
+// oceanway_admission may only insert and read it.
+func TestGuard_EX1_APIIdempotencyKeysImmutable(t *testing.T) {
+	t.Parallel()
+	pool, _ := setup(t, false)
+	ctx := t.Context()
+	require.NoError(t, execTx(ctx, pool, admissionschema.RoleAdmission, `INSERT INTO admission.api_idempotency_keys
+		(caller_workload, operation_id, idempotency_key, request_sha256, response_status, response_content_type, response_body)
+		VALUES ('platform', 'admitRun', 'k-1', repeat('a', 64), 201, 'application/json', '{}')`))
+	for _, stmt := range []string{"UPDATE admission.api_idempotency_keys SET response_body = '{\"x\":1}'", "DELETE FROM admission.api_idempotency_keys"} {
+		requireImmutable(t, execTx(ctx, pool, "", stmt), "on admission.api_idempotency_keys is forbidden")
+		require.Equal(t, pgerrcode.InsufficientPrivilege, db.SQLState(execTx(ctx, pool, admissionschema.RoleAdmission, stmt)), stmt)
+	}
+	requireImmutable(t, execTx(ctx, pool, "", "TRUNCATE admission.api_idempotency_keys"), "TRUNCATE on admission.api_idempotency_keys is forbidden")
+	// Only a success is stored, and a key is printable ASCII.
+	for _, stmt := range []string{
+		`INSERT INTO admission.api_idempotency_keys VALUES ('platform', 'admitRun', 'k-2', repeat('a', 64), 500, 'application/json', '{}')`,
+		`INSERT INTO admission.api_idempotency_keys VALUES ('platform', 'admitRun', 'k 3', repeat('a', 64), 201, 'application/json', '{}')`,
+	} {
+		require.Equal(t, pgerrcode.CheckViolation, db.SQLState(execTx(ctx, pool, admissionschema.RoleAdmission, stmt)), stmt)
+	}
+}

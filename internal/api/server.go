@@ -1,0 +1,212 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"go.yaml.in/yaml/v3"
+
+	apidoc "github.com/oceanway/core/api"
+	"github.com/oceanway/core/internal/api/apigen"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// AudienceCore is the token audience of Core's operations.
+const AudienceCore = "core_api"
+
+// Scope is the token scope of one operation.
+func Scope(operationID string) string { return "api:" + operationID }
+
+// Config configures Handler.
+type Config struct {
+	// Operations answers the operations (the owners' implementations).
+	Operations apigen.StrictServerInterface
+	// Verifier verifies the callers' tokens (audience AudienceCore).
+	Verifier *workload.Verifier
+	// Keys stores the mutating operations' idempotency keys, in the
+	// owner's database.
+	Keys *KeyStore
+	Log  *slog.Logger
+}
+
+// Handler serves the API: /v1/... (validated, authenticated, idempotent),
+// GET /openapi.json and GET /docs.
+func Handler(cfg Config) (http.Handler, error) {
+	if cfg.Operations == nil || cfg.Verifier == nil || cfg.Keys == nil {
+		return nil, errors.New("api: operations, verifier and key store are required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	doc, err := LoadDocument()
+	if err != nil {
+		return nil, err
+	}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("api: router: %w", err)
+	}
+	rawDoc, err := DocumentJSON()
+	if err != nil {
+		return nil, err
+	}
+	strict := apigen.NewStrictHandlerWithOptions(cfg.Operations, nil, apigen.StrictHTTPServerOptions{
+		// The document's validation ran first: a body the generated code
+		// cannot bind is still the caller's.
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, err.Error())
+		},
+		ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			cfg.Log.Error("api: operation failed", "path", r.URL.Path, "err", err)
+			WriteProblem(w, http.StatusServiceUnavailable, CodeUnavailable, "the operation could not complete; nothing was committed")
+		},
+	})
+	ops := apigen.HandlerWithOptions(strict, apigen.StdHTTPServerOptions{
+		ErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, err.Error())
+		},
+	})
+	s := &server{cfg: cfg, router: router}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(rawDoc)
+	})
+	mux.Handle("GET /docs", docsPage(doc))
+	mux.Handle("/v1/", s.validated(s.authenticated(s.idempotent(ops))))
+	return mux, nil
+}
+
+// LoadDocument parses the API document (api/openapi.yaml) and validates
+// it; requests are matched by path whatever address serves them.
+func LoadDocument() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(apidoc.Document)
+	if err != nil {
+		return nil, fmt.Errorf("api: document: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("api: document: %w", err)
+	}
+	doc.Servers = nil
+	return doc, nil
+}
+
+// DocumentJSON is the document as JSON, as GET /openapi.json serves it.
+func DocumentJSON() ([]byte, error) {
+	var v any
+	if err := yaml.Unmarshal(apidoc.Document, &v); err != nil {
+		return nil, fmt.Errorf("api: document: %w", err)
+	}
+	return json.Marshal(v)
+}
+
+type server struct {
+	cfg    Config
+	router routers.Router
+}
+
+type ctxKey int
+
+const (
+	keyCall ctxKey = iota
+	keyTx
+)
+
+// Call is what the conventions established about a request before the
+// operation runs.
+type Call struct {
+	OperationID    string
+	Caller         string // the token's workload
+	IdempotencyKey string // mutating operations only
+}
+
+// CallOf returns the request's Call (zero outside the API's handler).
+func CallOf(ctx context.Context) Call {
+	c, _ := ctx.Value(keyCall).(Call)
+	return c
+}
+
+// validated matches the request to its operation and validates it against
+// the document before anything else runs.
+func (s *server) validated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route, params, err := s.router.FindRoute(r)
+		switch {
+		case errors.Is(err, routers.ErrMethodNotAllowed):
+			WriteProblem(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" "+r.URL.Path)
+			return
+		case err != nil:
+			WriteProblem(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.URL.Path)
+			return
+		}
+		if r.ContentLength > maxBody {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, "request body too large")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+			// The token is verified next, for the operation's own scope.
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: false}}
+		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, validationDetail(err))
+			return
+		}
+		call := Call{OperationID: route.Operation.OperationID}
+		if mutating(route.Operation) {
+			call.IdempotencyKey = r.Header.Get("Idempotency-Key")
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
+	})
+}
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// mutating reports whether op takes an Idempotency-Key.
+func mutating(op *openapi3.Operation) bool {
+	for _, p := range op.Parameters {
+		if p.Value != nil && p.Value.In == openapi3.ParameterInHeader && strings.EqualFold(p.Value.Name, "Idempotency-Key") {
+			return true
+		}
+	}
+	return false
+}
+
+// validationDetail is the first line of a validation error: which
+// parameter or field, and why.
+func validationDetail(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
+// authenticated verifies the workload token for the operation's scope.
+func (s *server) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call := CallOf(r.Context())
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			token = ""
+		}
+		claims, err := s.cfg.Verifier.Verify(token, Scope(call.OperationID))
+		switch {
+		case errors.Is(err, workload.ErrScope):
+			WriteProblem(w, http.StatusForbidden, CodeForbidden, err.Error())
+			return
+		case err != nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="oceanway"`)
+			WriteProblem(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
+			return
+		}
+		call.Caller = claims.Subject
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
+	})
+}
