@@ -20,6 +20,8 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/api"
+	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
@@ -526,7 +528,11 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: ready, Admin: admin}), ReadHeaderTimeout: 5 * time.Second}
+	apiHandler, err := platformAPI(p)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: ready, Admin: admin, API: apiHandler}), ReadHeaderTimeout: 5 * time.Second}
 	httpErr := make(chan error, 2)
 	go func() { httpErr <- srv.Serve(ln) }()
 	servers := []*http.Server{srv}
@@ -567,6 +573,27 @@ func serve(ctx context.Context, p serveParams) error {
 		}
 	}
 	return runErr
+}
+
+// platformAPI is Core's part of the platform API (issue 33) where this
+// process has the core database as the admission and billing roles and
+// trusts callers' workload keys (--trust-workload); nil otherwise.
+func platformAPI(p serveParams) (http.Handler, error) {
+	adm := p.readPools[boundary.Core]
+	if adm == nil || p.billingPool == nil || len(p.roles.trust) == 0 {
+		return nil, nil
+	}
+	trusted, err := p.roles.trusted()
+	if err != nil {
+		return nil, err
+	}
+	v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.AudienceCore, Trusted: trusted})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(p.out, "oceanway serve: platform API on --listen: /v1/ (admitRun, getRun, getReservation), /openapi.json, /docs\n")
+	return api.Handler(api.Config{Operations: coreapi.Server{Admission: adm, Billing: p.billingPool}, Verifier: v,
+		Keys: &api.KeyStore{Pool: adm}, Log: p.log})
 }
 
 // newConsumerClient is the HTTP transport to the remote consumer endpoints.

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,4 +242,42 @@ func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
 	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
 	return certFile, keyFile
+}
+
+// Issue 33: `serve` puts Core's platform API on --listen where it has the
+// core database and trusts callers' keys: the document at /openapi.json,
+// and an unauthenticated admitRun answered 401 application/problem+json.
+func TestServePlatformAPI(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	t.Cleanup(func() { _ = dropBoundaryDatabases(context.Background(), srv.URL, prefix) })
+	dir := t.TempDir()
+	_, pub, err := workload.Generate()
+	require.NoError(t, err)
+	pubPEM, err := workload.EncodePublicKey(pub)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "platform.pub"), pubPEM, 0o600))
+	listen := freeAddr(t)
+	out := startServe(t, "--serve-reads", "core", "--consumer-listen", freeAddr(t), "--listen", listen,
+		"--trust-workload", "platform="+filepath.Join(dir, "platform.pub"), "--database-url", srv.URL, "--db-prefix", prefix)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "platform API on --listen") }, 60*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + listen + "/openapi.json")
+		if err != nil {
+			return false
+		}
+		defer func() { _ = resp.Body.Close() }()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+listen+"/v1/runs", strings.NewReader(
+		`{"organizationId":"`+uuid.NewString()+`","workspaceId":"`+uuid.NewString()+`","billingAccountId":"`+uuid.NewString()+`","reservedCredits":5}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k-1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 }

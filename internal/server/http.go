@@ -16,12 +16,15 @@ type HTTPConfig struct {
 	Pools    Pools
 	// Admin, when set, is mounted under /admin/ (read-only admin page).
 	Admin http.Handler
+	// API, when set, is the platform API: /v1/..., /openapi.json, /docs.
+	API http.Handler
 	// ReadyTimeout bounds the readiness ping. Default 2s.
 	ReadyTimeout time.Duration
 }
 
 // Handler serves /metrics (Prometheus), /healthz (the process is up),
-// /readyz (every boundary database answers) and, when configured, /admin/.
+// /readyz (every boundary database answers) and, when configured, the
+// platform API and /admin/.
 func Handler(cfg HTTPConfig) http.Handler {
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 2 * time.Second
@@ -42,6 +45,11 @@ func Handler(cfg HTTPConfig) http.Handler {
 		}
 		_, _ = fmt.Fprintln(w, "ready")
 	})
+	if cfg.API != nil {
+		mux.Handle("/v1/", cfg.API)
+		mux.Handle("GET /openapi.json", cfg.API)
+		mux.Handle("GET /docs", cfg.API)
+	}
 	if cfg.Admin != nil {
 		mux.Handle("/admin/", http.StripPrefix("/admin", cfg.Admin))
 		mux.Handle("GET /{$}", http.RedirectHandler("/admin/", http.StatusFound))
