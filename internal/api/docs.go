@@ -20,8 +20,8 @@ func docsPage(doc *openapi3.T) http.Handler {
 	}
 	type op struct {
 		Method, Path, ID, Summary, Description, Body string
-		Params                                        []field
-		Responses                                     []string
+		Params                                       []field
+		Responses                                    []string
 	}
 	var ops []op
 	for _, path := range doc.Paths.InMatchingOrder() {

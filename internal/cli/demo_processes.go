@@ -46,13 +46,17 @@ type ownerProcesses struct {
 	kills     atomic.Int64
 	restarts  atomic.Int64
 
-	sampler *pgx.Conn // one session for every pg_stat_activity sample
+	sampler     *pgx.Conn // one session for every pg_stat_activity sample
+	stopSampler context.CancelFunc
+	samplerDone chan struct{}
 
 	mu          sync.Mutex
 	samples     int
-	connections int64
+	sessions    map[boundary.Boundary]int64 // sessions seen per owner, over all samples
 	foreign     map[string]bool
 	sampleErr   error
+	supervision []string // what went wrong with the processes themselves
+	unexpected  int64    // exits that were not a chaos kill
 }
 
 type ownerProcess struct {
@@ -74,7 +78,7 @@ type ownerProcess struct {
 // is ready. The other owners' consumer endpoints and reads are reached at
 // each owner's first process; every replica runs its owner's dispatchers and
 // workers on the same database (leases and SKIP LOCKED share the work).
-func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dispatcherFlags, replicas int) (*ownerProcesses, error) {
+func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dispatcherFlags, replicas int) (_ *ownerProcesses, err error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("demo --processes: %w", err)
@@ -83,7 +87,20 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	if err != nil {
 		return nil, err
 	}
-	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}}
+	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}, sessions: map[boundary.Boundary]int64{}}
+	defer func() {
+		if err != nil {
+			p.stop() // no key, process or session outlives a failed start
+		}
+	}()
+	// Sampling starts before the first process does: its start-up (role
+	// checks, pools) is proved too.
+	if p.sampler, err = pgx.Connect(ctx, serverURL); err != nil {
+		return nil, fmt.Errorf("demo --processes: pg_stat_activity session: %w", err)
+	}
+	sampleCtx, stopSampler := context.WithCancel(context.WithoutCancel(ctx))
+	p.stopSampler, p.samplerDone = stopSampler, make(chan struct{})
+	go p.sampleUntil(sampleCtx)
 	type addr struct{ listen, endpoint string }
 	addrs := map[boundary.Boundary][]addr{}
 	var trust []string
@@ -148,32 +165,30 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		}
 	}
 	for _, o := range p.procs {
-		if err := o.start(bin); err != nil {
-			p.stop()
+		if err = o.start(bin); err != nil {
 			return nil, err
 		}
 	}
 	for _, o := range p.procs {
-		if err := o.waitReady(ctx, 60*time.Second); err != nil {
-			p.stop()
+		if err = o.waitReady(ctx, 60*time.Second); err != nil {
 			return nil, err
 		}
-	}
-	if p.sampler, err = pgx.Connect(ctx, serverURL); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("demo --processes: pg_stat_activity session: %w", err)
 	}
 	return p, nil
 }
 
-// childEnv is this process's environment without any database address: an
-// owner process gets exactly one DSN, on its command line.
+// childEnv is this process's environment without any database address or
+// role setting: an owner process gets exactly one DSN and its roles on its
+// command line, whatever this shell exported.
 func childEnv() []string {
+	roleVars := []string{"OCEANWAY_DB_PREFIX", "OCEANWAY_OWNER", "OCEANWAY_DISPATCH", "OCEANWAY_CONSUME", "OCEANWAY_CONSUMER_URLS",
+		"OCEANWAY_SERVE_READS", "OCEANWAY_OWNER_URLS", "OCEANWAY_TRUSTED_WORKLOADS", "OCEANWAY_WORKLOAD", "OCEANWAY_WORKLOAD_KEY",
+		"OCEANWAY_LISTEN", "OCEANWAY_CONSUMER_LISTEN", "OCEANWAY_POOL_SIZE"}
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "DATABASE_URL" || strings.HasPrefix(k, "PG") || (strings.HasPrefix(k, "OCEANWAY_") && strings.HasSuffix(k, "_DSN")) ||
-			k == "OCEANWAY_DB_PREFIX" {
+			slices.Contains(roleVars, k) {
 			continue
 		}
 		out = append(out, kv)
@@ -197,6 +212,7 @@ func (o *ownerProcess) start(bin string) error {
 	}
 	cmd := exec.Command(bin, o.args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = o.env, log, log
+	cmd.SysProcAttr = childProcAttr() // the owner processes die with the demo
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return fmt.Errorf("start owner process %s: %w", o.owner, err)
@@ -233,6 +249,19 @@ func (o *ownerProcess) waitReady(ctx context.Context, within time.Duration) erro
 	}
 }
 
+// exited reports whether the process has ended.
+func (o *ownerProcess) exited() bool {
+	o.mu.Lock()
+	done := o.done
+	o.mu.Unlock()
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
 // tail is the end of the process's log, for an error message.
 func (o *ownerProcess) tail() string {
 	b, _ := os.ReadFile(o.logPath)
@@ -259,15 +288,17 @@ func (o *ownerProcess) signal(sig os.Signal, wait time.Duration) {
 	}
 }
 
-// Run implements demo.Processes: it samples pg_stat_activity while the
-// owners work and, with chaos, kills one owner process at random every few
-// seconds (SIGKILL: no drain) and starts it again.
+// Run implements demo.Processes: it supervises the owner processes while
+// the demo runs. Without chaos a process that exits fails the run; with
+// chaos one process at random is killed (SIGKILL: no drain) every few
+// seconds and started again, and one that exits by itself is started again
+// and counted.
 func (p *ownerProcesses) Run(ctx context.Context, chaos bool) error {
 	bin, err := os.Executable()
 	if err != nil {
-		return err
+		return p.fail(err)
 	}
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	nextKill := time.Now().Add(2 * time.Second)
 	for {
@@ -276,28 +307,65 @@ func (p *ownerProcesses) Run(ctx context.Context, chaos bool) error {
 			return nil
 		case <-tick.C:
 		}
-		p.sample(ctx)
 		for _, o := range p.procs {
-			select {
-			case <-o.done:
-				if ctx.Err() == nil && !chaos {
-					return fmt.Errorf("owner process %s #%d exited: %s", o.owner, o.replica, o.tail())
-				}
-			default:
+			if !o.exited() || ctx.Err() != nil {
+				continue
+			}
+			if !chaos {
+				return p.fail(fmt.Errorf("owner process %s #%d exited: %s", o.owner, o.replica, o.tail()))
+			}
+			p.mu.Lock()
+			p.unexpected++
+			p.supervision = append(p.supervision, fmt.Sprintf("%s #%d exited by itself", o.owner, o.replica))
+			p.mu.Unlock()
+			if err := p.restart(ctx, bin, o); err != nil {
+				return err
 			}
 		}
 		if chaos && time.Now().After(nextKill) {
 			victim := p.procs[rand.IntN(len(p.procs))]
 			victim.signal(syscall.SIGKILL, 5*time.Second)
 			p.kills.Add(1)
-			if err := victim.start(bin); err != nil {
+			if err := p.restart(ctx, bin, victim); err != nil {
 				return err
 			}
-			if err := victim.waitReady(ctx, 60*time.Second); err != nil && ctx.Err() == nil {
-				return err
-			}
-			p.restarts.Add(1)
 			nextKill = time.Now().Add(time.Duration(2000+rand.IntN(2000)) * time.Millisecond)
+		}
+	}
+}
+
+// restart starts o again and waits until it is ready.
+func (p *ownerProcesses) restart(ctx context.Context, bin string, o *ownerProcess) error {
+	if err := o.start(bin); err != nil {
+		return p.fail(err)
+	}
+	if err := o.waitReady(ctx, 60*time.Second); err != nil && ctx.Err() == nil {
+		return p.fail(err)
+	}
+	p.restarts.Add(1)
+	return nil
+}
+
+// fail records a supervision failure (the summary's
+// owner_processes_supervised check) and returns it.
+func (p *ownerProcesses) fail(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.supervision = append(p.supervision, err.Error())
+	return err
+}
+
+// sampleUntil reads pg_stat_activity every 100 ms until ctx ends.
+func (p *ownerProcesses) sampleUntil(ctx context.Context) {
+	defer close(p.samplerDone)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		p.sample(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
@@ -307,27 +375,27 @@ func (p *ownerProcesses) Run(ctx context.Context, chaos bool) error {
 func (p *ownerProcesses) sample(ctx context.Context) {
 	rows, err := p.sampler.Query(ctx, `SELECT application_name, COALESCE(datname, '') FROM pg_stat_activity WHERE application_name LIKE 'oceanway-serve-%'`)
 	if err != nil {
-		p.record(0, nil, err)
+		p.record(nil, nil, err)
 		return
 	}
-	var n int64
+	seen := map[boundary.Boundary]int64{}
 	var foreign []string
 	for rows.Next() {
 		var app, db string
 		if err := rows.Scan(&app, &db); err != nil {
-			p.record(0, nil, err)
+			p.record(nil, nil, err)
 			return
 		}
-		n++
 		owner := boundary.Boundary(strings.TrimPrefix(app, "oceanway-serve-"))
+		seen[owner]++
 		if db != migrate.DatabaseName(p.prefix, owner) {
 			foreign = append(foreign, app+" on "+db)
 		}
 	}
-	p.record(n, foreign, rows.Err())
+	p.record(seen, foreign, rows.Err())
 }
 
-func (p *ownerProcesses) record(n int64, foreign []string, err error) {
+func (p *ownerProcesses) record(seen map[boundary.Boundary]int64, foreign []string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
@@ -337,7 +405,9 @@ func (p *ownerProcesses) record(n int64, foreign []string, err error) {
 		return
 	}
 	p.samples++
-	p.connections += n
+	for o, n := range seen {
+		p.sessions[o] += n
+	}
 	for _, f := range foreign {
 		p.foreign[f] = true
 	}
@@ -360,7 +430,12 @@ func (p *ownerProcesses) Report(ctx context.Context) demo.ProcessReport {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r.Samples, r.Connections = p.samples, p.connections
+	r.Samples, r.Unexpected, r.Supervision = p.samples, p.unexpected, slices.Clone(p.supervision)
+	r.Sessions = map[string]int64{}
+	for o, n := range p.sessions {
+		r.Sessions[string(o)] = n
+		r.Connections += n
+	}
 	for f := range p.foreign {
 		r.Foreign = append(r.Foreign, f)
 	}
@@ -371,8 +446,8 @@ func (p *ownerProcesses) Report(ctx context.Context) demo.ProcessReport {
 	return r
 }
 
-// stop ends every owner process (SIGTERM: each drains its in-flight work)
-// and removes the keys.
+// stop ends every owner process (SIGTERM: each drains its in-flight work),
+// the sampling and the keys.
 func (p *ownerProcesses) stop() {
 	var wg sync.WaitGroup
 	for _, o := range p.procs {
@@ -380,6 +455,10 @@ func (p *ownerProcesses) stop() {
 		go func() { defer wg.Done(); o.signal(syscall.SIGTERM, 15*time.Second) }()
 	}
 	wg.Wait()
+	if p.stopSampler != nil {
+		p.stopSampler()
+		<-p.samplerDone
+	}
 	if p.sampler != nil {
 		_ = p.sampler.Close(context.Background()) // read-only session
 	}
@@ -389,6 +468,8 @@ func (p *ownerProcesses) stop() {
 // scrapeWorkFinished reads oceanway_work_finishes_total of one process, by
 // queue (since that process last started).
 func scrapeWorkFinished(ctx context.Context, url string) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err

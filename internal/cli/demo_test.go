@@ -183,9 +183,10 @@ func TestDemoCommandOwnerProcesses(t *testing.T) {
 			OK   bool   `json:"ok"`
 		} `json:"invariants"`
 		Processes struct {
-			Samples     int      `json:"samples"`
-			Connections int64    `json:"connections"`
-			Foreign     []string `json:"foreign"`
+			Samples     int              `json:"samples"`
+			Connections int64            `json:"connections"`
+			Sessions    map[string]int64 `json:"sessions"`
+			Foreign     []string         `json:"foreign"`
 			Processes   []struct {
 				Owner    string           `json:"owner"`
 				Replica  int              `json:"replica"`
@@ -199,6 +200,10 @@ func TestDemoCommandOwnerProcesses(t *testing.T) {
 	require.Positive(t, s.Processes.Connections)
 	require.Empty(t, s.Processes.Foreign)
 	require.Contains(t, r.stdout, "invariant owner_processes_isolated        ok")
+	require.Contains(t, r.stdout, "invariant owner_processes_supervised      ok")
+	for _, o := range []string{"core", "execution", "gateway", "metering"} {
+		require.Positive(t, s.Processes.Sessions[o], "sessions of %s were sampled", o)
+	}
 	require.Len(t, s.Processes.Processes, 8)
 	for _, p := range s.Processes.Processes {
 		switch p.Owner {

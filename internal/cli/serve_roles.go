@@ -237,8 +237,14 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		return rolePlan{}, errors.New("no role: give --owner, --dispatch, --consume and/or --serve-reads")
 	}
 	if f.owner != "" {
-		if err := p.completeFor(boundary.Boundary(f.owner)); err != nil {
+		o := boundary.Boundary(f.owner)
+		if err := p.completeFor(o); err != nil {
 			return rolePlan{}, err
+		}
+		// One owner per process means its database only: a role flag (or
+		// its environment variable) that would open another is refused.
+		if dbs := p.databases(); len(dbs) != 1 || dbs[0] != o {
+			return rolePlan{}, fmt.Errorf("--owner %s runs with only its own database, but the other role flags would open %v", o, dbs)
 		}
 	}
 	if len(p.dispatch) > 0 && len(p.consume) == 0 && len(p.remote) == 0 {

@@ -220,6 +220,13 @@ func TestServeOwnerPlan(t *testing.T) {
 	require.ErrorContains(t, err, "--consumer-url billing_settlement_catch_up=URL")
 	_, err = (&roleFlags{owner: "gateway"}).plan()
 	require.ErrorContains(t, err, "--consumer-url metering_input_processor=URL")
+	// Another role flag that would open another owner's database is refused.
+	_, err = (&roleFlags{owner: "metering", consume: []string{"core_operations"}, ownerURLs: urls("execution", "gateway", "core"),
+		consumerURLs: []string{"billing_settlement_catch_up=http://core:8090"}}).plan()
+	require.ErrorContains(t, err, "runs with only its own database")
+	_, err = (&roleFlags{owner: "execution", serveReads: []string{"gateway"},
+		consumerURLs: []string{"metering_input_processor=http://m", "billing_finalization_coordinator=http://c"}}).plan()
+	require.ErrorContains(t, err, "runs with only its own database")
 }
 
 // selfSignedCert writes a self-signed certificate for 127.0.0.1 and its key

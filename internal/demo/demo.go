@@ -191,7 +191,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	go func() {
 		switch {
 		case cfg.Processes != nil:
-			dispatchDone <- cfg.Processes.Run(dispatchCtx, cfg.Chaos)
+			err := cfg.Processes.Run(dispatchCtx, cfg.Chaos)
+			if err != nil {
+				cancel() // an owner process failed: nothing converges without it
+			}
+			dispatchDone <- err
 		case cfg.Chaos:
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
 		default:
@@ -249,6 +253,9 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	<-finalizationDone
 	<-catchUpDone
 
+	if admitErr != nil && cfg.Processes != nil && dispatchErr != nil {
+		return nil, fmt.Errorf("demo: owner processes: %w", dispatchErr)
+	}
 	if admitErr != nil {
 		return nil, fmt.Errorf("demo: admissions: %w", admitErr)
 	}

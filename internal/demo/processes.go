@@ -28,9 +28,15 @@ type ProcessReport struct {
 	// processes ran; Connections how many sessions of an owner process
 	// were seen in all; Foreign lists every session of an owner process
 	// on a database it does not own (empty: isolated).
-	Samples     int      `json:"samples"`
-	Connections int64    `json:"connections"`
-	Foreign     []string `json:"foreign,omitempty"`
+	Samples     int              `json:"samples"`
+	Connections int64            `json:"connections"`
+	Sessions    map[string]int64 `json:"sessions"`
+	Foreign     []string         `json:"foreign,omitempty"`
+	// Supervision lists what went wrong with the processes themselves (an
+	// exit, a restart that never became ready); Unexpected counts exits
+	// that were not a chaos kill.
+	Supervision []string `json:"supervision,omitempty"`
+	Unexpected  int64    `json:"unexpectedExits"`
 	// Err is a failure to read the proof (then isolation is not proved).
 	Err string `json:"error,omitempty"`
 	// Processes is what each process finished (several of one owner share
@@ -47,24 +53,31 @@ type ProcessWork struct {
 	Err      string           `json:"error,omitempty"`
 }
 
-// summarizeProcesses records the isolation proof: the owner processes were
-// seen connected (at least one sample, at least one session each time) and
-// never on another owner's database.
+// summarizeProcesses records the isolation proof (every owner's processes
+// seen connected, never on another owner's database) and the supervision
+// (no owner process failed outside chaos).
 func (s *Summary) summarizeProcesses(ctx context.Context, p Processes) {
 	r := p.Report(ctx)
 	s.Processes = &r
 	s.OwnerReadsOver = TransportHTTP + " (owner processes)"
+	var unseen []string
+	for _, o := range r.Owners {
+		if r.Sessions[o] == 0 {
+			unseen = append(unseen, o)
+		}
+	}
 	detail := fmt.Sprintf("%d samples of pg_stat_activity, %d owner process sessions, all on their own database", r.Samples, r.Connections)
-	ok := r.Err == "" && r.Samples > 0 && r.Connections > 0 && len(r.Foreign) == 0
 	switch {
 	case r.Err != "":
 		detail = r.Err
 	case len(r.Foreign) > 0:
 		detail = "sessions on another owner's database: " + strings.Join(r.Foreign, "; ")
-	case r.Samples == 0 || r.Connections == 0:
-		detail = "no owner process session was seen: isolation not proved"
+	case len(unseen) > 0:
+		detail = "no session of " + strings.Join(unseen, ", ") + " was seen: isolation not proved"
 	}
-	s.check("owner_processes_isolated", ok, detail)
+	s.check("owner_processes_isolated", r.Err == "" && r.Samples > 0 && len(unseen) == 0 && len(r.Foreign) == 0, detail)
+	supervised := len(r.Supervision) == 0 || (s.Chaos && r.Unexpected == int64(len(r.Supervision)))
+	s.check("owner_processes_supervised", supervised, strings.Join(r.Supervision, "; "))
 }
 
 func (s *Summary) writeProcesses(row func(string, any)) {
@@ -73,7 +86,12 @@ func (s *Summary) writeProcesses(row func(string, any)) {
 	}
 	r := s.Processes
 	row("owner processes", fmt.Sprintf("%d `oceanway serve --owner` processes (%s), each with only its own database's DSN", len(r.Processes), strings.Join(r.Owners, ", ")))
-	row("owner processes: database sessions", fmt.Sprintf("%d seen in %d samples, %d on a database they do not own", r.Connections, r.Samples, len(r.Foreign)))
+	owners := make([]string, 0, len(r.Owners))
+	for _, o := range r.Owners {
+		owners = append(owners, fmt.Sprintf("%s %d", o, r.Sessions[o]))
+	}
+	row("owner processes: database sessions", fmt.Sprintf("%d seen in %d samples (%s), %d on a database they do not own",
+		r.Connections, r.Samples, strings.Join(owners, ", "), len(r.Foreign)))
 	for _, w := range r.Processes {
 		if len(w.Finished) == 0 && w.Err == "" {
 			continue
@@ -90,6 +108,6 @@ func (s *Summary) writeProcesses(row func(string, any)) {
 		row(fmt.Sprintf("owner process %s #%d: Work finished", w.Owner, w.Replica), what)
 	}
 	if s.Chaos {
-		row("chaos: owner processes killed/restarted", fmt.Sprintf("%d / %d", r.Kills, r.Restarts))
+		row("chaos: owner processes killed/restarted", fmt.Sprintf("%d / %d (%d exited by themselves)", r.Kills, r.Restarts, r.Unexpected))
 	}
 }

@@ -149,4 +149,3 @@ func optional(s string) *string {
 	}
 	return &s
 }
-

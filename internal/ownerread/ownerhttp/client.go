@@ -91,9 +91,12 @@ func (c *Client) call(ctx context.Context, read string, req any) (answer, error)
 	start := time.Now()
 	a, err := c.post(ctx, read, req)
 	outcome := OutcomeAnswered
+	var herr *Error
 	switch {
 	case errors.Is(err, ownerread.ErrInvalidRequest):
 		outcome = OutcomeInvalidRequest
+	case errors.As(err, &herr) && herr.Code == CodeUnauthorized:
+		outcome = OutcomeRefused
 	case err != nil:
 		outcome = OutcomeUnavailable
 	}

@@ -21,11 +21,15 @@
 // stored. The client decodes the body with the contract's strict decoder
 // (its digest recomputes) and answers the same Go value as the in-process
 // read; a found answer whose body does not decode is refused, never
-// trusted. Errors are {"code", "message"}: 400 invalid_request (the owner's
-// ownerread.ErrInvalidRequest: the caller's fault, not retried), 401 a
-// refused token, 404 an unknown read, 503 owner_error (the owner could not
-// answer: retry). A connection refused or reset, a timeout or a lost
-// response is ErrUnavailable too: a read changes nothing but the operation
-// bound receipts, which the owner stores per operation and replays, so a
-// retried read converges to the first answer.
+// trusted. Errors are {"code", "message"}: 400 invalid_request (the owner
+// refused the request: ownerread.ErrInvalidRequest, the caller's fault, not
+// retried), 400 bad_request (the endpoint could not decode it: a caller of
+// another version, say; ErrUnavailable, retried), 401 a refused token, 404
+// an unknown read, 503 owner_error (the owner could not answer: retry; its
+// own error text stays in its log). A connection refused or reset, a
+// timeout or a lost response is ErrUnavailable too. A read changes nothing
+// but the operation-bound validation receipts, which the owner stores per
+// operation and replays, so a retried validation gets the first receipt;
+// readRunExecutionFinalization issues its receipt again at each read (a new
+// validatedAt, outside its digest: the quadruple is the same).
 package ownerhttp

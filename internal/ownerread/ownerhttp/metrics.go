@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 const (
 	OutcomeAnswered       = "answered"
 	OutcomeInvalidRequest = "invalid_request"
+	OutcomeRefused        = "refused" // the owner refused our token: trust or clock, not an outage
 	OutcomeUnavailable    = "unavailable"
 )
 
@@ -21,7 +22,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oceanway_owner_read_calls_total",
-			Help: "Owner reads called over HTTP, by owner, read and outcome (answered, invalid_request, unavailable).",
+			Help: "Owner reads called over HTTP, by owner, read and outcome (answered, invalid_request, refused, unavailable).",
 		}, []string{"owner", "read", "outcome"}),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "oceanway_owner_read_seconds",

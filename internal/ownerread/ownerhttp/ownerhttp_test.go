@@ -132,13 +132,18 @@ func TestOwnerReadDecodesStrictly(t *testing.T) {
 		return tok
 	}
 	for name, body := range map[string]string{
-		"unknown field": `{"ContractVersion":"readDispatchSlot@1","Latest":true}`,
-		"trailing data": `{"ContractVersion":"readDispatchSlot@1"} {}`,
-		"not json":      `readDispatchSlot`,
+		"unknown field":    `{"ContractVersion":"readDispatchSlot@1","Latest":true}`,
+		"trailing data":    `{"ContractVersion":"readDispatchSlot@1"} {}`,
+		"trailing bracket": `{"ContractVersion":"readDispatchSlot@1"}]`,
+		"lower-case key":   `{"contractversion":"readDispatchSlot@1"}`,
+		"key twice":        `{"ContractVersion":"readDispatchSlot@1","ContractVersion":"readDispatchSlot@2"}`,
+		"nested unknown":   `{"AttemptManifest":{"Ref":"m","Latest":true}}`,
+		"null":             `null`,
+		"not json":         `readDispatchSlot`,
 	} {
 		status, answer := post(t, e, gatewayread.ReadDispatchSlotV1, sign(gatewayread.ReadDispatchSlotV1), body)
 		require.Equal(t, http.StatusBadRequest, status, name)
-		require.Contains(t, answer, ownerhttp.CodeInvalidRequest, name)
+		require.Contains(t, answer, ownerhttp.CodeBadRequest, name)
 	}
 	status, _ := post(t, e, "readEverything@1", sign("readEverything@1"), `{}`)
 	require.Equal(t, http.StatusNotFound, status)
@@ -149,7 +154,32 @@ func TestOwnerReadDecodesStrictly(t *testing.T) {
 	}
 	_, err := e.client.Gateway().ReadDispatchSlot(t.Context(), slotRead)
 	require.ErrorIs(t, err, ownerread.ErrInvalidRequest)
-	require.NotErrorIs(t, err, ownerhttp.ErrUnavailable, "the caller's fault is not retried as an outage")
+	require.NotErrorIs(t, err, ownerhttp.ErrUnavailable, "the owner refused the request: not retried as an outage")
+}
+
+// CON-2: a request the wire refused (the endpoint could not decode it: a
+// caller of another version during a rolling upgrade) is not the event's
+// fault: the client sees ErrUnavailable and retries, never
+// ownerread.ErrInvalidRequest (which a caller turns into a quarantine or a
+// conflict fact).
+func TestOwnerReadWireRefusalIsRetryable(t *testing.T) {
+	t.Parallel()
+	priv, _, err := workload.Generate()
+	require.NoError(t, err)
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: "metering.input", Key: priv})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"code":"bad_request","message":"request: unknown field \"Purpose\""}`))
+	}))
+	defer srv.Close()
+	c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: ownerhttp.OwnerGateway, BaseURL: srv.URL, Signer: signer})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Gateway().ReadDispatchSlot(t.Context(), slotRead)
+	require.ErrorIs(t, err, ownerhttp.ErrUnavailable)
+	require.NotErrorIs(t, err, ownerread.ErrInvalidRequest)
 }
 
 // CON-2: an owner that cannot answer (its database down, the process gone)
@@ -191,4 +221,40 @@ func TestOwnerReadRefusesAFoundBodyThatDoesNotDecode(t *testing.T) {
 	_, err = c.Execution().ReadEligibilityFact(t.Context(), executionread.EligibilityFactRead{ContractVersion: executionread.ReadEligibilityFactV1})
 	require.ErrorIs(t, err, ownerhttp.ErrBadAnswer)
 	require.ErrorIs(t, err, ownerhttp.ErrUnavailable)
+}
+
+// Issue 34, CON-2: the owner's endpoint dies while a read is in flight (the
+// owner has already stored its answer, as an operation-bound validation
+// does): the caller gets ErrUnavailable, never an answer, and its retry
+// against the restarted endpoint gets the owner's first answer.
+func TestOwnerReadKilledMidReadConverges(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	inRead, release := make(chan struct{}), make(chan struct{})
+	var stored atomic.Pointer[gatewayread.DispatchSlot]
+	e.gw.answer = func(gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error) {
+		if s := stored.Load(); s != nil {
+			return ownerread.FoundWith(*s, nil), nil // the stored first answer
+		}
+		first := gatewayread.DispatchSlot{State: gatewayread.SlotTerminalRejected, RejectionReasonCode: "first", RejectionBody: []byte(`{"n":1}`)}
+		stored.Store(&first)
+		close(inRead)
+		<-release
+		return ownerread.FoundWith(first, nil), nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.client.Gateway().ReadDispatchSlot(t.Context(), slotRead)
+		done <- err
+	}()
+	<-inRead
+	e.srv.CloseClientConnections() // the owner process is gone mid-read
+	err := <-done
+	require.ErrorIs(t, err, ownerhttp.ErrUnavailable)
+	close(release)
+
+	got, err := e.client.Gateway().ReadDispatchSlot(t.Context(), slotRead)
+	require.NoError(t, err)
+	require.Equal(t, "first", got.Value.RejectionReasonCode)
+	require.Equal(t, []byte(`{"n":1}`), got.Value.RejectionBody)
 }

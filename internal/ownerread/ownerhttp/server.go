@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	contract "github.com/oceanway/core/contracts/execution"
@@ -88,17 +89,25 @@ func Handler(cfg ServerConfig) (http.Handler, error) {
 		}
 		raw, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))
 		if err != nil || len(raw) > MaxBody {
-			refuse(w, http.StatusBadRequest, CodeInvalidRequest, "request body unreadable or too large")
+			refuse(w, http.StatusBadRequest, CodeBadRequest, "request body unreadable or too large")
 			return
 		}
 		a, err := rt.answer(req.Context(), raw)
+		var decodeErr *decodeError
 		switch {
+		case errors.As(err, &decodeErr):
+			// The wire, not the owner, refused it (a caller of another
+			// version, say): not the event's fault, the caller retries.
+			refuse(w, http.StatusBadRequest, CodeBadRequest, decodeErr.Error())
+			return
 		case errors.Is(err, ownerread.ErrInvalidRequest):
 			refuse(w, http.StatusBadRequest, CodeInvalidRequest, err.Error())
 			return
 		case err != nil:
+			// The owner's own error stays here: the caller learns only
+			// that it could not answer.
 			cfg.Log.Warn("owner read failed", "read", read, "err", err)
-			refuse(w, http.StatusServiceUnavailable, CodeOwnerError, err.Error())
+			refuse(w, http.StatusServiceUnavailable, CodeOwnerError, "the owner could not answer "+read)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -113,17 +122,131 @@ func refuse(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(problem{Code: code, Message: msg})
 }
 
-// decodeStrict decodes exactly one JSON value with no unknown field.
+// decodeError is a request the wire refused before the owner saw it.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return "request: " + e.err.Error() }
+
+// decodeStrict decodes exactly one JSON object into v: every key spelled
+// exactly as the request type's field (encoding/json alone would match
+// keys case-insensitively), none twice, none unknown, nothing after it.
 func decodeStrict(raw []byte, v any) error {
+	if err := exactKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v).Elem()); err != nil {
+		return &decodeError{err}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %w", ownerread.ErrInvalidRequest, err)
+		return &decodeError{err}
 	}
-	if dec.More() {
-		return fmt.Errorf("%w: trailing data after the request", ownerread.ErrInvalidRequest)
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &decodeError{errors.New("trailing data after the request")}
 	}
 	return nil
+}
+
+// exactKeys walks one JSON value against t: an object for a struct (keys
+// are exactly its exported field names or json tags, each at most once),
+// an array for a slice, anything else as encoding/json will check it.
+func exactKeys(dec *json.Decoder, t reflect.Type) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch d := tok.(type) {
+	case json.Delim:
+		switch {
+		case d == '{' && t.Kind() == reflect.Struct && !t.Implements(textUnmarshaler) && !reflect.PointerTo(t).Implements(textUnmarshaler):
+			fields := fieldsOf(t)
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				name, _ := k.(string)
+				ft, ok := fields[name]
+				switch {
+				case !ok:
+					return fmt.Errorf("unknown field %q", name)
+				case seen[name]:
+					return fmt.Errorf("field %q twice", name)
+				}
+				seen[name] = true
+				if err := exactKeys(dec, ft); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token() // '}'
+			return err
+		case d == '[' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+			for dec.More() {
+				if err := exactKeys(dec, t.Elem()); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token() // ']'
+			return err
+		}
+		return skipRest(dec)
+	case nil:
+		return errors.New("null where a value is required")
+	}
+	return nil
+}
+
+var textUnmarshaler = reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()
+
+// skipRest consumes the rest of a composite value whose type encoding/json
+// checks by itself.
+func skipRest(dec *json.Decoder) error {
+	depth := 1
+	for depth > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// fieldsOf maps the JSON names of t's exported fields (embedded structs
+// flattened, as encoding/json does) to their types.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			for k, v := range fieldsOf(f.Type) {
+				if _, shadowed := out[k]; !shadowed {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // serve builds a route whose request is Req.

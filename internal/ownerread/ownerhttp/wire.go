@@ -44,6 +44,7 @@ const (
 // Error codes of a refused call.
 const (
 	CodeInvalidRequest = "invalid_request"
+	CodeBadRequest     = "bad_request"
 	CodeUnauthorized   = "unauthorized"
 	CodeUnknownRead    = "unknown_read"
 	CodeOwnerError     = "owner_error"
