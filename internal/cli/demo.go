@@ -17,16 +17,19 @@ import (
 	"golang.org/x/term"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/admission"
 	loopbench "github.com/oceanway/core/internal/bench/loop"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/billing/finalization"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
+	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/lines"
 	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/outbox/transport"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/server"
@@ -168,7 +171,19 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if o.chaos && restart == nil {
 		say("demo: chaos without a database restart (the server is not a throwaway cluster of this demo)")
 	}
-	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1)
+	// The Execution owner (driven here, as a platform would) reads Core and
+	// the Gateway over HTTP whenever the owners are apart.
+	execReads := demo.ExecutionOwnerReads{Manifest: admission.Reads{DB: pools[boundary.Core]}, Gateway: gateway.Reads{DB: pools[boundary.Gateway]}}
+	switch {
+	case procs != nil:
+		if execReads, err = procs.executionReads(); err != nil {
+			return err
+		}
+	case loop.ownerReads != nil:
+		c := loop.ownerReads.ClientsFor(ownerhttp.OwnerExecution)
+		execReads = demo.ExecutionOwnerReads{Manifest: c[ownerhttp.OwnerCore].Core(), Gateway: c[ownerhttp.OwnerGateway].Gateway()}
+	}
+	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1, execReads)
 	cfg := demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Scenario: scenario, RestartDatabase: restart,
@@ -236,19 +251,23 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 			l.Close()
 		}
 	}()
-	reads := inProcessReaders(pools)
+	// The owner reads each caller owner's consumers and workers get: in
+	// process, the owners' own Reads; over HTTP, clients signing as that
+	// caller (Metering's input processor and worker; Core's Billing
+	// workers), which ownerhttp.Callers lets call only their reads.
+	meteringReads := inProcessReaders(pools)
+	coreReads := meteringReads
 	if transportName == demo.TransportHTTP {
-		// The owners answer their reads behind a loopback HTTP endpoint,
-		// from their own pools; the workers hold only the clients.
-		if l.ownerReads, err = demo.StartOwnerReads(reads.served(), reg); err != nil {
+		if l.ownerReads, err = demo.StartOwnerReads(meteringReads.served(), reg); err != nil {
 			return nil, err
 		}
-		reads = httpReaders(l.ownerReads.Clients)
+		meteringReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerMetering))
+		coreReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerCore))
 	}
 	if wrapReads != nil {
-		reads = wrapReads(reads)
+		meteringReads, coreReads = wrapReads(meteringReads), wrapReads(coreReads)
 	}
-	consumers, batches, err := consumersFor(pools, reads, pools[boundary.Core], true, true)
+	consumers, batches, err := consumersFor(pools, meteringReads, pools[boundary.Core], true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -259,12 +278,12 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
 	}
 	wm := work.NewMetrics(reg)
-	if l.metering, err = meteringWorker(pools[boundary.Metering], reads, 2, 10*time.Second, wm, log); err != nil {
+	if l.metering, err = meteringWorker(pools[boundary.Metering], meteringReads, 2, 10*time.Second, wm, log); err != nil {
 		return nil, err
 	}
 	counters := billing.NewCounters(reg)
-	l.finalization = finalizationWorker(pools[boundary.Core], reads, 2, wm, counters, log)
-	if l.catchUp, err = catchUpWorker(pools[boundary.Core], reads.metering, wm, counters, log); err != nil {
+	l.finalization = finalizationWorker(pools[boundary.Core], coreReads, 2, wm, counters, log)
+	if l.catchUp, err = catchUpWorker(pools[boundary.Core], coreReads.metering, wm, counters, log); err != nil {
 		return nil, err
 	}
 	rcfg := server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers, Batches: disp.batches(batches)}

@@ -25,6 +25,7 @@ import (
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/workload"
 )
@@ -46,6 +47,8 @@ type ownerProcesses struct {
 	kills     atomic.Int64
 	restarts  atomic.Int64
 
+	endpoints   map[boundary.Boundary]string // each owner's first process: consumer endpoints and reads
+	clients     []*ownerhttp.Client
 	sampler     *pgx.Conn // one session for every pg_stat_activity sample
 	stopSampler context.CancelFunc
 	samplerDone chan struct{}
@@ -87,7 +90,8 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	if err != nil {
 		return nil, err
 	}
-	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}, sessions: map[boundary.Boundary]int64{}}
+	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}, sessions: map[boundary.Boundary]int64{},
+		endpoints: map[boundary.Boundary]string{}}
 	defer func() {
 		if err != nil {
 			p.stop() // no key, process or session outlives a failed start
@@ -123,7 +127,7 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		if err := os.WriteFile(filepath.Join(dir, string(b)+".pub"), pubPEM, 0o600); err != nil {
 			return nil, err
 		}
-		trust = append(trust, "--trust-workload", "owner."+string(b)+"="+filepath.Join(dir, string(b)+".pub"))
+		trust = append(trust, "--trust-workload", ownerhttp.OwnerWorkload(string(b))+"="+filepath.Join(dir, string(b)+".pub"))
 		for range max(1, replicas) {
 			l, err := loopbackAddr()
 			if err != nil {
@@ -137,6 +141,9 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		}
 	}
 	url := func(b boundary.Boundary) string { return "http://" + addrs[b][0].endpoint }
+	for _, b := range boundary.All {
+		p.endpoints[b] = url(b)
+	}
 	// Every process's pools share the server's connection budget (a
 	// default server allows 100, this process's own pools take about 35).
 	poolSize := max(2, 6/max(1, replicas))
@@ -148,7 +155,7 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		for i, a := range addrs[b] {
 			args := []string{"serve", "--owner", string(b), "--" + string(b) + "-dsn", pgserver.WithDatabase(serverURL, migrate.DatabaseName(prefix, b)),
 				"--migrate=false", "--listen", a.listen, "--consumer-listen", a.endpoint,
-				"--workload", "owner." + string(b), "--workload-key", filepath.Join(dir, string(b)+".key"),
+				"--workload", ownerhttp.OwnerWorkload(string(b)), "--workload-key", filepath.Join(dir, string(b)+".key"),
 				// One dispatcher with a few deliveries in flight per owner:
 				// four processes share the server's connection budget.
 				"--dispatchers", "1", "--concurrency", "4", "--pool-size", fmt.Sprint(poolSize), "--lease", disp.cfg.LeaseDuration.String()}
@@ -286,6 +293,37 @@ func (o *ownerProcess) signal(sig os.Signal, wait time.Duration) {
 		_ = cmd.Process.Kill()
 		<-done
 	}
+}
+
+// executionReads are the Execution owner's reads of Core and the Gateway
+// for the demo's driver, which runs the Execution owner as the platform
+// would call it: over HTTP to the Core and Gateway processes, signed with
+// the Execution owner's key.
+func (p *ownerProcesses) executionReads() (demo.ExecutionOwnerReads, error) {
+	key, err := workload.LoadPrivateKey(filepath.Join(p.dir, string(boundary.Execution)+".key"))
+	if err != nil {
+		return demo.ExecutionOwnerReads{}, err
+	}
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: ownerhttp.OwnerWorkload(ownerhttp.OwnerExecution), Key: key})
+	if err != nil {
+		return demo.ExecutionOwnerReads{}, err
+	}
+	client := func(b boundary.Boundary) (*ownerhttp.Client, error) {
+		c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: string(b), BaseURL: p.endpoints[b], Signer: signer})
+		if err == nil {
+			p.clients = append(p.clients, c)
+		}
+		return c, err
+	}
+	core, err := client(boundary.Core)
+	if err != nil {
+		return demo.ExecutionOwnerReads{}, err
+	}
+	gw, err := client(boundary.Gateway)
+	if err != nil {
+		return demo.ExecutionOwnerReads{}, err
+	}
+	return demo.ExecutionOwnerReads{Manifest: core.Core(), Gateway: gw.Gateway()}, nil
 }
 
 // Run implements demo.Processes: it supervises the owner processes while
@@ -455,6 +493,9 @@ func (p *ownerProcesses) stop() {
 		go func() { defer wg.Done(); o.signal(syscall.SIGTERM, 15*time.Second) }()
 	}
 	wg.Wait()
+	for _, c := range p.clients {
+		c.Close()
+	}
 	if p.stopSampler != nil {
 		p.stopSampler()
 		<-p.samplerDone

@@ -23,6 +23,7 @@ import (
 	"github.com/oceanway/core/internal/ownerread/executionread"
 	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/ownerread/meteringread"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 )
 
 // CON-2 / DESIGN 2 (issue 34): the whole loop runs with every owner read
@@ -39,22 +40,31 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 	pools, err := demoDatabases(ctx, srv.URL, demoOptions{disp: disp, prefix: dbtest.NewPrefix(t), workers: 4, lines: lines.All()}, func(string, ...any) {})
 	require.NoError(t, err)
 	defer pools.Close()
-	cmp := &comparedReads{local: inProcessReaders(pools), calls: map[string]int{}}
+	calls := map[string]int{}
+	var mu sync.Mutex
+	var compared []*comparedReads
 	loop, err := buildLoopRuntime(pools, disp, demo.TransportHTTP, func(r ownerReaders) ownerReaders {
-		cmp.remote = r
-		return cmp.readers()
+		c := &comparedReads{remote: r, local: inProcessReaders(pools), calls: calls, mu: &mu}
+		compared = append(compared, c)
+		return c.readers()
 	})
 	require.NoError(t, err)
 	defer loop.Close()
-	scenario := demo.NewScenario(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 7)
+	// The Execution owner's own reads (driven by the scenario) over HTTP,
+	// compared too.
+	execCmp := &comparedReads{remote: httpReaders(loop.ownerReads.ClientsFor(ownerhttp.OwnerExecution)), local: inProcessReaders(pools), calls: calls, mu: &mu}
+	compared = append(compared, execCmp)
+	execReads := execCmp.readers()
+	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 7,
+		demo.ExecutionOwnerReads{Manifest: execReads.manifest, Gateway: execReads.gateway})
 	s, err := demo.Run(ctx, loop.rt, pools, scenario.Run, loop.config(demo.Config{Runs: 16, AdmitWorkers: 4, Timeout: 3 * time.Minute,
 		Scenario: scenario, Progress: io.Discard, ProgressEvery: time.Hour}))
 	require.NoError(t, err)
 	require.True(t, s.Passed, "every invariant over HTTP owner reads")
 	require.Equal(t, demo.TransportHTTP, s.OwnerReadsOver)
-	calls, unanswered := loop.ownerReads.Calls()
-	require.Positive(t, calls)
-	require.Zero(t, unanswered, "no chaos: every call answered")
+	total, unanswered := loop.ownerReads.Calls()
+	require.Positive(t, total)
+	require.Zero(t, unanswered, "no chaos: every call answered, none refused to its caller")
 
 	// readCurrentSettlementInput has no caller in the loop: read every
 	// dimension's Current both ways once the loop is quiet.
@@ -63,18 +73,21 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 	dims, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	require.NotEmpty(t, dims)
+	core := compared[1] // the Billing workers' readers: Core may read Metering
 	for _, d := range dims {
-		_, err := cmp.readers().metering.ReadCurrentSettlementInput(ctx, d)
+		_, err := core.readers().metering.ReadCurrentSettlementInput(ctx, d)
 		require.NoError(t, err)
 	}
 
-	cmp.mu.Lock()
-	defer cmp.mu.Unlock()
-	require.Empty(t, cmp.mismatches)
-	require.Equal(t, len(dims), cmp.calls["currentSettlementInput"])
-	for _, read := range []string{"manifest", "eligibility", "attemptManifest", "precondition", "executionFinalization",
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range compared {
+		require.Empty(t, c.mismatches)
+	}
+	require.Equal(t, len(dims), calls["currentSettlementInput"])
+	for _, read := range []string{"settlementInputAt", "dispatchSlot", "manifest", "eligibility", "attemptManifest", "precondition", "executionFinalization",
 		"availability", "evidence", "availabilityValidation", "usageDimensions", "settlementInputs", "settlementValidation"} {
-		require.Positive(t, cmp.calls[read], "the loop called %s and it was compared", read)
+		require.Positive(t, calls[read], "the loop called %s and it was compared", read)
 	}
 }
 
@@ -82,7 +95,7 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 // process, and records any difference in what the owner answered.
 type comparedReads struct {
 	remote, local ownerReaders
-	mu            sync.Mutex
+	mu            *sync.Mutex // shared by the callers' comparisons
 	calls         map[string]int
 	mismatches    []string
 }

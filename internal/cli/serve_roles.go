@@ -13,6 +13,7 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/workload"
 )
 
@@ -49,7 +50,8 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tlsCert, "tls-cert", os.Getenv("OCEANWAY_TLS_CERT"), "certificate (PEM file) of the consumer endpoints; with --tls-key they serve HTTPS (env OCEANWAY_TLS_CERT)")
 	fl.StringVar(&f.tlsKey, "tls-key", os.Getenv("OCEANWAY_TLS_KEY"), "private key (PEM file) of --tls-cert (env OCEANWAY_TLS_KEY)")
 	fl.StringVar(&f.tlsCA, "tls-ca", os.Getenv("OCEANWAY_TLS_CA"), "CA certificates (PEM file) trusted for https consumer URLs (default: system roots) (env OCEANWAY_TLS_CA)")
-	fl.StringVar(&f.workloadName, "workload", envOr("OCEANWAY_WORKLOAD", "oceanway-dispatcher"), "workload name this process signs its calls as (env OCEANWAY_WORKLOAD)")
+	fl.StringVar(&f.workloadName, "workload", envOr("OCEANWAY_WORKLOAD", defaultWorkload),
+		"workload name this process signs its calls as (default owner.<owner> with --owner, else "+defaultWorkload+") (env OCEANWAY_WORKLOAD)")
 	fl.StringVar(&f.workloadKey, "workload-key", "", "Ed25519 private key (PKCS #8 PEM file) signing this process's calls (default $OCEANWAY_WORKLOAD_KEY: a path or the PEM text)")
 	fl.StringSliceVar(&f.trust, "trust-workload", envList("OCEANWAY_TRUSTED_WORKLOADS", ";"),
 		"workload=public-key.pem accepted by the consumer and owner read endpoints; repeatable (env OCEANWAY_TRUSTED_WORKLOADS, ';'-separated)")
@@ -74,6 +76,9 @@ func envList(name, sep string) []string {
 	}
 	return out
 }
+
+// defaultWorkload is --workload's default without --owner.
+const defaultWorkload = "oceanway-dispatcher"
 
 // builtConsumers are the destinations whose consumer exists in this build
 // and runs in process when everything runs in one process (the settlement
@@ -240,6 +245,16 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		o := boundary.Boundary(f.owner)
 		if err := p.completeFor(o); err != nil {
 			return rolePlan{}, err
+		}
+		// The owners it reads know it as owner.<owner> (ownerhttp.Callers).
+		switch want := ownerhttp.OwnerWorkload(string(o)); f.workloadName {
+		case "", defaultWorkload:
+			f.workloadName = want
+		case want:
+		default:
+			if len(p.ownerURLs) > 0 {
+				return rolePlan{}, fmt.Errorf("--owner %s calls the other owners' reads as workload %s, not %q", o, want, f.workloadName)
+			}
 		}
 		// One owner per process means its database only: a role flag (or
 		// its environment variable) that would open another is refused.

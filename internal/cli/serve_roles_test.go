@@ -201,6 +201,13 @@ func TestServeOwnerPlan(t *testing.T) {
 	require.Equal(t, []route.Destination{route.CoreOperations, route.BillingFinalizationCoordinator, route.BillingSettlementCatchUp}, core.consume)
 	require.Equal(t, []boundary.Boundary{boundary.Core}, core.serveReads)
 	require.Equal(t, []boundary.Boundary{boundary.Core}, core.databases(), "Core opens only its own database")
+	// It signs as owner.core: the name the other owners' reads know it by.
+	f := roleFlags{owner: "core", workloadName: defaultWorkload, ownerURLs: urls("execution", "gateway", "metering")}
+	_, err = f.plan()
+	require.NoError(t, err)
+	require.Equal(t, "owner.core", f.workloadName)
+	_, err = (&roleFlags{owner: "core", workloadName: "billing-worker", ownerURLs: urls("execution", "gateway", "metering")}).plan()
+	require.ErrorContains(t, err, "as workload owner.core")
 
 	met, err := (&roleFlags{owner: "metering", ownerURLs: urls("execution", "gateway", "core"),
 		consumerURLs: []string{"billing_settlement_catch_up=http://core:8090"}}).plan()

@@ -26,7 +26,9 @@ import (
 // missing. Under --chaos one answer in 20 is dropped after the owner
 // answered (the connection is cut), so the callers' retries are exercised.
 type OwnerReads struct {
-	Clients   map[string]*ownerhttp.Client
+	// clients[caller][owner] is the client the caller owner's workers use
+	// to call owner's reads, signing as owner.<caller>.
+	clients   map[string]map[string]*ownerhttp.Client
 	Metrics   *ownerhttp.Metrics
 	srv       *http.Server
 	done      chan struct{}
@@ -34,25 +36,30 @@ type OwnerReads struct {
 	dropped   atomic.Int64
 }
 
-// ownerReadsWorkload is the caller every demo worker signs as.
-const ownerReadsWorkload = "demo.owner-reader"
+// owners are the four owners, callers and callees alike.
+var owners = []string{ownerhttp.OwnerCore, ownerhttp.OwnerExecution, ownerhttp.OwnerGateway, ownerhttp.OwnerMetering}
 
-// StartOwnerReads serves served on 127.0.0.1 and returns a client per
-// owner served.
+// StartOwnerReads serves served on 127.0.0.1 and makes, for every caller
+// owner, a client per owner served, each signing as owner.<caller> with a
+// throwaway key (ownerhttp.Callers decides which reads each may call).
 func StartOwnerReads(served ownerhttp.Served, reg prometheus.Registerer) (*OwnerReads, error) {
-	priv, pub, err := workload.Generate()
-	if err != nil {
-		return nil, err
+	var trusted []workload.Trusted
+	signers := map[string]*workload.Signer{}
+	for _, caller := range owners {
+		priv, pub, err := workload.Generate()
+		if err != nil {
+			return nil, err
+		}
+		who := ownerhttp.OwnerWorkload(caller)
+		if signers[caller], err = workload.NewSigner(workload.SignerConfig{Workload: who, Key: priv}); err != nil {
+			return nil, err
+		}
+		trusted = append(trusted, workload.Trusted{Workload: who, Key: pub})
 	}
-	signer, err := workload.NewSigner(workload.SignerConfig{Workload: ownerReadsWorkload, Key: priv})
-	if err != nil {
-		return nil, err
-	}
-	owners := []string{ownerhttp.OwnerCore, ownerhttp.OwnerExecution, ownerhttp.OwnerGateway, ownerhttp.OwnerMetering}
 	verifiers := map[string]*workload.Verifier{}
 	for _, o := range owners {
-		if verifiers[o], err = workload.NewVerifier(workload.VerifierConfig{Audience: ownerhttp.Audience(o),
-			Trusted: []workload.Trusted{{Workload: ownerReadsWorkload, Key: pub}}}); err != nil {
+		var err error
+		if verifiers[o], err = workload.NewVerifier(workload.VerifierConfig{Audience: ownerhttp.Audience(o), Trusted: trusted}); err != nil {
 			return nil, err
 		}
 	}
@@ -60,23 +67,29 @@ func StartOwnerReads(served ownerhttp.Served, reg prometheus.Registerer) (*Owner
 	if err != nil {
 		return nil, err
 	}
-	n := &OwnerReads{Clients: map[string]*ownerhttp.Client{}, Metrics: ownerhttp.NewMetrics(reg), done: make(chan struct{})}
+	n := &OwnerReads{clients: map[string]map[string]*ownerhttp.Client{}, Metrics: ownerhttp.NewMetrics(reg), done: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	n.srv = &http.Server{Handler: n.dropping(h), ReadHeaderTimeout: 5 * time.Second}
 	go func() { defer close(n.done); _ = n.srv.Serve(ln) }()
-	for _, o := range owners {
-		c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: o, BaseURL: "http://" + ln.Addr().String(), Signer: signer, Metrics: n.Metrics})
-		if err != nil {
-			_ = n.Close()
-			return nil, err
+	for _, caller := range owners {
+		n.clients[caller] = map[string]*ownerhttp.Client{}
+		for _, o := range owners {
+			c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: o, BaseURL: "http://" + ln.Addr().String(), Signer: signers[caller], Metrics: n.Metrics})
+			if err != nil {
+				_ = n.Close()
+				return nil, err
+			}
+			n.clients[caller][o] = c
 		}
-		n.Clients[o] = c
 	}
 	return n, nil
 }
+
+// ClientsFor are the clients the caller owner's workers use, by owner.
+func (n *OwnerReads) ClientsFor(caller string) map[string]*ownerhttp.Client { return n.clients[caller] }
 
 // dropping answers through h and, when chaos asks, cuts the connection
 // instead of sending an answer the owner already produced (and, for the
@@ -133,8 +146,10 @@ func (n *OwnerReads) Calls() (total, unavailable int64) {
 
 // Close stops the listener and the clients.
 func (n *OwnerReads) Close() error {
-	for _, c := range n.Clients {
-		c.Close()
+	for _, byOwner := range n.clients {
+		for _, c := range byOwner {
+			c.Close()
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/oceanway/core/internal/gateway"
 	"github.com/oceanway/core/internal/gateway/simprovider"
 	"github.com/oceanway/core/internal/ownerread/gatewayread"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 )
 
 // Scenario drives one run through every owner on its own database:
@@ -90,10 +91,25 @@ type Mix struct {
 	CorrectionsNotFinalized int64 `json:"postFinalityCorrectionsNotFinalized"`
 }
 
-// NewScenario wires the owners of one demo (one tenant and account).
+// ExecutionOwnerReads are the other owners' reads the Execution owner calls:
+// Core's readRunAdmissionManifest@1 (opening a run) and the Gateway's
+// readDispatchSlot@1 (an attempt not dispatched).
+type ExecutionOwnerReads struct {
+	Manifest execution.ManifestReads
+	Gateway  execution.GatewayReads
+}
+
+// NewScenario wires the owners of one demo (one tenant and account), the
+// Execution owner reading Core and the Gateway in process.
 func NewScenario(core, exec, gw *pgxpool.Pool, seed int64) *Scenario {
-	exe := execution.New(exec, admission.Reads{DB: core})
-	exe.SetGatewayReads(gateway.Reads{DB: gw})
+	return NewScenarioWith(core, exec, gw, seed, ExecutionOwnerReads{Manifest: admission.Reads{DB: core}, Gateway: gateway.Reads{DB: gw}})
+}
+
+// NewScenarioWith is NewScenario with the Execution owner's reads given
+// (over HTTP when the owners run apart).
+func NewScenarioWith(core, exec, gw *pgxpool.Pool, seed int64, reads ExecutionOwnerReads) *Scenario {
+	exe := execution.New(exec, reads.Manifest)
+	exe.SetGatewayReads(reads.Gateway)
 	return &Scenario{
 		Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw),
 		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15, Weights: simprovider.RealisticWeights}),
@@ -191,7 +207,8 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 }
 
 // retrying runs one owner call and replays it after a transient database
-// error (a restart, a dropped connection), pausing 50 ms doubling to 2 s,
+// error (a restart, a dropped connection) or an owner read that got no
+// answer (the owner's process restarting), pausing 50 ms doubling to 2 s,
 // until ctx ends. Every call the scenario makes is idempotent on replay:
 // admission by operation id, the run's token, attempts by id and route,
 // dispatch by slot (the stored reply), an observation equal to the current
@@ -201,7 +218,9 @@ func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (
 	pause := 50 * time.Millisecond
 	for {
 		v, err := call()
-		if !db.Transient(err) {
+		// A database restart, or an owner process (Core, Gateway) the
+		// Execution owner reads being down: both pass.
+		if !db.Transient(err) && !errors.Is(err, ownerhttp.ErrUnavailable) {
 			return v, err
 		}
 		s.mix.Retries.Add(1)

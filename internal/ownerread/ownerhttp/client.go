@@ -95,7 +95,7 @@ func (c *Client) call(ctx context.Context, read string, req any) (answer, error)
 	switch {
 	case errors.Is(err, ownerread.ErrInvalidRequest):
 		outcome = OutcomeInvalidRequest
-	case errors.As(err, &herr) && herr.Code == CodeUnauthorized:
+	case errors.As(err, &herr) && (herr.Code == CodeUnauthorized || herr.Code == CodeForbidden):
 		outcome = OutcomeRefused
 	case err != nil:
 		outcome = OutcomeUnavailable

@@ -33,25 +33,31 @@ func (f *fakeGateway) ReadDispatchSlot(_ context.Context, req gatewayread.Dispat
 }
 
 type env struct {
-	gw     *fakeGateway
-	srv    *httptest.Server
-	signer *workload.Signer
-	client *ownerhttp.Client
+	gw      *fakeGateway
+	srv     *httptest.Server
+	signer  *workload.Signer // owner.execution: the dispatch slot's caller
+	gateway *workload.Signer // owner.gateway: trusted, but not a caller of that read
+	client  *ownerhttp.Client
 }
 
 func setup(t *testing.T) *env {
 	t.Helper()
 	priv, pub, err := workload.Generate()
 	require.NoError(t, err)
-	signer, err := workload.NewSigner(workload.SignerConfig{Workload: "execution.eligibility", Key: priv})
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: "owner.execution", Key: priv})
+	require.NoError(t, err)
+	gwPriv, gwPub, err := workload.Generate()
+	require.NoError(t, err)
+	e := &env{}
+	e.gateway, err = workload.NewSigner(workload.SignerConfig{Workload: "owner.gateway", Key: gwPriv})
 	require.NoError(t, err)
 	v, err := workload.NewVerifier(workload.VerifierConfig{Audience: ownerhttp.Audience(ownerhttp.OwnerGateway),
-		Trusted: []workload.Trusted{{Workload: "execution.eligibility", Key: pub}}})
+		Trusted: []workload.Trusted{{Workload: "owner.execution", Key: pub}, {Workload: "owner.gateway", Key: gwPub}}})
 	require.NoError(t, err)
-	e := &env{gw: &fakeGateway{answer: func(gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error) {
+	e.gw, e.signer = &fakeGateway{answer: func(gatewayread.DispatchSlotRead) (gatewayread.SlotResult, error) {
 		return ownerread.FoundWith(gatewayread.DispatchSlot{State: gatewayread.SlotTerminalRejected, RejectionReasonCode: "capacity",
 			RejectionBody: []byte(`{"x":1}`)}, nil), nil
-	}}, signer: signer}
+	}}, signer
 	h, err := ownerhttp.Handler(ownerhttp.ServerConfig{Served: ownerhttp.Served{Gateway: e.gw},
 		Verifiers: map[string]*workload.Verifier{ownerhttp.OwnerGateway: v}})
 	require.NoError(t, err)
@@ -96,7 +102,9 @@ func post(t *testing.T, e *env, read, token, body string) (int, string) {
 
 // WORKLOAD.scope / WORKLOAD.audience (issue 34): a token scoped to one read
 // is refused by another, a token for another owner's audience, a replayed
-// or a missing token are refused, and none of them reaches the owner.
+// or a missing token are refused, a trusted workload of an owner the read
+// does not serve is refused (ownerhttp.Callers), and none of them reaches
+// the owner.
 func TestOwnerReadRefusesATokenForAnotherRead(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -112,9 +120,16 @@ func TestOwnerReadRefusesATokenForAnotherRead(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, status, name)
 		require.Contains(t, answer, ownerhttp.CodeUnauthorized, name)
 	}
-	status, _ := post(t, e, gatewayread.ReadDispatchSlotV1, good, body)
+	// A trusted workload of another owner holds a valid token for the
+	// read, but readDispatchSlot@1 serves Execution only.
+	notCaller, err := e.gateway.Sign(ownerhttp.Audience(ownerhttp.OwnerGateway), ownerhttp.Scope(gatewayread.ReadDispatchSlotV1))
+	require.NoError(t, err)
+	status, answer := post(t, e, gatewayread.ReadDispatchSlotV1, notCaller, body)
+	require.Equal(t, http.StatusForbidden, status)
+	require.Contains(t, answer, ownerhttp.CodeForbidden)
+	status, _ = post(t, e, gatewayread.ReadDispatchSlotV1, good, body)
 	require.Equal(t, http.StatusOK, status)
-	status, answer := post(t, e, gatewayread.ReadDispatchSlotV1, good, body)
+	status, answer = post(t, e, gatewayread.ReadDispatchSlotV1, good, body)
 	require.Equal(t, http.StatusUnauthorized, status, "replayed")
 	require.Contains(t, answer, "replayed")
 	require.EqualValues(t, 1, e.gw.calls.Load(), "only the one good call reached the owner")

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	contract "github.com/oceanway/core/contracts/execution"
@@ -82,9 +83,16 @@ func Handler(cfg ServerConfig) (http.Handler, error) {
 		token, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 		// The token is checked before the body is read: a refused caller
 		// never reaches the owner's database.
-		if _, err := cfg.Verifiers[rt.owner].Verify(token, Scope(read)); err != nil {
+		claims, err := cfg.Verifiers[rt.owner].Verify(token, Scope(read))
+		if err != nil {
 			cfg.Log.Warn("owner read refused", "read", read, "reason", workload.Reason(err))
 			refuse(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
+			return
+		}
+		// The token proves who calls; the read decides which owners may.
+		if caller, ok := CallerOwner(claims.Subject); !ok || !slices.Contains(Callers[read], caller) {
+			cfg.Log.Warn("owner read refused", "read", read, "reason", "caller", "workload", claims.Subject)
+			refuse(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("workload %q may not call %s (callers: %v)", claims.Subject, read, Callers[read]))
 			return
 		}
 		raw, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))

@@ -3,6 +3,11 @@ package ownerhttp
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/internal/ownerread/coreread"
+	"github.com/oceanway/core/internal/ownerread/executionread"
 
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/internal/ownerread"
@@ -23,6 +28,43 @@ const (
 	OwnerGateway   = "gateway"
 	OwnerMetering  = "metering"
 )
+
+// WorkloadPrefix starts the workload name of every owner process that calls
+// owner reads: owner.core, owner.execution, owner.gateway, owner.metering
+// (the `--workload` of `oceanway serve --owner`).
+const WorkloadPrefix = "owner."
+
+// OwnerWorkload is the workload name an owner's processes sign as.
+func OwnerWorkload(owner string) string { return WorkloadPrefix + owner }
+
+// CallerOwner is the owner a workload acts for (owner.<owner>); ok is false
+// for any other workload, which may call no owner read.
+func CallerOwner(workloadName string) (string, bool) {
+	o, ok := strings.CutPrefix(workloadName, WorkloadPrefix)
+	return o, ok && (o == OwnerCore || o == OwnerExecution || o == OwnerGateway || o == OwnerMetering)
+}
+
+// Callers are the owners that may call each read (ADR-031: each read serves
+// its purposes only): Metering's input processor and worker, Billing's
+// workers and the Operations projector (both Core), Execution's eligibility.
+var Callers = map[string][]string{
+	coreread.ReadRunAdmissionManifestV1:             {OwnerExecution, OwnerMetering},
+	ReadBillingFinalizationCommittedV1:              {OwnerCore},
+	ReadBillingSettlementTransitionV1:               {OwnerCore},
+	executionread.ReadEligibilityFactV1:             {OwnerMetering},
+	executionread.ReadAttemptManifestV1:             {OwnerMetering},
+	executionread.ReadRunFinalizationPreconditionV1: {OwnerCore},
+	execution.ReadRunExecutionFinalizationV1:        {OwnerCore},
+	gatewayread.ReadDispatchSlotV1:                  {OwnerExecution},
+	gatewayread.ReadAvailabilitySnapshotV1:          {OwnerMetering, OwnerCore},
+	gatewayread.ReadProviderEvidenceV1:              {OwnerMetering},
+	gatewayread.ValidateAvailabilityCurrentV1:       {OwnerMetering},
+	gatewayread.ReadAttemptUsageDimensionsV1:        {OwnerCore},
+	ReadAttemptSettlementInputsV1:                   {OwnerCore},
+	ReadSettlementInputAtV1:                         {OwnerCore},
+	ReadCurrentSettlementInputV1:                    {OwnerCore},
+	ValidateSettlementInputCurrentV1:                {OwnerCore},
+}
 
 // Audience is the token audience of an owner's read endpoint.
 func Audience(owner string) string { return owner + "_owner_reads" }
@@ -46,6 +88,7 @@ const (
 	CodeInvalidRequest = "invalid_request"
 	CodeBadRequest     = "bad_request"
 	CodeUnauthorized   = "unauthorized"
+	CodeForbidden      = "caller_not_allowed"
 	CodeUnknownRead    = "unknown_read"
 	CodeOwnerError     = "owner_error"
 	CodeBadAnswer      = "bad_answer"
