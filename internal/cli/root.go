@@ -43,6 +43,7 @@ func NewRoot(streams *IO) *cobra.Command {
 		newProjectionCmd(streams),
 		newRetentionCmd(streams),
 		newServeCmd(streams),
+		newTokenCmd(streams),
 		newVerifyCmd(streams),
 	)
 	return root

@@ -295,3 +295,28 @@ func TestServePlatformAPI(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 }
+
+// Issue 33: `oceanway token` signs what a platform presents to the API: a
+// token for admitRun is accepted by the API's verifier for that scope only;
+// a missing key or both --operation and --scope are refused.
+func TestTokenCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	priv, pub, err := workload.Generate()
+	require.NoError(t, err)
+	privPEM, err := workload.EncodePrivateKey(priv)
+	require.NoError(t, err)
+	keyFile := filepath.Join(dir, "platform.pem")
+	require.NoError(t, os.WriteFile(keyFile, privPEM, 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, Main([]string{"token", "--workload-key", keyFile, "--operation", "admitRun"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	v, err := workload.NewVerifier(workload.VerifierConfig{Audience: "core_api", Trusted: []workload.Trusted{{Workload: "platform", Key: pub}}})
+	require.NoError(t, err)
+	claims, err := v.Verify(strings.TrimSpace(out.String()), "api:admitRun")
+	require.NoError(t, err)
+	require.Equal(t, "platform", claims.Subject)
+	for _, args := range [][]string{{"token", "--operation", "admitRun"}, {"token", "--workload-key", keyFile, "--operation", "admitRun", "--scope", "x"}} {
+		errOut.Reset()
+		require.Equal(t, 1, Main(args, strings.NewReader(""), &out, &errOut), args)
+	}
+}
