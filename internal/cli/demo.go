@@ -257,17 +257,24 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 	// workers), which ownerhttp.Callers lets call only their reads.
 	meteringReads := inProcessReaders(pools)
 	coreReads := meteringReads
+	// The Operations projector's Billing reads: from the billing pool in
+	// process; over HTTP signed as Core (its owner) with the others.
+	projectorReads := ownerReaders{}
 	if transportName == demo.TransportHTTP {
-		if l.ownerReads, err = demo.StartOwnerReads(meteringReads.served(), reg); err != nil {
+		served := meteringReads.served()
+		served.FinalizationCommitted, served.SettlementTransition = billing.Reads{DB: pools[boundary.Core]}, catchup.Reads{DB: pools[boundary.Core]}
+		if l.ownerReads, err = demo.StartOwnerReads(served, reg); err != nil {
 			return nil, err
 		}
 		meteringReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerMetering))
 		coreReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerCore))
+		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition}
 	}
 	if wrapReads != nil {
 		meteringReads, coreReads = wrapReads(meteringReads), wrapReads(coreReads)
+		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition}
 	}
-	consumers, batches, err := consumersFor(pools, meteringReads, pools[boundary.Core], true, true)
+	consumers, batches, err := consumersFor(pools, meteringReads.over(projectorReads), pools[boundary.Core], true, true)
 	if err != nil {
 		return nil, err
 	}

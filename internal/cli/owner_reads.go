@@ -33,6 +33,10 @@ type ownerReaders struct {
 	execution executionread.Reader
 	gateway   gatewayread.Reader
 	metering  meteringread.Reader
+	// committed and transition are Billing's reads for the Operations
+	// projector (nil: consumersFor answers them from the billing pool).
+	committed  coreread.FinalizationCommittedReader
+	transition coreread.SettlementTransitionReader
 }
 
 // inProcessReaders answers each owner's reads from its pool in pools, when
@@ -67,14 +71,15 @@ func (r ownerReaders) withMetering(m *pgxpool.Pool) ownerReaders {
 
 // served is r as the reads an owner-read endpoint answers.
 func (r ownerReaders) served() ownerhttp.Served {
-	return ownerhttp.Served{Manifest: r.manifest, Execution: r.execution, Gateway: r.gateway, Metering: r.metering}
+	return ownerhttp.Served{Manifest: r.manifest, Execution: r.execution, Gateway: r.gateway, Metering: r.metering,
+		FinalizationCommitted: r.committed, SettlementTransition: r.transition}
 }
 
 // httpReaders calls each owner's reads through its client.
 func httpReaders(clients map[string]*ownerhttp.Client) ownerReaders {
 	var r ownerReaders
 	if c, ok := clients[ownerhttp.OwnerCore]; ok {
-		r.manifest = c.Core()
+		r.manifest, r.committed, r.transition = c.Core(), c.Core(), c.Core()
 	}
 	if c, ok := clients[ownerhttp.OwnerExecution]; ok {
 		r.execution = c.Execution()
@@ -101,6 +106,9 @@ func (r ownerReaders) over(o ownerReaders) ownerReaders {
 	}
 	if o.metering != nil {
 		r.metering = o.metering
+	}
+	if o.committed != nil {
+		r.committed, r.transition = o.committed, o.transition
 	}
 	return r
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
 	"github.com/oceanway/core/internal/demo"
@@ -42,9 +44,11 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 	defer pools.Close()
 	calls := map[string]int{}
 	var mu sync.Mutex
+	local := inProcessReaders(pools)
+	local.committed, local.transition = billing.Reads{DB: pools[boundary.Core]}, catchup.Reads{DB: pools[boundary.Core]}
 	var compared []*comparedReads
 	loop, err := buildLoopRuntime(pools, disp, demo.TransportHTTP, func(r ownerReaders) ownerReaders {
-		c := &comparedReads{remote: r, local: inProcessReaders(pools), calls: calls, mu: &mu}
+		c := &comparedReads{remote: r, local: local, calls: calls, mu: &mu}
 		compared = append(compared, c)
 		return c.readers()
 	})
@@ -52,7 +56,7 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 	defer loop.Close()
 	// The Execution owner's own reads (driven by the scenario) over HTTP,
 	// compared too.
-	execCmp := &comparedReads{remote: httpReaders(loop.ownerReads.ClientsFor(ownerhttp.OwnerExecution)), local: inProcessReaders(pools), calls: calls, mu: &mu}
+	execCmp := &comparedReads{remote: httpReaders(loop.ownerReads.ClientsFor(ownerhttp.OwnerExecution)), local: local, calls: calls, mu: &mu}
 	compared = append(compared, execCmp)
 	execReads := execCmp.readers()
 	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 7,
@@ -85,7 +89,7 @@ func TestOwnerReadsOverHTTPAnswerTheInProcessBytes(t *testing.T) {
 		require.Empty(t, c.mismatches)
 	}
 	require.Equal(t, len(dims), calls["currentSettlementInput"])
-	for _, read := range []string{"settlementInputAt", "dispatchSlot", "manifest", "eligibility", "attemptManifest", "precondition", "executionFinalization",
+	for _, read := range []string{"finalizationCommitted", "settlementTransition", "settlementInputAt", "dispatchSlot", "manifest", "eligibility", "attemptManifest", "precondition", "executionFinalization",
 		"availability", "evidence", "availabilityValidation", "usageDimensions", "settlementInputs", "settlementValidation"} {
 		require.Positive(t, calls[read], "the loop called %s and it was compared", read)
 	}
@@ -101,7 +105,8 @@ type comparedReads struct {
 }
 
 func (c *comparedReads) readers() ownerReaders {
-	return ownerReaders{manifest: coreCompared{c}, execution: executionCompared{c}, gateway: gatewayCompared{c}, metering: meteringCompared{c}}
+	return ownerReaders{manifest: coreCompared{c}, execution: executionCompared{c}, gateway: gatewayCompared{c}, metering: meteringCompared{c},
+		committed: coreCompared{c}, transition: coreCompared{c}}
 }
 
 // check records one comparison: same says whether the two answers carry the
@@ -133,6 +138,24 @@ func (r coreCompared) ReadRunAdmissionManifest(ctx context.Context, req coreread
 		want, lerr := r.c.local.manifest.ReadRunAdmissionManifest(ctx, req)
 		same, d := sameResult(got, want)
 		r.c.check("manifest", lerr == nil, same, d)
+	}
+	return got, err
+}
+
+func (r coreCompared) ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (ownerread.Answer, error) {
+	got, err := r.c.remote.committed.ReadBillingFinalizationCommitted(ctx, req)
+	if err == nil {
+		want, lerr := r.c.local.committed.ReadBillingFinalizationCommitted(ctx, req)
+		r.c.check("finalizationCommitted", lerr == nil, got == want, fmt.Sprintf("http %s, in process %s", got, want))
+	}
+	return got, err
+}
+
+func (r coreCompared) ReadBillingSettlementTransition(ctx context.Context, req coreread.SettlementTransitionRead) (ownerread.Answer, error) {
+	got, err := r.c.remote.transition.ReadBillingSettlementTransition(ctx, req)
+	if err == nil {
+		want, lerr := r.c.local.transition.ReadBillingSettlementTransition(ctx, req)
+		r.c.check("settlementTransition", lerr == nil, got == want, fmt.Sprintf("http %s, in process %s", got, want))
 	}
 	return got, err
 }

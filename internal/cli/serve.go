@@ -322,6 +322,9 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			// catch-up's owner read.
 			cfg.SettlementReads = catchup.Reads{DB: billingPool}
 		}
+		if reads.committed != nil {
+			cfg.BillingReads, cfg.SettlementReads = reads.committed, reads.transition
+		}
 		p, err := projector.New(core, cfg)
 		if err != nil {
 			return nil, nil, err

@@ -19,6 +19,18 @@ type ManifestReader interface {
 	ReadRunAdmissionManifest(ctx context.Context, req RunAdmissionManifestRead) (ManifestResult, error)
 }
 
+// FinalizationCommittedReader is Billing's readBillingFinalizationCommitted
+// (billing.Reads in process), which the Operations projector calls.
+type FinalizationCommittedReader interface {
+	ReadBillingFinalizationCommitted(ctx context.Context, req FinalizationCommittedRead) (ownerread.Answer, error)
+}
+
+// SettlementTransitionReader is Billing's readBillingSettlementTransition
+// (catchup.Reads in process), which the Operations projector calls.
+type SettlementTransitionReader interface {
+	ReadBillingSettlementTransition(ctx context.Context, req SettlementTransitionRead) (ownerread.Answer, error)
+}
+
 // ReadRunAdmissionManifestV1 is the contract version of Core's manifest read.
 const ReadRunAdmissionManifestV1 = "readRunAdmissionManifest@1"
 

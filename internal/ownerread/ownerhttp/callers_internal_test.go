@@ -13,8 +13,12 @@ import (
 
 type (
 	anyManifest  struct{ coreread.ManifestReader }
-	anyCommitted struct{ FinalizationCommittedReader }
-	anyTransit   struct{ SettlementTransitionReader }
+	anyCommitted struct {
+		coreread.FinalizationCommittedReader
+	}
+	anyTransit struct {
+		coreread.SettlementTransitionReader
+	}
 	anyExecution struct{ executionread.Reader }
 	anyGateway   struct{ gatewayread.Reader }
 	anyMetering  struct{ meteringread.Reader }

@@ -22,24 +22,12 @@ import (
 	"github.com/oceanway/core/internal/workload"
 )
 
-// FinalizationCommittedReader is Billing's readBillingFinalizationCommitted
-// (billing.Reads in process).
-type FinalizationCommittedReader interface {
-	ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (ownerread.Answer, error)
-}
-
-// SettlementTransitionReader is Billing's readBillingSettlementTransition
-// (catchup.Reads in process).
-type SettlementTransitionReader interface {
-	ReadBillingSettlementTransition(ctx context.Context, req coreread.SettlementTransitionRead) (ownerread.Answer, error)
-}
-
 // Served are the owner reads one process answers: each non-nil reader's
 // reads are mounted, under its owner's audience.
 type Served struct {
 	Manifest              coreread.ManifestReader
-	FinalizationCommitted FinalizationCommittedReader
-	SettlementTransition  SettlementTransitionReader
+	FinalizationCommitted coreread.FinalizationCommittedReader
+	SettlementTransition  coreread.SettlementTransitionReader
 	Execution             executionread.Reader
 	Gateway               gatewayread.Reader
 	Metering              meteringread.Reader
