@@ -166,7 +166,9 @@ func (r CoreReads) ReadRunAdmissionManifest(ctx context.Context, req coreread.Ru
 	if err != nil {
 		return coreread.ManifestResult{}, err
 	}
-	return resultOf(coreread.ReadRunAdmissionManifestV1, a, execution.DecodeRunAdmissionManifest)
+	return resultOf(coreread.ReadRunAdmissionManifestV1, a, execution.DecodeRunAdmissionManifest, func(v *execution.RunAdmissionManifest) bool {
+		return v.Manifest == req.Manifest && v.RunID == req.RunID
+	})
 }
 
 func (r CoreReads) ReadBillingFinalizationCommitted(ctx context.Context, req coreread.FinalizationCommittedRead) (ownerread.Answer, error) {
@@ -195,7 +197,9 @@ func (r executionReads) ReadEligibilityFact(ctx context.Context, req executionre
 	if err != nil {
 		return executionread.EligibilityFactResult{}, err
 	}
-	return resultOf(executionread.ReadEligibilityFactV1, a, execution.DecodeExecutionEligibilityFact)
+	return resultOf(executionread.ReadEligibilityFactV1, a, execution.DecodeExecutionEligibilityFact, func(v *execution.ExecutionEligibilityFact) bool {
+		return v.Fact == req.Fact && v.RunID == req.RunID
+	})
 }
 
 func (r executionReads) ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
@@ -203,7 +207,9 @@ func (r executionReads) ReadAttemptManifest(ctx context.Context, req executionre
 	if err != nil {
 		return executionread.AttemptManifestResult{}, err
 	}
-	return resultOf(executionread.ReadAttemptManifestV1, a, execution.DecodeAttemptExecutionManifest)
+	return resultOf(executionread.ReadAttemptManifestV1, a, execution.DecodeAttemptExecutionManifest, func(v *execution.AttemptExecutionManifest) bool {
+		return v.Manifest == req.AttemptManifest && v.ExecutionAttemptID == req.ExecutionAttemptID
+	})
 }
 
 func (r executionReads) ReadRunFinalizationPrecondition(ctx context.Context, req executionread.RunFinalizationPreconditionRead) (executionread.PreconditionResult, error) {
@@ -235,7 +241,9 @@ func (r executionReads) ReadRunExecutionFinalization(ctx context.Context, req ex
 	if err != nil {
 		return executionread.RunExecutionFinalizationResult{}, err
 	}
-	res, err := resultOf(read, a, execution.DecodeRunExecutionFinalizationReceipt)
+	res, err := resultOf(read, a, execution.DecodeRunExecutionFinalizationReceipt, func(v *execution.RunExecutionFinalizationReceipt) bool {
+		return v.FinalizationOperationID == req.FinalizationOperationID && v.InputManifest == req.InputManifest
+	})
 	if err != nil {
 		return executionread.RunExecutionFinalizationResult{}, err
 	}
@@ -273,7 +281,9 @@ func (r gatewayReads) ReadAvailabilitySnapshot(ctx context.Context, req gatewayr
 	if err != nil {
 		return gatewayread.AvailabilityResult{}, err
 	}
-	return resultOf(gatewayread.ReadAvailabilitySnapshotV1, a, execution.DecodeAvailabilitySnapshot)
+	return resultOf(gatewayread.ReadAvailabilitySnapshotV1, a, execution.DecodeAvailabilitySnapshot, func(v *execution.AvailabilitySnapshot) bool {
+		return v.Snapshot == req.Snapshot
+	})
 }
 
 func (r gatewayReads) ReadProviderEvidence(ctx context.Context, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error) {
@@ -281,7 +291,9 @@ func (r gatewayReads) ReadProviderEvidence(ctx context.Context, req gatewayread.
 	if err != nil {
 		return gatewayread.ProviderEvidenceResult{}, err
 	}
-	return resultOf(gatewayread.ReadProviderEvidenceV1, a, execution.DecodeProviderEvidence)
+	return resultOf(gatewayread.ReadProviderEvidenceV1, a, execution.DecodeProviderEvidence, func(v *execution.ProviderEvidence) bool {
+		return v.Evidence == req.Evidence
+	})
 }
 
 func (r gatewayReads) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
@@ -289,7 +301,9 @@ func (r gatewayReads) ValidateAvailabilityCurrent(ctx context.Context, req gatew
 	if err != nil {
 		return gatewayread.AvailabilityValidationResult{}, err
 	}
-	return resultOf(gatewayread.ValidateAvailabilityCurrentV1, a, execution.DecodeAvailabilityCurrentValidationReceipt)
+	return resultOf(gatewayread.ValidateAvailabilityCurrentV1, a, execution.DecodeAvailabilityCurrentValidationReceipt, func(v *execution.AvailabilityCurrentValidationReceipt) bool {
+		return v.OperationID == req.OperationID && v.Purpose == req.Purpose
+	})
 }
 
 func (r gatewayReads) ReadAttemptUsageDimensions(ctx context.Context, req gatewayread.AttemptUsageDimensionsRead) ([]string, error) {
@@ -351,6 +365,9 @@ func (r meteringReads) ValidateSettlementInputCurrent(ctx context.Context, req m
 	rec, err := meterfacts.DecodeSettlementInputCurrentValidationReceipt(a.Body)
 	if err != nil || a.Current == nil {
 		return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, fmt.Sprintf("receipt: %v", err))
+	}
+	if rec.OperationID != req.OperationID || rec.Purpose != req.Purpose || rec.SettlementDimensionID != req.SettlementDimensionID {
+		return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, "a receipt of another operation, purpose or dimension")
 	}
 	return meteringread.SettlementValidation{Receipt: rec, Body: a.Body, Current: *a.Current}, nil
 }

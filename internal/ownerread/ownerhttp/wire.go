@@ -158,8 +158,10 @@ func answerOf[T any](r ownerread.Result[T]) answer {
 }
 
 // resultOf rebuilds the in-process answer: a found answer's value is decoded
-// from its body (strictly, the digest recomputed), never taken on trust.
-func resultOf[T any](read string, a answer, decode func([]byte) (T, error)) (ownerread.Result[T], error) {
+// from its body (strictly, the digest recomputed), never taken on trust, and
+// must be the object asked for (asked: a misrouted or foreign endpoint's
+// valid object of another run is refused).
+func resultOf[T any](read string, a answer, decode func([]byte) (T, error), asked func(T) bool) (ownerread.Result[T], error) {
 	r := ownerread.Result[T]{Answer: ownerread.Answer(a.Answer), Reason: a.Reason, Body: a.Body}
 	switch {
 	case !r.Answer.Valid():
@@ -170,6 +172,9 @@ func resultOf[T any](read string, a answer, decode func([]byte) (T, error)) (own
 	v, err := decode(a.Body)
 	if err != nil {
 		return ownerread.Result[T]{}, badAnswer(read, "found body: "+err.Error())
+	}
+	if !asked(v) {
+		return ownerread.Result[T]{}, badAnswer(read, "found another object than the one asked for")
 	}
 	r.Value = v
 	return r, nil
