@@ -2,16 +2,19 @@ package ownerhttp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/ownerread/executionread"
 	"github.com/oceanway/core/internal/ownerread/gatewayread"
@@ -272,4 +275,35 @@ func TestOwnerReadKilledMidReadConverges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "first", got.Value.RejectionReasonCode)
 	require.Equal(t, []byte(`{"n":1}`), got.Value.RejectionBody)
+}
+
+// A found answer must be the object asked for: an endpoint answering a
+// valid, digest-correct attempt manifest of another attempt (misrouted, or
+// not the owner at all) is refused as ErrBadAnswer, never handed over.
+func TestOwnerReadRefusesAnotherObjectThanAsked(t *testing.T) {
+	t.Parallel()
+	body, err := os.ReadFile("../../../contracts/execution/testdata/golden/AttemptExecutionManifest@1/first_attempt/canonical.json")
+	require.NoError(t, err)
+	m, err := contract.DecodeAttemptExecutionManifest(body)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"answer": "found", "body": body})
+	}))
+	defer srv.Close()
+	priv, _, err := workload.Generate()
+	require.NoError(t, err)
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: "owner.metering", Key: priv})
+	require.NoError(t, err)
+	c, err := ownerhttp.NewClient(ownerhttp.ClientConfig{Owner: ownerhttp.OwnerExecution, BaseURL: srv.URL, Signer: signer})
+	require.NoError(t, err)
+	defer c.Close()
+	req := executionread.AttemptManifestRead{ContractVersion: executionread.ReadAttemptManifestV1, Audience: executionread.AudienceMeteringInput,
+		ExecutionAttemptID: m.ExecutionAttemptID, AttemptManifest: m.Manifest}
+	got, err := c.Execution().ReadAttemptManifest(t.Context(), req)
+	require.NoError(t, err, "the object asked for")
+	require.Equal(t, body, got.Body)
+	other := req
+	other.AttemptManifest.Ref = "aem-another"
+	_, err = c.Execution().ReadAttemptManifest(t.Context(), other)
+	require.ErrorIs(t, err, ownerhttp.ErrBadAnswer)
 }
