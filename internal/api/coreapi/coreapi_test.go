@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/apiclient"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
@@ -344,4 +345,37 @@ func TestDocumentIsServed(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(html), "admitRun")
 	require.Contains(t, string(html), "Idempotency-Key")
+}
+
+// Issue 33: the generated Go client (package apiclient, outside internal/)
+// drives the API: admit with a token and an Idempotency-Key, a replay with
+// the same key gets the first body, and the reservation reads back.
+func TestGeneratedClient(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := t.Context()
+	bearer := func(op string) apiclient.RequestEditorFn {
+		return func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+e.token(t, e.signer, op))
+			return nil
+		}
+	}
+	c, err := apiclient.NewClientWithResponses(e.srv.URL)
+	require.NoError(t, err)
+	body := apiclient.AdmitRunJSONRequestBody{OrganizationId: uuid.New(), WorkspaceId: uuid.New(), BillingAccountId: uuid.New(), ReservedCredits: 42}
+	first, err := c.AdmitRunWithResponse(ctx, &apiclient.AdmitRunParams{IdempotencyKey: "client-1"}, body, bearer("admitRun"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, first.StatusCode(), string(first.Body))
+	require.EqualValues(t, 42, first.JSON201.ReservedCredits)
+	again, err := c.AdmitRunWithResponse(ctx, &apiclient.AdmitRunParams{IdempotencyKey: "client-1"}, body, bearer("admitRun"))
+	require.NoError(t, err)
+	require.Equal(t, first.Body, again.Body)
+	res, err := c.GetReservationWithResponse(ctx, first.JSON201.BillingReservationId, bearer("getReservation"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode())
+	require.Equal(t, apiclient.Reserved, res.JSON200.State)
+	missing, err := c.GetRunWithResponse(ctx, uuid.New(), bearer("getRun"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNotFound, missing.StatusCode())
+	require.Equal(t, api.CodeNotFound, missing.ApplicationproblemJSON404.Code)
 }
