@@ -227,3 +227,26 @@ func TestDemoCommandOwnerProcessesChaos(t *testing.T) {
 	require.Regexp(t, `chaos: owner processes killed/restarted\s+[1-9]\d* / [1-9]`, r.stdout)
 	require.Contains(t, r.stdout, "verdict                                   PASSED")
 }
+
+// `oceanway demo --transport http --chaos` (issues 21 and 34): on top of the
+// dispatcher chaos, one consumer answer and one owner read answer in 20 are
+// dropped after the callee committed (an owner's validation receipt
+// included); the callers retry and every invariant holds.
+func TestDemoCommandOverHTTPChaos(t *testing.T) {
+	srv := dbtest.Server(t)
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	r := runMain(t, nil, "demo", "--transport", "http", "--chaos", "--runs", "20", "--plain", "--database-url", srv.URL,
+		"--db-prefix", dbtest.NewPrefix(t), "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	raw, err := os.ReadFile(summaryPath)
+	require.NoError(t, err)
+	var s struct {
+		Passed              bool  `json:"passed"`
+		OwnerAnswersDropped int64 `json:"ownerAnswersDropped"`
+		Unanswered          int64 `json:"ownerReadsUnanswered"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	require.True(t, s.Passed)
+	require.Positive(t, s.OwnerAnswersDropped, "owner answers were dropped")
+	require.GreaterOrEqual(t, s.Unanswered, s.OwnerAnswersDropped, "each dropped answer was a call the caller saw fail and retried")
+}
