@@ -85,10 +85,6 @@ const defaultWorkload = "oceanway-dispatcher"
 // catch-up consumer runs there beside the coordinator).
 var builtConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator}
 
-// endpointConsumers are the destinations --consume may serve as an endpoint.
-var endpointConsumers = []route.Destination{route.CoreOperations, route.MeteringInputProcessor, route.BillingFinalizationCoordinator,
-	route.BillingSettlementCatchUp}
-
 // ownerRoles is what `serve --owner` runs for each owner: its database's
 // dispatchers, the consumers that work in its database, its read endpoint,
 // and what it needs from elsewhere (the consumers its events go to, the
@@ -121,10 +117,6 @@ var consumerBoundary = map[route.Destination]boundary.Boundary{
 	route.BillingFinalizationCoordinator: boundary.Core,
 	route.BillingSettlementCatchUp:       boundary.Core,
 }
-
-// ErrConsumerInProcessOnly refuses a consumer role that has no endpoint of
-// its own in this build: it runs in process beside another role.
-var ErrConsumerInProcessOnly = errors.New("consumer has no endpoint of its own")
 
 // rolePlan is the validated selection.
 type rolePlan struct {
@@ -214,9 +206,8 @@ func (f *roleFlags) plan() (rolePlan, error) {
 		if err != nil {
 			return rolePlan{}, fmt.Errorf("--consume: %w", err)
 		}
-		if !slices.Contains(endpointConsumers, d) {
-			return rolePlan{}, fmt.Errorf("--consume %s: %w", d, ErrConsumerInProcessOnly)
-		}
+		// Every destination has an endpoint (route.ParseDestination
+		// accepts exactly the four).
 		if !slices.Contains(p.consume, d) {
 			p.consume = append(p.consume, d)
 		}
