@@ -184,7 +184,12 @@ func decodeField(o *strict.Object, f Field, siblings map[string]any) (any, bool)
 	case Ref:
 		return decodeField(o, Field{Name: name, Type: x.Def.Type}, siblings)
 	case Array:
-		return decodeArray(o, name, x.Items), true
+		items := decodeArray(o, name, x.Items)
+		if o.Has(name) && !x.counts(len(items)) {
+			o.Fail(name, strict.ErrOutOfRange, fmt.Sprintf("%d items not in [%d, %d]", len(items), x.MinItems, x.MaxItems))
+			return nil, false
+		}
+		return items, true
 	default:
 		o.Fail(name, strict.ErrInvalidValue, fmt.Sprintf("unsupported description %T", f.Type))
 		return nil, false
@@ -217,6 +222,11 @@ func decodeArray(o *strict.Object, name string, items Type) []any {
 		o.Fail(name, strict.ErrInvalidValue, fmt.Sprintf("unsupported array item description %T", items))
 		return nil
 	}
+}
+
+// counts reports whether n elements are within the array's bounds.
+func (a Array) counts(n int) bool {
+	return n >= a.MinItems && (a.MaxItems == 0 || n <= a.MaxItems)
 }
 
 // Check validates a Go string against the description (non-empty, length,

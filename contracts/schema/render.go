@@ -164,7 +164,14 @@ func nodeSchema(t Type) map[string]any {
 		}
 		return map[string]any{"type": "object", "oneOf": branches}
 	case Array:
-		return map[string]any{"type": "array", "items": nodeSchema(x.Items)}
+		s := map[string]any{"type": "array", "items": nodeSchema(x.Items)}
+		if x.MinItems > 0 {
+			s["minItems"] = x.MinItems
+		}
+		if x.MaxItems > 0 {
+			s["maxItems"] = x.MaxItems
+		}
+		return s
 	case Ref:
 		return map[string]any{"$ref": "#/$defs/" + x.Def.Name}
 	default:

@@ -105,8 +105,14 @@ type Field struct {
 	Doc      string
 }
 
-// Array is a JSON array of Items (objects, references or text).
-type Array struct{ Items Type }
+// Array is a JSON array of Items (objects, references or text) with
+// MinItems..MaxItems elements; a zero bound is no bound. A count outside the
+// bounds is strict.ErrOutOfRange.
+type Array struct {
+	Items    Type
+	MinItems int
+	MaxItems int
+}
 
 // Union is a closed discriminated union of objects. Guards run on the object
 // before the discriminator is read.

@@ -109,3 +109,33 @@ func TestCT5Render(t *testing.T) {
 	require.Contains(t, ts, "ReadonlyArray<Inner>")
 	require.False(t, strings.Contains(ts, " \n"), "no trailing spaces")
 }
+
+// CT-2, CT-5: an array's item bounds are checked by the decoder and rendered
+// as minItems/maxItems.
+func TestCT2ArrayBounds(t *testing.T) {
+	t.Parallel()
+	bounded := &schema.Def{Name: "Bounded", Type: schema.Object{Fields: schema.F("tags", schema.Array{Items: schema.KeyText, MinItems: 1, MaxItems: 2}, "")}}
+	for doc, want := range map[string]error{
+		`{"tags":["a"]}`:           nil,
+		`{"tags":["a","b"]}`:       nil,
+		`{"tags":[]}`:              strict.ErrOutOfRange,
+		`{"tags":["a","b","c"]}`:   strict.ErrOutOfRange,
+		`{"tags":"a"}`:             strict.ErrWrongType,
+		`{"tags":["a","B"]}`:       strict.ErrInvalidValue,
+		`{"other":["a"],"tags":1}`: strict.ErrWrongType,
+	} {
+		_, err := schema.DecodeDocument([]byte(doc), schema.Ref{Def: bounded})
+		if want == nil {
+			require.NoError(t, err, doc)
+			continue
+		}
+		require.ErrorIs(t, err, want, doc)
+	}
+	b, err := schema.JSONSchema(bounded, "")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	tags := m["properties"].(map[string]any)["tags"].(map[string]any)
+	require.Equal(t, float64(1), tags["minItems"])
+	require.Equal(t, float64(2), tags["maxItems"])
+}
