@@ -5,16 +5,16 @@ import "errors"
 // SQLSTATEs billing's migrations raise (schema/migrations/00001, 00002,
 // 00040; docs/billing.md lists the rule each guards).
 const (
-	CodeInsertOnly             = "BL001" // update/delete of an insert-only billing fact
-	CodeTransitionRefused      = "BL002" // a transition the state graph refuses
-	CodeReconciliationDisabled = "BL003" // reconciliation_required without the command chain
-	CodeLedgerUnbalanced       = "BL004" // unbalanced posting group / line off identity
-	CodeLedgerMismatch         = "BL005" // finalized reservation whose ledger does not add up
-	CodeLedgerUnjustified      = "BL006" // posting group without its justifying fact, or lines off its amounts
-	CodeCommittedUnproven      = "BL007" // committed fact whose fence, Work, reservation, group, decision or event does not commit with it
-	CodeDecisionAfterSuccess   = "BL008" // a finalization decision for a committed fence
-	CodeFactEventUnbacked      = "BL009" // a billing fact event without the one fact naming it
-	CodeNegativeBalance        = "BL010" // a ledger balance below zero
+	CodeInsertOnly           = "BL001" // update/delete of an insert-only billing fact
+	CodeTransitionRefused    = "BL002" // a transition the state graph refuses
+	CodeReconciliationGuard  = "BL003" // reconciliation_required entered without its case request, left without its resolution
+	CodeLedgerUnbalanced     = "BL004" // unbalanced posting group / line off identity
+	CodeLedgerMismatch       = "BL005" // finalized reservation whose ledger does not add up
+	CodeLedgerUnjustified    = "BL006" // posting group without its justifying fact, or lines off its amounts
+	CodeCommittedUnproven    = "BL007" // committed fact whose fence, Work, reservation, group, decision or event does not commit with it
+	CodeDecisionAfterSuccess = "BL008" // a finalization decision for a committed fence
+	CodeFactEventUnbacked    = "BL009" // a billing fact event without the one fact naming it
+	CodeNegativeBalance      = "BL010" // a ledger balance below zero
 )
 
 var (
@@ -35,6 +35,9 @@ var (
 	ErrAlreadyFinalized = errors.New("billing: reservation already finalized with another decision")
 	// ErrEvaluationConflict: this generation's evaluation was recorded with other content.
 	ErrEvaluationConflict = errors.New("billing: evaluation already recorded with other content")
+	// ErrCaseIdentityMismatch: the case identity is not the fence's next
+	// case generation (or not the one this fence's case is bound to).
+	ErrCaseIdentityMismatch = errors.New("billing: case identity does not match the fence's case generation")
 	// ErrReconciliationChainAbsent: the switch that would let the coordinator
 	// commit reconciliation_required is on while the resolution command
 	// chain does not exist (refused at start).

@@ -107,10 +107,30 @@ func TestGuardClausesFinalizationFence(t *testing.T) {
 	requireClause(t, refusedAs(t, b, roleBilling, upd+`finalization_fence_revision = finalization_fence_revision + 2,
 		coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x' WHERE billing_finalization_fence_id = `+pf),
 		billing.CodeTransitionRefused, "(must be +1)")
-	// BL003.reconciliation-required
+	// BL003.case-request-row: entering a case generation without its
+	// request row (issue 31: the decision writes it first).
 	requireClause(t, refusedAs(t, b, roleBilling, upd+`finalization_fence_revision = finalization_fence_revision + 1,
-		coordination_state = 'reconciliation_required', active_work_generation = NULL WHERE billing_finalization_fence_id = `+pf),
-		billing.CodeReconciliationDisabled, "reconciliation_required needs the resolution command chain")
+		coordination_state = 'reconciliation_required', active_work_generation = NULL, reconciliation_generation = 1,
+		reconciliation_case_ref = 'fcase-x', case_identity_ref = 'x', case_identity_schema_version = '1',
+		case_identity_digest_algorithm_version = 'jcs-sha256-v1', case_identity_digest = repeat('0', 64)
+		WHERE billing_finalization_fence_id = `+pf),
+		billing.CodeReconciliationGuard, "needs the next case generation's request")
+	// BL003.reconciliation-exit: a fence in a case generation does not
+	// leave it by any write of its own (only its applied resolution will).
+	inCase := newRun(4)
+	b.closed(t, inCase)
+	_, err := b.reconcile(t, inCase, caseOf(inCase, 1))
+	require.NoError(t, err)
+	requireClause(t, refusedAs(t, b, roleBilling, upd+`finalization_fence_revision = finalization_fence_revision + 1,
+		coordination_state = 'awaiting_finalization', waiting_reason = 'x' WHERE billing_finalization_fence_id = `+quoted(inCase.fenceID)),
+		billing.CodeReconciliationGuard, "only its applied resolution reopens it")
+	// BL003.case-binding: the case columns move only with the entrance.
+	requireClause(t, refusedAs(t, b, roleBilling, upd+`finalization_fence_revision = finalization_fence_revision + 1,
+		coordination_state = 'awaiting_finalization', active_work_generation = NULL, waiting_reason = 'x', reconciliation_generation = 1,
+		reconciliation_case_ref = 'fcase-x', case_identity_ref = 'x', case_identity_schema_version = '1',
+		case_identity_digest_algorithm_version = 'jcs-sha256-v1', case_identity_digest = repeat('0', 64)
+		WHERE billing_finalization_fence_id = `+pf),
+		billing.CodeReconciliationGuard, "case binding changes only when it enters")
 	// BL002.fence-generation-step
 	requireClause(t, refusedAs(t, b, roleBilling, upd+`finalization_fence_revision = finalization_fence_revision + 1,
 		latest_work_generation = latest_work_generation + 2, active_work_generation = latest_work_generation + 2
@@ -334,6 +354,11 @@ func TestGuardClausesInsertOnlyFacts(t *testing.T) {
 			ReasonDetail: "target above reservation", DecisionObject: &d.DecisionObject})
 	})
 	require.NoError(t, err)
+	// A case request (a fifth run in reconciliation_required).
+	inCase := newRun(5)
+	b.closed(t, inCase)
+	_, err = b.reconcile(t, inCase, caseOf(inCase, 1))
+	require.NoError(t, err)
 	_, err = b.admin.Exec(t.Context(), `INSERT INTO billing.finalization_owner_receipts (receipt_ref, receipt_kind, receipt_schema_version,
 		    receipt_digest_algorithm_version, receipt_digest, manifest_ref, receipt_body)
 		SELECT 'ror-guard', 'RunExecutionFinalizationReceipt@1', '1', 'jcs-sha256-v1', repeat('a', 64), manifest_ref, '{}'
@@ -352,6 +377,7 @@ func TestGuardClausesInsertOnlyFacts(t *testing.T) {
 		"finalization_owner_receipts":            "BL001.owner-receipts-immutable",
 		"finalization_validation_bundles":        "BL001.validation-bundles-immutable",
 		"finalization_decisions":                 "BL001.decisions-immutable",
+		"finalization_reconciliation_requests":   "BL001.reconciliation-requests-immutable",
 	} {
 		var rows int
 		require.NoError(t, b.admin.QueryRow(t.Context(), "SELECT count(*) FROM billing."+table).Scan(&rows))
@@ -461,6 +487,7 @@ func TestGuardClausesNoTruncate(t *testing.T) {
 		"finalization_owner_receipts":            "BL001.owner-receipts-no-truncate",
 		"finalization_validation_bundles":        "BL001.validation-bundles-no-truncate",
 		"finalization_decisions":                 "BL001.decisions-no-truncate",
+		"finalization_reconciliation_requests":   "BL001.reconciliation-requests-no-truncate",
 		"settlement_catch_up_receipts":           "BC001.receipts-no-truncate",
 		"settlement_catch_up_works":              "BC001.works-no-truncate",
 		"settlement_transitions":                 "BC001.transitions-no-truncate",

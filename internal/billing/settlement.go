@@ -50,7 +50,19 @@ const (
 	// fence has no applied closure yet: the caller commits the watermark,
 	// writes no receipt and answers retryable.
 	SettlementWaitingForClosure = "waiting_for_closure"
+	// SettlementHeldForResolution: the fence is in a reconciliation case;
+	// the watermark advanced, and nothing else: no trigger, no Work, the
+	// case is not left (held_for_resolution). The case's applied
+	// resolution folds every watermark into the next generation.
+	SettlementHeldForResolution = "held_for_resolution"
 )
+
+// Held is the case a held_for_resolution input waits on.
+type Held struct {
+	FenceRevision            int64
+	ReconciliationCaseRef    string
+	ReconciliationGeneration int64
+}
 
 // SettlementAdvance is what ApplySettlementInputTx did.
 type SettlementAdvance struct {
@@ -58,6 +70,8 @@ type SettlementAdvance struct {
 	InboxRevision int64
 	// Scheduled is set for SettlementWorkScheduled.
 	Scheduled *Scheduled
+	// Held is set for SettlementHeldForResolution.
+	Held *Held
 	// Highest is the watermark's snapshot and state version (every outcome).
 	Highest      strict.Quadruple
 	HighestState int64
@@ -70,7 +84,9 @@ type SettlementAdvance struct {
 // run yet), ErrFinalized (the catch-up's branch), ErrSettlementConflict
 // (same state version, another snapshot; or another dimension identity).
 // Before the closure is applied the watermark advances and the outcome is
-// SettlementWaitingForClosure (retryable for the event, no receipt).
+// SettlementWaitingForClosure (retryable for the event, no receipt). While
+// the fence is reconciliation_required the outcome is
+// SettlementHeldForResolution.
 func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) (SettlementAdvance, error) {
 	byRun, err := queries.FenceLockByRun(ctx, tx, in.RunID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -146,6 +162,12 @@ func ApplySettlementInputTx(ctx context.Context, tx pgx.Tx, in SettlementInput) 
 			}
 			adv.InboxRevision = mark.InboxRevision + 1
 		}
+	}
+	if fence.CoordinationState == FenceReconciliationRequired {
+		adv.Outcome = SettlementHeldForResolution
+		adv.Held = &Held{FenceRevision: fence.FinalizationFenceRevision, ReconciliationCaseRef: deref(fence.ReconciliationCaseRef),
+			ReconciliationGeneration: fence.ReconciliationGeneration}
+		return adv, nil
 	}
 	if fence.ClosureWatermarkState != "applied" {
 		adv.Outcome = SettlementWaitingForClosure

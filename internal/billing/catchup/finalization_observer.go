@@ -16,9 +16,8 @@ import (
 // FinalizationFenceObserver is the catch-up consumer's FinalizationInputObserver
 // over the finalization fence (billing.ApplySettlementInputTx): it locks the fence,
 // advances the dimension's watermark and schedules the next finalization
-// Work generation. The fence cannot enter reconciliation_required yet (BL003,
-// the resolution command chain is not built), so it never answers
-// held_for_resolution.
+// Work generation; while the fence is reconciliation_required it only
+// advances the watermark and answers held_for_resolution.
 type FinalizationFenceObserver struct{}
 
 var _ FinalizationInputObserver = FinalizationFenceObserver{}
@@ -50,6 +49,11 @@ func (FinalizationFenceObserver) ObserveSettlementInputTx(ctx context.Context, t
 	case billing.SettlementAlreadyObserved:
 		return FinalizationInputObservation{State: FinalizationInputAlreadyObserved, InboxRevision: adv.InboxRevision,
 			Highest: &billingc.SettlementInput{Snapshot: adv.Highest, StateVersion: adv.HighestState}}, nil
+	case billing.SettlementHeldForResolution:
+		h := adv.Held
+		return FinalizationInputObservation{State: FinalizationInputHeld, InboxRevision: adv.InboxRevision,
+			Held: &receipt.HeldForResolution{FinalizationFenceRevision: h.FenceRevision, ReconciliationCaseRef: h.ReconciliationCaseRef,
+				ReconciliationGeneration: h.ReconciliationGeneration, ExpectedResolutionRevision: 1}}, nil
 	case billing.SettlementWaitingForClosure:
 		return FinalizationInputObservation{State: FinalizationInputNotBindable, InboxRevision: adv.InboxRevision}, nil
 	}

@@ -122,6 +122,45 @@ func (q *Queries) FenceCommit(ctx context.Context, db DBTX, arg FenceCommitParam
 	return err
 }
 
+const fenceEnterReconciliation = `-- name: FenceEnterReconciliation :exec
+UPDATE billing.billing_finalization_fences
+   SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'reconciliation_required',
+       active_work_generation = NULL, reconciliation_generation = $1,
+       reconciliation_case_ref = $2, case_identity_ref = $3,
+       case_identity_schema_version = $4,
+       case_identity_digest_algorithm_version = $5,
+       case_identity_digest = $6, updated_at = $7
+ WHERE billing_finalization_fence_id = $8
+`
+
+type FenceEnterReconciliationParams struct {
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              *string
+	CaseIdentityRef                    *string
+	CaseIdentitySchemaVersion          *string
+	CaseIdentityDigestAlgorithmVersion *string
+	CaseIdentityDigest                 *string
+	UpdatedAt                          *time.Time
+	BillingFinalizationFenceID         string
+}
+
+// The active generation needs reconciliation: the fence enters the next
+// case generation, bound to the identity Operations reserved (the guard
+// requires the generation's request row, written first).
+func (q *Queries) FenceEnterReconciliation(ctx context.Context, db DBTX, arg FenceEnterReconciliationParams) error {
+	_, err := db.Exec(ctx, fenceEnterReconciliation,
+		arg.ReconciliationGeneration,
+		arg.ReconciliationCaseRef,
+		arg.CaseIdentityRef,
+		arg.CaseIdentitySchemaVersion,
+		arg.CaseIdentityDigestAlgorithmVersion,
+		arg.CaseIdentityDigest,
+		arg.UpdatedAt,
+		arg.BillingFinalizationFenceID,
+	)
+	return err
+}
+
 const fenceInsert = `-- name: FenceInsert :exec
 INSERT INTO billing.billing_finalization_fences (billing_finalization_fence_id, billing_reservation_id, run_id,
     finalization_fence_revision, coordination_state, active_work_generation, latest_work_generation,
@@ -152,24 +191,31 @@ func (q *Queries) FenceInsert(ctx context.Context, db DBTX, arg FenceInsertParam
 const fenceLock = `-- name: FenceLock :one
 SELECT billing_finalization_fence_id, billing_reservation_id, run_id, finalization_fence_revision, coordination_state,
        active_work_generation, latest_work_generation, closure_watermark_state, settlement_input_watermark_state,
-       waiting_reason, committed_ref
+       waiting_reason, committed_ref, reconciliation_generation, reconciliation_case_ref,
+       case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest
   FROM billing.billing_finalization_fences
  WHERE billing_finalization_fence_id = $1
    FOR UPDATE
 `
 
 type FenceLockRow struct {
-	BillingFinalizationFenceID    string
-	BillingReservationID          string
-	RunID                         string
-	FinalizationFenceRevision     int64
-	CoordinationState             string
-	ActiveWorkGeneration          *int64
-	LatestWorkGeneration          int64
-	ClosureWatermarkState         string
-	SettlementInputWatermarkState string
-	WaitingReason                 *string
-	CommittedRef                  *string
+	BillingFinalizationFenceID         string
+	BillingReservationID               string
+	RunID                              string
+	FinalizationFenceRevision          int64
+	CoordinationState                  string
+	ActiveWorkGeneration               *int64
+	LatestWorkGeneration               int64
+	ClosureWatermarkState              string
+	SettlementInputWatermarkState      string
+	WaitingReason                      *string
+	CommittedRef                       *string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              *string
+	CaseIdentityRef                    *string
+	CaseIdentitySchemaVersion          *string
+	CaseIdentityDigestAlgorithmVersion *string
+	CaseIdentityDigest                 *string
 }
 
 // Locks a fence for a transition (one writer at a time).
@@ -188,6 +234,12 @@ func (q *Queries) FenceLock(ctx context.Context, db DBTX, billingFinalizationFen
 		&i.SettlementInputWatermarkState,
 		&i.WaitingReason,
 		&i.CommittedRef,
+		&i.ReconciliationGeneration,
+		&i.ReconciliationCaseRef,
+		&i.CaseIdentityRef,
+		&i.CaseIdentitySchemaVersion,
+		&i.CaseIdentityDigestAlgorithmVersion,
+		&i.CaseIdentityDigest,
 	)
 	return i, err
 }
@@ -195,24 +247,31 @@ func (q *Queries) FenceLock(ctx context.Context, db DBTX, billingFinalizationFen
 const fenceLockByRun = `-- name: FenceLockByRun :one
 SELECT billing_finalization_fence_id, billing_reservation_id, run_id, finalization_fence_revision, coordination_state,
        active_work_generation, latest_work_generation, closure_watermark_state, settlement_input_watermark_state,
-       waiting_reason, committed_ref
+       waiting_reason, committed_ref, reconciliation_generation, reconciliation_case_ref,
+       case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest
   FROM billing.billing_finalization_fences
  WHERE run_id = $1
    FOR UPDATE
 `
 
 type FenceLockByRunRow struct {
-	BillingFinalizationFenceID    string
-	BillingReservationID          string
-	RunID                         string
-	FinalizationFenceRevision     int64
-	CoordinationState             string
-	ActiveWorkGeneration          *int64
-	LatestWorkGeneration          int64
-	ClosureWatermarkState         string
-	SettlementInputWatermarkState string
-	WaitingReason                 *string
-	CommittedRef                  *string
+	BillingFinalizationFenceID         string
+	BillingReservationID               string
+	RunID                              string
+	FinalizationFenceRevision          int64
+	CoordinationState                  string
+	ActiveWorkGeneration               *int64
+	LatestWorkGeneration               int64
+	ClosureWatermarkState              string
+	SettlementInputWatermarkState      string
+	WaitingReason                      *string
+	CommittedRef                       *string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              *string
+	CaseIdentityRef                    *string
+	CaseIdentitySchemaVersion          *string
+	CaseIdentityDigestAlgorithmVersion *string
+	CaseIdentityDigest                 *string
 }
 
 // Locks the fence of a run (the coordinator's entry: events name the run).
@@ -231,8 +290,120 @@ func (q *Queries) FenceLockByRun(ctx context.Context, db DBTX, runID string) (Fe
 		&i.SettlementInputWatermarkState,
 		&i.WaitingReason,
 		&i.CommittedRef,
+		&i.ReconciliationGeneration,
+		&i.ReconciliationCaseRef,
+		&i.CaseIdentityRef,
+		&i.CaseIdentitySchemaVersion,
+		&i.CaseIdentityDigestAlgorithmVersion,
+		&i.CaseIdentityDigest,
 	)
 	return i, err
+}
+
+const reconciliationRequestGet = `-- name: ReconciliationRequestGet :one
+SELECT billing_finalization_fence_id, reconciliation_generation, reconciliation_case_ref, case_request_operation_id, case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, predecessor_generation, billing_reservation_id, run_id, finalization_fence_revision, work_generation, billing_finalization_operation_id, decision_ref, decision_schema_version, decision_digest_algorithm_version, decision_digest, reason_code, event_id, event_envelope_sha256, requested_at FROM billing.finalization_reconciliation_requests
+ WHERE billing_finalization_fence_id = $1 AND reconciliation_generation = $2
+`
+
+type ReconciliationRequestGetParams struct {
+	BillingFinalizationFenceID string
+	ReconciliationGeneration   int64
+}
+
+func (q *Queries) ReconciliationRequestGet(ctx context.Context, db DBTX, arg ReconciliationRequestGetParams) (BillingFinalizationReconciliationRequest, error) {
+	row := db.QueryRow(ctx, reconciliationRequestGet, arg.BillingFinalizationFenceID, arg.ReconciliationGeneration)
+	var i BillingFinalizationReconciliationRequest
+	err := row.Scan(
+		&i.BillingFinalizationFenceID,
+		&i.ReconciliationGeneration,
+		&i.ReconciliationCaseRef,
+		&i.CaseRequestOperationID,
+		&i.CaseIdentityRef,
+		&i.CaseIdentitySchemaVersion,
+		&i.CaseIdentityDigestAlgorithmVersion,
+		&i.CaseIdentityDigest,
+		&i.PredecessorGeneration,
+		&i.BillingReservationID,
+		&i.RunID,
+		&i.FinalizationFenceRevision,
+		&i.WorkGeneration,
+		&i.BillingFinalizationOperationID,
+		&i.DecisionRef,
+		&i.DecisionSchemaVersion,
+		&i.DecisionDigestAlgorithmVersion,
+		&i.DecisionDigest,
+		&i.ReasonCode,
+		&i.EventID,
+		&i.EventEnvelopeSha256,
+		&i.RequestedAt,
+	)
+	return i, err
+}
+
+const reconciliationRequestInsert = `-- name: ReconciliationRequestInsert :exec
+INSERT INTO billing.finalization_reconciliation_requests (billing_finalization_fence_id, reconciliation_generation,
+    reconciliation_case_ref, case_request_operation_id, case_identity_ref, case_identity_schema_version,
+    case_identity_digest_algorithm_version, case_identity_digest, predecessor_generation, billing_reservation_id, run_id,
+    finalization_fence_revision, work_generation, billing_finalization_operation_id, decision_ref, decision_schema_version,
+    decision_digest_algorithm_version, decision_digest, reason_code, event_id, event_envelope_sha256, requested_at)
+VALUES ($1, $2, $3, $4,
+    $5, $6, $7, $8,
+    $9, $10, $11, $12, $13,
+    $14, $15, $16, $17,
+    $18, $19, $20, $21, $22)
+`
+
+type ReconciliationRequestInsertParams struct {
+	BillingFinalizationFenceID         string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              string
+	CaseRequestOperationID             string
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	PredecessorGeneration              *int64
+	BillingReservationID               string
+	RunID                              string
+	FinalizationFenceRevision          int64
+	WorkGeneration                     int64
+	BillingFinalizationOperationID     string
+	DecisionRef                        string
+	DecisionSchemaVersion              string
+	DecisionDigestAlgorithmVersion     string
+	DecisionDigest                     string
+	ReasonCode                         string
+	EventID                            string
+	EventEnvelopeSha256                string
+	RequestedAt                        time.Time
+}
+
+func (q *Queries) ReconciliationRequestInsert(ctx context.Context, db DBTX, arg ReconciliationRequestInsertParams) error {
+	_, err := db.Exec(ctx, reconciliationRequestInsert,
+		arg.BillingFinalizationFenceID,
+		arg.ReconciliationGeneration,
+		arg.ReconciliationCaseRef,
+		arg.CaseRequestOperationID,
+		arg.CaseIdentityRef,
+		arg.CaseIdentitySchemaVersion,
+		arg.CaseIdentityDigestAlgorithmVersion,
+		arg.CaseIdentityDigest,
+		arg.PredecessorGeneration,
+		arg.BillingReservationID,
+		arg.RunID,
+		arg.FinalizationFenceRevision,
+		arg.WorkGeneration,
+		arg.BillingFinalizationOperationID,
+		arg.DecisionRef,
+		arg.DecisionSchemaVersion,
+		arg.DecisionDigestAlgorithmVersion,
+		arg.DecisionDigest,
+		arg.ReasonCode,
+		arg.EventID,
+		arg.EventEnvelopeSha256,
+		arg.RequestedAt,
+	)
+	return err
 }
 
 const txNow = `-- name: TxNow :one

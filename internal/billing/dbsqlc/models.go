@@ -3,3 +3,32 @@
 //   sqlc v1.31.1
 
 package dbsqlc
+
+import (
+	"time"
+)
+
+type BillingFinalizationReconciliationRequest struct {
+	BillingFinalizationFenceID         string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              string
+	CaseRequestOperationID             string
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	PredecessorGeneration              *int64
+	BillingReservationID               string
+	RunID                              string
+	FinalizationFenceRevision          int64
+	WorkGeneration                     int64
+	BillingFinalizationOperationID     string
+	DecisionRef                        string
+	DecisionSchemaVersion              string
+	DecisionDigestAlgorithmVersion     string
+	DecisionDigest                     string
+	ReasonCode                         string
+	EventID                            string
+	EventEnvelopeSha256                string
+	RequestedAt                        time.Time
+}

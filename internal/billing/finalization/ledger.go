@@ -8,18 +8,25 @@ import (
 
 	contract "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/ownerread/operationsread"
 )
 
 // BillingLedger commits through the Billing core (internal/billing):
 // CommitFinalizationTx for the two successes, RecordEvaluationTx for
-// blocked and reconciliation_required (recorded as reconciliation_deferred:
-// the switch that would enter reconciliation_required stays off while the
-// resolution command chain is absent, issue 15).
+// blocked, and for reconciliation_required either
+// RecordReconciliationTx (with Cases: the fence enters the case generation
+// Operations reserved) or, without Cases, RecordEvaluationTx as
+// reconciliation_deferred (the fence waits with its reason).
 type BillingLedger struct {
 	// Commit are the commit options (tests inject failures after each write).
 	Commit billing.CommitOpts
+	// Cases is Operations' case identity primitive; nil keeps
+	// reconciliation_required off (ADR-031 rollout gate 5: only with the
+	// resolution chain that is its exit).
+	Cases operationsread.CaseIdentities
 }
 
 // CommitTx commits a success decision and, in the same transaction, opens
@@ -60,16 +67,39 @@ func (l BillingLedger) CommitTx(ctx context.Context, tx pgx.Tx, w Work, ev *Eval
 // RecordTx records an evaluation-only decision with its visible reason.
 func (l BillingLedger) RecordTx(ctx context.Context, tx pgx.Tx, w Work, ev *Evaluation) error {
 	d := ev.Decision
+	q := d.Decision
+	detail := fmt.Sprintf("%s over input manifest %s (%d dimensions, target %s of %s reserved)",
+		d.Outcome, ev.Manifest.Manifest.Ref, len(ev.Manifest.Dimensions), ev.Manifest.TargetTotal, d.ReservedAmount)
+	if d.Outcome == contract.DecisionReconciliationRequired && l.Cases != nil {
+		return l.enterCase(ctx, tx, w, q, d.ReasonCode, detail)
+	}
 	outcome := billing.EvaluationBlocked
 	if d.Outcome == contract.DecisionReconciliationRequired {
 		outcome = billing.EvaluationReconciliationDeferred
 	}
-	q := d.Decision
 	_, err := billing.RecordEvaluationTx(ctx, tx, billing.Evaluation{
 		FenceID: w.FenceID, WorkGeneration: w.Generation, OperationID: w.OperationID, Outcome: outcome,
-		ReasonCode: d.ReasonCode, DecisionObject: &q,
-		ReasonDetail: fmt.Sprintf("%s over input manifest %s (%d dimensions, target %s of %s reserved)",
-			d.Outcome, ev.Manifest.Manifest.Ref, len(ev.Manifest.Dimensions), ev.Manifest.TargetTotal, d.ReservedAmount),
+		ReasonCode: d.ReasonCode, DecisionObject: &q, ReasonDetail: detail,
+	})
+	return err
+}
+
+// enterCase reserves the fence's next case identity with Operations (its
+// own transaction there: a lost response re-reads the same identity, and a
+// generation that loses the fence leaves it to the winner), then enters
+// reconciliation_required in the worker's transaction.
+func (l BillingLedger) enterCase(ctx context.Context, tx pgx.Tx, w Work, decision strict.Quadruple, reason, detail string) error {
+	scope, err := billing.NextCaseScopeTx(ctx, tx, w.FenceID)
+	if err != nil {
+		return err
+	}
+	id, err := l.Cases.ReserveFinalizationCaseIdentity(ctx, scope)
+	if err != nil {
+		return fmt.Errorf("reserve case identity of fence %s generation %d: %w", w.FenceID, scope.Generation, err)
+	}
+	_, err = billing.RecordReconciliationTx(ctx, tx, billing.Reconciliation{
+		FenceID: w.FenceID, WorkGeneration: w.Generation, OperationID: w.OperationID,
+		ReasonCode: reason, ReasonDetail: detail, Decision: decision, Case: id,
 	})
 	return err
 }

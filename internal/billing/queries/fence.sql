@@ -11,7 +11,8 @@ VALUES (@billing_finalization_fence_id, @billing_reservation_id, @run_id, 1, 'pe
 -- Locks a fence for a transition (one writer at a time).
 SELECT billing_finalization_fence_id, billing_reservation_id, run_id, finalization_fence_revision, coordination_state,
        active_work_generation, latest_work_generation, closure_watermark_state, settlement_input_watermark_state,
-       waiting_reason, committed_ref
+       waiting_reason, committed_ref, reconciliation_generation, reconciliation_case_ref,
+       case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest
   FROM billing.billing_finalization_fences
  WHERE billing_finalization_fence_id = @billing_finalization_fence_id
    FOR UPDATE;
@@ -20,7 +21,8 @@ SELECT billing_finalization_fence_id, billing_reservation_id, run_id, finalizati
 -- Locks the fence of a run (the coordinator's entry: events name the run).
 SELECT billing_finalization_fence_id, billing_reservation_id, run_id, finalization_fence_revision, coordination_state,
        active_work_generation, latest_work_generation, closure_watermark_state, settlement_input_watermark_state,
-       waiting_reason, committed_ref
+       waiting_reason, committed_ref, reconciliation_generation, reconciliation_case_ref,
+       case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest
   FROM billing.billing_finalization_fences
  WHERE run_id = @run_id
    FOR UPDATE;
@@ -58,6 +60,35 @@ UPDATE billing.billing_finalization_fences
    SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'committed',
        active_work_generation = NULL, committed_ref = @committed_ref, updated_at = @updated_at
  WHERE billing_finalization_fence_id = @billing_finalization_fence_id;
+
+-- name: FenceEnterReconciliation :exec
+-- The active generation needs reconciliation: the fence enters the next
+-- case generation, bound to the identity Operations reserved (the guard
+-- requires the generation's request row, written first).
+UPDATE billing.billing_finalization_fences
+   SET finalization_fence_revision = finalization_fence_revision + 1, coordination_state = 'reconciliation_required',
+       active_work_generation = NULL, reconciliation_generation = @reconciliation_generation,
+       reconciliation_case_ref = @reconciliation_case_ref, case_identity_ref = @case_identity_ref,
+       case_identity_schema_version = @case_identity_schema_version,
+       case_identity_digest_algorithm_version = @case_identity_digest_algorithm_version,
+       case_identity_digest = @case_identity_digest, updated_at = @updated_at
+ WHERE billing_finalization_fence_id = @billing_finalization_fence_id;
+
+-- name: ReconciliationRequestInsert :exec
+INSERT INTO billing.finalization_reconciliation_requests (billing_finalization_fence_id, reconciliation_generation,
+    reconciliation_case_ref, case_request_operation_id, case_identity_ref, case_identity_schema_version,
+    case_identity_digest_algorithm_version, case_identity_digest, predecessor_generation, billing_reservation_id, run_id,
+    finalization_fence_revision, work_generation, billing_finalization_operation_id, decision_ref, decision_schema_version,
+    decision_digest_algorithm_version, decision_digest, reason_code, event_id, event_envelope_sha256, requested_at)
+VALUES (@billing_finalization_fence_id, @reconciliation_generation, @reconciliation_case_ref, @case_request_operation_id,
+    @case_identity_ref, @case_identity_schema_version, @case_identity_digest_algorithm_version, @case_identity_digest,
+    @predecessor_generation, @billing_reservation_id, @run_id, @finalization_fence_revision, @work_generation,
+    @billing_finalization_operation_id, @decision_ref, @decision_schema_version, @decision_digest_algorithm_version,
+    @decision_digest, @reason_code, @event_id, @event_envelope_sha256, @requested_at);
+
+-- name: ReconciliationRequestGet :one
+SELECT * FROM billing.finalization_reconciliation_requests
+ WHERE billing_finalization_fence_id = @billing_finalization_fence_id AND reconciliation_generation = @reconciliation_generation;
 
 -- name: TxNow :one
 -- Database time of the transaction (every billing timestamp).

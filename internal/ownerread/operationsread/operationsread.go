@@ -1,0 +1,70 @@
+// Package operationsread is what Operations answers the owners: the
+// Finalization case identity reservation Billing calls before its first
+// reconciliation_required decision of a case generation (ADR-031), and the
+// requests and answers of that call, with no database behind them.
+// Operations implements CaseIdentities (internal/operations/cases, in
+// process); Billing depends only on this package.
+//
+// The primitive is deliberately narrow: it reserves or re-reads exactly one
+// fence's exact case generation, as the Billing finalization worker asks
+// for it. There is no list, no "latest", no lookup by a bare ref and no
+// other source kind.
+package operationsread
+
+import (
+	"context"
+	"errors"
+
+	"github.com/oceanway/core/contracts/strict"
+)
+
+// ScopeBillingFinalizationCase is the one workload scope the reservation
+// answers: Billing's finalization worker reserving its own fence's case.
+const ScopeBillingFinalizationCase = "operations.case_identity:billing_finalization"
+
+// Tenant is the normalized tenant of the reservation.
+type Tenant struct {
+	Kind, ID, WorkspaceID, ProjectID string
+}
+
+// CaseScope is the exact case generation Billing asks for: one fence's
+// generation N, with its direct predecessor's identity for N > 1. It names
+// no Work and no finalization operation, so a generation that loses the
+// fence to a newer Work leaves the same identity for the winner.
+type CaseScope struct {
+	Tenant           Tenant
+	BillingAccountID string
+	ReservationID    string
+	RunID            string
+	FenceID          string
+	Generation       int64
+	// Predecessor is generation N-1's identity (nil for generation 1).
+	Predecessor *CaseIdentity
+}
+
+// CaseIdentity is a reserved FinalizationReconciliationCaseIdentityReservation@1
+// as Billing binds it.
+type CaseIdentity struct {
+	Identity               strict.Quadruple
+	CaseRef                string
+	Generation             int64
+	CaseRequestOperationID string
+}
+
+// CaseIdentities is Operations' case identity primitive.
+type CaseIdentities interface {
+	// ReserveFinalizationCaseIdentity reserves (or, after a lost
+	// response, returns the already reserved) identity of the scope's case
+	// generation. It allocates a stable ref and creates no visible case.
+	ReserveFinalizationCaseIdentity(ctx context.Context, scope CaseScope) (CaseIdentity, error)
+}
+
+var (
+	// ErrInvalidScope: the scope is malformed, skips a generation or names
+	// a predecessor that is not this fence's generation N-1 (nothing is
+	// reserved; not retryable).
+	ErrInvalidScope = errors.New("operations: invalid finalization case scope")
+	// ErrIdentityConflict: the generation is already reserved with another
+	// identity (another tenant, reservation, run or predecessor).
+	ErrIdentityConflict = errors.New("operations: finalization case identity conflicts with the reserved one")
+)
