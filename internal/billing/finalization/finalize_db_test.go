@@ -21,6 +21,7 @@ import (
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/finalization"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/dbtest"
@@ -37,13 +38,14 @@ import (
 type core struct {
 	admin *pgxpool.Pool
 	pool  *pgxpool.Pool
+	ops   *pgxpool.Pool // oceanway_operations: the case identities
 	c     *billing.Coordinator
 }
 
 func newCore(t *testing.T) *core {
 	t.Helper()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core},
-		Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line()}, MaxConns: 2})
+		Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line(), operationsschema.Line()}, MaxConns: 2})
 	admin := b.Core()
 	_, err := release.Bootstrap(t.Context(), admin, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
 	require.NoError(t, err)
@@ -59,7 +61,8 @@ func newCore(t *testing.T) *core {
 	t.Cleanup(pool.Close)
 	c, err := billing.NewCoordinator(pool, billing.CoordinatorConfig{Inbox: inbox.Config{LockTimeout: time.Second}})
 	require.NoError(t, err)
-	return &core{admin: admin, pool: pool, c: c}
+	ops := dbtest.RolePool(t, b.DSNs[boundary.Core], operationsschema.RoleOperations)
+	return &core{admin: admin, pool: pool, ops: ops, c: c}
 }
 
 var occurred = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
