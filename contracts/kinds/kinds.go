@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/settlement"
 )
 
@@ -39,11 +40,24 @@ type Kind struct {
 // then SettlementInputSnapshot@1 of contracts/settlement and the Metering
 // facts of contracts/meterfacts, then the Billing objects of contracts/billing
 // (the committed finalization, the finalization pipeline's manifest, bundle
-// and decision, the settlement catch-up and transitions).
+// and decision, the settlement catch-up and transitions), then the
+// finalization reconciliation case identity and resolution command chain of
+// contracts/reconciliation.
 func All() []Kind {
 	kinds := append(append(append(envelopeKinds(), receiptKinds()...), executionKinds()...), settlementKinds()...)
 	kinds = append(append(kinds, meterfactsKinds()...), billingKinds()...)
-	return append(kinds, billingSettlementKinds()...)
+	return append(append(kinds, billingSettlementKinds()...), reconciliationKinds()...)
+}
+
+// reconciliationKinds: the case identity reservation and the resolution
+// command chain, in chain order; the grant claims have no Digest (the grant
+// is named by its JWS's sha256).
+func reconciliationKinds() []Kind {
+	var out []Kind
+	for _, c := range reconciliation.Contracts() {
+		out = append(out, Kind{Name: c.Name, Validate: c.Validate, Digest: c.Digest})
+	}
+	return out
 }
 
 // billingSettlementKinds: the settlement catch-up and post-finality

@@ -1,8 +1,9 @@
 // Package schemagen renders the committed JSON Schema (draft 2020-12) and
 // TypeScript declarations of the envelope, every event payload, the
-// Delivery Set Definition, ActiveConsumerAck@1 and every receipt and fact of
-// contracts/receipt from their one Go description (package schema,
-// CT-5). `go generate ./contracts/schemagen` (make generate) rewrites
+// Delivery Set Definition, ActiveConsumerAck@1, every receipt and fact of
+// contracts/receipt and the objects of contracts/execution, billing,
+// meterfacts, settlement and reconciliation from their one Go description
+// (package schema, CT-5). `go generate ./contracts/schemagen` (make generate) rewrites
 // contracts/schema/json and contracts/schema/ts; `make verify` fails when the
 // committed files are stale; `oceanway contracts schema --out DIR` writes the
 // same files anywhere.
@@ -24,6 +25,7 @@ import (
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/schema"
 	"github.com/oceanway/core/contracts/settlement"
 )
@@ -55,6 +57,17 @@ const BillingSettlementTSFile = "ts/billing-settlement-1.d.ts"
 // ("FinalizationInputManifest@1" → json/billing/finalization-input-manifest-1.schema.json).
 func BillingSchemaFile(kind string) string {
 	return "json/billing/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
+}
+
+// ReconciliationTSFile declares the finalization reconciliation case identity
+// and resolution command chain of contracts/reconciliation.
+const ReconciliationTSFile = "ts/reconciliation-1.d.ts"
+
+// ReconciliationSchemaFile is the JSON Schema file of one
+// contracts/reconciliation kind ("AdminCommandCandidate@1" →
+// json/reconciliation/admin-command-candidate-1.schema.json).
+func ReconciliationSchemaFile(kind string) string {
+	return "json/reconciliation/" + strings.TrimPrefix(ReceiptSchemaFile(kind), "json/receipts/")
 }
 
 // MeterfactsTSFile declares the Metering owner's facts of contracts/meterfacts.
@@ -159,6 +172,14 @@ func Files() (map[string][]byte, error) {
 		billingSettlementDefs = append(billingSettlementDefs, c.Def)
 	}
 	out[BillingSettlementTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/billing")+"\nThe settlement catch-up and post-finality transition objects (schema version 1).", billingSettlementDefs...)
+	var reconciliationDefs []*schema.Def
+	for _, c := range reconciliation.Contracts() {
+		if err := add(ReconciliationSchemaFile(c.Name), c.Def, "contracts/reconciliation"); err != nil {
+			return nil, err
+		}
+		reconciliationDefs = append(reconciliationDefs, c.Def)
+	}
+	out[ReconciliationTSFile] = schema.TypeScript(fmt.Sprintf(notice, "contracts/reconciliation")+"\nThe finalization reconciliation case identity and resolution command chain (schema version 1).", reconciliationDefs...)
 	var meterfactsDefs []*schema.Def
 	for _, c := range meterfacts.Contracts() {
 		if err := add(MeterfactsSchemaFile(c.Name), c.Def, "contracts/meterfacts"); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/schemagen"
 	"github.com/oceanway/core/contracts/settlement"
 )
@@ -33,7 +34,7 @@ func TestCT5GeneratedFilesAreFresh(t *testing.T) {
 	t.Parallel()
 	files, err := schemagen.Files()
 	require.NoError(t, err)
-	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts())+1+len(billing.SettlementContracts()))
+	require.Len(t, files, 4+len(envelope.Pairs())+1+len(receipt.Definitions())+1+len(execution.Contracts())+1+len(billing.Contracts())+1+len(meterfacts.Contracts())+1+len(settlement.Contracts())+1+len(billing.SettlementContracts())+1+len(reconciliation.Contracts()))
 	for rel, want := range files {
 		got, err := os.ReadFile(filepath.Join(schemaDir, filepath.FromSlash(rel)))
 		require.NoError(t, err, "%s missing: run make generate", rel)
@@ -225,4 +226,37 @@ func TestCT5SettlementGoldensAgainstGeneratedSchema(t *testing.T) {
 			require.NoError(t, s.Validate(instance(t, filepath.Join(dir, "raw.json"))), dir)
 		}
 	}
+}
+
+// CT-5, OP-1: every reconciliation golden validates against its generated
+// schema; every negative rejected for its shape (strict.*) is rejected by
+// the schema too (rule and digest negatives are Go-only).
+func TestCT5ReconciliationGoldensAgainstGeneratedSchema(t *testing.T) {
+	t.Parallel()
+	const dir = "../reconciliation/testdata"
+	schemas := map[string]*jsonschema.Schema{}
+	for _, c := range reconciliation.Contracts() {
+		s := compile(t, schemagen.ReconciliationSchemaFile(c.Name))
+		schemas[c.Name] = s
+		goldens, err := filepath.Glob(filepath.Join(dir, "golden", c.Name, "*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, goldens)
+		for _, g := range goldens {
+			require.NoError(t, s.Validate(instance(t, filepath.Join(g, "raw.json"))), g)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "negative", "manifest.json"))
+	require.NoError(t, err)
+	var negatives []struct{ Kind, File, Expected string }
+	require.NoError(t, json.Unmarshal(b, &negatives))
+	shape := 0
+	for _, n := range negatives {
+		if !strings.HasPrefix(n.Expected, "strict:") {
+			continue
+		}
+		shape++
+		v := instance(t, filepath.Join(dir, "negative", filepath.FromSlash(n.File)))
+		require.Error(t, schemas[n.Kind].Validate(v), "%s (%s) must be rejected by the schema", n.File, n.Expected)
+	}
+	require.Greater(t, shape, 20)
 }
