@@ -9,6 +9,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/internal/billing/dbsqlc"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/ownerread/coreread"
@@ -59,6 +60,46 @@ func (r Reads) ReadBillingFinalizationCommitted(ctx context.Context, req corerea
 		fact.RunID == req.RunID && fact.FenceID == req.FenceID && fact.OperationID == req.OperationID &&
 		fact.FenceRevision == req.FenceRevision && fact.Outcome == req.Decision &&
 		fact.SettledAmount == req.SettledAmount && fact.ReleasedAmount == req.ReleasedAmount
+	if !same {
+		return ownerread.Conflicting, nil
+	}
+	return ownerread.Found, nil
+}
+
+// ReadBillingFinalizationDecisionForOperations is
+// readBillingFinalizationDecisionForOperations: by the case generation the
+// case-requested event names, it answers found when Billing's case request
+// of that generation (written with the decision in one transaction) equals
+// every identity the event states — decision, winning Work and its
+// generation, finalization operation, identity reservation, case ref,
+// reason, predecessor, event id and envelope digest; not_found when the
+// fence has no such generation; conflicting otherwise.
+func (r Reads) ReadBillingFinalizationDecisionForOperations(ctx context.Context, req coreread.FinalizationDecisionForOperationsRead) (ownerread.Answer, error) {
+	if err := req.Decision.Validate(); err != nil || req.CaseIdentity.Validate() != nil || req.TriggeringWork.Validate() != nil ||
+		req.EventID == "" || req.FenceID == "" || req.Generation < 1 {
+		return "", fmt.Errorf("%w: readBillingFinalizationDecisionForOperations needs the event, the fence, the generation and every quadruple", ownerread.ErrInvalidRequest)
+	}
+	row, err := queries.ReconciliationRequestForRead(ctx, r.DB, dbsqlc.ReconciliationRequestForReadParams{
+		BillingFinalizationFenceID: req.FenceID, ReconciliationGeneration: req.Generation})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ownerread.NotFound, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read case request: %w", err)
+	}
+	var predecessor int64
+	if row.PredecessorGeneration != nil {
+		predecessor = *row.PredecessorGeneration
+	}
+	same := row.EventID == req.EventID && row.EventEnvelopeSha256 == req.EventEnvelopeDigest.Value &&
+		req.EventEnvelopeDigest.Algorithm == digest.JCSSHA256V1 &&
+		row.BillingReservationID == req.BillingReservationID && row.RunID == req.RunID &&
+		row.ReconciliationCaseRef == req.CaseRef && row.CaseRequestOperationID == req.CaseRequestOperationID &&
+		quad(row.CaseIdentityRef, row.CaseIdentitySchemaVersion, row.CaseIdentityDigestAlgorithmVersion, row.CaseIdentityDigest) == req.CaseIdentity &&
+		quad(row.DecisionRef, row.DecisionSchemaVersion, row.DecisionDigestAlgorithmVersion, row.DecisionDigest) == req.Decision &&
+		quad(row.WorkRef, row.WorkSchemaVersion, row.WorkDigestAlgorithmVersion, row.WorkDigest) == req.TriggeringWork &&
+		row.WorkGeneration == req.TriggeringWorkGeneration && row.BillingFinalizationOperationID == req.FinalizationOperationID &&
+		row.ReasonCode == req.ReasonCode && predecessor == req.PredecessorGeneration && row.BillingAccountID == req.BillingAccountID
 	if !same {
 		return ownerread.Conflicting, nil
 	}

@@ -300,6 +300,87 @@ func (q *Queries) FenceLockByRun(ctx context.Context, db DBTX, runID string) (Fe
 	return i, err
 }
 
+const reconciliationRequestForRead = `-- name: ReconciliationRequestForRead :one
+SELECT q.billing_finalization_fence_id, q.reconciliation_generation, q.reconciliation_case_ref, q.case_request_operation_id, q.case_identity_ref, q.case_identity_schema_version, q.case_identity_digest_algorithm_version, q.case_identity_digest, q.predecessor_generation, q.billing_reservation_id, q.run_id, q.finalization_fence_revision, q.work_generation, q.billing_finalization_operation_id, q.decision_ref, q.decision_schema_version, q.decision_digest_algorithm_version, q.decision_digest, q.reason_code, q.event_id, q.event_envelope_sha256, q.requested_at, w.work_ref, w.work_schema_version, w.work_digest_algorithm_version, w.work_digest, s.billing_account_id
+  FROM billing.finalization_reconciliation_requests q
+  JOIN billing.billing_finalization_works w
+    ON w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.work_generation
+  JOIN billing.reservation_states s ON s.billing_reservation_id = q.billing_reservation_id
+ WHERE q.billing_finalization_fence_id = $1 AND q.reconciliation_generation = $2
+`
+
+type ReconciliationRequestForReadParams struct {
+	BillingFinalizationFenceID string
+	ReconciliationGeneration   int64
+}
+
+type ReconciliationRequestForReadRow struct {
+	BillingFinalizationFenceID         string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              string
+	CaseRequestOperationID             string
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	PredecessorGeneration              *int64
+	BillingReservationID               string
+	RunID                              string
+	FinalizationFenceRevision          int64
+	WorkGeneration                     int64
+	BillingFinalizationOperationID     string
+	DecisionRef                        string
+	DecisionSchemaVersion              string
+	DecisionDigestAlgorithmVersion     string
+	DecisionDigest                     string
+	ReasonCode                         string
+	EventID                            string
+	EventEnvelopeSha256                string
+	RequestedAt                        time.Time
+	WorkRef                            string
+	WorkSchemaVersion                  string
+	WorkDigestAlgorithmVersion         string
+	WorkDigest                         string
+	BillingAccountID                   string
+}
+
+// A case generation's request with its Work and the reservation's account
+// (readBillingFinalizationDecisionForOperations compares them all).
+func (q *Queries) ReconciliationRequestForRead(ctx context.Context, db DBTX, arg ReconciliationRequestForReadParams) (ReconciliationRequestForReadRow, error) {
+	row := db.QueryRow(ctx, reconciliationRequestForRead, arg.BillingFinalizationFenceID, arg.ReconciliationGeneration)
+	var i ReconciliationRequestForReadRow
+	err := row.Scan(
+		&i.BillingFinalizationFenceID,
+		&i.ReconciliationGeneration,
+		&i.ReconciliationCaseRef,
+		&i.CaseRequestOperationID,
+		&i.CaseIdentityRef,
+		&i.CaseIdentitySchemaVersion,
+		&i.CaseIdentityDigestAlgorithmVersion,
+		&i.CaseIdentityDigest,
+		&i.PredecessorGeneration,
+		&i.BillingReservationID,
+		&i.RunID,
+		&i.FinalizationFenceRevision,
+		&i.WorkGeneration,
+		&i.BillingFinalizationOperationID,
+		&i.DecisionRef,
+		&i.DecisionSchemaVersion,
+		&i.DecisionDigestAlgorithmVersion,
+		&i.DecisionDigest,
+		&i.ReasonCode,
+		&i.EventID,
+		&i.EventEnvelopeSha256,
+		&i.RequestedAt,
+		&i.WorkRef,
+		&i.WorkSchemaVersion,
+		&i.WorkDigestAlgorithmVersion,
+		&i.WorkDigest,
+		&i.BillingAccountID,
+	)
+	return i, err
+}
+
 const reconciliationRequestGet = `-- name: ReconciliationRequestGet :one
 SELECT billing_finalization_fence_id, reconciliation_generation, reconciliation_case_ref, case_request_operation_id, case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, predecessor_generation, billing_reservation_id, run_id, finalization_fence_revision, work_generation, billing_finalization_operation_id, decision_ref, decision_schema_version, decision_digest_algorithm_version, decision_digest, reason_code, event_id, event_envelope_sha256, requested_at FROM billing.finalization_reconciliation_requests
  WHERE billing_finalization_fence_id = $1 AND reconciliation_generation = $2

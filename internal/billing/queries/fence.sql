@@ -93,3 +93,13 @@ SELECT * FROM billing.finalization_reconciliation_requests
 -- name: TxNow :one
 -- Database time of the transaction (every billing timestamp).
 SELECT transaction_timestamp()::timestamptz AS now;
+
+-- name: ReconciliationRequestForRead :one
+-- A case generation's request with its Work and the reservation's account
+-- (readBillingFinalizationDecisionForOperations compares them all).
+SELECT q.*, w.work_ref, w.work_schema_version, w.work_digest_algorithm_version, w.work_digest, s.billing_account_id
+  FROM billing.finalization_reconciliation_requests q
+  JOIN billing.billing_finalization_works w
+    ON w.billing_finalization_fence_id = q.billing_finalization_fence_id AND w.work_generation = q.work_generation
+  JOIN billing.reservation_states s ON s.billing_reservation_id = q.billing_reservation_id
+ WHERE q.billing_finalization_fence_id = @billing_finalization_fence_id AND q.reconciliation_generation = @reconciliation_generation;

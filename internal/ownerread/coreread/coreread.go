@@ -96,3 +96,64 @@ type SettlementTransitionRead struct {
 	SettlementBasis             digest.Digest
 	ValidationOperationID       string
 }
+
+// FinalizationDecisionForOperationsReader is Billing's
+// readBillingFinalizationDecisionForOperations (billing.Reads in process),
+// which the Operations projector calls for
+// billing.finalization-reconciliation.case-requested@1 before it creates
+// the case.
+type FinalizationDecisionForOperationsReader interface {
+	ReadBillingFinalizationDecisionForOperations(ctx context.Context, req FinalizationDecisionForOperationsRead) (ownerread.Answer, error)
+}
+
+// ResolutionAppliedForOperationsReader is Billing's
+// readFinalizationReconciliationResolutionAppliedForOperations, which the
+// projector calls for billing.finalization-reconciliation-resolution.applied@1
+// before it closes the case.
+type ResolutionAppliedForOperationsReader interface {
+	ReadFinalizationReconciliationResolutionAppliedForOperations(ctx context.Context, req ResolutionAppliedForOperationsRead) (ownerread.Answer, error)
+}
+
+// FinalizationDecisionForOperationsRead is the event-bound request of
+// readBillingFinalizationDecisionForOperations: every identity the
+// case-requested event states, so Billing recomputes the decision, the
+// winning Work and its generation from its own records and compares them
+// all (Operations never infers the generation from an operation hash).
+type FinalizationDecisionForOperationsRead struct {
+	EventID                  string
+	EventEnvelopeDigest      digest.Digest
+	BillingReservationID     string
+	BillingAccountID         string
+	RunID                    string
+	FenceID                  string
+	CaseRef                  string
+	Generation               int64
+	CaseRequestOperationID   string
+	CaseIdentity             strict.Quadruple
+	Decision                 strict.Quadruple
+	TriggeringWork           strict.Quadruple
+	TriggeringWorkGeneration int64
+	FinalizationOperationID  string
+	ReasonCode               string
+	// PredecessorGeneration is 0 for the first case generation.
+	PredecessorGeneration int64
+}
+
+// ResolutionAppliedForOperationsRead is the event-bound request of
+// readFinalizationReconciliationResolutionAppliedForOperations: every
+// identity the resolution-applied event states.
+type ResolutionAppliedForOperationsRead struct {
+	EventID               string
+	EventEnvelopeDigest   digest.Digest
+	BillingReservationID  string
+	BillingAccountID      string
+	RunID                 string
+	FenceID               string
+	CaseRef               string
+	Generation            int64
+	ResolutionRevision    int64
+	ResolutionOperationID string
+	CaseIdentity          strict.Quadruple
+	Applied               strict.Quadruple
+	Actor                 string
+}
