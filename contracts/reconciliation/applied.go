@@ -87,7 +87,7 @@ var AppliedDef = &schema.Def{Name: "FinalizationReconciliationResolutionAppliedV
 		schema.Quad(PrefixCandidate, "AdminCommandCandidate@1"),
 		schema.Quad(PrefixDecision, "FinalizationReconciliationResolutionDecision@1"),
 		schema.F("grantJti", uuid, "the consumed grant's jti"),
-		schema.F("grantSha256", Sha256Text, "SHA-256 of the consumed compact JWS"),
+		schema.F("grantSha256", SHA256Text, "SHA-256 of the consumed compact JWS"),
 		evidenceField(),
 		schema.F("finalizationFenceRevision", schema.Int{Min: 1}, "the fence revision the fact was applied at"),
 		schema.F("appliedAt", schema.Timestamp{}, "excluded from the digest candidate"),

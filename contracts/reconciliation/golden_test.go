@@ -1,6 +1,7 @@
 package reconciliation_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,36 +82,60 @@ func TestGolden_CT4_OP1(t *testing.T) {
 	}
 }
 
+// decode runs the kind's typed decoder.
+func decode(kind string, body []byte) (interface{ ToJSON() map[string]any }, error) {
+	switch kind {
+	case rc.KindCaseIdentityReservation:
+		return rc.DecodeCaseIdentityReservation(body)
+	case rc.KindCommandRequest:
+		return rc.DecodeCommandRequest(body)
+	case rc.KindImpactPreview:
+		return rc.DecodeImpactPreview(body)
+	case rc.KindApproval:
+		return rc.DecodeApproval(body)
+	case rc.KindJitActivation:
+		return rc.DecodeJitActivation(body)
+	case rc.KindCandidate:
+		return rc.DecodeCandidate(body)
+	case rc.KindDecision:
+		return rc.DecodeDecision(body)
+	case rc.KindGrantClaims:
+		return rc.DecodeGrantClaims(body)
+	case rc.KindGrantExchangeResult:
+		return rc.DecodeGrantExchangeResult(body)
+	case rc.KindApplied:
+		return rc.DecodeApplied(body)
+	}
+	return nil, fmt.Errorf("no decoder for %s", kind)
+}
+
 // The typed decoders return exactly the sealed object.
 func TestDecodeRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, g := range goldens(t) {
 		body, err := jcs.Marshal(g.obj.ToJSON())
 		require.NoError(t, err)
-		var back any
-		switch g.kind {
-		case rc.KindCaseIdentityReservation:
-			back, err = rc.DecodeCaseIdentityReservation(body)
-		case rc.KindCommandRequest:
-			back, err = rc.DecodeCommandRequest(body)
-		case rc.KindImpactPreview:
-			back, err = rc.DecodeImpactPreview(body)
-		case rc.KindApproval:
-			back, err = rc.DecodeApproval(body)
-		case rc.KindJitActivation:
-			back, err = rc.DecodeJitActivation(body)
-		case rc.KindCandidate:
-			back, err = rc.DecodeCandidate(body)
-		case rc.KindDecision:
-			back, err = rc.DecodeDecision(body)
-		case rc.KindGrantClaims:
-			back, err = rc.DecodeGrantClaims(body)
-		case rc.KindGrantExchangeResult:
-			back, err = rc.DecodeGrantExchangeResult(body)
-		case rc.KindApplied:
-			back, err = rc.DecodeApplied(body)
-		}
+		back, err := decode(g.kind, body)
 		require.NoError(t, err, g.kind)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)
 	}
+}
+
+// CT-2: whatever a strict decoder accepts is exactly what its typed object
+// writes back (nothing read is dropped or invented), and nothing panics.
+func FuzzDecode(f *testing.F) {
+	goldentest.AddSeeds(f, "testdata/golden/*/*/raw.json", "testdata/negative/*/*.json")
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		for _, c := range rc.Contracts() {
+			x, err := decode(c.Name, doc)
+			if err != nil {
+				continue
+			}
+			want, err := jcs.Canonicalize(doc)
+			require.NoError(t, err)
+			got, err := jcs.Marshal(x.ToJSON())
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), c.Name)
+		}
+	})
 }

@@ -88,7 +88,7 @@ var GrantExchangeResultDef = &schema.Def{Name: "CommandGrantExchangeResultV1",
 		schema.Quad(PrefixDecision, "FinalizationReconciliationResolutionDecision@1"),
 		schema.F("boundWorkload", WorkloadText, "the admin command gateway workload (= caller JWT sub)"),
 		schema.F("grantJti", uuid, "the issued grant's jti"),
-		schema.F("grantSha256", Sha256Text, "SHA-256 of the issued compact JWS"),
+		schema.F("grantSha256", SHA256Text, "SHA-256 of the issued compact JWS"),
 		schema.F("grantExpiresAt", schema.Timestamp{}, "the grant's exp; in the digest"),
 		schema.F("exchangedAt", schema.Timestamp{}, "excluded from the digest candidate"),
 	)}}

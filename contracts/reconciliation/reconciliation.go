@@ -229,8 +229,8 @@ func selfQuad(prefix, doc string) []schema.Field {
 // (e.g. "admin.command-gateway").
 var WorkloadText = schema.Text{MaxLength: 128, Pattern: `^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$`}
 
-// Sha256Text is a lowercase hex SHA-256 of bytes that are not JSON (the compact JWS).
-var Sha256Text = schema.Text{MaxLength: 64, Pattern: schema.DigestPattern}
+// SHA256Text is a lowercase hex SHA-256 of bytes that are not JSON (the compact JWS).
+var SHA256Text = schema.Text{MaxLength: 64, Pattern: schema.DigestPattern}
 
 func actionField() []schema.Field {
 	return schema.F("action", schema.Literal{Value: ActionReevaluateCurrentOwnerState}, "the only action: re-run the owners' strict reads")
