@@ -26,9 +26,10 @@ const (
 	CodeClosureIdentity    = "closure_identity_mismatch"
 	CodeSettlementConflict = "settlement_input_conflict"
 	// Retryable.
-	CodeFenceNotBindable      = "fence_not_bindable"
-	CodeClosureNotApplied     = "closure_event_not_applied"
-	CodeResolutionChainAbsent = "resolution_chain_absent"
+	CodeFenceNotBindable     = "fence_not_bindable"
+	CodeClosureNotApplied    = "closure_event_not_applied"
+	CodeResolutionConflict   = "resolution_conflict"
+	CodeResolutionNotApplied = "resolution_not_applied"
 )
 
 var (
@@ -50,8 +51,8 @@ var (
 // the work_scheduled BillingFinalizationCoordinatorConsumerReceipt@1. It
 // never reads Execution: the closure event is self-contained, and the
 // Work's owner reads come later (the finalization pipeline).
-// billing.finalization-reconciliation-resolution.applied@1 waits as
-// unsupported: its command chain does not exist.
+// billing.finalization-reconciliation-resolution.applied@1 of the fence's
+// current case generation reopens evaluation (applyResolution).
 type Coordinator struct {
 	receipts *inbox.Table
 	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
@@ -100,7 +101,7 @@ func (c *Coordinator) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (
 	case env.EventType == receipt.EventExecutionRunFinalizationClosed && env.EventSchemaVersion == "1":
 		return c.applyClosure(ctx, tx, ev)
 	case env.EventType == receipt.EventFinalizationReconciliationResolutionApplied && env.EventSchemaVersion == "1":
-		return inbox.WaitUnsupported(CodeResolutionChainAbsent, ErrReconciliationChainAbsent), nil
+		return c.applyResolution(ctx, tx, ev)
 	default:
 		return inbox.Outcome{}, transport.NonRetryable(CodePairNotConsumed, fmt.Errorf("%w: %s (%s)", ErrPairNotConsumed, env.EventType, env.EventSchemaVersion))
 	}
@@ -200,6 +201,114 @@ func closureMismatch(p envelope.ExecutionRunFinalizationClosedV1Payload, env *en
 		return "runAdmissionManifest " + p.RunAdmissionManifestRef
 	case env.TenantKind != res.TenantKind || env.TenantID != res.TenantID || env.WorkspaceID != res.WorkspaceID || env.ProjectID != deref(res.ProjectID):
 		return "tenant"
+	}
+	return ""
+}
+
+// applyResolution is the resolution branch (ADR-031; outbox document,
+// coordinator paragraphs): the event must be exactly Billing's applied fact
+// of its case generation. When the fence is still in that generation, one
+// inbox transaction records the resolution watermark, freezes a trigger
+// with every watermark accumulated during the case, schedules the new Work
+// generation, leaves the case (pending_evaluation) and writes the
+// work_scheduled receipt. When that generation's resolution already
+// reopened the fence (its watermark exists: the re-evaluation ran, or
+// entered the next case generation), a late duplicate answers
+// already_superseded and creates no Work. Any other state is a conflict.
+func (c *Coordinator) applyResolution(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
+	env := ev.Envelope
+	p, err := envelope.PayloadOf[envelope.BillingFinalizationReconciliationResolutionAppliedV1Payload](env)
+	if err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeEnvelopeInvalid, err)
+	}
+	fence, err := queries.FenceLock(ctx, tx, p.BillingFinalizationFenceID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return inbox.Outcome{}, transport.NonRetryable(CodeResolutionConflict, fmt.Errorf("%w: fence %s", ErrFenceNotFound, p.BillingFinalizationFenceID))
+	}
+	if err != nil {
+		return inbox.Outcome{}, fmt.Errorf("lock fence: %w", err)
+	}
+	stored, err := queries.ResolutionGet(ctx, tx, dbsqlc.ResolutionGetParams{BillingFinalizationFenceID: p.BillingFinalizationFenceID,
+		ReconciliationGeneration: p.ReconciliationGeneration})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The fact commits with its event; an event without it is not ours.
+		return inbox.Outcome{}, transport.NonRetryable(CodeResolutionNotApplied, fmt.Errorf("%w: no resolution of fence %s generation %d",
+			ErrResolutionConflict, p.BillingFinalizationFenceID, p.ReconciliationGeneration))
+	}
+	if err != nil {
+		return inbox.Outcome{}, fmt.Errorf("read resolution: %w", err)
+	}
+	if mismatch := resolutionMismatch(p, env, ev, stored); mismatch != "" {
+		return inbox.Outcome{}, transport.NonRetryable(CodeResolutionConflict, fmt.Errorf("%w: %s", ErrResolutionConflict, mismatch))
+	}
+	r := &receipt.BillingFinalizationCoordinatorConsumerReceipt{
+		Header: receipt.Header{Receipt: strict.Quadruple{Ref: "bfcr-" + uuid.Must(uuid.NewV7()).String()},
+			EventID: env.EventID, EventEnvelopeDigest: ev.Delivery.EnvelopeDigest},
+		Source: receipt.CoordinatorSource{Kind: receipt.CoordinatorSourceResolution, Resolution: &receipt.ResolutionSource{
+			Tenant:               receipt.Tenant{Kind: env.TenantKind, ID: env.TenantID, WorkspaceID: env.WorkspaceID, ProjectID: env.ProjectID},
+			BillingReservationID: p.BillingReservationID, BillingAccountID: p.BillingAccountID, RunID: p.RunID,
+			BillingFinalizationFenceID: p.BillingFinalizationFenceID, ReconciliationCaseRef: p.ReconciliationCaseRef,
+			ReconciliationGeneration: p.ReconciliationGeneration, ResolutionRevision: 1, ResolutionOperationID: p.ResolutionOperationID,
+			FinalizationCaseIdentityReservation:         quad(p.FinalizationCaseIdentityReservationRef, p.FinalizationCaseIdentityReservationSchemaVersion, p.FinalizationCaseIdentityReservationDigestAlgorithmVersion, p.FinalizationCaseIdentityReservationDigest),
+			FinalizationReconciliationResolutionApplied: quad(p.FinalizationReconciliationResolutionAppliedRef, p.FinalizationReconciliationResolutionAppliedSchemaVersion, p.FinalizationReconciliationResolutionAppliedDigestAlgorithmVersion, p.FinalizationReconciliationResolutionAppliedDigest),
+			ActorWorkforcePrincipalID:                   p.ActorWorkforcePrincipalID,
+		}},
+		CommittedAt: ev.Now.UTC(),
+	}
+	_, err = queries.ResolutionWatermarkGet(ctx, tx, dbsqlc.ResolutionWatermarkGetParams{
+		BillingFinalizationFenceID: p.BillingFinalizationFenceID, ReconciliationGeneration: p.ReconciliationGeneration})
+	switch {
+	case err == nil:
+		r.Outcome = receipt.CoordinatorOutcome{State: receipt.CoordinatorAlreadySuperseded, FinalizationFenceRevision: fence.FinalizationFenceRevision}
+		if err := r.Seal(); err != nil {
+			return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("seal coordinator receipt: %w", err))
+		}
+		return inbox.Applied(r), nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return inbox.Outcome{}, fmt.Errorf("read resolution watermark: %w", err)
+	}
+	if fence.CoordinationState != FenceReconciliationRequired || fence.ReconciliationGeneration != p.ReconciliationGeneration {
+		return inbox.Outcome{}, transport.NonRetryable(CodeResolutionConflict, fmt.Errorf("%w: fence %s is %s at case generation %d, the resolution is for %d",
+			ErrResolutionConflict, fence.BillingFinalizationFenceID, fence.CoordinationState, fence.ReconciliationGeneration, p.ReconciliationGeneration))
+	}
+	now := ev.Now.UTC()
+	trig, work, err := nextGeneration(ctx, tx, fence, nil, now)
+	if err != nil {
+		return inbox.Outcome{}, err
+	}
+	r.Outcome = receipt.CoordinatorOutcome{State: receipt.CoordinatorWorkScheduled, FinalizationFenceRevision: trig.FenceRevision,
+		Work: &receipt.FinalizationWorkBinding{WorkGeneration: work.Generation, TriggerSnapshot: trig.Snapshot, Work: work.Work}}
+	if err := r.Seal(); err != nil {
+		return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("seal coordinator receipt: %w", err))
+	}
+	if err := queries.ResolutionWatermarkInsert(ctx, tx, dbsqlc.ResolutionWatermarkInsertParams{
+		BillingFinalizationFenceID: p.BillingFinalizationFenceID, ReconciliationGeneration: p.ReconciliationGeneration,
+		ResolutionEventID: env.EventID, ResolutionEventEnvelopeSha256: ev.Delivery.EnvelopeDigest.Value,
+		CoordinatorReceiptRef: r.Receipt.Ref, CoordinatorReceiptDigest: r.Receipt.Digest, WorkGeneration: work.Generation, AppliedAt: now,
+	}); err != nil {
+		return inbox.Outcome{}, fmt.Errorf("insert resolution watermark: %w", err)
+	}
+	if _, err := advanceFence(ctx, tx, fence, trig, work, now); err != nil {
+		return inbox.Outcome{}, err
+	}
+	return inbox.Applied(r), nil
+}
+
+// resolutionMismatch compares the resolution event with Billing's stored
+// applied fact ("" when they agree).
+func resolutionMismatch(p envelope.BillingFinalizationReconciliationResolutionAppliedV1Payload, env *envelope.Envelope, ev *inbox.Event,
+	stored dbsqlc.BillingFinalizationReconciliationResolution) string {
+	applied := quad(stored.AppliedRef, stored.AppliedSchemaVersion, stored.AppliedDigestAlgorithmVersion, stored.AppliedDigest)
+	switch {
+	case stored.EventID != env.EventID || stored.EventEnvelopeSha256 != ev.Delivery.EnvelopeDigest.Value:
+		return "event " + env.EventID + " is not the one committed with the resolution"
+	case stored.ResolutionOperationID != p.ResolutionOperationID:
+		return "resolutionOperationId " + p.ResolutionOperationID
+	case quad(p.FinalizationReconciliationResolutionAppliedRef, p.FinalizationReconciliationResolutionAppliedSchemaVersion,
+		p.FinalizationReconciliationResolutionAppliedDigestAlgorithmVersion, p.FinalizationReconciliationResolutionAppliedDigest) != applied:
+		return "finalizationReconciliationResolutionApplied " + p.FinalizationReconciliationResolutionAppliedRef
+	case stored.ActorWorkforcePrincipalID != p.ActorWorkforcePrincipalID:
+		return "actor " + p.ActorWorkforcePrincipalID
 	}
 	return ""
 }

@@ -223,8 +223,8 @@ func TestBFC4WorkBeforeClosure(t *testing.T) {
 	require.Nil(t, f.Waiting)
 }
 
-// BFC-5: the resolution pair waits as unsupported (its command chain does
-// not exist), any other pair is non_retryable; nothing is written.
+// BFC-5: a pair the coordinator does not consume is non_retryable, and a
+// resolution event whose payload does not decode too; nothing is written.
 func TestBFC5OnlyClosureDecoded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -239,8 +239,10 @@ func TestBFC5OnlyClosureDecoded(t *testing.T) {
 	require.False(t, retryable, "error: %v", err)
 	require.EqualValues(t, 1, b.fence(t, r.fenceID).Revision)
 
-	out, err := b.c.ApplyTx(t.Context(), nil, &inbox.Event{Envelope: &envelope.Envelope{EventType: receipt.EventFinalizationReconciliationResolutionApplied, EventSchemaVersion: "1"}})
-	require.NoError(t, err)
-	require.True(t, out.Waiting(), "the resolution pair waits: its command chain does not exist")
-	require.Nil(t, out.Receipt())
+	// The resolution pair is consumed (issue 31): a payload that does not
+	// decode is the event's fault and writes nothing.
+	_, err = b.c.ApplyTx(t.Context(), nil, &inbox.Event{Envelope: &envelope.Envelope{EventType: receipt.EventFinalizationReconciliationResolutionApplied, EventSchemaVersion: "1"}})
+	require.Error(t, err)
+	retryable, _ = inboxRetryable(err)
+	require.False(t, retryable, "error: %v", err)
 }

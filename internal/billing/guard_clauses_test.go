@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
@@ -359,6 +361,22 @@ func TestGuardClausesInsertOnlyFacts(t *testing.T) {
 	b.closed(t, inCase)
 	_, err = b.reconcile(t, inCase, caseOf(inCase, 1))
 	require.NoError(t, err)
+	// Its resolution applied and consumed by the coordinator (a consumed
+	// grant, an applied fact, a resolution watermark).
+	rs := newResolver(t)
+	c := reconciliation.Case{ReconciliationCaseRef: caseOf(inCase, 1).CaseRef, ReconciliationGeneration: 1, Identity: caseOf(inCase, 1).Identity,
+		BillingAccountID: inCase.accountID, BillingReservationID: inCase.reservationID, RunID: inCase.runID, FenceID: inCase.fenceID}
+	cmd, _ := rs.command(t, c, time.Now())
+	applied, err := b.apply(t, rs, cmd)
+	require.NoError(t, err)
+	// BL003.resolution-current-case: a second resolution row at another
+	// fence revision (the trigger runs before the keys are checked).
+	requireClause(t, refusedAs(t, b, roleBilling, `INSERT INTO billing.finalization_reconciliation_resolutions
+		SELECT (jsonb_populate_record(r, jsonb_build_object('finalization_fence_revision', r.finalization_fence_revision + 1))).*
+		  FROM billing.finalization_reconciliation_resolutions r`),
+		billing.CodeReconciliationGuard, "applies to its fence's current case generation")
+	_, err = b.deliver(t, b.resolutionEvent(t, applied.EventID))
+	require.NoError(t, err)
 	_, err = b.admin.Exec(t.Context(), `INSERT INTO billing.finalization_owner_receipts (receipt_ref, receipt_kind, receipt_schema_version,
 		    receipt_digest_algorithm_version, receipt_digest, manifest_ref, receipt_body)
 		SELECT 'ror-guard', 'RunExecutionFinalizationReceipt@1', '1', 'jcs-sha256-v1', repeat('a', 64), manifest_ref, '{}'
@@ -366,18 +384,21 @@ func TestGuardClausesInsertOnlyFacts(t *testing.T) {
 	require.NoError(t, err)
 
 	for table, clause := range map[string]string{
-		"billing_finalization_trigger_snapshots": "BL001.trigger-snapshots-immutable",
-		"closure_watermarks":                     "BL001.closure-watermarks-immutable",
-		"ledger_posting_groups":                  "BL001.posting-groups-immutable",
-		"ledger_postings":                        "BL001.postings-immutable",
-		"finalization_evaluations":               "BL001.evaluations-immutable",
-		"finalization_committed":                 "BL001.committed-immutable",
-		"coordinator_receipts":                   "BL001.coordinator-receipts-immutable",
-		"finalization_input_manifests":           "BL001.input-manifests-immutable",
-		"finalization_owner_receipts":            "BL001.owner-receipts-immutable",
-		"finalization_validation_bundles":        "BL001.validation-bundles-immutable",
-		"finalization_decisions":                 "BL001.decisions-immutable",
-		"finalization_reconciliation_requests":   "BL001.reconciliation-requests-immutable",
+		"billing_finalization_trigger_snapshots":  "BL001.trigger-snapshots-immutable",
+		"closure_watermarks":                      "BL001.closure-watermarks-immutable",
+		"ledger_posting_groups":                   "BL001.posting-groups-immutable",
+		"ledger_postings":                         "BL001.postings-immutable",
+		"finalization_evaluations":                "BL001.evaluations-immutable",
+		"finalization_committed":                  "BL001.committed-immutable",
+		"coordinator_receipts":                    "BL001.coordinator-receipts-immutable",
+		"finalization_input_manifests":            "BL001.input-manifests-immutable",
+		"finalization_owner_receipts":             "BL001.owner-receipts-immutable",
+		"finalization_validation_bundles":         "BL001.validation-bundles-immutable",
+		"finalization_decisions":                  "BL001.decisions-immutable",
+		"finalization_reconciliation_requests":    "BL001.reconciliation-requests-immutable",
+		"consumed_command_grants":                 "BL001.consumed-grants-immutable",
+		"finalization_reconciliation_resolutions": "BL001.resolutions-immutable",
+		"resolution_watermarks":                   "BL001.resolution-watermarks-immutable",
 	} {
 		var rows int
 		require.NoError(t, b.admin.QueryRow(t.Context(), "SELECT count(*) FROM billing."+table).Scan(&rows))
@@ -472,31 +493,34 @@ func TestGuardClausesNoTruncate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for table, clause := range map[string]string{
-		"billing_finalization_fences":            "BL001.fences-no-truncate",
-		"billing_finalization_trigger_snapshots": "BL001.trigger-snapshots-no-truncate",
-		"billing_finalization_works":             "BL001.works-no-truncate",
-		"closure_watermarks":                     "BL001.closure-watermarks-no-truncate",
-		"settlement_input_watermarks":            "BL001.settlement-input-watermarks-no-truncate",
-		"reservation_states":                     "BL001.reservation-states-no-truncate",
-		"ledger_posting_groups":                  "BL001.posting-groups-no-truncate",
-		"ledger_postings":                        "BL001.postings-no-truncate",
-		"finalization_evaluations":               "BL001.evaluations-no-truncate",
-		"finalization_committed":                 "BL001.committed-no-truncate",
-		"coordinator_receipts":                   "BL001.coordinator-receipts-no-truncate",
-		"finalization_input_manifests":           "BL001.input-manifests-no-truncate",
-		"finalization_owner_receipts":            "BL001.owner-receipts-no-truncate",
-		"finalization_validation_bundles":        "BL001.validation-bundles-no-truncate",
-		"finalization_decisions":                 "BL001.decisions-no-truncate",
-		"finalization_reconciliation_requests":   "BL001.reconciliation-requests-no-truncate",
-		"settlement_catch_up_receipts":           "BC001.receipts-no-truncate",
-		"settlement_catch_up_works":              "BC001.works-no-truncate",
-		"settlement_transitions":                 "BC001.transitions-no-truncate",
-		"late_settlement_exposures":              "BC001.exposures-no-truncate",
-		"settlement_catch_up_fences":             "BC001.fences-no-truncate",
-		"settlement_catch_up_finishes":           "BC001.finishes-no-truncate",
-		"settlement_catch_up_claims":             "BC001.claims-no-truncate",
-		"settlement_catch_up_attempts":           "BC001.attempts-no-truncate",
-		"settlement_catch_up_blocks":             "BC001.blocks-no-truncate",
+		"billing_finalization_fences":             "BL001.fences-no-truncate",
+		"billing_finalization_trigger_snapshots":  "BL001.trigger-snapshots-no-truncate",
+		"billing_finalization_works":              "BL001.works-no-truncate",
+		"closure_watermarks":                      "BL001.closure-watermarks-no-truncate",
+		"settlement_input_watermarks":             "BL001.settlement-input-watermarks-no-truncate",
+		"reservation_states":                      "BL001.reservation-states-no-truncate",
+		"ledger_posting_groups":                   "BL001.posting-groups-no-truncate",
+		"ledger_postings":                         "BL001.postings-no-truncate",
+		"finalization_evaluations":                "BL001.evaluations-no-truncate",
+		"finalization_committed":                  "BL001.committed-no-truncate",
+		"coordinator_receipts":                    "BL001.coordinator-receipts-no-truncate",
+		"finalization_input_manifests":            "BL001.input-manifests-no-truncate",
+		"finalization_owner_receipts":             "BL001.owner-receipts-no-truncate",
+		"finalization_validation_bundles":         "BL001.validation-bundles-no-truncate",
+		"finalization_decisions":                  "BL001.decisions-no-truncate",
+		"finalization_reconciliation_requests":    "BL001.reconciliation-requests-no-truncate",
+		"consumed_command_grants":                 "BL001.consumed-grants-no-truncate",
+		"finalization_reconciliation_resolutions": "BL001.resolutions-no-truncate",
+		"resolution_watermarks":                   "BL001.resolution-watermarks-no-truncate",
+		"settlement_catch_up_receipts":            "BC001.receipts-no-truncate",
+		"settlement_catch_up_works":               "BC001.works-no-truncate",
+		"settlement_transitions":                  "BC001.transitions-no-truncate",
+		"late_settlement_exposures":               "BC001.exposures-no-truncate",
+		"settlement_catch_up_fences":              "BC001.fences-no-truncate",
+		"settlement_catch_up_finishes":            "BC001.finishes-no-truncate",
+		"settlement_catch_up_claims":              "BC001.claims-no-truncate",
+		"settlement_catch_up_attempts":            "BC001.attempts-no-truncate",
+		"settlement_catch_up_blocks":              "BC001.blocks-no-truncate",
 	} {
 		code := billing.CodeInsertOnly
 		if clause[:2] == "BC" {

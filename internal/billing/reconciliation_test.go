@@ -28,7 +28,7 @@ func (b *bundle) reconcile(t *testing.T, r run, c billing.CaseIdentity) (billing
 	_, op := b.workState(t, r.fenceID, *f.Active)
 	return tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.ReconciliationResult, error) {
 		return billing.RecordReconciliationTx(ctx, tx, billing.Reconciliation{FenceID: r.fenceID, WorkGeneration: *f.Active,
-			OperationID: op, ReasonCode: "target_above_reservation", ReasonDetail: "test", Decision: quad("bfd-" + r.runID), Case: c})
+			OperationID: op, ReasonCode: "target_above_reservation", ReasonDetail: "test", Decision: quad(fmt.Sprintf("bfd-%s-%d", r.runID, c.Generation)), Case: c})
 	})
 }
 

@@ -32,3 +32,31 @@ type BillingFinalizationReconciliationRequest struct {
 	EventEnvelopeSha256                string
 	RequestedAt                        time.Time
 }
+
+type BillingFinalizationReconciliationResolution struct {
+	BillingFinalizationFenceID    string
+	ReconciliationGeneration      int64
+	ResolutionOperationID         string
+	AppliedRef                    string
+	AppliedSchemaVersion          string
+	AppliedDigestAlgorithmVersion string
+	AppliedDigest                 string
+	ActorWorkforcePrincipalID     string
+	GrantJti                      string
+	FinalizationFenceRevision     int64
+	EventID                       string
+	EventEnvelopeSha256           string
+	AppliedBody                   string
+	AppliedAt                     time.Time
+}
+
+type BillingResolutionWatermark struct {
+	BillingFinalizationFenceID    string
+	ReconciliationGeneration      int64
+	ResolutionEventID             string
+	ResolutionEventEnvelopeSha256 string
+	CoordinatorReceiptRef         string
+	CoordinatorReceiptDigest      string
+	WorkGeneration                int64
+	AppliedAt                     time.Time
+}
