@@ -9,6 +9,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/internal/billing/dbsqlc"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/ownerread"
@@ -100,6 +101,42 @@ func (r Reads) ReadBillingFinalizationDecisionForOperations(ctx context.Context,
 		quad(row.WorkRef, row.WorkSchemaVersion, row.WorkDigestAlgorithmVersion, row.WorkDigest) == req.TriggeringWork &&
 		row.WorkGeneration == req.TriggeringWorkGeneration && row.BillingFinalizationOperationID == req.FinalizationOperationID &&
 		row.ReasonCode == req.ReasonCode && predecessor == req.PredecessorGeneration && row.BillingAccountID == req.BillingAccountID
+	if !same {
+		return ownerread.Conflicting, nil
+	}
+	return ownerread.Found, nil
+}
+
+// ReadFinalizationReconciliationResolutionAppliedForOperations is
+// readFinalizationReconciliationResolutionAppliedForOperations: by the case
+// generation the resolution-applied event names, it answers found when
+// Billing's applied fact of that generation recomputes to the event's
+// quadruple and every identity the event states equals it (event id and
+// envelope digest, case, identity reservation, resolution operation and
+// revision, actor); not_found when the generation has no resolution;
+// conflicting otherwise.
+func (r Reads) ReadFinalizationReconciliationResolutionAppliedForOperations(ctx context.Context, req coreread.ResolutionAppliedForOperationsRead) (ownerread.Answer, error) {
+	if err := req.Applied.Validate(); err != nil || req.CaseIdentity.Validate() != nil || req.EventID == "" || req.FenceID == "" || req.Generation < 1 {
+		return "", fmt.Errorf("%w: readFinalizationReconciliationResolutionAppliedForOperations needs the event, the fence, the generation and both quadruples", ownerread.ErrInvalidRequest)
+	}
+	row, err := queries.ResolutionGet(ctx, r.DB, dbsqlc.ResolutionGetParams{BillingFinalizationFenceID: req.FenceID, ReconciliationGeneration: req.Generation})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ownerread.NotFound, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read resolution: %w", err)
+	}
+	fact, err := reconciliation.DecodeApplied([]byte(row.AppliedBody))
+	if err != nil {
+		return ownerread.Conflicting, nil
+	}
+	c := fact.Case
+	same := fact.Applied == req.Applied && row.EventID == req.EventID && req.EventEnvelopeDigest.Algorithm == digest.JCSSHA256V1 &&
+		row.EventEnvelopeSha256 == req.EventEnvelopeDigest.Value && c.BillingReservationID == req.BillingReservationID &&
+		c.BillingAccountID == req.BillingAccountID && c.RunID == req.RunID && c.FenceID == req.FenceID &&
+		c.ReconciliationCaseRef == req.CaseRef && c.ReconciliationGeneration == req.Generation && c.Identity == req.CaseIdentity &&
+		req.ResolutionRevision == reconciliation.ResolutionRevision1 && fact.ResolutionOperationID == req.ResolutionOperationID &&
+		fact.ActorWorkforcePrincipalID == req.Actor
 	if !same {
 		return ownerread.Conflicting, nil
 	}
