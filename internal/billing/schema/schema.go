@@ -19,6 +19,10 @@ const LineName = "billing"
 // RoleBilling is the role of the Billing coordinator and finalization commit.
 const RoleBilling = "oceanway_billing"
 
+// RoleGrants is the role of Core's command grant issuer (schema grants,
+// created by this line: the issuer is Core, and keeps to its own table).
+const RoleGrants = "oceanway_grants"
+
 //go:embed migrations/*.sql
 var files embed.FS
 
@@ -33,6 +37,6 @@ func Line() migrate.Line {
 		FS:         FS,
 		// The fence tables move out of admission; the role is an outbox producer.
 		After: []string{outboxschema.LineName, admissionschema.LineName},
-		Roles: []string{RoleBilling},
+		Roles: []string{RoleBilling, RoleGrants},
 	}
 }

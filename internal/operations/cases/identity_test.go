@@ -135,7 +135,8 @@ func TestOP1CaseIdentityScopeIsExact(t *testing.T) {
 	require.Equal(t, 2, rows, "only the two valid reservations")
 }
 
-// OP-1 (issue 31): a reserved identity is a fact PostgreSQL keeps: the
+// OP-1 (issue 31; OP001.case-identities-insert-only): a reserved identity
+// is a fact PostgreSQL keeps: the
 // Operations role can neither update nor delete it (OP001), and the Billing
 // role, which asks for it, cannot write the table at all.
 func TestOP1CaseIdentityIsImmutable(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"errors"
 
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/ownerread"
 )
 
 // ScopeBillingFinalizationCase is the one workload scope the reservation
@@ -68,3 +69,22 @@ var (
 	// identity (another tenant, reservation, run or predecessor).
 	ErrIdentityConflict = errors.New("operations: finalization case identity conflicts with the reserved one")
 )
+
+// ResolutionDecisionRead is what Core's grant issuer asks Operations at the
+// issuing boundary: is this resolution decision, with this candidate,
+// Operations' own decision for this case generation, and is that case
+// still open?
+type ResolutionDecisionRead struct {
+	Decision   strict.Quadruple
+	Candidate  strict.Quadruple
+	CaseRef    string
+	Generation int64
+}
+
+// ResolutionDecisions is Operations' read of its resolution decisions.
+// Found only when Operations stored exactly this decision (and candidate)
+// for the case generation and the case is open; NotFound when it stored
+// none; Conflicting otherwise (another decision, or the case is closed).
+type ResolutionDecisions interface {
+	ReadFinalizationResolutionDecision(ctx context.Context, req ResolutionDecisionRead) (ownerread.Answer, error)
+}

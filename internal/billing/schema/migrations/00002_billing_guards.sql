@@ -10,11 +10,11 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   new_generation boolean;
 BEGIN
-  IF /* guard BL001.fence-no-delete */ TG_OP = 'DELETE' THEN
+  IF TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'billing: DELETE on a finalization fence is forbidden' USING ERRCODE = 'BL001';
   END IF;
   IF TG_OP = 'INSERT' THEN
-    IF /* guard BL002.fence-start */ NEW.finalization_fence_revision <> 1 OR NEW.coordination_state <> 'pending_evaluation'
+    IF NEW.finalization_fence_revision <> 1 OR NEW.coordination_state <> 'pending_evaluation'
        OR NEW.active_work_generation IS DISTINCT FROM 1 OR NEW.latest_work_generation <> 1
        OR NEW.closure_watermark_state <> 'none' OR NEW.settlement_input_watermark_state <> 'none'
        OR NEW.committed_ref IS NOT NULL THEN
@@ -23,26 +23,26 @@ BEGIN
     END IF;
     RETURN NEW;
   END IF;
-  IF /* guard BL002.fence-identity */ NEW.billing_finalization_fence_id <> OLD.billing_finalization_fence_id OR NEW.billing_reservation_id <> OLD.billing_reservation_id
+  IF NEW.billing_finalization_fence_id <> OLD.billing_finalization_fence_id OR NEW.billing_reservation_id <> OLD.billing_reservation_id
      OR NEW.run_id <> OLD.run_id OR NEW.created_at <> OLD.created_at THEN
     RAISE EXCEPTION 'billing: a fence''s identity never changes' USING ERRCODE = 'BL002';
   END IF;
-  IF /* guard BL002.fence-committed-absorbing */ OLD.coordination_state = 'committed' THEN
+  IF OLD.coordination_state = 'committed' THEN
     RAISE EXCEPTION 'billing: fence % is committed (absorbing)', OLD.billing_finalization_fence_id USING ERRCODE = 'BL002';
   END IF;
-  IF /* guard BL002.fence-revision-step */ NEW.finalization_fence_revision <> OLD.finalization_fence_revision + 1 THEN
+  IF NEW.finalization_fence_revision <> OLD.finalization_fence_revision + 1 THEN
     RAISE EXCEPTION 'billing: fence revision % → % (must be +1)', OLD.finalization_fence_revision, NEW.finalization_fence_revision
       USING ERRCODE = 'BL002';
   END IF;
-  IF /* guard BL003.reconciliation-required */ NEW.coordination_state = 'reconciliation_required' THEN
+  IF NEW.coordination_state = 'reconciliation_required' THEN
     RAISE EXCEPTION 'billing: reconciliation_required needs the resolution command chain, which is not built'
       USING ERRCODE = 'BL003';
   END IF;
-  IF /* guard BL002.fence-generation-step */ NEW.latest_work_generation NOT IN (OLD.latest_work_generation, OLD.latest_work_generation + 1) THEN
+  IF NEW.latest_work_generation NOT IN (OLD.latest_work_generation, OLD.latest_work_generation + 1) THEN
     RAISE EXCEPTION 'billing: work generation % → %', OLD.latest_work_generation, NEW.latest_work_generation USING ERRCODE = 'BL002';
   END IF;
   new_generation := NEW.latest_work_generation = OLD.latest_work_generation + 1;
-  IF /* guard BL002.fence-graph */ NOT (CASE
+  IF NOT (CASE
        WHEN NEW.coordination_state = 'pending_evaluation' THEN new_generation
        WHEN NEW.coordination_state = 'awaiting_finalization' THEN OLD.coordination_state = 'pending_evaluation' AND NOT new_generation
        WHEN NEW.coordination_state = 'committed' THEN OLD.coordination_state = 'pending_evaluation' AND NOT new_generation
@@ -50,13 +50,13 @@ BEGIN
     RAISE EXCEPTION 'billing: fence transition % → % (new generation: %) is not in the graph',
       OLD.coordination_state, NEW.coordination_state, new_generation USING ERRCODE = 'BL002';
   END IF;
-  IF /* guard BL002.fence-watermark-backward */ (OLD.closure_watermark_state = 'applied' AND NEW.closure_watermark_state <> 'applied')
+  IF (OLD.closure_watermark_state = 'applied' AND NEW.closure_watermark_state <> 'applied')
      OR (OLD.settlement_input_watermark_state = 'advanced' AND NEW.settlement_input_watermark_state <> 'advanced')
      OR ((NEW.closure_watermark_state <> OLD.closure_watermark_state
           OR NEW.settlement_input_watermark_state <> OLD.settlement_input_watermark_state) AND NOT new_generation) THEN
     RAISE EXCEPTION 'billing: a watermark moved backwards or without a new generation' USING ERRCODE = 'BL002';
   END IF;
-  IF /* guard BL002.fence-closure-without-row */ NEW.closure_watermark_state = 'applied' AND OLD.closure_watermark_state = 'none'
+  IF NEW.closure_watermark_state = 'applied' AND OLD.closure_watermark_state = 'none'
      AND NOT EXISTS (SELECT 1 FROM billing.closure_watermarks WHERE billing_finalization_fence_id = NEW.billing_finalization_fence_id) THEN
     RAISE EXCEPTION 'billing: closure watermark applied without its closure row' USING ERRCODE = 'BL002';
   END IF;
