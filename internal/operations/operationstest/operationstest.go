@@ -1,8 +1,10 @@
 // Package operationstest holds test helpers for the Operations projector and
 // read model: deterministic sample operations (run.created@2.0,
-// wallet.reserved@2.0, billing.finalization.committed@1), frozen
-// core_operations members, deliveries, a fake Billing owner read and a
-// fingerprint of the projection state.
+// wallet.reserved@2.0, billing.finalization.committed@1), sample fences in
+// reconciliation (billing.finalization-reconciliation.case-requested@1 and
+// billing.finalization-reconciliation-resolution.applied@1 over reserved
+// case identities), frozen core_operations members, deliveries, fake
+// Billing owner reads and a fingerprint of the projection state.
 package operationstest
 
 import (
@@ -143,13 +145,26 @@ func Rebuild(e *envelope.Envelope, edit func(*envelope.Envelope)) *envelope.Enve
 	return out
 }
 
-// BillingReads is a fake Billing owner read: it answers Answer (or Err) and
-// records the requests.
+// BillingReads is a fake of the Billing owner reads the projector calls
+// (readBillingFinalizationCommitted, readBillingFinalizationDecisionForOperations,
+// readFinalizationReconciliationResolutionAppliedForOperations): it answers
+// Answer (or Err), or for the two case reads what SetDecision and
+// SetResolution set, and records the requests.
 type BillingReads struct {
 	mu       sync.Mutex
 	Answer   projector.OwnerAnswer
 	Err      error
 	Requests []coreread.FinalizationCommittedRead
+	// DecisionRequests and ResolutionRequests are the case reads' requests.
+	DecisionRequests   []coreread.FinalizationDecisionForOperationsRead
+	ResolutionRequests []coreread.ResolutionAppliedForOperationsRead
+
+	decision, resolution *fakeAnswer
+}
+
+type fakeAnswer struct {
+	ans projector.OwnerAnswer
+	err error
 }
 
 // Found returns a fake that answers found.
@@ -160,6 +175,62 @@ func (b *BillingReads) Set(ans projector.OwnerAnswer, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.Answer, b.Err = ans, err
+}
+
+// SetDecision sets the answer of readBillingFinalizationDecisionForOperations
+// (instead of Answer/Err).
+func (b *BillingReads) SetDecision(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.decision = &fakeAnswer{ans, err}
+}
+
+// SetResolution sets the answer of
+// readFinalizationReconciliationResolutionAppliedForOperations (instead of
+// Answer/Err).
+func (b *BillingReads) SetResolution(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.resolution = &fakeAnswer{ans, err}
+}
+
+func (b *BillingReads) answer(a *fakeAnswer) (projector.OwnerAnswer, error) {
+	if a != nil {
+		return a.ans, a.err
+	}
+	return b.Answer, b.Err
+}
+
+// ReadBillingFinalizationDecisionForOperations implements
+// coreread.FinalizationDecisionForOperationsReader.
+func (b *BillingReads) ReadBillingFinalizationDecisionForOperations(_ context.Context, req coreread.FinalizationDecisionForOperationsRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.DecisionRequests = append(b.DecisionRequests, req)
+	return b.answer(b.decision)
+}
+
+// ReadFinalizationReconciliationResolutionAppliedForOperations implements
+// coreread.ResolutionAppliedForOperationsReader.
+func (b *BillingReads) ReadFinalizationReconciliationResolutionAppliedForOperations(_ context.Context, req coreread.ResolutionAppliedForOperationsRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ResolutionRequests = append(b.ResolutionRequests, req)
+	return b.answer(b.resolution)
+}
+
+// Wire sets every Billing read of cfg that is nil to b.
+func (b *BillingReads) Wire(cfg projector.Config) projector.Config {
+	if cfg.BillingReads == nil {
+		cfg.BillingReads = b
+	}
+	if cfg.FinalizationDecisionReads == nil {
+		cfg.FinalizationDecisionReads = b
+	}
+	if cfg.ResolutionAppliedReads == nil {
+		cfg.ResolutionAppliedReads = b
+	}
+	return cfg
 }
 
 // ReadBillingFinalizationCommitted implements projector.BillingReads.
@@ -173,9 +244,11 @@ func (b *BillingReads) ReadBillingFinalizationCommitted(_ context.Context, req c
 // stateSQL fingerprints everything the projector decided for one projection
 // target: receipts (without ref and appliedAt), aggregates, mutations,
 // summaries (without times), the identifier index, reservations still
-// waiting for their Run, unresolved gaps and unsupported records. Audit of
-// how the state was reached (resolved gaps, linked pending rows, effects,
-// build summaries) is left out.
+// waiting for their Run, finalization cases (without the event and time of
+// the transaction that materialised or closed them), case resolutions and
+// successors still pending, unresolved gaps and unsupported records. Audit
+// of how the state was reached (resolved gaps, linked or taken pending
+// rows, effects, build summaries) is left out.
 const stateSQL = `
 SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
   SELECT concat_ws('|', 'receipt', event_id, event_type, event_envelope_sha256, receipt_schema_version, receipt_digest)
@@ -199,6 +272,24 @@ SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
   UNION ALL
   SELECT concat_ws('|', 'pending', billing_reservation_id, run_id, wallet_event_id, finalization_event_id)
     FROM operations.pending_unlinked_reservations WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'case', reconciliation_case_ref, billing_finalization_fence_id, reconciliation_generation,
+         case_identity_ref, case_identity_digest, case_request_operation_id, predecessor_reconciliation_case_ref,
+         predecessor_generation, predecessor_case_identity_ref, predecessor_case_identity_digest, billing_reservation_id,
+         billing_account_id, run_id, tenant_kind, tenant_id, workspace_id, project_id, decision_ref, decision_digest,
+         triggering_work_ref, triggering_work_digest, triggering_work_generation, billing_finalization_operation_id,
+         reconciliation_reason_code, request_event_id, request_event_envelope_sha256, requested_at, state,
+         resolution_event_id, resolution_event_envelope_sha256, resolution_operation_id, resolution_applied_ref,
+         resolution_applied_digest, resolution_actor_workforce_principal_id, resolved_at)
+    FROM operations.finalization_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'pending_case_resolution', reconciliation_case_ref, reconciliation_generation, resolution_event_id)
+    FROM operations.pending_finalization_case_resolutions
+   WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'pending_case_successor', reconciliation_case_ref, reconciliation_generation, request_event_id)
+    FROM operations.pending_finalization_case_successors
+   WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
     FROM operations.revision_gaps WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL

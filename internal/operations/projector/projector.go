@@ -107,6 +107,17 @@ type Config struct {
 	// SettlementReads is the Billing owner read the settlement transition
 	// pair needs; nil answers owner_read_unavailable (retryable).
 	SettlementReads SettlementReads
+	// FinalizationDecisionReads is Billing's
+	// readBillingFinalizationDecisionForOperations, which verifies
+	// billing.finalization-reconciliation.case-requested@1 before its case
+	// is materialised; nil answers owner_read_unavailable (retryable).
+	FinalizationDecisionReads coreread.FinalizationDecisionForOperationsReader
+	// ResolutionAppliedReads is Billing's
+	// readFinalizationReconciliationResolutionAppliedForOperations, which
+	// verifies billing.finalization-reconciliation-resolution.applied@1
+	// before its case is closed; nil answers owner_read_unavailable
+	// (retryable).
+	ResolutionAppliedReads coreread.ResolutionAppliedForOperationsReader
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
 	// ShadowToken makes this projector a shadow builder: every transaction
@@ -201,6 +212,8 @@ var supported = map[string]bool{
 	envelope.WalletReservedV2:                       true,
 	envelope.BillingFinalizationCommittedV1:         true,
 	envelope.BillingSettlementTransitionCommittedV1: true,
+	envelope.BillingFinalizationCaseRequestedV1:     true,
+	envelope.BillingFinalizationResolutionAppliedV1: true,
 }
 
 // SupportedPairs returns the event types this release projects.
@@ -249,6 +262,22 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		}
 		transition = &req
 	}
+	var caseReq *caseRequest
+	if env.EventType == envelope.BillingFinalizationCaseRequestedV1 {
+		r := caseRequestFrom(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyCaseRequest(ctx, tx, r); err != nil {
+			return inbox.Outcome{}, err
+		}
+		caseReq = &r
+	}
+	var caseRes *caseResolution
+	if env.EventType == envelope.BillingFinalizationResolutionAppliedV1 {
+		r := caseResolutionFrom(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyCaseResolution(ctx, tx, r, tenantOf(env)); err != nil {
+			return inbox.Outcome{}, err
+		}
+		caseRes = &r
+	}
 
 	t := ev.Key.Projection
 	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now, p.cfg.ShadowToken == "")
@@ -273,6 +302,10 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		m, err = applyFinalization(ctx, tx, ev, *fin)
 	case envelope.BillingSettlementTransitionCommittedV1:
 		m, err = applyTransition(ctx, tx, ev, *transition)
+	case envelope.BillingFinalizationCaseRequestedV1:
+		m, err = applyCaseRequest(ctx, tx, ev, *caseReq)
+	case envelope.BillingFinalizationResolutionAppliedV1:
+		m, err = applyCaseResolution(ctx, tx, ev, *caseRes)
 	}
 	if err != nil {
 		return inbox.Outcome{}, err

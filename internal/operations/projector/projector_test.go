@@ -40,9 +40,7 @@ func setup(t *testing.T, cfg ...projector.Config) *bundle {
 		c = cfg[0]
 	}
 	reads := operationstest.Found()
-	if c.BillingReads == nil {
-		c.BillingReads = reads
-	}
+	c = reads.Wire(c)
 	p, err := projector.New(pool, c)
 	require.NoError(t, err)
 	return &bundle{pool: pool, p: p, reads: reads}

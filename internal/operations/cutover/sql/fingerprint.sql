@@ -4,8 +4,10 @@
 -- digest, whose body names the version, ref and time), aggregates, the
 -- mutation log (without effect and times of application), summaries
 -- (without row times), the identifier index, reservations still waiting for
--- their Run, unresolved gaps and unsupported records. SHA-256 over the sorted
--- row texts.
+-- their Run, finalization cases (without the event and time of the
+-- transaction that materialised or closed them: an ordering's path, not its
+-- end state), case resolutions and successors still pending, unresolved gaps
+-- and unsupported records. SHA-256 over the sorted row texts.
 SELECT count(*) FILTER (WHERE x LIKE 'receipt|%') AS receipts,
        encode(sha256(convert_to(COALESCE(string_agg(x, E'\n' ORDER BY x), ''), 'UTF8')), 'hex') AS sha256
 FROM (
@@ -31,6 +33,31 @@ FROM (
   UNION ALL
   SELECT concat_ws('|', 'pending', billing_reservation_id, run_id, wallet_event_id, finalization_event_id)
     FROM operations.pending_unlinked_reservations
+   WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'case', reconciliation_case_ref, billing_finalization_fence_id, reconciliation_generation,
+         case_identity_ref, case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest,
+         case_request_operation_id, predecessor_reconciliation_case_ref, predecessor_generation, predecessor_case_identity_ref,
+         predecessor_case_identity_schema_version, predecessor_case_identity_digest_algorithm_version,
+         predecessor_case_identity_digest, billing_reservation_id, billing_account_id, run_id, tenant_kind, tenant_id,
+         workspace_id, project_id, decision_ref, decision_schema_version, decision_digest_algorithm_version, decision_digest,
+         triggering_work_ref, triggering_work_schema_version, triggering_work_digest_algorithm_version, triggering_work_digest,
+         triggering_work_generation, billing_finalization_operation_id, reconciliation_reason_code, request_event_id,
+         request_event_envelope_digest_algorithm_version, request_event_envelope_sha256, requested_at, state,
+         resolution_event_id, resolution_event_envelope_digest_algorithm_version, resolution_event_envelope_sha256,
+         resolution_operation_id, resolution_applied_ref, resolution_applied_schema_version,
+         resolution_applied_digest_algorithm_version, resolution_applied_digest, resolution_actor_workforce_principal_id,
+         resolved_at)
+    FROM operations.finalization_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'pending_case_resolution', reconciliation_case_ref, reconciliation_generation, resolution_event_id,
+         resolution_event_envelope_sha256)
+    FROM operations.pending_finalization_case_resolutions
+   WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'pending_case_successor', reconciliation_case_ref, reconciliation_generation, request_event_id,
+         request_event_envelope_sha256)
+    FROM operations.pending_finalization_case_successors
    WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)

@@ -3,3 +3,81 @@
 //   sqlc v1.31.1
 
 package dbsqlc
+
+import (
+	"time"
+)
+
+type OperationsPendingFinalizationCaseResolution struct {
+	ReconciliationCaseRef                         string
+	ProjectionName                                string
+	ProjectionVersion                             int64
+	BillingFinalizationFenceID                    string
+	ReconciliationGeneration                      int64
+	CaseIdentityRef                               string
+	CaseIdentitySchemaVersion                     string
+	CaseIdentityDigestAlgorithmVersion            string
+	CaseIdentityDigest                            string
+	BillingReservationID                          string
+	BillingAccountID                              string
+	RunID                                         string
+	ResolutionEventID                             string
+	ResolutionEventEnvelopeDigestAlgorithmVersion string
+	ResolutionEventEnvelopeSha256                 string
+	ResolutionOperationID                         string
+	ResolutionAppliedRef                          string
+	ResolutionAppliedSchemaVersion                string
+	ResolutionAppliedDigestAlgorithmVersion       string
+	ResolutionAppliedDigest                       string
+	ResolutionActorWorkforcePrincipalID           string
+	ResolvedAt                                    time.Time
+	ReceivedAt                                    time.Time
+	Status                                        string
+	ConsumedAt                                    *time.Time
+	ConsumedByEventID                             *string
+}
+
+type OperationsPendingFinalizationCaseSuccessor struct {
+	ReconciliationCaseRef                         string
+	ProjectionName                                string
+	ProjectionVersion                             int64
+	BillingFinalizationFenceID                    string
+	ReconciliationGeneration                      int64
+	CaseIdentityRef                               string
+	CaseIdentitySchemaVersion                     string
+	CaseIdentityDigestAlgorithmVersion            string
+	CaseIdentityDigest                            string
+	CaseRequestOperationID                        string
+	PredecessorReconciliationCaseRef              string
+	PredecessorGeneration                         int64
+	PredecessorCaseIdentityRef                    string
+	PredecessorCaseIdentitySchemaVersion          string
+	PredecessorCaseIdentityDigestAlgorithmVersion string
+	PredecessorCaseIdentityDigest                 string
+	BillingReservationID                          string
+	BillingAccountID                              string
+	RunID                                         string
+	TenantKind                                    string
+	TenantID                                      string
+	WorkspaceID                                   string
+	ProjectID                                     *string
+	DecisionRef                                   string
+	DecisionSchemaVersion                         string
+	DecisionDigestAlgorithmVersion                string
+	DecisionDigest                                string
+	TriggeringWorkRef                             string
+	TriggeringWorkSchemaVersion                   string
+	TriggeringWorkDigestAlgorithmVersion          string
+	TriggeringWorkDigest                          string
+	TriggeringWorkGeneration                      int64
+	BillingFinalizationOperationID                string
+	ReconciliationReasonCode                      string
+	RequestEventID                                string
+	RequestEventEnvelopeDigestAlgorithmVersion    string
+	RequestEventEnvelopeSha256                    string
+	RequestedAt                                   time.Time
+	ReceivedAt                                    time.Time
+	Status                                        string
+	MaterializedAt                                *time.Time
+	MaterializedByEventID                         *string
+}
