@@ -321,6 +321,9 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			// billing.settlement-transition.committed@1 is verified with the
 			// catch-up's owner read.
 			cfg.SettlementReads = catchup.Reads{DB: billingPool}
+			// The two Finalization reconciliation case pairs (issue 31).
+			cfg.FinalizationDecisionReads = billing.Reads{DB: billingPool}
+			cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
 		}
 		if reads.committed != nil {
 			cfg.BillingReads, cfg.SettlementReads = reads.committed, reads.transition
