@@ -291,7 +291,9 @@ func chainByOperation(ctx context.Context, tx pgx.Tx, op string) (*Chain, error)
 }
 
 // ChainTx reads a request's chain in the caller's transaction.
-func ChainTx(ctx context.Context, tx pgx.Tx, requestRef string) (*Chain, error) { return chainByRef(ctx, tx, requestRef) }
+func ChainTx(ctx context.Context, tx pgx.Tx, requestRef string) (*Chain, error) {
+	return chainByRef(ctx, tx, requestRef)
+}
 
 func scanChain(row pgx.Row, key string) (*Chain, error) {
 	var req, preview string
