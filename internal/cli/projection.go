@@ -12,8 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/operations/cutover"
+	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
 )
 
@@ -25,6 +29,9 @@ type projectionOptions struct {
 	follow  bool
 	poll    time.Duration
 	batch   int
+	// asRoles: the Billing owner reads run as oceanway_billing (serve's
+	// --least-privilege).
+	asRoles bool
 }
 
 func newProjectionCmd(streams *IO) *cobra.Command {
@@ -46,9 +53,14 @@ func newProjectionCmd(streams *IO) *cobra.Command {
   fingerprint  a digest of version N's content that does not depend on build order
 
 Connection flags: --database-url + --db-prefix (database <prefix>_core) or --core-dsn.
-Run "oceanway migrate" first; shadow and cutover write, status and fingerprint only read.`,
+Run "oceanway migrate" first; shadow and cutover write, status and fingerprint only read.
+shadow and cutover feed the version through the same projector serve runs, with the
+same Billing owner reads (on the core database as oceanway_billing), so they apply
+every pair the online projector applies.`,
 	}
 	cmd.PersistentFlags().BoolVar(&o.asJSON, "json", false, "print JSON instead of text")
+	cmd.PersistentFlags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
+		"shadow and cutover: read Billing's owner facts as oceanway_billing by SET ROLE, as serve does (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to read as the connecting user)")
 	conn := &cobra.Command{}
 	o.conn.register(conn)
 	cmd.PersistentFlags().AddFlagSet(conn.Flags())
@@ -84,8 +96,9 @@ Run "oceanway migrate" first; shadow and cutover write, status and fingerprint o
 	return cmd
 }
 
-// corePool opens the core database's pool (no provisioning, no migration).
-func (o *projectionOptions) corePool(ctx context.Context) (*pgxpool.Pool, error) {
+// corePool opens the core database's pool (no provisioning, no migration),
+// as role when it is not empty.
+func (o *projectionOptions) corePool(ctx context.Context, role string) (*pgxpool.Pool, error) {
 	dsns, err := o.conn.resolve(ctx, nil, nil)
 	if err != nil {
 		return nil, err
@@ -94,15 +107,41 @@ func (o *projectionOptions) corePool(ctx context.Context) (*pgxpool.Pool, error)
 	if !ok {
 		return nil, errors.New("projection: no core database")
 	}
-	pools, err := openPools(ctx, map[boundary.Boundary]string{boundary.Core: dsn}, 8)
+	pools, err := openRolePools(ctx, map[boundary.Boundary]string{boundary.Core: dsn}, 8, role)
 	if err != nil {
 		return nil, err
 	}
 	return pools[boundary.Core], nil
 }
 
-func (o *projectionOptions) config() cutover.Config {
-	return cutover.Config{Batch: o.batch, Owner: "oceanway projection"}
+// billingPool opens the core database as the billing role (the connecting
+// user without --least-privilege): the pool Billing's owner reads run on,
+// as in serve.
+func (o *projectionOptions) billingPool(ctx context.Context) (*pgxpool.Pool, error) {
+	role := ""
+	if o.asRoles {
+		role = billingschema.RoleBilling
+	}
+	return o.corePool(ctx, role)
+}
+
+// config is the shadow/cutover configuration: the projector that feeds a
+// version verifies the Billing pairs with the same owner reads as serve's
+// projector (issue 31 item 7: without them the billing events wait and the
+// cutover refuses).
+func (o *projectionOptions) config(billingPool *pgxpool.Pool) cutover.Config {
+	return cutover.Config{Batch: o.batch, Owner: "oceanway projection", Projector: withBillingReads(projector.Config{}, billingPool)}
+}
+
+// withBillingReads wires every Billing owner read the projector verifies a
+// pair with over billingPool (the core database as oceanway_billing): the
+// reads consumersFor wires in serve.
+func withBillingReads(cfg projector.Config, billingPool *pgxpool.Pool) projector.Config {
+	cfg.BillingReads = billing.Reads{DB: billingPool}
+	cfg.SettlementReads = catchup.Reads{DB: billingPool}
+	cfg.FinalizationDecisionReads = billing.Reads{DB: billingPool}
+	cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
+	return cfg
 }
 
 func (o *projectionOptions) print(w io.Writer, v any, text func() error) error {
@@ -115,7 +154,7 @@ func (o *projectionOptions) print(w io.Writer, v any, text func() error) error {
 }
 
 func runProjectionStatus(ctx context.Context, streams *IO, o *projectionOptions) error {
-	pool, err := o.corePool(ctx)
+	pool, err := o.corePool(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -163,12 +202,17 @@ func printProjectionStatus(out io.Writer, st cutover.Status) error {
 }
 
 func runProjectionShadow(ctx context.Context, streams *IO, o *projectionOptions) error {
-	pool, err := o.corePool(ctx)
+	pool, err := o.corePool(ctx, "")
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	res, err := cutover.Shadow(ctx, pool, o.config(), o.version, o.follow, o.poll)
+	reads, err := o.billingPool(ctx)
+	if err != nil {
+		return err
+	}
+	defer reads.Close()
+	res, err := cutover.Shadow(ctx, pool, o.config(reads), o.version, o.follow, o.poll)
 	if err != nil {
 		return err
 	}
@@ -181,12 +225,17 @@ func runProjectionShadow(ctx context.Context, streams *IO, o *projectionOptions)
 }
 
 func runProjectionCutover(ctx context.Context, streams *IO, o *projectionOptions) error {
-	pool, err := o.corePool(ctx)
+	pool, err := o.corePool(ctx, "")
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	res, err := cutover.Cutover(ctx, pool, o.config(), o.version, cutover.Hooks{})
+	reads, err := o.billingPool(ctx)
+	if err != nil {
+		return err
+	}
+	defer reads.Close()
+	res, err := cutover.Cutover(ctx, pool, o.config(reads), o.version, cutover.Hooks{})
 	if err != nil {
 		return err
 	}
@@ -210,7 +259,7 @@ func runProjectionCutover(ctx context.Context, streams *IO, o *projectionOptions
 }
 
 func runProjectionFingerprint(ctx context.Context, streams *IO, o *projectionOptions) error {
-	pool, err := o.corePool(ctx)
+	pool, err := o.corePool(ctx, "")
 	if err != nil {
 		return err
 	}
