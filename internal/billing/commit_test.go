@@ -246,8 +246,8 @@ func db2(b *bundle, d billing.Decision) (billing.CommitResult, error) {
 // Issue 15 / BI-1: an evaluation that would require reconciliation writes
 // no ledger row, enters no reconciliation_required state and leaves the
 // fence waiting with its reason; replay is idempotent, other content
-// conflicts; the switch that would allow reconciliation_required is refused
-// at start.
+// conflicts; an evaluation cannot claim reconciliation_required (only
+// RecordReconciliationTx, with a reserved case, enters it).
 func TestBI1EvaluationWritesNoLedger(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -297,11 +297,7 @@ func TestBI1EvaluationWritesNoLedger(t *testing.T) {
 	_, err = tx(t, b.pool, func(ctx context.Context, tx pgx.Tx) (billing.EvaluationResult, error) {
 		return billing.RecordEvaluationTx(ctx, tx, rec)
 	})
-	require.ErrorIs(t, err, billing.ErrReconciliationChainAbsent)
-
-	require.ErrorIs(t, billing.Config{ReconciliationRequiredEnabled: true}.Validate(), billing.ErrReconciliationChainAbsent)
-	_, err = billing.NewCoordinator(b.pool, billing.CoordinatorConfig{Billing: billing.Config{ReconciliationRequiredEnabled: true}})
-	require.ErrorIs(t, err, billing.ErrReconciliationChainAbsent)
+	require.ErrorIs(t, err, billing.ErrInvalidEvaluation, "reconciliation_required enters a case through RecordReconciliationTx")
 
 	// A committed evaluation generation cannot commit; a new input
 	// schedules the next generation, which can.

@@ -65,15 +65,10 @@ type Coordinator struct {
 // CoordinatorConfig configures the coordinator.
 type CoordinatorConfig struct {
 	Inbox inbox.Config
-	// Billing is checked at start (the reconciliation switch stays off).
-	Billing Config
 }
 
 // NewCoordinator builds the coordinator over the core database.
 func NewCoordinator(pool db.Beginner, cfg CoordinatorConfig) (*Coordinator, error) {
-	if err := cfg.Billing.Validate(); err != nil {
-		return nil, err
-	}
 	c := &Coordinator{receipts: inbox.NewTable("billing", "coordinator_receipts", false)}
 	in, err := inbox.New(pool, c, cfg.Inbox)
 	if err != nil {

@@ -38,8 +38,4 @@ var (
 	// ErrCaseIdentityMismatch: the case identity is not the fence's next
 	// case generation (or not the one this fence's case is bound to).
 	ErrCaseIdentityMismatch = errors.New("billing: case identity does not match the fence's case generation")
-	// ErrReconciliationChainAbsent: the switch that would let the coordinator
-	// commit reconciliation_required is on while the resolution command
-	// chain does not exist (refused at start).
-	ErrReconciliationChainAbsent = errors.New("billing: reconciliation_required cannot be enabled: the resolution command chain is absent")
 )

@@ -17,29 +17,13 @@ const (
 	// EvaluationBlocked: execution not closed, inputs not closed — a normal,
 	// visible wait.
 	EvaluationBlocked = "blocked"
-	// EvaluationReconciliationDeferred: the decision would be
+	// EvaluationReconciliationDeferred: the decision is
 	// reconciliation_required (conflicting input, target above the
-	// reservation, an open case); until the resolution command chain exists
-	// it is recorded, with its reason, and the fence waits (issue 15).
+	// reservation) and the worker runs without Operations' case identities
+	// (finalization.BillingLedger.Cases nil): it is recorded, with its
+	// reason, and the fence waits for a new input.
 	EvaluationReconciliationDeferred = "reconciliation_deferred"
 )
-
-// Config is the billing finalization configuration.
-type Config struct {
-	// ReconciliationRequiredEnabled is the switch that would let the
-	// coordinator commit reconciliation_required. It must stay off while
-	// the resolution command chain is absent: Validate refuses it
-	// (ErrReconciliationChainAbsent), and PostgreSQL refuses the state (BL003).
-	ReconciliationRequiredEnabled bool
-}
-
-// Validate refuses a configuration this build cannot honour.
-func (c Config) Validate() error {
-	if c.ReconciliationRequiredEnabled {
-		return ErrReconciliationChainAbsent
-	}
-	return nil
-}
 
 // Evaluation is a finalization evaluation of one Work generation.
 type Evaluation struct {
@@ -72,7 +56,7 @@ func (e Evaluation) validate() error {
 	switch {
 	case e.Outcome != EvaluationBlocked && e.Outcome != EvaluationReconciliationDeferred:
 		if e.Outcome == FenceReconciliationRequired {
-			return fmt.Errorf("%w: %w", ErrInvalidEvaluation, ErrReconciliationChainAbsent)
+			return fmt.Errorf("%w: reconciliation_required enters a case (RecordReconciliationTx)", ErrInvalidEvaluation)
 		}
 		return fmt.Errorf("%w: outcome %q", ErrInvalidEvaluation, e.Outcome)
 	case !reasonCode.MatchString(e.ReasonCode):

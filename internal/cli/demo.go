@@ -289,7 +289,7 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		return nil, err
 	}
 	counters := billing.NewCounters(reg)
-	l.finalization = finalizationWorker(pools[boundary.Core], coreReads, 2, wm, counters, log)
+	l.finalization = finalizationWorker(pools[boundary.Core], nil, coreReads, 2, wm, counters, log)
 	if l.catchUp, err = catchUpWorker(pools[boundary.Core], coreReads.metering, wm, counters, log); err != nil {
 		return nil, err
 	}

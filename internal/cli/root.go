@@ -41,6 +41,7 @@ func NewRoot(streams *IO) *cobra.Command {
 		newInspectCmd(streams),
 		newMigrateCmd(streams),
 		newProjectionCmd(streams),
+		newCaseCmd(streams),
 		newRetentionCmd(streams),
 		newServeCmd(streams),
 		newTokenCmd(streams),

@@ -35,6 +35,7 @@ import (
 	"github.com/oceanway/core/internal/metering"
 	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
+	"github.com/oceanway/core/internal/operations/cases"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/operations/readmodel"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
@@ -232,6 +233,22 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		return err
 	}
 	defer billingPools.Close()
+	// Operations' case identities, which the finalization worker reserves
+	// before it enters reconciliation_required (a small pool of their own,
+	// as the Operations role).
+	var casesPool *pgxpool.Pool
+	if dsn, ok := billingDSNs[boundary.Core]; ok && slices.Contains(plan.consume, route.BillingFinalizationCoordinator) {
+		role := ""
+		if o.asRoles {
+			role = operationsschema.RoleOperations
+		}
+		p, err := openRolePools(ctx, map[boundary.Boundary]string{boundary.Core: dsn}, size(4), role)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		casesPool = p[boundary.Core]
+	}
 	// The admin page reads every owner's read views: with least privilege it
 	// gets small pools of its own as the connecting user (the dispatcher
 	// role may not read them).
@@ -247,6 +264,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	}
 	return serve(ctx, serveParams{
 		pools: pools, consumerPools: consumerPools, readPools: readPools, reads: inProcessReaders(readPools), billingPool: billingPools[boundary.Core],
+		casesPool: casesPool,
 		coordinator: slices.Contains(plan.consume, route.BillingFinalizationCoordinator),
 		adminPools:  adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
@@ -260,6 +278,7 @@ type serveParams struct {
 	readPools     server.Pools  // the owner databases consumers read (event-bound owner reads)
 	reads         ownerReaders  // the owner reads over readPools
 	billingPool   *pgxpool.Pool // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
+	casesPool     *pgxpool.Pool // core as oceanway_operations: the finalization worker's case identities; nil: none
 	coordinator   bool          // serve the Billing finalization coordinator
 	adminPools    server.Pools  // the read-only admin page with least privilege; nil: pools
 	dispatcher    dispatcherFlags
@@ -365,13 +384,23 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 // finalizationWorker builds the Billing finalization worker over the core
 // database as the billing role when the owners it reads (execution, gateway,
 // metering) are reachable in this process (nil otherwise).
-func finalizationWorker(billingPool *pgxpool.Pool, reads ownerReaders, concurrency int, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) *finalization.Worker {
+//
+// casesPool is the core database as the Operations role: a
+// reconciliation_required decision reserves its case identity there and
+// enters the case (whose exit is the resolution command chain, oceanway
+// case). Without it (nil) such a decision is recorded as deferred and the
+// fence waits.
+func finalizationWorker(billingPool, casesPool *pgxpool.Pool, reads ownerReaders, concurrency int, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) *finalization.Worker {
 	if billingPool == nil || reads.execution == nil || reads.gateway == nil || reads.metering == nil {
 		return nil
 	}
 	owners := finalization.Owners{Execution: reads.execution,
 		Gateway: finalization.GatewayOwner{Reads: reads.gateway}, Metering: finalization.MeteringOwner{Reads: reads.metering}}
-	return finalization.NewWorker(billingPool, owners, finalization.BillingLedger{}, finalization.Config{Concurrency: concurrency, Metrics: wm, Counters: counters}, log)
+	ledger := finalization.BillingLedger{}
+	if casesPool != nil {
+		ledger.Cases = cases.Identities{Pool: casesPool}
+	}
+	return finalization.NewWorker(billingPool, owners, ledger, finalization.Config{Concurrency: concurrency, Metrics: wm, Counters: counters}, log)
 }
 
 // meteringWorker builds the metering worker over the metering database when
@@ -410,7 +439,7 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 	if !p.coordinator {
 		return func() {}
 	}
-	w := finalizationWorker(p.billingPool, p.reads.withMetering(p.consumerPools[boundary.Metering]), 2, wm, counters, p.log)
+	w := finalizationWorker(p.billingPool, p.casesPool, p.reads.withMetering(p.consumerPools[boundary.Metering]), 2, wm, counters, p.log)
 	if w == nil {
 		return func() {}
 	}
