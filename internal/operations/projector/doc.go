@@ -56,12 +56,67 @@
 // reservation ids (in that order), so a concurrent Run-first and
 // Wallet-first projection of one operation cannot miss each other.
 //
+// # Finalization reconciliation cases (OP-1, issue 31)
+//
+// billing.finalization-reconciliation.case-requested@1 (aggregate
+// billing_finalization_reconciliation_case_request, revision 1) asks
+// Operations to create the case Billing reserved an identity for;
+// billing.finalization-reconciliation-resolution.applied@1 (aggregate
+// billing_finalization_reconciliation_resolution, revision 1) is Billing's
+// fact that closes it. The two deliveries have no order between them, and a
+// re-evaluation's next generation may be requested before the previous
+// generation's resolution is projected (ADR-031). Before any projection
+// lock each event is verified twice: against the identity Operations
+// reserved (cases.IdentityByCaseRequestTx: identity quadruple, case ref,
+// generation, fence, reservation, account, run, tenant, predecessor; a
+// mismatch or an identity never reserved is non_retryable
+// finalization_case_identity_conflict), then through its event-bound
+// Billing read (Config.FinalizationDecisionReads,
+// readBillingFinalizationDecisionForOperations; Config.ResolutionAppliedReads,
+// readFinalizationReconciliationResolutionAppliedForOperations), classified
+// like every owner read (unwired or error: owner_read_unavailable,
+// not_found: owner_fact_not_readable, both retryable with nothing written;
+// conflicting: non_retryable). Then, under the event's aggregate lock and a
+// per-fence case lock (an advisory lock per projection and fence both pairs
+// take, so two sessions delivering a fence's events concurrently see each
+// other's commits):
+//
+//   - a request whose generation is 1, or whose direct predecessor's case is
+//     resolved, materialises its case (finalization_cases): open, or resolved
+//     at once when its verified resolution is waiting;
+//   - a request whose predecessor is not resolved (or not materialised)
+//     waits as a pending successor (pending_finalization_case_successors),
+//     frozen with its identity, its predecessor's identity, the event's
+//     envelope digest, decision, Work, generation and reason, and is
+//     acknowledged with its receipt;
+//   - a resolution closes its open case, or waits as a pending resolution
+//     (pending_finalization_case_resolutions) when its request is not
+//     materialised;
+//   - whichever event closes generation N also materialises, in the same
+//     transaction, the maximal contiguous chain of pending successors N+1,
+//     N+2, … — each closed at once by its waiting resolution, until one stays
+//     open. Taken pending rows stay as audit (consumed / materialized).
+//
+// So the cases materialise in generation order whatever the delivery
+// order, and every ordering — online or in a shadow rebuild — ends in the
+// same rows (the fingerprint leaves out only which event's transaction
+// materialised or closed a case). The database holds the invariants: at
+// most one open case per fence and projection (a partial unique index), a
+// successor row references its predecessor's, a case moves open → resolved
+// once and carries its whole resolution when resolved, a pending row is
+// taken once (OP006), nothing is deleted (OP001), the projector's role may
+// update only the columns that move.
+//
 // # Supported pairs
 //
-// run.created@2.0, wallet.reserved@2.0 and billing.finalization.committed@1
+// run.created@2.0, wallet.reserved@2.0, billing.finalization.committed@1
 // (aggregate billing_reservation, revision 2; verified through the Billing
-// owner read readBillingFinalizationCommitted, see BillingReads). The other
-// core_operations pairs of the first release are recorded in
+// owner read readBillingFinalizationCommitted, see BillingReads),
+// billing.settlement-transition.committed@1 (verified through
+// readBillingSettlementTransition, see SettlementReads),
+// billing.finalization-reconciliation.case-requested@1 and
+// billing.finalization-reconciliation-resolution.applied@1 (above). The
+// other core_operations pairs of the first release are recorded in
 // operations.unsupported_events with a recoverable wait (code
 // CodeUnsupportedPair) until a projector release supports them; pairs that
 // are not routed to core_operations are non_retryable.
