@@ -33,19 +33,47 @@ const Workload = "admin.command-gateway"
 // ErrUnauthenticated: the actor assertion does not verify or is not valid now.
 var ErrUnauthenticated = errors.New("casegateway: the actor assertion does not authenticate")
 
-// Gateway runs the case commands against the owners in process.
+// Operations is Operations' side of the chain (cases.Commands in process,
+// Client over HTTP).
+type Operations interface {
+	Request(ctx context.Context, requester string, in cases.RequestInput) (*cases.Chain, error)
+	Approve(ctx context.Context, approver, requestRef string) (*cases.Chain, error)
+	Decide(ctx context.Context, actor, requestRef string) (*cases.Chain, error)
+}
+
+// GrantIssuer is Core's grant exchange (grants.Exchanger in process).
+type GrantIssuer interface {
+	Exchange(ctx context.Context, req grants.ExchangeRequest) (grants.Exchanged, error)
+}
+
+// Resolutions is Billing's resolution command (BillingResolutions in process).
+type Resolutions interface {
+	ApplyResolution(ctx context.Context, cmd billing.ResolutionCommand) (billing.ResolutionResult, error)
+}
+
+// BillingResolutions applies resolutions on the core database as
+// oceanway_billing, trusting Core's grant key.
+type BillingResolutions struct {
+	Pool   db.Beginner
+	Grants billing.GrantVerifier
+}
+
+// ApplyResolution runs billing.ApplyResolutionTx in its own transaction.
+func (b BillingResolutions) ApplyResolution(ctx context.Context, cmd billing.ResolutionCommand) (billing.ResolutionResult, error) {
+	return db.WithTxV(ctx, b.Pool, func(ctx context.Context, tx pgx.Tx) (billing.ResolutionResult, error) {
+		return billing.ApplyResolutionTx(ctx, tx, b.Grants, cmd)
+	})
+}
+
+// Gateway runs the case commands against the owners (in process, or over
+// HTTP when they run apart).
 type Gateway struct {
 	// Actors verifies operators' assertions.
-	Actors *grants.AssertionVerifier
-	// Operations is Operations' command chain (its pool: oceanway_operations).
-	Operations cases.Commands
-	// Grants is Core's grant exchange.
-	Grants grants.Exchanger
-	// Billing is the core database as oceanway_billing and the grant
-	// verifier Billing trusts.
-	Billing      db.Beginner
-	BillingGrant billing.GrantVerifier
-	Now          func() time.Time
+	Actors     *grants.AssertionVerifier
+	Operations Operations
+	Grants     GrantIssuer
+	Billing    Resolutions
+	Now        func() time.Time
 }
 
 // actor authenticates an assertion and returns its principal.
@@ -105,10 +133,7 @@ func (g Gateway) Apply(ctx context.Context, assertion, requestRef string) (Appli
 	if err != nil {
 		return Applied{Chain: ch}, err
 	}
-	res, err := db.WithTxV(ctx, g.Billing, func(ctx context.Context, tx pgx.Tx) (billing.ResolutionResult, error) {
-		return billing.ApplyResolutionTx(ctx, tx, g.BillingGrant, billing.ResolutionCommand{Grant: ex.Grant,
-			Candidate: ch.Candidate, Decision: ch.Decision, Now: g.now()})
-	})
+	res, err := g.Billing.ApplyResolution(ctx, billing.ResolutionCommand{Grant: ex.Grant, Candidate: ch.Candidate, Decision: ch.Decision, Now: g.now()})
 	if err != nil {
 		return Applied{Chain: ch, Grant: ex.Grant, Exchange: ex.Result}, err
 	}

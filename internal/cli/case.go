@@ -127,7 +127,7 @@ no override.`,
 			}
 			return o.withGateway(cmd.Context(), false, func(g casegateway.Gateway, assertion string) error {
 				if len(refs) == 0 {
-					v, err := cases.Show(cmd.Context(), g.Operations.Pool, args[0])
+					v, err := o.showCase(cmd.Context(), args[0])
 					if err != nil {
 						return err
 					}
@@ -195,6 +195,15 @@ no override.`,
 	return cmd
 }
 
+func (o *caseOptions) showCase(ctx context.Context, ref string) (cases.CaseView, error) {
+	var v cases.CaseView
+	err := o.withOperations(ctx, func(pool *pgxpool.Pool) (err error) {
+		v, err = cases.Show(ctx, pool, ref)
+		return err
+	})
+	return v, err
+}
+
 // withOperations runs f on the core database as oceanway_operations.
 func (o *caseOptions) withOperations(ctx context.Context, f func(*pgxpool.Pool) error) error {
 	pools, err := o.pools(ctx, operationsschema.RoleOperations)
@@ -246,7 +255,8 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 		return err
 	}
 	defer closePools(pools)
-	g.Operations = cases.Commands{Pool: pools[0], Workload: casegateway.Workload}
+	ops := cases.Commands{Pool: pools[0], Workload: casegateway.Workload}
+	g.Operations = ops
 	if withGrant {
 		if o.grantKey == "" {
 			return errors.New("case apply: --grant-key (or OCEANWAY_GRANT_KEY), Core's grant signing key, is required")
@@ -263,8 +273,8 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 		if err != nil {
 			return err
 		}
-		g.Grants = grants.Exchanger{Pool: pools[1], Signer: signer, Assertions: actors, Decisions: g.Operations}
-		g.Billing, g.BillingGrant = pools[2], verifier
+		g.Grants = grants.Exchanger{Pool: pools[1], Signer: signer, Assertions: actors, Decisions: ops}
+		g.Billing = casegateway.BillingResolutions{Pool: pools[2], Grants: verifier}
 	}
 	return f(g, assertion)
 }
