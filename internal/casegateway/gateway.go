@@ -33,12 +33,69 @@ const Workload = "admin.command-gateway"
 // ErrUnauthenticated: the actor assertion does not verify or is not valid now.
 var ErrUnauthenticated = errors.New("casegateway: the actor assertion does not authenticate")
 
-// Operations is Operations' side of the chain (cases.Commands in process,
-// Client over HTTP).
+// Operations is Operations' side of the chain (LocalOperations in
+// process, casehttp's client over HTTP). Each command carries the
+// operator's assertion: Operations authenticates the actor itself.
 type Operations interface {
-	Request(ctx context.Context, requester string, in cases.RequestInput) (*cases.Chain, error)
-	Approve(ctx context.Context, approver, requestRef string) (*cases.Chain, error)
-	Decide(ctx context.Context, actor, requestRef string) (*cases.Chain, error)
+	Request(ctx context.Context, assertion string, in cases.RequestInput) (*cases.Chain, error)
+	Approve(ctx context.Context, assertion, requestRef string) (*cases.Chain, error)
+	Decide(ctx context.Context, assertion, requestRef string) (*cases.Chain, error)
+}
+
+// LocalOperations is Operations in process: it authenticates the
+// assertion and runs the command as its subject.
+type LocalOperations struct {
+	Actors   *grants.AssertionVerifier
+	Commands cases.Commands
+	Now      func() time.Time
+}
+
+func (l LocalOperations) actor(assertion string) (string, error) {
+	return Authenticate(l.Actors, assertion, l.Now)
+}
+
+// Request implements Operations.
+func (l LocalOperations) Request(ctx context.Context, assertion string, in cases.RequestInput) (*cases.Chain, error) {
+	who, err := l.actor(assertion)
+	if err != nil {
+		return nil, err
+	}
+	return l.Commands.Request(ctx, who, in)
+}
+
+// Approve implements Operations.
+func (l LocalOperations) Approve(ctx context.Context, assertion, requestRef string) (*cases.Chain, error) {
+	who, err := l.actor(assertion)
+	if err != nil {
+		return nil, err
+	}
+	return l.Commands.Approve(ctx, who, requestRef)
+}
+
+// Decide implements Operations.
+func (l LocalOperations) Decide(ctx context.Context, assertion, requestRef string) (*cases.Chain, error) {
+	who, err := l.actor(assertion)
+	if err != nil {
+		return nil, err
+	}
+	return l.Commands.Decide(ctx, who, requestRef)
+}
+
+// Authenticate verifies an actor assertion and that it is valid now, and
+// returns its principal.
+func Authenticate(v *grants.AssertionVerifier, assertion string, now func() time.Time) (string, error) {
+	a, err := v.Verify(assertion)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	t := time.Now()
+	if now != nil {
+		t = now()
+	}
+	if !a.ValidAt(t) {
+		return "", fmt.Errorf("%w: %w", ErrUnauthenticated, grants.ErrAssertionExpired)
+	}
+	return a.Subject, nil
 }
 
 // GrantIssuer is Core's grant exchange (grants.Exchanger in process).
@@ -76,34 +133,27 @@ type Gateway struct {
 	Now        func() time.Time
 }
 
-// actor authenticates an assertion and returns its principal.
-func (g Gateway) actor(assertion string) (string, error) {
-	a, err := g.Actors.Verify(assertion)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrUnauthenticated, err)
-	}
-	if !a.ValidAt(g.now()) {
-		return "", fmt.Errorf("%w: %w", ErrUnauthenticated, grants.ErrAssertionExpired)
-	}
-	return a.Subject, nil
+// authenticate refuses an assertion that does not verify before any owner
+// is called.
+func (g Gateway) authenticate(assertion string) error {
+	_, err := Authenticate(g.Actors, assertion, g.Now)
+	return err
 }
 
 // Request records the operator's request to re-evaluate an open case.
 func (g Gateway) Request(ctx context.Context, assertion string, in cases.RequestInput) (*cases.Chain, error) {
-	who, err := g.actor(assertion)
-	if err != nil {
+	if err := g.authenticate(assertion); err != nil {
 		return nil, err
 	}
-	return g.Operations.Request(ctx, who, in)
+	return g.Operations.Request(ctx, assertion, in)
 }
 
 // Approve records the operator's approval of another principal's request.
 func (g Gateway) Approve(ctx context.Context, assertion, requestRef string) (*cases.Chain, error) {
-	who, err := g.actor(assertion)
-	if err != nil {
+	if err := g.authenticate(assertion); err != nil {
 		return nil, err
 	}
-	return g.Operations.Approve(ctx, who, requestRef)
+	return g.Operations.Approve(ctx, assertion, requestRef)
 }
 
 // Applied is what an apply did, from the decision to Billing's fact.
@@ -120,11 +170,10 @@ type Applied struct {
 // Apply again with the same assertion after a lost response returns the
 // same decision, grant and applied fact.
 func (g Gateway) Apply(ctx context.Context, assertion, requestRef string) (Applied, error) {
-	who, err := g.actor(assertion)
-	if err != nil {
+	if err := g.authenticate(assertion); err != nil {
 		return Applied{}, err
 	}
-	ch, err := g.Operations.Decide(ctx, who, requestRef)
+	ch, err := g.Operations.Decide(ctx, assertion, requestRef)
 	if err != nil {
 		return Applied{}, err
 	}

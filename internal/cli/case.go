@@ -256,7 +256,7 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 	}
 	defer closePools(pools)
 	ops := cases.Commands{Pool: pools[0], Workload: casegateway.Workload}
-	g.Operations = ops
+	g.Operations = casegateway.LocalOperations{Actors: actors, Commands: ops}
 	if withGrant {
 		if o.grantKey == "" {
 			return errors.New("case apply: --grant-key (or OCEANWAY_GRANT_KEY), Core's grant signing key, is required")
