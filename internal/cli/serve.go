@@ -28,6 +28,7 @@ import (
 	"github.com/oceanway/core/internal/billing/finalization"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/casegateway/casehttp"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
 	"github.com/oceanway/core/internal/inbox"
@@ -201,6 +202,9 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		for b := range readDSNs {
 			need[b] = append(need[b], readRoles[b])
 		}
+		for _, svc := range plan.serveCases {
+			need[boundary.Core] = append(need[boundary.Core], caseServiceRoles[svc])
+		}
 		if err := requireRoles(ctx, dsns, need); err != nil {
 			return err
 		}
@@ -249,6 +253,19 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		defer p.Close()
 		casesPool = p[boundary.Core]
 	}
+	// The reconciliation chain services (--serve-cases), each on the core
+	// database as its own role.
+	var casePools map[string]*pgxpool.Pool
+	if len(plan.serveCases) > 0 {
+		dsn, ok := dsns[boundary.Core]
+		if !ok {
+			return errors.New("--serve-cases: no core database")
+		}
+		if casePools, err = openCasePools(ctx, dsn, plan.serveCases, o.asRoles); err != nil {
+			return err
+		}
+		defer closeCasePools(casePools)
+	}
 	// The admin page reads every owner's read views: with least privilege it
 	// gets small pools of its own as the connecting user (the dispatcher
 	// role may not read them).
@@ -264,7 +281,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	}
 	return serve(ctx, serveParams{
 		pools: pools, consumerPools: consumerPools, readPools: readPools, reads: inProcessReaders(readPools), billingPool: billingPools[boundary.Core],
-		casesPool: casesPool,
+		casesPool: casesPool, casePools: casePools,
 		coordinator: slices.Contains(plan.consume, route.BillingFinalizationCoordinator),
 		adminPools:  adminPools, dispatcher: o.disp, listen: o.listen,
 		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
@@ -273,14 +290,15 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 }
 
 type serveParams struct {
-	pools         server.Pools  // dispatchers, metrics, readiness, admin
-	consumerPools server.Pools  // consumers (and their read model)
-	readPools     server.Pools  // the owner databases consumers read (event-bound owner reads)
-	reads         ownerReaders  // the owner reads over readPools
-	billingPool   *pgxpool.Pool // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
-	casesPool     *pgxpool.Pool // core as oceanway_operations: the finalization worker's case identities; nil: none
-	coordinator   bool          // serve the Billing finalization coordinator
-	adminPools    server.Pools  // the read-only admin page with least privilege; nil: pools
+	pools         server.Pools             // dispatchers, metrics, readiness, admin
+	consumerPools server.Pools             // consumers (and their read model)
+	readPools     server.Pools             // the owner databases consumers read (event-bound owner reads)
+	reads         ownerReaders             // the owner reads over readPools
+	billingPool   *pgxpool.Pool            // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
+	casesPool     *pgxpool.Pool            // core as oceanway_operations: the finalization worker's case identities; nil: none
+	casePools     map[string]*pgxpool.Pool // the reconciliation chain services (--serve-cases), each as its role
+	coordinator   bool                     // serve the Billing finalization coordinator
+	adminPools    server.Pools             // the read-only admin page with least privilege; nil: pools
 	dispatcher    dispatcherFlags
 	listen        string
 	adminToken    string
@@ -571,7 +589,7 @@ func serve(ctx context.Context, p serveParams) error {
 	httpErr := make(chan error, 2)
 	go func() { httpErr <- srv.Serve(ln) }()
 	servers := []*http.Server{srv}
-	if !p.plan.legacy && (len(p.plan.consume) > 0 || len(p.plan.serveReads) > 0) {
+	if !p.plan.legacy && (len(p.plan.consume) > 0 || len(p.plan.serveReads) > 0 || len(p.plan.serveCases) > 0) {
 		csrv, addr, err := startConsumerEndpoints(p, consumers, netMetrics, httpErr)
 		if err != nil {
 			_ = srv.Close()
@@ -580,6 +598,9 @@ func serve(ctx context.Context, p serveParams) error {
 		servers = append(servers, csrv)
 		if len(p.plan.consume) > 0 {
 			fmt.Fprintf(p.out, "oceanway serve: consumer endpoints %s%s for %v\n", addr, httptransport.PathPrefix, p.plan.consume)
+		}
+		if len(p.plan.serveCases) > 0 {
+			fmt.Fprintf(p.out, "oceanway serve: case services %s%s for %v\n", addr, casehttp.PathPrefix, p.plan.serveCases)
 		}
 		if len(p.plan.serveReads) > 0 {
 			fmt.Fprintf(p.out, "oceanway serve: owner read endpoint %s%s for %v\n", addr, ownerhttp.PathPrefix, p.plan.serveReads)
@@ -678,6 +699,13 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 			return nil, "", err
 		}
 		mux.Handle(ownerhttp.PathPrefix, h)
+	}
+	if len(p.plan.serveCases) > 0 {
+		h, err := caseHandler(p, trusted)
+		if err != nil {
+			return nil, "", err
+		}
+		mux.Handle(casehttp.PathPrefix, h)
 	}
 	if (p.roles.tlsCert == "") != (p.roles.tlsKey == "") {
 		return nil, "", errors.New("--tls-cert and --tls-key go together")

@@ -35,6 +35,7 @@ type roleFlags struct {
 	owner          string   // one owner per process: a preset of the flags above
 	serveReads     []string // owners whose directed reads this process serves
 	ownerURLs      []string // owner=URL of owner read endpoints elsewhere
+	cases          caseServiceFlags
 }
 
 func (f *roleFlags) register(cmd *cobra.Command) {
@@ -61,6 +62,7 @@ func (f *roleFlags) register(cmd *cobra.Command) {
 		"serve these owners' directed reads on --consumer-listen: core, execution, gateway, metering (env OCEANWAY_SERVE_READS)")
 	fl.StringSliceVar(&f.ownerURLs, "owner-url", envList("OCEANWAY_OWNER_URLS", ","),
 		"reach an owner's reads in another process instead of its database: owner=http(s)://host:port, signed with --workload-key (env OCEANWAY_OWNER_URLS)")
+	f.cases.register(cmd)
 }
 
 func envList(name, sep string) []string {
@@ -129,6 +131,9 @@ type rolePlan struct {
 	// are never opened here).
 	serveReads []boundary.Boundary
 	ownerURLs  map[boundary.Boundary]string
+	// serveCases are the reconciliation chain services this process
+	// answers (operations, grants, billing; all in the core database).
+	serveCases []string
 }
 
 // databases are the boundary databases the plan's roles use, in the fixed
@@ -136,7 +141,7 @@ type rolePlan struct {
 func (p rolePlan) databases() []boundary.Boundary {
 	var out []boundary.Boundary
 	for _, b := range boundary.All {
-		used := slices.Contains(p.dispatch, b) || slices.Contains(p.serveReads, b)
+		used := slices.Contains(p.dispatch, b) || slices.Contains(p.serveReads, b) || (b == boundary.Core && len(p.serveCases) > 0)
 		for _, d := range p.consume {
 			_, remote := p.ownerURLs[b]
 			used = used || consumerBoundary[d] == b || (slices.Contains(consumerReads[d], b) && !remote)
@@ -150,7 +155,8 @@ func (p rolePlan) databases() []boundary.Boundary {
 
 // plan validates the role flags.
 func (f *roleFlags) plan() (rolePlan, error) {
-	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 && f.owner == "" && len(f.serveReads) == 0 && len(f.ownerURLs) == 0 {
+	if len(f.dispatch) == 0 && len(f.consume) == 0 && len(f.consumerURLs) == 0 && f.owner == "" && len(f.serveReads) == 0 &&
+		len(f.ownerURLs) == 0 && len(f.cases.serve) == 0 {
 		return rolePlan{legacy: true, dispatch: slices.Clone(boundary.All), consume: slices.Clone(builtConsumers)}, nil
 	}
 	p := rolePlan{remote: map[route.Destination]string{}, ownerURLs: map[boundary.Boundary]string{}}
@@ -229,8 +235,16 @@ func (f *roleFlags) plan() (rolePlan, error) {
 	if len(p.remote) > 0 && len(p.dispatch) == 0 {
 		return rolePlan{}, errors.New("--consumer-url needs a dispatcher role (--dispatch)")
 	}
-	if len(p.dispatch) == 0 && len(p.consume) == 0 && len(p.serveReads) == 0 {
-		return rolePlan{}, errors.New("no role: give --owner, --dispatch, --consume and/or --serve-reads")
+	for _, s := range f.cases.serve {
+		if !slices.Contains(caseServices, s) {
+			return rolePlan{}, fmt.Errorf("--serve-cases %q: want one of %v", s, caseServices)
+		}
+		if !slices.Contains(p.serveCases, s) {
+			p.serveCases = append(p.serveCases, s)
+		}
+	}
+	if len(p.dispatch) == 0 && len(p.consume) == 0 && len(p.serveReads) == 0 && len(p.serveCases) == 0 {
+		return rolePlan{}, errors.New("no role: give --owner, --dispatch, --consume, --serve-reads and/or --serve-cases")
 	}
 	if f.owner != "" {
 		o := boundary.Boundary(f.owner)
