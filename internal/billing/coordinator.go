@@ -202,14 +202,16 @@ func closureMismatch(p envelope.ExecutionRunFinalizationClosedV1Payload, env *en
 
 // applyResolution is the resolution branch (ADR-031; outbox document,
 // coordinator paragraphs): the event must be exactly Billing's applied fact
-// of its case generation. When the fence is still in that generation, one
-// inbox transaction records the resolution watermark, freezes a trigger
-// with every watermark accumulated during the case, schedules the new Work
-// generation, leaves the case (pending_evaluation) and writes the
-// work_scheduled receipt. When that generation's resolution already
-// reopened the fence (its watermark exists: the re-evaluation ran, or
-// entered the next case generation), a late duplicate answers
-// already_superseded and creates no Work. Any other state is a conflict.
+// of its case generation (the one event committed with it). With the fence
+// still in that generation, one inbox transaction records the resolution
+// watermark, freezes a trigger with every watermark accumulated during the
+// case, schedules the new Work generation, leaves the case
+// (pending_evaluation) and writes the work_scheduled receipt. A redelivery
+// of the event is answered by the inbox with this first receipt, before it
+// gets here, so no second Work is ever created; and since the fact names
+// its one event, no other event of the generation reaches the fence
+// (already_superseded, which the receipt contract allows, never arises).
+// Any other fence state is a conflict.
 func (c *Coordinator) applyResolution(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (inbox.Outcome, error) {
 	env := ev.Envelope
 	p, err := envelope.PayloadOf[envelope.BillingFinalizationReconciliationResolutionAppliedV1Payload](env)
@@ -249,18 +251,6 @@ func (c *Coordinator) applyResolution(ctx context.Context, tx pgx.Tx, ev *inbox.
 			ActorWorkforcePrincipalID:                   p.ActorWorkforcePrincipalID,
 		}},
 		CommittedAt: ev.Now.UTC(),
-	}
-	_, err = queries.ResolutionWatermarkGet(ctx, tx, dbsqlc.ResolutionWatermarkGetParams{
-		BillingFinalizationFenceID: p.BillingFinalizationFenceID, ReconciliationGeneration: p.ReconciliationGeneration})
-	switch {
-	case err == nil:
-		r.Outcome = receipt.CoordinatorOutcome{State: receipt.CoordinatorAlreadySuperseded, FinalizationFenceRevision: fence.FinalizationFenceRevision}
-		if err := r.Seal(); err != nil {
-			return inbox.Outcome{}, transport.NonRetryable(inbox.CodeReceiptInvariant, fmt.Errorf("seal coordinator receipt: %w", err))
-		}
-		return inbox.Applied(r), nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return inbox.Outcome{}, fmt.Errorf("read resolution watermark: %w", err)
 	}
 	if fence.CoordinationState != FenceReconciliationRequired || fence.ReconciliationGeneration != p.ReconciliationGeneration {
 		return inbox.Outcome{}, transport.NonRetryable(CodeResolutionConflict, fmt.Errorf("%w: fence %s is %s at case generation %d, the resolution is for %d",

@@ -49,14 +49,3 @@ type BillingFinalizationReconciliationResolution struct {
 	AppliedBody                   string
 	AppliedAt                     time.Time
 }
-
-type BillingResolutionWatermark struct {
-	BillingFinalizationFenceID    string
-	ReconciliationGeneration      int64
-	ResolutionEventID             string
-	ResolutionEventEnvelopeSha256 string
-	CoordinatorReceiptRef         string
-	CoordinatorReceiptDigest      string
-	WorkGeneration                int64
-	AppliedAt                     time.Time
-}

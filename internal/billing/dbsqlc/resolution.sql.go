@@ -135,32 +135,6 @@ func (q *Queries) ResolutionInsert(ctx context.Context, db DBTX, arg ResolutionI
 	return err
 }
 
-const resolutionWatermarkGet = `-- name: ResolutionWatermarkGet :one
-SELECT billing_finalization_fence_id, reconciliation_generation, resolution_event_id, resolution_event_envelope_sha256, coordinator_receipt_ref, coordinator_receipt_digest, work_generation, applied_at FROM billing.resolution_watermarks
- WHERE billing_finalization_fence_id = $1 AND reconciliation_generation = $2
-`
-
-type ResolutionWatermarkGetParams struct {
-	BillingFinalizationFenceID string
-	ReconciliationGeneration   int64
-}
-
-func (q *Queries) ResolutionWatermarkGet(ctx context.Context, db DBTX, arg ResolutionWatermarkGetParams) (BillingResolutionWatermark, error) {
-	row := db.QueryRow(ctx, resolutionWatermarkGet, arg.BillingFinalizationFenceID, arg.ReconciliationGeneration)
-	var i BillingResolutionWatermark
-	err := row.Scan(
-		&i.BillingFinalizationFenceID,
-		&i.ReconciliationGeneration,
-		&i.ResolutionEventID,
-		&i.ResolutionEventEnvelopeSha256,
-		&i.CoordinatorReceiptRef,
-		&i.CoordinatorReceiptDigest,
-		&i.WorkGeneration,
-		&i.AppliedAt,
-	)
-	return i, err
-}
-
 const resolutionWatermarkInsert = `-- name: ResolutionWatermarkInsert :exec
 INSERT INTO billing.resolution_watermarks (billing_finalization_fence_id, reconciliation_generation, resolution_event_id,
     resolution_event_envelope_sha256, coordinator_receipt_ref, coordinator_receipt_digest, work_generation, applied_at)

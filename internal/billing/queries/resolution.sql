@@ -19,10 +19,6 @@ VALUES (@billing_finalization_fence_id, @reconciliation_generation, @resolution_
     @applied_schema_version, @applied_digest_algorithm_version, @applied_digest, @actor_workforce_principal_id, @grant_jti,
     @finalization_fence_revision, @event_id, @event_envelope_sha256, @applied_body, @applied_at);
 
--- name: ResolutionWatermarkGet :one
-SELECT * FROM billing.resolution_watermarks
- WHERE billing_finalization_fence_id = @billing_finalization_fence_id AND reconciliation_generation = @reconciliation_generation;
-
 -- name: ResolutionWatermarkInsert :exec
 INSERT INTO billing.resolution_watermarks (billing_finalization_fence_id, reconciliation_generation, resolution_event_id,
     resolution_event_envelope_sha256, coordinator_receipt_ref, coordinator_receipt_digest, work_generation, applied_at)
