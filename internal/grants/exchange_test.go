@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -216,11 +217,11 @@ func TestOP1GrantExchangesAreTheIssuersOwn(t *testing.T) {
 		require.True(t, errors.As(err, &pg), "%s: %v", stmt, err)
 		return pg.Code
 	}
-	require.Equal(t, "42501", code(f.grantsDB, "UPDATE grants.command_grant_exchanges SET grant_jws = 'x'"), "no UPDATE grant")
-	require.Equal(t, "42501", code(f.grantsDB, "DELETE FROM grants.command_grant_exchanges"), "no DELETE grant")
-	require.Equal(t, "GR001", code(f.admin, "UPDATE grants.command_grant_exchanges SET grant_jws = 'x'"), "the trigger refuses even the owner")
-	require.Equal(t, "GR001", code(f.admin, "DELETE FROM grants.command_grant_exchanges"))
-	require.Equal(t, "GR001", code(f.admin, "TRUNCATE grants.command_grant_exchanges"))
-	require.Equal(t, "42501", code(f.billingDB, "SELECT 1 FROM grants.command_grant_exchanges"))
-	require.Equal(t, "42501", code(f.grantsDB, "SELECT 1 FROM billing.consumed_command_grants"))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, code(f.grantsDB, "UPDATE grants.command_grant_exchanges SET grant_jws = 'x'"), "no UPDATE grant")
+	require.Equal(t, pgerrcode.InsufficientPrivilege, code(f.grantsDB, "DELETE FROM grants.command_grant_exchanges"), "no DELETE grant")
+	require.Equal(t, grants.CodeInsertOnly, code(f.admin, "UPDATE grants.command_grant_exchanges SET grant_jws = 'x'"), "the trigger refuses even the owner")
+	require.Equal(t, grants.CodeInsertOnly, code(f.admin, "DELETE FROM grants.command_grant_exchanges"))
+	require.Equal(t, grants.CodeInsertOnly, code(f.admin, "TRUNCATE grants.command_grant_exchanges"))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, code(f.billingDB, "SELECT 1 FROM grants.command_grant_exchanges"))
+	require.Equal(t, pgerrcode.InsufficientPrivilege, code(f.grantsDB, "SELECT 1 FROM billing.consumed_command_grants"))
 }

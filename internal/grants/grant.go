@@ -95,7 +95,7 @@ func NewVerifier(issuer string, keys ...ed25519.PublicKey) (*Verifier, error) {
 
 // VerifyGrant implements billing.GrantVerifier.
 func (v *Verifier) VerifyGrant(compact string) (*reconciliation.GrantClaims, error) {
-	jws, err := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.EdDSA})
+	jws, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, fmt.Errorf("%w: malformed: %v", ErrGrant, err)
 	}
@@ -116,3 +116,7 @@ func (v *Verifier) VerifyGrant(compact string) (*reconciliation.GrantClaims, err
 	}
 	return c, nil
 }
+
+// CodeInsertOnly is the SQLSTATE of an update, delete or truncate of an
+// exchange result (schema grants).
+const CodeInsertOnly = "GR001"

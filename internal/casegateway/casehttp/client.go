@@ -72,7 +72,7 @@ func (c *Client) call(ctx context.Context, call string, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, call, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return fmt.Errorf("%w: read %s answer: %w", ErrUnavailable, call, err)

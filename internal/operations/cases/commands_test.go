@@ -138,7 +138,7 @@ func TestOP1CommandChainRowsAreGuarded(t *testing.T) {
 		req.Request.Request.Ref, alice)
 	var pg *pgconn.PgError
 	require.True(t, errors.As(err, &pg), "%v", err)
-	require.Equal(t, "OP007", pg.Code)
+	require.Equal(t, cases.CodeSelfApproval, pg.Code)
 
 	_, err = cmds.Approve(t.Context(), bob, req.Request.Request.Ref)
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestOP1CommandChainRowsAreGuarded(t *testing.T) {
 		for _, stmt := range []string{"UPDATE operations." + table + " SET request_ref = request_ref", "DELETE FROM operations." + table} {
 			_, err := f.b.Core().Exec(t.Context(), stmt)
 			require.True(t, errors.As(err, &pg), "%s: %v", stmt, err)
-			require.Equal(t, "OP001", pg.Code, "the trigger refuses even the owner: %s", stmt)
+			require.Equal(t, cases.CodeInsertOnly, pg.Code, "the trigger refuses even the owner: %s", stmt)
 		}
 	}
 }

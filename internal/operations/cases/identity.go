@@ -21,6 +21,12 @@ import (
 	"github.com/oceanway/core/internal/ownerread/operationsread"
 )
 
+// SQLSTATEs of the cases' tables (operations migrations 00008, 00010).
+const (
+	CodeInsertOnly   = "OP001" // an update or delete of an identity or a chain row
+	CodeSelfApproval = "OP007" // an approval by the requester
+)
+
 // RefPrefixIdentity prefixes an identity's content-derived ref.
 const RefPrefixIdentity = "fcir-"
 
