@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/contracts/kinds"
 	"github.com/oceanway/core/contracts/meterfacts"
 	"github.com/oceanway/core/contracts/receipt"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/boundary"
@@ -227,6 +228,30 @@ var Facts = []Fact{
 		Digest: "finished_digest", Ref: "finished_ref",
 		Prefix: "meteringInputWorkAttemptFinished", Kind: receipt.KindMeteringInputWorkAttemptFinished},
 	// outbox (every producer database): the canonical envelope and the
+	// core: Finalization reconciliation (issue 31): Billing's applied
+	// resolutions, Core's grant exchange results, Operations' case
+	// identities and command chain.
+	{Boundaries: core, Table: "billing.finalization_reconciliation_resolutions", Key: []string{"billing_finalization_fence_id", "reconciliation_generation"},
+		Body: "applied_body", Digest: "applied_digest", Alg: "applied_digest_algorithm_version", Ref: "applied_ref",
+		Prefix: reconciliation.PrefixApplied, Kind: reconciliation.KindApplied},
+	{Boundaries: core, Table: "grants.command_grant_exchanges", Key: []string{"command_grant_exchange_operation_id"}, Body: "result_body",
+		Digest: "result_digest", Alg: "result_digest_algorithm_version", Ref: "result_ref",
+		Prefix: reconciliation.PrefixExchangeResult, Kind: reconciliation.KindGrantExchangeResult},
+	{Boundaries: core, Table: "operations.finalization_case_identities", Key: []string{"case_identity_ref"}, Body: "identity_body",
+		Digest: "case_identity_digest", Alg: "case_identity_digest_algorithm_version", Ref: "case_identity_ref",
+		Prefix: reconciliation.PrefixCaseIdentity, Kind: reconciliation.KindCaseIdentityReservation},
+	{Boundaries: core, Table: "operations.resolution_command_requests", Key: []string{"command_request_operation_id"}, Body: "request_body",
+		Digest: "request_digest", Ref: "request_ref", Prefix: reconciliation.PrefixCommandRequest, Kind: reconciliation.KindCommandRequest},
+	{Boundaries: core, Table: "operations.resolution_command_requests", Key: []string{"command_request_operation_id"}, Body: "preview_body",
+		Digest: "preview_digest", Ref: "preview_ref", Prefix: reconciliation.PrefixImpactPreview, Kind: reconciliation.KindImpactPreview},
+	{Boundaries: core, Table: "operations.resolution_command_approvals", Key: []string{"request_ref"}, Body: "approval_body",
+		Digest: "approval_digest", Ref: "approval_ref", Prefix: reconciliation.PrefixApproval, Kind: reconciliation.KindApproval},
+	{Boundaries: core, Table: "operations.resolution_decisions", Key: []string{"request_ref"}, Body: "jit_body",
+		Digest: "jit_digest", Ref: "jit_ref", Prefix: reconciliation.PrefixJitActivation, Kind: reconciliation.KindJitActivation},
+	{Boundaries: core, Table: "operations.resolution_decisions", Key: []string{"request_ref"}, Body: "candidate_body",
+		Digest: "candidate_digest", Ref: "candidate_ref", Prefix: reconciliation.PrefixCandidate, Kind: reconciliation.KindCandidate},
+	{Boundaries: core, Table: "operations.resolution_decisions", Key: []string{"request_ref"}, Body: "decision_body",
+		Digest: "decision_digest", Ref: "decision_ref", Prefix: reconciliation.PrefixDecision, Kind: reconciliation.KindDecision},
 	// registered Delivery Set Definitions.
 	{Boundaries: producers, Table: "outbox.outbox_events", Key: []string{"event_id"}, Body: "event_envelope",
 		Digest: "event_envelope_sha256", Alg: "event_envelope_digest_algorithm_version", Kind: envelope.Kind,

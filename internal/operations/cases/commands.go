@@ -104,10 +104,10 @@ func (c Commands) Request(ctx context.Context, requester string, in RequestInput
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO operations.resolution_command_requests (command_request_operation_id, request_ref,
 			    request_digest, reconciliation_case_ref, reconciliation_generation, requester_workforce_principal_id, request_body,
-			    preview_ref, preview_body, requested_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			    preview_ref, preview_digest, preview_body, requested_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			in.OperationID, ch.Request.Request.Ref, ch.Request.Request.Digest, kase.ReconciliationCaseRef, kase.ReconciliationGeneration,
-			requester, string(body), ch.Preview.Preview.Ref, string(preview), now)
+			requester, string(body), ch.Preview.Preview.Ref, ch.Preview.Preview.Digest, string(preview), now)
 		if err != nil {
 			return nil, fmt.Errorf("store request: %w", err)
 		}
@@ -143,9 +143,9 @@ func (c Commands) Approve(ctx context.Context, approver, requestRef string) (*Ch
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", reconciliation.ErrInvalidObject, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO operations.resolution_command_approvals (request_ref, approval_ref,
-			    approver_workforce_principal_id, approval_body, approved_at) VALUES ($1, $2, $3, $4, $5)`,
-			requestRef, ch.Approval.Approval.Ref, approver, string(body), ch.Approval.ApprovedAt); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO operations.resolution_command_approvals (request_ref, approval_ref, approval_digest,
+			    approver_workforce_principal_id, approval_body, approved_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			requestRef, ch.Approval.Approval.Ref, ch.Approval.Approval.Digest, approver, string(body), ch.Approval.ApprovedAt); err != nil {
 			return nil, fmt.Errorf("store approval: %w", err)
 		}
 		return ch, nil
@@ -202,10 +202,10 @@ func (c Commands) Decide(ctx context.Context, actor, requestRef string) (*Chain,
 			return nil, err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO operations.resolution_decisions (request_ref, reconciliation_case_ref,
-			    reconciliation_generation, actor_workforce_principal_id, jit_ref, jit_body, candidate_ref, candidate_digest,
+			    reconciliation_generation, actor_workforce_principal_id, jit_ref, jit_digest, jit_body, candidate_ref, candidate_digest,
 			    candidate_body, decision_ref, decision_digest, decision_body, decided_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (reconciliation_case_ref) DO NOTHING`,
-			requestRef, kase.ReconciliationCaseRef, kase.ReconciliationGeneration, actor, ch.JIT.Activation.Ref, string(jit),
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (reconciliation_case_ref) DO NOTHING`,
+			requestRef, kase.ReconciliationCaseRef, kase.ReconciliationGeneration, actor, ch.JIT.Activation.Ref, ch.JIT.Activation.Digest, string(jit),
 			ch.Candidate.Candidate.Ref, ch.Candidate.Candidate.Digest, string(cand), ch.Decision.Decision.Ref,
 			ch.Decision.Decision.Digest, string(dec), now)
 		if err != nil {

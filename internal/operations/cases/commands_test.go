@@ -134,7 +134,7 @@ func TestOP1CommandChainRowsAreGuarded(t *testing.T) {
 	cmds := cases.Commands{Pool: f.ops, Workload: gateway}
 	req, err := cmds.Request(t.Context(), alice, cases.RequestInput{CaseRef: id.CaseRef, OperationID: uuid.NewString(), Evidence: evidence(id), Justification: "x"})
 	require.NoError(t, err)
-	_, err = f.ops.Exec(t.Context(), `INSERT INTO operations.resolution_command_approvals VALUES ($1, 'acap-forged', $2, '{}', now())`,
+	_, err = f.ops.Exec(t.Context(), `INSERT INTO operations.resolution_command_approvals VALUES ($1, 'acap-forged', repeat('a', 64), $2, '{}', now())`,
 		req.Request.Request.Ref, alice)
 	var pg *pgconn.PgError
 	require.True(t, errors.As(err, &pg), "%v", err)

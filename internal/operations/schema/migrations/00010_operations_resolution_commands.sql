@@ -20,6 +20,7 @@ CREATE TABLE operations.resolution_command_requests (
   requester_workforce_principal_id text     NOT NULL,
   request_body                  text        NOT NULL,
   preview_ref                   text        NOT NULL UNIQUE,
+  preview_digest                text        NOT NULL CHECK (preview_digest ~ '^[0-9a-f]{64}$'),
   preview_body                  text        NOT NULL,
   requested_at                  timestamptz NOT NULL
 );
@@ -28,6 +29,7 @@ CREATE INDEX resolution_command_requests_case ON operations.resolution_command_r
 CREATE TABLE operations.resolution_command_approvals (
   request_ref                   text        NOT NULL PRIMARY KEY REFERENCES operations.resolution_command_requests (request_ref),
   approval_ref                  text        NOT NULL UNIQUE,
+  approval_digest               text        NOT NULL CHECK (approval_digest ~ '^[0-9a-f]{64}$'),
   approver_workforce_principal_id text      NOT NULL,
   approval_body                 text        NOT NULL,
   approved_at                   timestamptz NOT NULL
@@ -40,6 +42,7 @@ CREATE TABLE operations.resolution_decisions (
   reconciliation_generation     bigint      NOT NULL,
   actor_workforce_principal_id  text        NOT NULL,
   jit_ref                       text        NOT NULL UNIQUE,
+  jit_digest                    text        NOT NULL CHECK (jit_digest ~ '^[0-9a-f]{64}$'),
   jit_body                      text        NOT NULL,
   candidate_ref                 text        NOT NULL UNIQUE,
   candidate_digest              text        NOT NULL CHECK (candidate_digest ~ '^[0-9a-f]{64}$'),
