@@ -4,14 +4,26 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/reconciliation"
+	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/finalization"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/grants"
 	"github.com/oceanway/core/internal/operations/cases"
+	"github.com/oceanway/core/internal/outbox/transport"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
+	"github.com/oceanway/core/internal/workload"
 )
 
 // OP-1 / BI-1 (issue 31): with Operations' case identities wired, a
@@ -97,4 +109,94 @@ func TestOP1SupersededWorkLeavesItsCaseIdentityToTheWinner(t *testing.T) {
 		Scan(&gen, &same))
 	require.Equal(t, r.Work.Generation, gen)
 	require.True(t, same)
+}
+
+// OP-1 (issue 31, item 5): only the case generation's applied resolution
+// reopens evaluation, and a re-evaluation that still conflicts (the target
+// is still above the reservation) enters the next case generation, whose
+// identity names the first as its predecessor. The first generation's
+// grant is then stale.
+func TestOP1ReevaluationThatStillConflictsOpensTheNextGeneration(t *testing.T) {
+	t.Parallel()
+	k := newCore(t)
+	w := newWorld("1000000", "200000")
+	closedWorld(t, k, w)
+	ids := cases.Identities{Pool: k.ops}
+	wk := finalization.NewWorker(k.pool, w.owners(), finalization.BillingLedger{Cases: ids}, finalization.Config{}, nil)
+	_, err := wk.ProcessOne(t.Context())
+	require.NoError(t, err)
+
+	priv, pub, err := workload.Generate()
+	require.NoError(t, err)
+	signer, err := grants.NewSigner("core.grants", priv)
+	require.NoError(t, err)
+	verifier, err := grants.NewVerifier("core.grants", pub)
+	require.NoError(t, err)
+	first := currentCase(t, k)
+	ch, err := billingtest.BuildChain(first, "workforce:alice@example.org", "workforce:bob@example.org", "admin.command-gateway", time.Now())
+	require.NoError(t, err)
+	jws, err := signer.Sign(ch.Claims("core.grants", time.Now(), reconciliation.MaxGrantLifetime))
+	require.NoError(t, err)
+	cmd := billing.ResolutionCommand{Grant: jws, Candidate: ch.Candidate, Decision: ch.Decision}
+	res, err := db.WithTxV(t.Context(), k.pool, func(ctx context.Context, tx pgx.Tx) (billing.ResolutionResult, error) {
+		return billing.ApplyResolutionTx(ctx, tx, verifier, cmd)
+	})
+	require.NoError(t, err)
+	_, err = wk.ProcessOne(t.Context())
+	require.ErrorIs(t, err, finalization.ErrNoWork, "the applied fact alone does not reopen: its event does")
+
+	var body []byte
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT event_envelope FROM outbox.outbox_events WHERE event_id = $1`, res.EventID).Scan(&body))
+	ev, err := envelope.DecodeEnvelope(body)
+	require.NoError(t, err)
+	_, err = k.c.Consume(t.Context(), coordinatorDelivery(t, ev))
+	require.NoError(t, err)
+	r, err := wk.ProcessOne(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, contract.DecisionReconciliationRequired, r.Decision.Outcome, "the owners still disagree")
+
+	second := currentCase(t, k)
+	require.EqualValues(t, 2, second.ReconciliationGeneration)
+	require.NotEqual(t, first.Identity, second.Identity)
+	var predecessor int64
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT predecessor_generation FROM operations.finalization_case_identities
+		WHERE case_identity_ref = $1`, second.Identity.Ref).Scan(&predecessor))
+	require.EqualValues(t, 1, predecessor)
+
+	stale, err := billingtest.BuildChain(first, "workforce:alice@example.org", "workforce:bob@example.org", "admin.command-gateway", time.Now())
+	require.NoError(t, err)
+	jws, err = signer.Sign(stale.Claims("core.grants", time.Now(), reconciliation.MaxGrantLifetime))
+	require.NoError(t, err)
+	_, err = db.WithTxV(t.Context(), k.pool, func(ctx context.Context, tx pgx.Tx) (billing.ResolutionResult, error) {
+		return billing.ApplyResolutionTx(ctx, tx, verifier, billing.ResolutionCommand{Grant: jws, Candidate: stale.Candidate, Decision: stale.Decision})
+	})
+	require.ErrorIs(t, err, billing.ErrStaleCaseGeneration, "an old generation's grant never applies to the next")
+}
+
+// currentCase is the case the fence is bound to.
+func currentCase(t *testing.T, k *core) reconciliation.Case {
+	t.Helper()
+	var c reconciliation.Case
+	var alg string
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT f.reconciliation_case_ref, f.reconciliation_generation, f.case_identity_ref,
+		    f.case_identity_schema_version, f.case_identity_digest_algorithm_version, f.case_identity_digest, s.billing_account_id,
+		    f.billing_reservation_id, f.run_id, f.billing_finalization_fence_id
+		  FROM billing.billing_finalization_fences f JOIN billing.reservation_states s ON s.billing_reservation_id = f.billing_reservation_id`).
+		Scan(&c.ReconciliationCaseRef, &c.ReconciliationGeneration, &c.Identity.Ref, &c.Identity.SchemaVersion, &alg, &c.Identity.Digest,
+			&c.BillingAccountID, &c.BillingReservationID, &c.RunID, &c.FenceID))
+	c.Identity.DigestAlgorithmVersion = digest.Algorithm(alg)
+	return c
+}
+
+func coordinatorDelivery(t *testing.T, e *envelope.Envelope) transport.Delivery {
+	t.Helper()
+	canonical, err := e.Canonical()
+	require.NoError(t, err)
+	d, err := e.Digest()
+	require.NoError(t, err)
+	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion, Envelope: canonical, EnvelopeDigest: d,
+		Member: route.Member{EventType: e.EventType, EventSchemaVersion: "1", Destination: route.BillingFinalizationCoordinator,
+			ConsumerName: route.BillingFinalizationCoordinatorConsumer, ExpectedReceiptType: route.BillingFinalizationCoordinatorConsumerReceipt,
+			ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1, ProjectionTarget: route.NotApplicable, Mandatory: true},
+		AttemptID: uuid.NewString(), AttemptNumber: 1}
 }

@@ -19,10 +19,6 @@ import (
 	"github.com/oceanway/core/internal/ownerread"
 )
 
-// ScopeBillingFinalizationCase is the one workload scope the reservation
-// answers: Billing's finalization worker reserving its own fence's case.
-const ScopeBillingFinalizationCase = "operations.case_identity:billing_finalization"
-
 // Tenant is the normalized tenant of the reservation.
 type Tenant struct {
 	Kind, ID, WorkspaceID, ProjectID string

@@ -32,7 +32,9 @@ ALTER TABLE billing.finalization_evaluations
 -- One per case generation: the decision that entered reconciliation_required
 -- and the case it asked Operations to create (the payload of
 -- billing.finalization-reconciliation.case-requested@1, whose event id and
--- envelope digest are kept).
+-- envelope digest are kept). The decision is content-addressed: a
+-- re-evaluation over the same inputs makes the same decision again, so two
+-- generations may name one decision.
 CREATE TABLE billing.finalization_reconciliation_requests (
   billing_finalization_fence_id                       uuid        NOT NULL REFERENCES billing.billing_finalization_fences,
   reconciliation_generation                           bigint      NOT NULL CHECK (reconciliation_generation >= 1),
@@ -48,7 +50,7 @@ CREATE TABLE billing.finalization_reconciliation_requests (
   finalization_fence_revision                         bigint      NOT NULL CHECK (finalization_fence_revision >= 2),
   work_generation                                     bigint      NOT NULL,
   billing_finalization_operation_id                   uuid        NOT NULL,
-  decision_ref                                        text        NOT NULL UNIQUE,
+  decision_ref                                        text        NOT NULL,
   decision_schema_version                             text        NOT NULL,
   decision_digest_algorithm_version                   text        NOT NULL,
   decision_digest                                     text        NOT NULL CHECK (decision_digest ~ '^[0-9a-f]{64}$'),
