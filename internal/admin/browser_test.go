@@ -186,7 +186,7 @@ func TestBrowserOverviewShowsTheMoney(t *testing.T) {
 	require.Equal(t, "1", text(`#exposures [data-field="exposuresOpen"]`))
 	require.Equal(t, admintest.ExposureAmount, text(`#exposures [data-field="exposuresAmount"]`))
 	require.Equal(t, w.Settled.BillingReservationID, text(`#exposures tr[data-exposure-ref="`+w.ExposureRef+`"] td[data-field="reservation"]`))
-	require.Contains(t, text(`#cases [data-field="casesNote"]`), "not built yet (issue 31)")
+	require.Contains(t, text(`#cases [data-field="casesNote"]`), "listed on the Cases page")
 	require.Equal(t, "1", text(`#cases [data-field="waitingForReconciliation"]`))
 	require.Equal(t, "1", text(`#blocked-work tr[data-lane="`+admintest.BlockedLane+`"] td[data-field="blocked"]`))
 	require.Equal(t, admintest.BlockedStage+": "+admintest.BlockedReason,

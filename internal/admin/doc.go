@@ -11,7 +11,12 @@
 //     quadruple, published_at), its deliveries and the full attempt history
 //     (every start joined with its finish);
 //   - the outbox side of completeness: open and quarantined mandatory
-//     deliveries and published_at coverage per boundary.
+//     deliveries and published_at coverage per boundary;
+//   - the money of the core and metering databases (money.go);
+//   - the Finalization reconciliation cases of the active Operations
+//     projection, open first, each with its resolution command chain
+//     (cases.go). A case closes only through `oceanway case
+//     request|approve|apply`, never here.
 //
 // # Read-only guarantee
 //

@@ -50,11 +50,13 @@ type HandlerConfig struct {
 //	                  counts, oldest pending age, recent quarantines, definitions
 //	/lookup?id=&kind= lookup by exact event, run or reservation id
 //	/completeness     outbox-side completeness per boundary
+//	/cases            Finalization reconciliation cases (open first, then resolved)
+//	                  with their command chain; they close only through `oceanway case`
 //
 // JSON (same data):
 //
 //	/api/overview  /api/money  /api/deliveries  /api/quarantine  /api/definitions
-//	/api/lookup?id=&kind=  /api/completeness
+//	/api/lookup?id=&kind=  /api/completeness  /api/cases
 type Handler struct {
 	reader    *Reader
 	tokenHash [sha256.Size]byte
@@ -88,6 +90,7 @@ func NewHandler(reader *Reader, cfg HandlerConfig) *Handler {
 	h.mux.HandleFunc("/{$}", h.overviewPage)
 	h.mux.HandleFunc("/lookup", h.lookupPage)
 	h.mux.HandleFunc("/completeness", h.completenessPage)
+	h.mux.HandleFunc("/cases", h.casesPage)
 	h.mux.HandleFunc("/api/overview", h.apiOverview)
 	h.mux.HandleFunc("/api/deliveries", h.apiDeliveries)
 	h.mux.HandleFunc("/api/quarantine", h.apiQuarantine)
@@ -95,6 +98,7 @@ func NewHandler(reader *Reader, cfg HandlerConfig) *Handler {
 	h.mux.HandleFunc("/api/lookup", h.apiLookup)
 	h.mux.HandleFunc("/api/completeness", h.apiCompleteness)
 	h.mux.HandleFunc("/api/money", h.apiMoney)
+	h.mux.HandleFunc("/api/cases", h.apiCases)
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint", Code: "not_found"})
 	})
@@ -218,6 +222,22 @@ func (h *Handler) apiMoney(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
+// cases reads the Cases page: 503 when the core database could not be
+// read, else 200 (not configured and not installed are answers).
+func (h *Handler) cases(r *http.Request) (CasesResult, int) {
+	c := h.reader.Cases(r.Context())
+	if c.Error != "" {
+		h.log.Warn("admin read failed", "path", r.URL.Path, "boundary", c.Boundary, "err", c.Error)
+		return c, http.StatusServiceUnavailable
+	}
+	return c, http.StatusOK
+}
+
+func (h *Handler) apiCases(w http.ResponseWriter, r *http.Request) {
+	c, status := h.cases(r)
+	writeJSON(w, status, c)
+}
+
 func (h *Handler) apiCompleteness(w http.ResponseWriter, r *http.Request) {
 	o := h.reader.Completeness(r.Context())
 	h.logFailures(r, o.Boundaries)
@@ -299,9 +319,12 @@ func parsePages() map[string]*template.Template {
 		"form": func(base, kind, id string) lookupForm {
 			return lookupForm{Base: base, Kind: IDKind(kind), ID: id}
 		},
+		"caseView": func(base string, c Case) caseView {
+			return caseView{Base: base, Case: c}
+		},
 	}
 	pages := map[string]*template.Template{}
-	for _, page := range []string{"overview", "lookup", "completeness"} {
+	for _, page := range []string{"overview", "lookup", "completeness", "cases"} {
 		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html"))
 		pages[page] = t
 	}
@@ -374,6 +397,12 @@ type lookupForm struct {
 	ID   string
 }
 
+// caseView is what the cells of one case row get.
+type caseView struct {
+	Base string
+	Case Case
+}
+
 // lookupView is the lookup form and its result.
 type lookupView struct {
 	Kind   IDKind
@@ -411,6 +440,11 @@ func (h *Handler) completenessPage(w http.ResponseWriter, r *http.Request) {
 	c := h.reader.Completeness(r.Context())
 	h.logFailures(r, c.Boundaries)
 	h.render(w, r, readStatus(c.Boundaries), "completeness", "Outbox completeness", c)
+}
+
+func (h *Handler) casesPage(w http.ResponseWriter, r *http.Request) {
+	c, status := h.cases(r)
+	h.render(w, r, status, "cases", "Finalization reconciliation cases", c)
 }
 
 // --- formatting ---------------------------------------------------------

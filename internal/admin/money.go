@@ -20,9 +20,9 @@ const (
 // exposures, blocked Work).
 const DefaultMoneyListLimit = 20
 
-// CaseChainNotBuilt is what the overview says about open cases: the
-// reconciliation case chain is issue 31's and does not exist yet.
-const CaseChainNotBuilt = "The reconciliation case chain is not built yet (issue 31): no case is opened, so none can be listed."
+// CasesOnTheirPage is what the overview says about open cases: they and
+// their command chain are listed on the Cases page (cases.go).
+const CasesOnTheirPage = "Finalization reconciliation cases and their command chain are listed on the Cases page, read-only; a case closes only through oceanway case request|approve|apply."
 
 var (
 	qMoneyBillingPresent      = stmts.Get("money_billing_present")
@@ -160,9 +160,12 @@ type Exposure struct {
 	AgeSeconds         float64   `json:"ageSeconds"`
 }
 
-// OpenCases is the open-cases section: the case chain is not built, so
-// there is no case to count; the reservations that wait for it are.
+// OpenCases is the open-cases section of the overview: the cases are on
+// the Cases page (Reader.Cases); the section points there and counts the
+// reservations whose evaluation deferred reconciliation without a case.
 type OpenCases struct {
+	// ChainBuilt is true: the case chain exists (issue 31) and the Cases
+	// page lists it.
 	ChainBuilt bool   `json:"chainBuilt"`
 	Note       string `json:"note"`
 	// WaitingForReconciliation are the fences awaiting_finalization with a
@@ -214,9 +217,10 @@ func (r *Reader) Money(ctx context.Context) Money {
 	return Money{Billing: r.billingOverview(ctx), BlockedWork: r.blockedWork(ctx)}
 }
 
-// moneySection runs read in a read-only snapshot of boundary's database and
-// fills its status; present answers whether the owner's tables exist.
-func (r *Reader) moneySection(ctx context.Context, boundary, present string, read func(ctx context.Context, tx pgx.Tx, asOf time.Time) error) SectionStatus {
+// ownerSection runs read in a read-only snapshot of boundary's database and
+// fills its status; present answers whether the owner's tables exist. The
+// money sections and the Cases page are read this way.
+func (r *Reader) ownerSection(ctx context.Context, boundary string, present func(ctx context.Context, tx pgx.Tx) (bool, error), read func(ctx context.Context, tx pgx.Tx, asOf time.Time) error) SectionStatus {
 	st := SectionStatus{Boundary: boundary}
 	pool := r.boundaries[boundary]
 	if pool == nil {
@@ -229,7 +233,7 @@ func (r *Reader) moneySection(ctx context.Context, boundary, present string, rea
 			return fmt.Errorf("read snapshot time: %w", err)
 		}
 		st.AsOf, st.Database = snap.AsOf.UTC(), snap.Database
-		if err := tx.QueryRow(ctx, present).Scan(&st.Installed); err != nil || !st.Installed {
+		if st.Installed, err = present(ctx, tx); err != nil || !st.Installed {
 			return err
 		}
 		return read(ctx, tx, st.AsOf)
@@ -240,12 +244,22 @@ func (r *Reader) moneySection(ctx context.Context, boundary, present string, rea
 	return st
 }
 
+// loadedPresent is the presence check of a loaded statement that answers
+// one boolean.
+func loadedPresent(stmt string) func(ctx context.Context, tx pgx.Tx) (bool, error) {
+	return func(ctx context.Context, tx pgx.Tx) (bool, error) {
+		var present bool
+		err := tx.QueryRow(ctx, stmt).Scan(&present)
+		return present, err
+	}
+}
+
 // ageAt is the age of t at the snapshot time asOf (never negative).
 func ageAt(asOf, t time.Time) float64 { return max(0, asOf.Sub(t).Seconds()) }
 
 func (r *Reader) billingOverview(ctx context.Context) BillingOverview {
 	var out BillingOverview
-	out.SectionStatus = r.moneySection(ctx, BillingBoundary, qMoneyBillingPresent, func(ctx context.Context, tx pgx.Tx, asOf time.Time) error {
+	out.SectionStatus = r.ownerSection(ctx, BillingBoundary, loadedPresent(qMoneyBillingPresent), func(ctx context.Context, tx pgx.Tx, asOf time.Time) error {
 		b, err := readBilling(ctx, tx, asOf, r.cfg.MoneyListLimit)
 		if err != nil {
 			return err
@@ -253,7 +267,7 @@ func (r *Reader) billingOverview(ctx context.Context) BillingOverview {
 		out = b
 		return nil
 	})
-	out.Cases.Note = CaseChainNotBuilt
+	out.Cases.ChainBuilt, out.Cases.Note = true, CasesOnTheirPage
 	if out.Waiting == nil {
 		out.Waiting = []WaitingGroup{}
 	}
@@ -330,7 +344,7 @@ func readBilling(ctx context.Context, tx pgx.Tx, asOf time.Time, limit int) (Bil
 
 func (r *Reader) blockedWork(ctx context.Context) BlockedWorkOverview {
 	var out BlockedWorkOverview
-	out.SectionStatus = r.moneySection(ctx, MeteringBoundary, qMoneyMeteringPresent, func(ctx context.Context, tx pgx.Tx, asOf time.Time) error {
+	out.SectionStatus = r.ownerSection(ctx, MeteringBoundary, loadedPresent(qMoneyMeteringPresent), func(ctx context.Context, tx pgx.Tx, asOf time.Time) error {
 		w, err := readBlockedWork(ctx, tx, asOf, r.cfg.MoneyListLimit)
 		if err != nil {
 			return err

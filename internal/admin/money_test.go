@@ -17,8 +17,8 @@ import (
 // its owner's database (core for billing, metering for the Work queue):
 // reservations by state and why they wait with the oldest, ledger totals
 // that add up (every check computed by the SQL), the open exposures, the
-// open cases (the chain is not built: the reservations waiting for it are
-// counted) and the blocked Metering Work by lane.
+// open cases (a pointer to the Cases page, and the reservations waiting with
+// reconciliation deferred) and the blocked Metering Work by lane.
 func TestOverviewShowsTheMoney(t *testing.T) {
 	t.Parallel()
 	w := admintest.NewMoneyWorld(t)
@@ -70,8 +70,8 @@ func TestOverviewShowsTheMoney(t *testing.T) {
 	require.Equal(t, w.ExposureRunID, e.Items[0].RunID)
 	require.Equal(t, "blocked", e.Items[0].AutomaticCharge)
 
-	require.False(t, b.Cases.ChainBuilt)
-	require.Equal(t, admin.CaseChainNotBuilt, b.Cases.Note)
+	require.True(t, b.Cases.ChainBuilt)
+	require.Equal(t, admin.CasesOnTheirPage, b.Cases.Note)
 	require.Equal(t, int64(1), b.Cases.WaitingForReconciliation)
 
 	bw := o.Money.BlockedWork
@@ -151,7 +151,7 @@ func TestOverviewPageShowsTheMoney(t *testing.T) {
 		`data-field="stillReserved">2</td>`, `data-field="settled">1</td>`, `data-field="released">0</td>`,
 		`data-field="reserved">165</td>`, `data-field="held">65</td>`, `data-field="debit">265</td>`, `data-field="credit">265</td>`,
 		`data-field="exposuresOpen">1</b>`, `data-field="exposuresAmount">7.5</b>`,
-		`data-field="waitingForReconciliation">1</b>`, admin.CaseChainNotBuilt,
+		`data-field="waitingForReconciliation">1</b>`, admin.CasesOnTheirPage, `<a href="/admin/cases" data-field="casesLink">Cases</a>`,
 		`data-reason="` + admintest.WaitingReason + `"`,
 		`href="/admin/lookup?kind=reservation&amp;id=` + w.Waiting.BillingReservationID + `"`,
 		`href="/admin/lookup?kind=reservation&amp;id=` + w.Pending.BillingReservationID + `"`,

@@ -83,6 +83,12 @@ type Config struct {
 	// MoneyListLimit bounds each list of the overview's money sections:
 	// open late settlement exposures and blocked Metering Work (default 20).
 	MoneyListLimit int
+	// CaseListLimit bounds each list of the Cases page: open cases and
+	// resolved cases (default 50).
+	CaseListLimit int
+	// CaseRequestLimit bounds the resolution command requests read for the
+	// cases listed (default 1000).
+	CaseRequestLimit int
 	// StatementTimeout bounds every statement, server side (SET LOCAL
 	// statement_timeout) and client side (default 10s).
 	StatementTimeout time.Duration
@@ -108,6 +114,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MoneyListLimit <= 0 {
 		c.MoneyListLimit = DefaultMoneyListLimit
+	}
+	if c.CaseListLimit <= 0 {
+		c.CaseListLimit = DefaultCaseListLimit
+	}
+	if c.CaseRequestLimit <= 0 {
+		c.CaseRequestLimit = DefaultCaseRequestLimit
 	}
 	if c.StatementTimeout <= 0 {
 		c.StatementTimeout = DefaultStatementTimeout

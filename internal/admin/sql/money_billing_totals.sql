@@ -1,7 +1,7 @@
 -- name: MoneyBillingTotals
 -- The money of the core database in one row (issue 36, OBS-4): reservations
 -- by state, the amounts that must add up, the ledger's debit and credit
--- totals, and the reservations waiting for the reconciliation chain. Every
+-- totals, and the reservations waiting with reconciliation deferred. Every
 -- check is computed here, never assumed by the caller.
 -- Cost: these totals scan history on purpose — billing.reservation_states
 -- (one row per reservation) and billing.ledger_postings (every posting line,
@@ -36,7 +36,8 @@ u AS (
 h AS (
   SELECT COALESCE(sum(balance), 0) AS hold_balance
     FROM billing.ledger_balances WHERE account_kind = 'reservation_hold'),
--- fences waiting for the reconciliation chain (issue 31, not built)
+-- fences whose evaluation deferred reconciliation without a case (the
+-- cases themselves are on the Cases page, queries/cases.sql)
 c AS (
   SELECT count(*) AS waiting_for_reconciliation
     FROM billing.billing_finalization_fences
