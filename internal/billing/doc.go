@@ -10,8 +10,9 @@
 //     admission transaction through OpenFinalizationTx (the tables moved
 //     here from admission). States: pending_evaluation (bound to the latest
 //     generation's one Work), awaiting_finalization (no Work, a visible
-//     waiting_reason), reconciliation_required (in the graph, refused with
-//     BL003 until the resolution command chain exists) and committed
+//     waiting_reason), reconciliation_required (a case generation bound to
+//     the identity Operations reserved; left only through its applied
+//     resolution, BL003; docs/reconciliation.md) and committed
 //     (absorbing). Every update moves the revision by exactly one; the
 //     trigger billing.guard_fence refuses any other transition (BL002).
 //   - billing_finalization_trigger_snapshots and billing_finalization_works:
@@ -32,9 +33,14 @@
 //     exactly settled + released = reserved (BL005). Nothing in the ledger
 //     is ever updated, deleted or truncated (BL001). docs/billing.md lists
 //     every guard of migration 00040 (issue 30).
-//   - finalization_evaluations (blocked / reconciliation_deferred, with a
-//     reason), finalization_committed (BillingFinalizationCommitted@1, one
-//     per reservation) and coordinator_receipts.
+//   - finalization_evaluations (blocked / reconciliation_deferred /
+//     reconciliation_required, with a reason), finalization_committed
+//     (BillingFinalizationCommitted@1, one per reservation) and
+//     coordinator_receipts.
+//   - finalization_reconciliation_requests (one per case generation),
+//     consumed_command_grants, finalization_reconciliation_resolutions
+//     (FinalizationReconciliationResolutionApplied@1) and
+//     resolution_watermarks (the coordinator's reopening).
 //
 // The settlement catch-up after a successful finalization (catch-up fences,
 // their Work, transitions and late settlement exposures) is package
@@ -47,11 +53,10 @@
 // in other databases and answer through their owner reads), never writes a
 // ledger line outside CommitFinalizationTx / OpenFinalizationTx and
 // PostSettlementTransitionTx (through which the settlement catch-up posts a
-// refund transition), and never enters reconciliation_required: until the case and
-// resolution command chain exist, an evaluation that would need
-// reconciliation is recorded (RecordEvaluationTx) and the fence waits with
-// its reason; Config refuses the switch at start
-// (ErrReconciliationChainAbsent).
+// refund transition), and never closes a case or moves money for one: a
+// reconciliation_required decision enters the case (RecordReconciliationTx),
+// and the case's applied resolution (ApplyResolutionTx, with Core's grant)
+// only makes the coordinator re-evaluate.
 //
 // # The commit (CommitFinalizationTx)
 //

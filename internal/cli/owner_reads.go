@@ -37,6 +37,9 @@ type ownerReaders struct {
 	// projector (nil: consumersFor answers them from the billing pool).
 	committed  coreread.FinalizationCommittedReader
 	transition coreread.SettlementTransitionReader
+	// caseDecision and caseResolution verify the reconciliation case pairs.
+	caseDecision   coreread.FinalizationDecisionForOperationsReader
+	caseResolution coreread.ResolutionAppliedForOperationsReader
 }
 
 // inProcessReaders answers each owner's reads from its pool in pools, when
@@ -72,7 +75,7 @@ func (r ownerReaders) withMetering(m *pgxpool.Pool) ownerReaders {
 // served is r as the reads an owner-read endpoint answers.
 func (r ownerReaders) served() ownerhttp.Served {
 	return ownerhttp.Served{Manifest: r.manifest, Execution: r.execution, Gateway: r.gateway, Metering: r.metering,
-		FinalizationCommitted: r.committed, SettlementTransition: r.transition}
+		FinalizationCommitted: r.committed, SettlementTransition: r.transition, CaseDecision: r.caseDecision, CaseResolution: r.caseResolution}
 }
 
 // httpReaders calls each owner's reads through its client.
@@ -80,6 +83,7 @@ func httpReaders(clients map[string]*ownerhttp.Client) ownerReaders {
 	var r ownerReaders
 	if c, ok := clients[ownerhttp.OwnerCore]; ok {
 		r.manifest, r.committed, r.transition = c.Core(), c.Core(), c.Core()
+		r.caseDecision, r.caseResolution = c.Core(), c.Core()
 	}
 	if c, ok := clients[ownerhttp.OwnerExecution]; ok {
 		r.execution = c.Execution()
@@ -109,6 +113,7 @@ func (r ownerReaders) over(o ownerReaders) ownerReaders {
 	}
 	if o.committed != nil {
 		r.committed, r.transition = o.committed, o.transition
+		r.caseDecision, r.caseResolution = o.caseDecision, o.caseResolution
 	}
 	return r
 }
@@ -146,6 +151,8 @@ func ownerReadHandler(p serveParams, trusted []workload.Trusted) (http.Handler, 
 			served.Manifest = admission.Reads{DB: p.readPools[b]}
 			served.FinalizationCommitted = billing.Reads{DB: p.billingPool}
 			served.SettlementTransition = catchup.Reads{DB: p.billingPool}
+			served.CaseDecision = billing.Reads{DB: p.billingPool}
+			served.CaseResolution = billing.Reads{DB: p.billingPool}
 		case boundary.Execution:
 			served.Execution = execution.Reads{DB: p.readPools[b]}
 		case boundary.Gateway:

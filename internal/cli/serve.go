@@ -364,6 +364,7 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 		}
 		if reads.committed != nil {
 			cfg.BillingReads, cfg.SettlementReads = reads.committed, reads.transition
+			cfg.FinalizationDecisionReads, cfg.ResolutionAppliedReads = reads.caseDecision, reads.caseResolution
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {

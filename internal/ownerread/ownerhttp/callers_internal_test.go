@@ -19,6 +19,12 @@ type (
 	anyTransit struct {
 		coreread.SettlementTransitionReader
 	}
+	anyDecision struct {
+		coreread.FinalizationDecisionForOperationsReader
+	}
+	anyResolution struct {
+		coreread.ResolutionAppliedForOperationsReader
+	}
 	anyExecution struct{ executionread.Reader }
 	anyGateway   struct{ gatewayread.Reader }
 	anyMetering  struct{ meteringread.Reader }
@@ -29,7 +35,7 @@ type (
 // first; and only owner.<owner> workloads act for an owner.
 func TestEveryReadNamesItsCallers(t *testing.T) {
 	routes := routesOf(Served{Manifest: anyManifest{}, FinalizationCommitted: anyCommitted{}, SettlementTransition: anyTransit{},
-		Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
+		CaseDecision: anyDecision{}, CaseResolution: anyResolution{}, Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
 	require.Len(t, routes, len(Callers))
 	for read := range routes {
 		require.NotEmpty(t, Callers[read], read)

@@ -179,6 +179,14 @@ func (r CoreReads) ReadBillingSettlementTransition(ctx context.Context, req core
 	return r.c.answerOnly(ctx, ReadBillingSettlementTransitionV1, req)
 }
 
+func (r CoreReads) ReadBillingFinalizationDecisionForOperations(ctx context.Context, req coreread.FinalizationDecisionForOperationsRead) (ownerread.Answer, error) {
+	return r.c.answerOnly(ctx, ReadBillingFinalizationDecisionForOpsV1, req)
+}
+
+func (r CoreReads) ReadFinalizationReconciliationResolutionAppliedForOperations(ctx context.Context, req coreread.ResolutionAppliedForOperationsRead) (ownerread.Answer, error) {
+	return r.c.answerOnly(ctx, ReadResolutionAppliedForOpsV1, req)
+}
+
 func (c *Client) answerOnly(ctx context.Context, read string, req any) (ownerread.Answer, error) {
 	a, err := c.call(ctx, read, req)
 	if err != nil {

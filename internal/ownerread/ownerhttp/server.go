@@ -28,6 +28,8 @@ type Served struct {
 	Manifest              coreread.ManifestReader
 	FinalizationCommitted coreread.FinalizationCommittedReader
 	SettlementTransition  coreread.SettlementTransitionReader
+	CaseDecision          coreread.FinalizationDecisionForOperationsReader
+	CaseResolution        coreread.ResolutionAppliedForOperationsReader
 	Execution             executionread.Reader
 	Gateway               gatewayread.Reader
 	Metering              meteringread.Reader
@@ -289,6 +291,18 @@ func routesOf(s Served) map[string]route {
 	if r := s.SettlementTransition; r != nil {
 		out[ReadBillingSettlementTransitionV1] = serve(OwnerCore, func(ctx context.Context, req coreread.SettlementTransitionRead) (answer, error) {
 			a, err := r.ReadBillingSettlementTransition(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.CaseDecision; r != nil {
+		out[ReadBillingFinalizationDecisionForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.FinalizationDecisionForOperationsRead) (answer, error) {
+			a, err := r.ReadBillingFinalizationDecisionForOperations(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.CaseResolution; r != nil {
+		out[ReadResolutionAppliedForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.ResolutionAppliedForOperationsRead) (answer, error) {
+			a, err := r.ReadFinalizationReconciliationResolutionAppliedForOperations(ctx, req)
 			return answer{Answer: string(a)}, err
 		})
 	}

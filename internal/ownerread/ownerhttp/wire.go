@@ -51,6 +51,8 @@ var Callers = map[string][]string{
 	coreread.ReadRunAdmissionManifestV1:             {OwnerExecution, OwnerMetering},
 	ReadBillingFinalizationCommittedV1:              {OwnerCore},
 	ReadBillingSettlementTransitionV1:               {OwnerCore},
+	ReadBillingFinalizationDecisionForOpsV1:         {OwnerCore},
+	ReadResolutionAppliedForOpsV1:                   {OwnerCore},
 	executionread.ReadEligibilityFactV1:             {OwnerMetering},
 	executionread.ReadAttemptManifestV1:             {OwnerMetering},
 	executionread.ReadRunFinalizationPreconditionV1: {OwnerCore},
@@ -77,10 +79,13 @@ func Scope(read string) string { return "ownerread:" + read }
 const (
 	ReadBillingFinalizationCommittedV1 = "readBillingFinalizationCommitted@1"
 	ReadBillingSettlementTransitionV1  = "readBillingSettlementTransition@1"
-	ReadAttemptSettlementInputsV1      = "readAttemptSettlementInputs@1"
-	ReadSettlementInputAtV1            = "readSettlementInputAt@1"
-	ReadCurrentSettlementInputV1       = "readCurrentSettlementInput@1"
-	ValidateSettlementInputCurrentV1   = "validateSettlementInputCurrent@1"
+	// The Operations projector's reads of the reconciliation case pairs.
+	ReadBillingFinalizationDecisionForOpsV1 = "readBillingFinalizationDecisionForOperations@1"
+	ReadResolutionAppliedForOpsV1           = "readFinalizationReconciliationResolutionAppliedForOperations@1"
+	ReadAttemptSettlementInputsV1           = "readAttemptSettlementInputs@1"
+	ReadSettlementInputAtV1                 = "readSettlementInputAt@1"
+	ReadCurrentSettlementInputV1            = "readCurrentSettlementInput@1"
+	ValidateSettlementInputCurrentV1        = "validateSettlementInputCurrent@1"
 )
 
 // Error codes of a refused call.
