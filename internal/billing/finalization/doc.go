@@ -43,9 +43,12 @@
 //  5. Store every step (StoreTx), then BillingLedger: CommitFinalizationTx
 //     (ledger, reservation and fence terminal states, the committed fact and
 //     billing.finalization.committed@1) plus one settlement catch-up fence
-//     per dimension (catchup.OpenFencesTx); or RecordEvaluationTx (the
-//     fence waits with outcome:reason; reconciliation_required is never
-//     entered while the resolution chain is absent).
+//     per dimension (catchup.OpenFencesTx); or RecordEvaluationTx (blocked:
+//     the fence waits with outcome:reason); or, for reconciliation_required
+//     with BillingLedger.Cases set, the case identity reserved with
+//     Operations and RecordReconciliationTx (the fence enters the case,
+//     docs/reconciliation.md; without Cases it is recorded as
+//     reconciliation_deferred and waits).
 //
 // Any failure rolls the whole transaction back: no step, posting or fact
 // stays, the Work stays runnable, and because every object's time field is
