@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,11 +169,7 @@ func replayResolution(stored dbsqlc.BillingFinalizationReconciliationResolution,
 	if err := reconciliation.CheckApplied(fact, claims, sha); err != nil {
 		return ResolutionResult{}, fmt.Errorf("%w: %w", ErrResolutionConflict, err)
 	}
-	body := []byte(stored.AppliedBody)
-	if !bytes.Equal(body, []byte(stored.AppliedBody)) {
-		return ResolutionResult{}, errors.New("billing: stored resolution body changed while reading")
-	}
-	return ResolutionResult{Fact: fact, Body: body, EventID: stored.EventID, Replayed: true}, nil
+	return ResolutionResult{Fact: fact, Body: []byte(stored.AppliedBody), EventID: stored.EventID, Replayed: true}, nil
 }
 
 // resolutionEvent builds billing.finalization-reconciliation-resolution.applied@1:
