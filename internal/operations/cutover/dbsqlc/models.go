@@ -68,6 +68,80 @@ type OperationsCutoverCandidateMember struct {
 	ExpectedReceiptSchemaVersion                string
 }
 
+type OperationsFinalizationCase struct {
+	ReconciliationCaseRef                         string
+	ProjectionName                                string
+	ProjectionVersion                             int64
+	BillingFinalizationFenceID                    string
+	ReconciliationGeneration                      int64
+	CaseIdentityRef                               string
+	CaseIdentitySchemaVersion                     string
+	CaseIdentityDigestAlgorithmVersion            string
+	CaseIdentityDigest                            string
+	CaseRequestOperationID                        string
+	PredecessorReconciliationCaseRef              *string
+	PredecessorGeneration                         *int64
+	PredecessorCaseIdentityRef                    *string
+	PredecessorCaseIdentitySchemaVersion          *string
+	PredecessorCaseIdentityDigestAlgorithmVersion *string
+	PredecessorCaseIdentityDigest                 *string
+	BillingReservationID                          string
+	BillingAccountID                              string
+	RunID                                         string
+	TenantKind                                    string
+	TenantID                                      string
+	WorkspaceID                                   string
+	ProjectID                                     *string
+	DecisionRef                                   string
+	DecisionSchemaVersion                         string
+	DecisionDigestAlgorithmVersion                string
+	DecisionDigest                                string
+	TriggeringWorkRef                             string
+	TriggeringWorkSchemaVersion                   string
+	TriggeringWorkDigestAlgorithmVersion          string
+	TriggeringWorkDigest                          string
+	TriggeringWorkGeneration                      int64
+	BillingFinalizationOperationID                string
+	ReconciliationReasonCode                      string
+	RequestEventID                                string
+	RequestEventEnvelopeDigestAlgorithmVersion    string
+	RequestEventEnvelopeSha256                    string
+	RequestedAt                                   time.Time
+	MaterializedByEventID                         string
+	MaterializedAt                                time.Time
+	State                                         string
+	ResolutionEventID                             *string
+	ResolutionEventEnvelopeDigestAlgorithmVersion *string
+	ResolutionEventEnvelopeSha256                 *string
+	ResolutionOperationID                         *string
+	ResolutionAppliedRef                          *string
+	ResolutionAppliedSchemaVersion                *string
+	ResolutionAppliedDigestAlgorithmVersion       *string
+	ResolutionAppliedDigest                       *string
+	ResolutionActorWorkforcePrincipalID           *string
+	ResolvedAt                                    *time.Time
+	ClosedAt                                      *time.Time
+}
+
+type OperationsFinalizationCaseIdentity struct {
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	SourceKind                         string
+	BillingFinalizationFenceID         string
+	ReconciliationGeneration           int64
+	ReconciliationCaseRef              string
+	CaseRequestOperationID             string
+	PredecessorGeneration              *int64
+	BillingReservationID               string
+	BillingAccountID                   string
+	RunID                              string
+	TenantID                           string
+	IdentityBody                       string
+	ReservedAt                         time.Time
+}
+
 type OperationsIdentifierIndex struct {
 	ProjectionName    string
 	ProjectionVersion int64
@@ -106,6 +180,80 @@ type OperationsOperationSummary struct {
 	ReleasedAmount                             *string
 	CreatedAt                                  time.Time
 	UpdatedAt                                  time.Time
+}
+
+type OperationsPendingFinalizationCaseResolution struct {
+	ReconciliationCaseRef                         string
+	ProjectionName                                string
+	ProjectionVersion                             int64
+	BillingFinalizationFenceID                    string
+	ReconciliationGeneration                      int64
+	CaseIdentityRef                               string
+	CaseIdentitySchemaVersion                     string
+	CaseIdentityDigestAlgorithmVersion            string
+	CaseIdentityDigest                            string
+	BillingReservationID                          string
+	BillingAccountID                              string
+	RunID                                         string
+	ResolutionEventID                             string
+	ResolutionEventEnvelopeDigestAlgorithmVersion string
+	ResolutionEventEnvelopeSha256                 string
+	ResolutionOperationID                         string
+	ResolutionAppliedRef                          string
+	ResolutionAppliedSchemaVersion                string
+	ResolutionAppliedDigestAlgorithmVersion       string
+	ResolutionAppliedDigest                       string
+	ResolutionActorWorkforcePrincipalID           string
+	ResolvedAt                                    time.Time
+	ReceivedAt                                    time.Time
+	Status                                        string
+	ConsumedAt                                    *time.Time
+	ConsumedByEventID                             *string
+}
+
+type OperationsPendingFinalizationCaseSuccessor struct {
+	ReconciliationCaseRef                         string
+	ProjectionName                                string
+	ProjectionVersion                             int64
+	BillingFinalizationFenceID                    string
+	ReconciliationGeneration                      int64
+	CaseIdentityRef                               string
+	CaseIdentitySchemaVersion                     string
+	CaseIdentityDigestAlgorithmVersion            string
+	CaseIdentityDigest                            string
+	CaseRequestOperationID                        string
+	PredecessorReconciliationCaseRef              string
+	PredecessorGeneration                         int64
+	PredecessorCaseIdentityRef                    string
+	PredecessorCaseIdentitySchemaVersion          string
+	PredecessorCaseIdentityDigestAlgorithmVersion string
+	PredecessorCaseIdentityDigest                 string
+	BillingReservationID                          string
+	BillingAccountID                              string
+	RunID                                         string
+	TenantKind                                    string
+	TenantID                                      string
+	WorkspaceID                                   string
+	ProjectID                                     *string
+	DecisionRef                                   string
+	DecisionSchemaVersion                         string
+	DecisionDigestAlgorithmVersion                string
+	DecisionDigest                                string
+	TriggeringWorkRef                             string
+	TriggeringWorkSchemaVersion                   string
+	TriggeringWorkDigestAlgorithmVersion          string
+	TriggeringWorkDigest                          string
+	TriggeringWorkGeneration                      int64
+	BillingFinalizationOperationID                string
+	ReconciliationReasonCode                      string
+	RequestEventID                                string
+	RequestEventEnvelopeDigestAlgorithmVersion    string
+	RequestEventEnvelopeSha256                    string
+	RequestedAt                                   time.Time
+	ReceivedAt                                    time.Time
+	Status                                        string
+	MaterializedAt                                *time.Time
+	MaterializedByEventID                         *string
 }
 
 type OperationsPendingUnlinkedReservation struct {
@@ -194,6 +342,46 @@ type OperationsReadinessProof struct {
 	MemberCount                 int64
 	ProofBody                   string
 	ProvedAt                    time.Time
+}
+
+type OperationsResolutionCommandApproval struct {
+	RequestRef                   string
+	ApprovalRef                  string
+	ApprovalDigest               string
+	ApproverWorkforcePrincipalID string
+	ApprovalBody                 string
+	ApprovedAt                   time.Time
+}
+
+type OperationsResolutionCommandRequest struct {
+	CommandRequestOperationID     string
+	RequestRef                    string
+	RequestDigest                 string
+	ReconciliationCaseRef         string
+	ReconciliationGeneration      int64
+	RequesterWorkforcePrincipalID string
+	RequestBody                   string
+	PreviewRef                    string
+	PreviewDigest                 string
+	PreviewBody                   string
+	RequestedAt                   time.Time
+}
+
+type OperationsResolutionDecision struct {
+	RequestRef                string
+	ReconciliationCaseRef     string
+	ReconciliationGeneration  int64
+	ActorWorkforcePrincipalID string
+	JitRef                    string
+	JitDigest                 string
+	JitBody                   string
+	CandidateRef              string
+	CandidateDigest           string
+	CandidateBody             string
+	DecisionRef               string
+	DecisionDigest            string
+	DecisionBody              string
+	DecidedAt                 time.Time
 }
 
 type OperationsRevisionGap struct {
