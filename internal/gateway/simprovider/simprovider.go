@@ -4,7 +4,8 @@
 // reproduce exactly. It covers text (input and output tokens), media
 // (images, video seconds) and tool calls, and can produce late, missing,
 // corrected and conflicting evidence, and deterministic pre-binding
-// rejections. A real provider plugs in behind the same interface.
+// rejections; and, once asked, the owner-side fix of the usage it could not
+// vouch for (Reconciled). A real provider plugs in behind the same interface.
 package simprovider
 
 import (
@@ -191,6 +192,26 @@ func (p *Provider) AfterFinality(attemptID string) []gateway.Observation {
 		return p.correction(attemptID, false, "r2-post-finality")
 	case ScenarioCorrectedUp:
 		return p.correction(attemptID, true, "r2-post-finality")
+	default:
+		return nil
+	}
+}
+
+// Reconciled returns the observations by which the provider, asked about
+// usage it could not vouch for, settles it (the owner-side fix of a
+// Finalization reconciliation case): for conflicting, the first dimension
+// available again at its first report's quantity (the disagreeing reports
+// reconciled); for unavailable, every usage dimension available at the
+// quantity the attempt used. Each is the successor of the chain's current
+// availability (report r3). Cost evidence is left as it was (the cost lane
+// does not settle), and the other scenarios need no fix (nil).
+func (p *Provider) Reconciled(attemptID string) []gateway.Observation {
+	dims := p.dimensions(attemptID)
+	switch p.Scenario(attemptID) {
+	case ScenarioConflicting:
+		return available(dims[:1], "r3-reconciled")
+	case ScenarioUnavailable:
+		return available(dims, "r3-reconciled")
 	default:
 		return nil
 	}

@@ -164,3 +164,58 @@ func mustUint(t *testing.T, s string) uint64 {
 	require.NoError(t, err)
 	return v
 }
+
+// GW-1 (issue 31 item 8): the owner-side fix of a reconciliation case. For
+// conflicting and unavailable usage, Reconciled reports exactly the usage
+// dimensions Execute left without trustworthy usage, available (the
+// conflicting one at its first report's quantity); cost evidence is left
+// alone; every other scenario needs no fix.
+func TestGW1ReconciledSettlesWhatTheProviderCouldNotVouchFor(t *testing.T) {
+	t.Parallel()
+	for _, sc := range simprovider.Scenarios {
+		p := simprovider.New(simprovider.Config{Seed: 3, Force: sc})
+		for range 20 {
+			id := uuid.NewString()
+			obs, err := p.Execute(t.Context(), &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: id}})
+			require.NoError(t, err)
+			// The usage dimensions Execute leaves not available, and the
+			// quantity each was first reported at.
+			current, first := map[string]string{}, map[string]string{}
+			for _, o := range obs {
+				if o.EvidenceKind != contract.EvidenceProviderUsage {
+					continue
+				}
+				current[o.DimensionKey] = o.State
+				if _, ok := first[o.DimensionKey]; !ok && o.Quantity != "" {
+					first[o.DimensionKey] = o.Quantity
+				}
+			}
+			var unsettled []string
+			for dim, st := range current {
+				if st != contract.AvailabilityAvailable {
+					unsettled = append(unsettled, dim)
+				}
+			}
+			fix := p.Reconciled(id)
+			if sc != simprovider.ScenarioConflicting && sc != simprovider.ScenarioUnavailable {
+				require.Nil(t, fix, sc)
+				require.Empty(t, unsettled, sc)
+				continue
+			}
+			require.NotEmpty(t, unsettled, sc)
+			fixed := make([]string, 0, len(fix))
+			for _, o := range fix {
+				require.Equal(t, contract.EvidenceProviderUsage, o.EvidenceKind, "the cost lane is left alone")
+				require.Equal(t, contract.AvailabilityAvailable, o.State)
+				require.NotEmpty(t, o.ReportID)
+				require.Positive(t, mustUint(t, o.Quantity))
+				if q, ok := first[o.DimensionKey]; ok {
+					require.Equal(t, q, o.Quantity, "the conflicting reports reconciled at the first one")
+				}
+				fixed = append(fixed, o.DimensionKey)
+			}
+			require.ElementsMatch(t, unsettled, fixed, sc)
+			require.Equal(t, fix, p.Reconciled(id), "deterministic")
+		}
+	}
+}
