@@ -392,17 +392,21 @@ func restartOnce(ctx context.Context, core queryer, cfg Config, stats *chaosStat
 // each core dispatcher lives a random short time and is then killed (its
 // remaining outcomes are dropped, as if the process died, including after
 // the consumer committed); the first instance pauses once past its lease
-// before delivering; the consumer fails transiently one time in ten.
+// before delivering; every consumer of the core outbox (the projector, and
+// the coordinator for the resolution events) fails transiently one time in
+// ten.
 func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error {
-	flaky := transport.NewInProcess(map[route.Destination]transport.ConsumerFunc{
-		route.CoreOperations: func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	flakyConsumers := map[route.Destination]transport.ConsumerFunc{}
+	for _, dest := range rt.Served() {
+		flakyConsumers[dest] = func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
 			if rand.IntN(10) == 0 {
 				stats.injected.Add(1)
 				return transport.Result{}, transport.Retryable("chaos_transient", errors.New("injected transient failure"))
 			}
 			return rt.Transport().Deliver(ctx, d)
-		},
-	})
+		}
+	}
+	flaky := transport.NewInProcess(flakyConsumers)
 	// Batches of the projector go through chaos too: every delivery of a
 	// batch fails transiently one time in ten, the others are applied in
 	// one consumer transaction.
