@@ -262,17 +262,26 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 	projectorReads := ownerReaders{}
 	if transportName == demo.TransportHTTP {
 		served := meteringReads.served()
-		served.FinalizationCommitted, served.SettlementTransition = billing.Reads{DB: pools[boundary.Core]}, catchup.Reads{DB: pools[boundary.Core]}
+		core := pools[boundary.Core]
+		served.FinalizationCommitted, served.SettlementTransition = billing.Reads{DB: core}, catchup.Reads{DB: core}
+		served.CaseDecision, served.CaseResolution = billing.Reads{DB: core}, billing.Reads{DB: core}
 		if l.ownerReads, err = demo.StartOwnerReads(served, reg); err != nil {
 			return nil, err
 		}
 		meteringReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerMetering))
 		coreReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerCore))
-		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition}
+		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
+			caseDecision: coreReads.caseDecision, caseResolution: coreReads.caseResolution}
 	}
 	if wrapReads != nil {
 		meteringReads, coreReads = wrapReads(meteringReads), wrapReads(coreReads)
-		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition}
+		// A wrapper that passes no case reads keeps the unwrapped ones.
+		caseDecision, caseResolution := coreReads.caseDecision, coreReads.caseResolution
+		if caseDecision == nil || caseResolution == nil {
+			caseDecision, caseResolution = projectorReads.caseDecision, projectorReads.caseResolution
+		}
+		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
+			caseDecision: caseDecision, caseResolution: caseResolution}
 	}
 	consumers, batches, err := consumersFor(pools, meteringReads.over(projectorReads), pools[boundary.Core], true, true)
 	if err != nil {
