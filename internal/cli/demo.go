@@ -80,7 +80,11 @@ through Execution attempts and Gateway dispatch with simulated provider evidence
 and closure; the Metering input processor and worker form the settlement inputs; Billing's
 coordinator, finalization worker and settlement catch-up finalize each reservation into the
 ledger and turn post-finality corrections into refunds or blocked late exposures; the
-Operations projector reads it all. --dispatchers dispatchers per database deliver every event.
+Operations projector reads it all. A reservation whose usage the provider could not vouch for
+enters a Finalization reconciliation case; once the loop quiesced the provider reports its
+fix and two simulated operators close every case through the admin command gateway (one
+requests, the other approves, the grant is exchanged and the resolution applied), and the
+reservation finalizes. --dispatchers dispatchers per database deliver every event.
 It prints a summary and exits non-zero when any invariant fails. --chaos kills and restarts
 dispatchers at random, pauses one past its lease and makes the consumer fail transiently.`,
 		Args: cobra.NoArgs,
@@ -190,6 +194,15 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	if procs != nil {
 		cfg.Processes = procs
+		// The core owner processes enter the cases; the case commands run
+		// here, against the core database, as the other drivers do.
+		desk, err := newCaseDesk(pools[boundary.Core])
+		if err != nil {
+			return err
+		}
+		defer desk.Close()
+		cfg.Cases = desk.cases
+		cfg.Cases.Where = "in the demo process against the core database (as oceanway_operations, oceanway_grants and oceanway_billing), like the other drivers"
 	}
 	cost, costNote := demoCostWindow(ctx, serverURL, o, &cfg)
 	if cost != nil {
@@ -222,7 +235,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 // boundary, the consumers (the projector verifies finalizations with
 // Billing's owner read, the coordinator applies closures, the catch-up
 // consumer records settlement inputs, the Metering input processor), the
-// metering worker, Billing's finalization worker and settlement catch-up.
+// metering worker, Billing's finalization worker (which enters
+// reconciliation cases through Operations' case identities) and settlement
+// catch-up, and the case desk that closes those cases.
 type loopRuntime struct {
 	rt           *server.Runtime
 	network      *demo.Network    // --transport http only
@@ -230,6 +245,7 @@ type loopRuntime struct {
 	metering     *metering.Worker
 	finalization *finalization.Worker
 	catchUp      *catchup.Worker
+	cases        *caseDesk
 }
 
 // newLoopRuntime builds the loop on pools (demoDatabases) with the
@@ -298,7 +314,10 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		return nil, err
 	}
 	counters := billing.NewCounters(reg)
-	l.finalization = finalizationWorker(pools[boundary.Core], nil, coreReads, 2, wm, counters, log)
+	if l.cases, err = newCaseDesk(pools[boundary.Core]); err != nil {
+		return nil, err
+	}
+	l.finalization = finalizationWorker(pools[boundary.Core], l.cases.operations, coreReads, 2, wm, counters, log)
 	if l.catchUp, err = catchUpWorker(pools[boundary.Core], coreReads.metering, wm, counters, log); err != nil {
 		return nil, err
 	}
@@ -316,19 +335,26 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 	return l, nil
 }
 
-// config sets the loop's workers (and network) in cfg.
+// config sets the loop's workers, network and case desk in cfg.
 func (l *loopRuntime) config(cfg demo.Config) demo.Config {
 	cfg.Network, cfg.OwnerReads, cfg.Metering, cfg.Finalization, cfg.CatchUp = l.network, l.ownerReads, l.metering, l.finalization, l.catchUp
+	if l.cases != nil {
+		cfg.Cases = l.cases.cases
+	}
 	return cfg
 }
 
-// Close stops the loopback HTTP endpoint, if any.
+// Close stops the loopback HTTP endpoint, if any, and closes the case
+// desk's pools.
 func (l *loopRuntime) Close() {
 	if l.network != nil {
 		_ = l.network.Close()
 	}
 	if l.ownerReads != nil {
 		_ = l.ownerReads.Close()
+	}
+	if l.cases != nil {
+		l.cases.Close()
 	}
 }
 

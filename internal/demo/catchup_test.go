@@ -99,8 +99,9 @@ func insertFence(ctx context.Context, tx pgx.Tx, dim, res, account, run string, 
 // issue 16 / brief: after the demo quiesced, a catch-up fence pending on a
 // post-finality input Billing may not settle (reconciliation_required: the
 // provider's conflicting report reached Metering after the finalization)
-// waits visibly for the reconciliation chain and is reported so; one pending
-// on a settleable input is open work and fails catch_up_settled_down.
+// waits visibly for a late settlement case (issue 32) and is reported so;
+// one pending on a settleable input is open work and fails
+// catch_up_settled_down.
 func TestDemo_CatchUpWaitIsVisibleOnlyForUnsettleableInputs(t *testing.T) {
 	t.Parallel()
 	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Metering}, Lines: lines.All(), MaxConns: 4})
@@ -157,7 +158,7 @@ func TestDemo_CatchUpWaitIsVisibleOnlyForUnsettleableInputs(t *testing.T) {
 	require.True(t, s.Passed, "a visible wait is not a failure: %v", failed(s))
 	var table strings.Builder
 	s.writeCatchUp(func(k string, v any) { fmt.Fprintf(&table, "%s %v\n", k, v) })
-	require.Contains(t, table.String(), "waiting for the reconciliation chain (not built): newest post-finality input 1 reconciliation_required")
+	require.Contains(t, table.String(), "waiting for a late settlement case (issue 32, not built): newest post-finality input 1 reconciliation_required")
 
 	replica(b.Core(), func(tx pgx.Tx) error {
 		return insertFence(ctx, tx, openDim, uuid.NewString(), uuid.NewString(), uuid.NewString(), 1)

@@ -15,9 +15,13 @@
 // claimed, and the summary says so plainly.
 //
 // With the Billing workers (Finalization, CatchUp) the loop closes: each
-// reservation is finalized once (or waits visibly for the reconciliation
-// chain), then the scenario's post-finality corrections become settlement
-// transitions (refunds, blocked late exposures) before the summary.
+// reservation is finalized once. With Cases, a reservation whose usage the
+// provider could not vouch for enters a Finalization reconciliation case;
+// once the loop quiesced the provider reports its owner-side fix, two
+// simulated operators resolve every case through the admin command gateway
+// and the reservation finalizes (see closeCases). Then the scenario's
+// post-finality corrections become settlement transitions (refunds, blocked
+// late exposures) before the summary.
 //
 // With Chaos, dispatchers are killed and restarted at random (some after the
 // consumer committed, before the ack), one dispatcher pauses past its lease
@@ -94,6 +98,11 @@ type Config struct {
 	// its post-finality corrections, the demo waits until no catch-up fence
 	// is pending, and the summary proves the transitions.
 	CatchUp *catchup.Worker
+	// Cases, when set, is the case desk: once the loop quiesced, the
+	// provider's owner-side fixes are reported and every open
+	// Finalization reconciliation case is resolved (rounds until none is
+	// open), before the post-finality corrections.
+	Cases *Cases
 	// Drive, when set, performs the admissions instead of AdmitWorkers
 	// sessions that each take the next run when their last one ended (the
 	// loop benchmark's open-loop driver, issue 35). It must call admit once
@@ -101,10 +110,10 @@ type Config struct {
 	// admit already retries transient database errors.
 	Drive func(ctx context.Context, admit AdmitFunc) error
 	// Quiesced, when set, is called once, when the loop first quiesced
-	// (every reservation finalized or waiting for reconciliation, every
-	// delivery acknowledged), before the post-finality corrections, with
-	// the runtime still running: the loop benchmark closes its measured
-	// window there.
+	// (every reservation finalized or in a reconciliation case, every
+	// delivery acknowledged), before the cases are closed and the
+	// post-finality corrections reported, with the runtime still running:
+	// the loop benchmark closes its measured window there.
 	Quiesced func(ctx context.Context)
 	// QuiescePoll is the period of the quiescence check once the
 	// admissions ended (default 20ms); the loop benchmark polls less often,
@@ -236,6 +245,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			cfg.Quiesced(ctx)
 		}
 	}
+	// The case desk: the provider's fixes, then the operators close every
+	// case; the reservations in them finalize.
+	var desk deskStats
+	var caseErr error
+	if admitErr == nil && waitErr == nil && cfg.Cases != nil {
+		desk, caseErr = closeCases(ctx, core, func() error { return waitQuiescent(ctx, core, pools, served, cfg) }, cfg)
+	}
 	// Post-finality corrections: the provider reports them once the
 	// reservations finalized; the catch-up turns each into a transition.
 	if admitErr == nil && waitErr == nil && cfg.Scenario != nil && cfg.catchesUp() {
@@ -298,6 +314,14 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Finalization != nil || cfg.Processes != nil {
 		if err := summarizeLedger(context.WithoutCancel(ctx), core, cfg, s); err != nil {
 			return nil, err
+		}
+	}
+	if cfg.Cases != nil {
+		if err := summarizeCases(context.WithoutCancel(ctx), core, cfg, desk, s); err != nil {
+			return nil, err
+		}
+		if caseErr != nil {
+			s.fail("cases_converged", caseErr.Error())
 		}
 	}
 	if cfg.catchesUp() {
@@ -567,8 +591,9 @@ func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served
 		})
 	}
 	if cfg.catchesUp() {
-		// A fence whose newest input is not settleable waits visibly
-		// for the reconciliation chain; only the others are open.
+		// A fence whose newest post-finality input is not settleable
+		// waits visibly for a late settlement case (issue 32); only the
+		// others are open.
 		checks = append(checks, func() (int, error) {
 			n, _, err := catchUpWaits(ctx, pools)
 			return n, err

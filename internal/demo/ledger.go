@@ -42,9 +42,10 @@ type CatchUpReport struct {
 	FencesPending        int64  `json:"fencesPendingVerification"`
 	FencesBlockedOnOwner int64  `json:"fencesBlockedOnOwnerConflict"`
 	// FencesWaiting are the pending fences whose newest input is not
-	// settleable, by its reconciliation state: they wait visibly for the
-	// reconciliation chain (not built). Pending fences not counted here
-	// are open work (an invariant failure once the demo quiesced).
+	// settleable, by its reconciliation state: they wait visibly for a
+	// late settlement case (issue 32, not built). Pending fences not
+	// counted here are open work (an invariant failure once the demo
+	// quiesced).
 	FencesWaiting map[string]int64 `json:"fencesWaitingForReconciliation,omitempty"`
 }
 
@@ -85,7 +86,7 @@ func (s *Summary) writeCatchUp(row func(string, any)) {
 	}
 	row("billing: post-finality transitions", fmt.Sprintf("%d refunds (%s), %d adjustments (%s), %d late exposures",
 		c.Refunds, c.Refunded, c.Adjustments, c.Adjusted, c.Exposures))
-	row("billing: late exposures (blocked)", fmt.Sprintf("%d open, %s never charged (reconcile_before_charge; the case chain is not built)",
+	row("billing: late exposures (blocked)", fmt.Sprintf("%d open, %s never charged (reconcile_before_charge; late settlement cases are issue 32, not built)",
 		c.OpenExposures, c.ExposureAmount))
 	row("billing: catch-up fences", fmt.Sprintf("%d: %d caught_up, %d pending, %d blocked on an owner conflict",
 		c.Fences, c.FencesCaughtUp, c.FencesPending, c.FencesBlockedOnOwner))
@@ -95,7 +96,7 @@ func (s *Summary) writeCatchUp(row func(string, any)) {
 			waits = append(waits, fmt.Sprintf("%d %s", n, state))
 		}
 		slices.Sort(waits)
-		row("pending (expected)", fmt.Sprintf("catch-up fences waiting for the reconciliation chain (not built): newest post-finality input %s; nothing settled, nothing charged",
+		row("pending (expected)", fmt.Sprintf("catch-up fences waiting for a late settlement case (issue 32, not built): newest post-finality input %s; nothing settled, nothing charged",
 			strings.Join(waits, ", ")))
 	}
 }
@@ -110,9 +111,16 @@ type LedgerReport struct {
 	ReleaseAll             int64 `json:"releaseAll"`
 	BlockedEvaluations     int64 `json:"blockedEvaluations"`
 	ReconciliationDeferred int64 `json:"reconciliationDeferredEvaluations"`
-	// WaitingReconciliation are reservations whose fence waits, with its
-	// reason, for the reconciliation chain (not built: issue 15 records
-	// them as evaluations); StillOpen any other unfinished fence.
+	// ReconciliationRequired counts the evaluations that entered a
+	// Finalization reconciliation case (one per case generation).
+	ReconciliationRequired int64 `json:"reconciliationRequiredEvaluations"`
+	// InCase are reservations whose fence is still in a reconciliation
+	// case; WaitingReconciliation those whose fence waits as
+	// reconciliation_deferred (a finalization worker without the case
+	// identity primitive recorded the decision and entered no case);
+	// StillOpen any other unfinished fence. All three are zero once the
+	// demo closed every case.
+	InCase                int64 `json:"inReconciliationCase"`
 	WaitingReconciliation int64 `json:"waitingForReconciliation"`
 	// WaitingReasons breaks them down by the reason code their fence shows.
 	WaitingReasons     map[string]int64 `json:"waitingReasons,omitempty"`
@@ -126,14 +134,15 @@ type LedgerReport struct {
 }
 
 // summarizeLedger reports the ledger and proves the invariants that can
-// fail: one finalization per reservation (fact and event), settled +
-// released = reserved, every posting group balanced, no negative balance,
-// and every reservation finalized.
+// fail: every reservation finalized (none left in a case, waiting or
+// open), one finalization per reservation (fact and event), settled +
+// released = reserved, every posting group balanced, no negative balance.
 func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) error {
 	var l LedgerReport
 	var severalFacts, severalEvents, finalizedWithoutOneEvent, notAddingUp, factsNotAddingUp, unbalanced, negative int64
 	if err := core.QueryRow(ctx, qLedgerCounts).Scan(&l.Reservations, &l.Finalized, &l.SettleAndRelease, &l.ReleaseAll,
-		&l.BlockedEvaluations, &l.ReconciliationDeferred, &l.WaitingReconciliation, &l.StillOpen, &l.Reserved, &l.Settled, &l.Released,
+		&l.BlockedEvaluations, &l.ReconciliationDeferred, &l.ReconciliationRequired, &l.InCase, &l.WaitingReconciliation, &l.StillOpen,
+		&l.Reserved, &l.Settled, &l.Released,
 		&severalFacts, &severalEvents, &finalizedWithoutOneEvent, &notAddingUp, &factsNotAddingUp, &unbalanced, &negative,
 		&l.FinalizeP50Millis, &l.FinalizeP99Millis); err != nil {
 		return fmt.Errorf("demo ledger: %w", err)
@@ -149,12 +158,13 @@ func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) 
 		l.FinalizedPerSecond = float64(l.Finalized) / s.DurationSeconds
 	}
 	s.Ledger = &l
-	// Every reservation ends finalized, or waiting visibly for the
-	// reconciliation chain (its inputs conflict or exceed the reservation);
-	// nothing is left blocked or unevaluated.
-	all := l.Reservations == int64(cfg.Runs) && l.Finalized+l.WaitingReconciliation == l.Reservations && l.StillOpen == 0
-	s.check("every_reservation_decided", all, failDetail(all, fmt.Sprintf("%d admitted, %d reservations: %d finalized, %d waiting for reconciliation, %d still open",
-		cfg.Runs, l.Reservations, l.Finalized, l.WaitingReconciliation, l.StillOpen)))
+	// Every reservation ends finalized: those whose inputs needed
+	// reconciliation through their case (or, with a worker that enters no
+	// case, through the owner-side fix alone); nothing is left in a case,
+	// waiting, blocked or unevaluated.
+	all := l.Reservations == int64(cfg.Runs) && l.Finalized == l.Reservations && l.InCase+l.WaitingReconciliation+l.StillOpen == 0
+	s.check("every_reservation_finalized", all, failDetail(all, fmt.Sprintf("%d admitted, %d reservations: %d finalized, %d still in a reconciliation case, %d waiting as reconciliation_deferred, %d still open",
+		cfg.Runs, l.Reservations, l.Finalized, l.InCase, l.WaitingReconciliation, l.StillOpen)))
 	s.count("finalized_exactly_once", severalFacts+severalEvents+finalizedWithoutOneEvent,
 		"reservations with other than exactly one committed fact and one billing.finalization.committed@1")
 	s.count("settled_released_add_up", notAddingUp+factsNotAddingUp, "finalizations where settled + released ≠ reserved or settled > reserved")
@@ -171,19 +181,23 @@ func (s *Summary) writeLedger(row func(string, any)) {
 	}
 	row("billing: reservations finalized", fmt.Sprintf("%d of %d", l.Finalized, l.Reservations))
 	row("billing: decisions", fmt.Sprintf("%d settle_and_release_remainder, %d release_all", l.SettleAndRelease, l.ReleaseAll))
-	row("billing: evaluations that waited", fmt.Sprintf("%d blocked, %d reconciliation deferred", l.BlockedEvaluations, l.ReconciliationDeferred))
-	if l.WaitingReconciliation > 0 {
-		row("pending (expected)", fmt.Sprintf("%d reservations waiting for the reconciliation chain (not built); recorded, never entered reconciliation_required", l.WaitingReconciliation))
+	row("billing: evaluations that waited", fmt.Sprintf("%d blocked, %d reconciliation deferred, %d entered a reconciliation case",
+		l.BlockedEvaluations, l.ReconciliationDeferred, l.ReconciliationRequired))
+	if l.InCase+l.WaitingReconciliation+l.StillOpen > 0 {
+		row("billing: not finalized", fmt.Sprintf("%d in a reconciliation case, %d waiting as reconciliation_deferred, %d still open",
+			l.InCase, l.WaitingReconciliation, l.StillOpen))
+	}
+	if len(l.WaitingReasons) > 0 {
 		reasons := make([]string, 0, len(l.WaitingReasons))
 		for r, n := range l.WaitingReasons {
 			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
 		}
 		slices.Sort(reasons)
-		row("pending: reasons", strings.Join(reasons, ", "))
+		row("billing: reconciliation_deferred reasons", strings.Join(reasons, ", "))
 	}
-	// Reserved counts every reservation, the waiting ones too; settled +
-	// released covers only the finalized ones (settled_released_add_up checks
-	// each finalized reservation).
+	// Reserved counts every reservation; settled + released covers only the
+	// finalized ones (settled_released_add_up checks each finalized
+	// reservation), all of them once every case closed.
 	row("billing: reserved(all)/settled/released", fmt.Sprintf("%s / %s / %s", l.Reserved, l.Settled, l.Released))
 	row("finalized/s", fmt.Sprintf("%.0f", l.FinalizedPerSecond))
 	row("admission→finalization p50", fmt.Sprintf("%.1f ms", l.FinalizeP50Millis))

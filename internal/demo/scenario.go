@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/db"
@@ -37,7 +39,10 @@ import (
 //
 // Bound attempts report their evidence through the simulated provider
 // (text, media, tools; prompt, late, missing, corrected, conflicting and
-// unavailable evidence).
+// unavailable evidence). Usage the provider could not vouch for
+// (conflicting, unavailable) puts its reservation in a Finalization
+// reconciliation case; ReportFix later reports the provider's owner-side
+// fix.
 type Scenario struct {
 	Core      *pgxpool.Pool
 	Admission *admission.Service
@@ -53,6 +58,11 @@ type Scenario struct {
 	// reservation has finalized (ApplyCorrections).
 	laterMu sync.Mutex
 	later   []correction
+	// fixes holds, by reservation, the provider's owner-side fixes not
+	// reported yet; fixed the successor availabilities already reported.
+	fixMu sync.Mutex
+	fixes map[string][]correction
+	fixed map[string][]reconciliation.EvidenceReference
 }
 
 // correction is one post-finality report of a bound attempt.
@@ -69,8 +79,12 @@ type ScenarioMix struct {
 	Retries atomic.Int64
 	// Post-finality corrections reported after the reservation finalized,
 	// down and up, and those not sent because the reservation never
-	// finalized (it waits for the reconciliation chain).
+	// finalized (a case the demo could not close).
 	CorrectionsDown, CorrectionsUp, CorrectionsNotFinalized atomic.Int64
+	// Owner-side fixes: attempts whose conflicting or unavailable usage the
+	// provider settled once their reservation was in a case, and the
+	// successor availabilities it reported.
+	FixedAttempts, FixObservations atomic.Int64
 }
 
 // Mix is a plain copy of the counters.
@@ -89,6 +103,10 @@ type Mix struct {
 	CorrectionsDown         int64 `json:"postFinalityCorrectionsDown"`
 	CorrectionsUp           int64 `json:"postFinalityCorrectionsUp"`
 	CorrectionsNotFinalized int64 `json:"postFinalityCorrectionsNotFinalized"`
+	// FixedAttempts/FixObservations: the provider's owner-side fixes of
+	// usage it could not vouch for (successor availabilities).
+	FixedAttempts   int64 `json:"ownerFixedAttempts"`
+	FixObservations int64 `json:"ownerFixObservations"`
 }
 
 // ExecutionOwnerReads are the other owners' reads the Execution owner calls:
@@ -116,6 +134,8 @@ func NewScenarioWith(core, exec, gw *pgxpool.Pool, seed int64, reads ExecutionOw
 		Rejecter: simprovider.New(simprovider.Config{Seed: seed, ForceReject: true}),
 		tenant:   contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()},
 		account:  uuid.NewString(),
+		fixes:    map[string][]correction{},
+		fixed:    map[string][]reconciliation.EvidenceReference{},
 	}
 }
 
@@ -125,8 +145,19 @@ func (s *Scenario) Mix() Mix {
 	return Mix{Runs: m.Runs.Load(), EmptyRuns: m.EmptyRuns.Load(), MultiAttemptRuns: m.MultiAttemptRuns.Load(),
 		Attempts: m.Attempts.Load(), Bound: m.Bound.Load(), RejectedBeforeBinding: m.RejectedBeforeBinding.Load(),
 		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load(), Retries: m.Retries.Load(),
-		CorrectionsDown: m.CorrectionsDown.Load(), CorrectionsUp: m.CorrectionsUp.Load(), CorrectionsNotFinalized: m.CorrectionsNotFinalized.Load()}
+		CorrectionsDown: m.CorrectionsDown.Load(), CorrectionsUp: m.CorrectionsUp.Load(), CorrectionsNotFinalized: m.CorrectionsNotFinalized.Load(),
+		FixedAttempts: m.FixedAttempts.Load(), FixObservations: m.FixObservations.Load()}
 }
+
+// ReservationFloor is the smallest reservation a run is admitted with, in
+// credits: the most one of the scenario's runs can settle at finality
+// (three attempts on one step, each at most 86 credits: a media attempt's
+// 8 images recounted up to 13 at 2 credits, and 120 video seconds at 0.5).
+// A target above the reservation enters a reconciliation case that no
+// re-evaluation can close (the resolution's only action), so the scenario
+// reserves each run's worst case, as a platform would; every case the demo
+// opens is then one the provider's fix closes.
+const ReservationFloor = 260
 
 var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 	Digest: "8f4e2a6b1c3d5e7f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607"}
@@ -136,7 +167,7 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 	// One operation id for every try: a replayed admission is the same one.
 	req := admission.Request{
 		AdmissionOperationID: uuid.NewString(), TenantKind: s.tenant.Kind, TenantID: s.tenant.TenantID,
-		WorkspaceID: s.tenant.WorkspaceID, BillingAccountID: s.account, ReservedCredits: int64(100 + i%900),
+		WorkspaceID: s.tenant.WorkspaceID, BillingAccountID: s.account, ReservedCredits: int64(ReservationFloor + i%900),
 	}
 	res, err := retrying(ctx, s, func() (admission.Result, error) { return s.Admission.Admit(ctx, req) })
 	if err != nil {
@@ -264,13 +295,18 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 	if err != nil {
 		return true, err
 	}
-	if err := s.observe(ctx, a.Manifest.ExecutionAttemptID, obs); err != nil {
+	if _, err := s.observe(ctx, a.Manifest.ExecutionAttemptID, obs); err != nil {
 		return true, err
 	}
 	if later := p.AfterFinality(a.Manifest.ExecutionAttemptID); len(later) > 0 {
 		s.laterMu.Lock()
 		s.later = append(s.later, correction{reservationID: reservationID, attemptID: a.Manifest.ExecutionAttemptID, obs: later})
 		s.laterMu.Unlock()
+	}
+	if fix := p.Reconciled(a.Manifest.ExecutionAttemptID); len(fix) > 0 {
+		s.fixMu.Lock()
+		s.fixes[reservationID] = append(s.fixes[reservationID], correction{reservationID: reservationID, attemptID: a.Manifest.ExecutionAttemptID, obs: fix})
+		s.fixMu.Unlock()
 	}
 	_, err = retrying(ctx, s, func() (execution.Eligibility, error) {
 		return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
@@ -279,30 +315,72 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 }
 
 // observe reports the provider's observations of a bound attempt to the
-// Gateway, in order.
-func (s *Scenario) observe(ctx context.Context, attemptID string, obs []gateway.Observation) error {
+// Gateway, in order, and returns the availability snapshot each one left
+// current.
+func (s *Scenario) observe(ctx context.Context, attemptID string, obs []gateway.Observation) ([]strict.Quadruple, error) {
+	current := make([]strict.Quadruple, 0, len(obs))
 	for _, o := range obs {
 		for {
-			_, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, attemptID, o) })
+			adv, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, attemptID, o) })
 			if errors.Is(err, gateway.ErrChainMoved) {
 				continue
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
+			current = append(current, adv.Snapshot.Snapshot)
 			break
 		}
 		s.mix.Observations.Add(1)
 	}
-	return nil
+	return current, nil
+}
+
+// EvidenceAvailabilitySnapshot is the evidence kind of a Gateway
+// availability snapshot an operator's request refers to.
+const EvidenceAvailabilitySnapshot = "gateway_evidence_availability_snapshot"
+
+// ReportFix reports, once, the provider's owner-side fix of every usage of
+// the reservation it could not vouch for (simprovider's Reconciled: a
+// successor availability of the same attempt and evidence dimension,
+// through the Gateway as every observation), and returns the references of
+// those successor availabilities, the ones reported by an earlier call
+// included: the evidence an operator's resolution request names. Metering
+// forms a settleable settlement input from each; Billing holds it while
+// the reservation's fence is in its case. Nil when the provider has nothing
+// to fix for the reservation.
+func (s *Scenario) ReportFix(ctx context.Context, reservationID string) ([]reconciliation.EvidenceReference, error) {
+	s.fixMu.Lock()
+	pending := s.fixes[reservationID]
+	s.fixMu.Unlock()
+	for len(pending) > 0 {
+		c := pending[0]
+		current, err := s.observe(ctx, c.attemptID, c.obs)
+		if err != nil {
+			return nil, fmt.Errorf("owner-side fix of %s: %w", c.attemptID, err)
+		}
+		s.mix.FixedAttempts.Add(1)
+		s.mix.FixObservations.Add(int64(len(c.obs)))
+		s.fixMu.Lock()
+		for _, q := range current {
+			s.fixed[reservationID] = append(s.fixed[reservationID], reconciliation.EvidenceReference{EvidenceKind: EvidenceAvailabilitySnapshot, Object: q})
+		}
+		s.fixes[reservationID] = s.fixes[reservationID][1:]
+		pending = s.fixes[reservationID]
+		s.fixMu.Unlock()
+	}
+	s.fixMu.Lock()
+	defer s.fixMu.Unlock()
+	return slices.Clone(s.fixed[reservationID]), nil
 }
 
 // ApplyCorrections reports the provider's post-finality corrections of
 // every reservation that has finalized (settled or released): each becomes a
 // new settlement input after finality, which the settlement catch-up turns
 // into a transition (down: refund; up: a blocked late exposure). Corrections
-// of reservations that never finalized (they wait for the reconciliation
-// chain) are not sent and counted. Call it once the finalizations quiesced.
+// of reservations that never finalized (a case the demo could not close)
+// are not sent and counted. Call it once the finalizations quiesced and the
+// cases closed.
 func (s *Scenario) ApplyCorrections(ctx context.Context) error {
 	s.laterMu.Lock()
 	pending := s.later
@@ -321,7 +399,7 @@ func (s *Scenario) ApplyCorrections(ctx context.Context) error {
 			s.mix.CorrectionsNotFinalized.Add(1)
 			continue
 		}
-		if err := s.observe(ctx, c.attemptID, c.obs); err != nil {
+		if _, err := s.observe(ctx, c.attemptID, c.obs); err != nil {
 			return fmt.Errorf("post-finality correction of %s: %w", c.attemptID, err)
 		}
 		if s.Provider.Scenario(c.attemptID) == simprovider.ScenarioCorrectedUp {

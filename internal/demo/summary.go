@@ -86,6 +86,8 @@ type Summary struct {
 	Pending    []PendingNote    `json:"pendingWithoutConsumer,omitempty"`
 	// Ledger is Billing's end state (the finalization loop).
 	Ledger *LedgerReport `json:"ledger,omitempty"`
+	// Cases are the Finalization reconciliation cases the demo closed.
+	Cases *CaseReport `json:"cases,omitempty"`
 	// Cost is the loop's cost per finalized run (filled in by the caller
 	// that measured the window).
 	Cost *LoopCost `json:"loopCost,omitempty"`
@@ -254,6 +256,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	s.writeProcesses(row)
 	s.writeBoundaries(row)
 	s.writeLedger(row)
+	s.writeCases(row)
 	s.writeCost(row)
 	if s.Scenario != nil && s.CatchUp != nil {
 		row("provider: post-finality corrections", fmt.Sprintf("%d down, %d up sent; %d not sent (reservation never finalized)",

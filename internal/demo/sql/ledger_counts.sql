@@ -8,13 +8,18 @@ SELECT
   (SELECT count(*) FROM billing.finalization_committed WHERE decision = 'settle_and_release_remainder'),
   (SELECT count(*) FROM billing.finalization_committed WHERE decision = 'release_all'),
   (SELECT count(*) FROM billing.finalization_decisions WHERE decision = 'blocked'),
-  (SELECT count(*) FROM billing.finalization_decisions WHERE decision = 'reconciliation_required'),
-  -- fences that wait for the reconciliation chain (issue 15: recorded,
-  -- visible, never entered) and fences left in any other wait
+  -- reconciliation_required evaluations: recorded as deferred (a worker
+  -- that enters no case) or entering a case generation
+  (SELECT count(*) FROM billing.finalization_evaluations WHERE outcome = 'reconciliation_deferred'),
+  (SELECT count(*) FROM billing.finalization_evaluations WHERE outcome = 'reconciliation_required'),
+  -- fences in a reconciliation case, fences that wait as
+  -- reconciliation_deferred (a worker that enters no case recorded the
+  -- decision) and fences left in any other wait
+  (SELECT count(*) FROM billing.billing_finalization_fences WHERE coordination_state = 'reconciliation_required'),
   (SELECT count(*) FROM billing.billing_finalization_fences
     WHERE coordination_state = 'awaiting_finalization' AND waiting_reason LIKE 'reconciliation_deferred:%'),
   (SELECT count(*) FROM billing.billing_finalization_fences
-    WHERE coordination_state <> 'committed'
+    WHERE coordination_state NOT IN ('committed', 'reconciliation_required')
       AND NOT (coordination_state = 'awaiting_finalization' AND waiting_reason LIKE 'reconciliation_deferred:%')),
   (SELECT COALESCE(sum(reserved_amount), 0)::text FROM billing.reservation_states),
   (SELECT COALESCE(sum(settled_amount), 0)::text FROM billing.reservation_states),
