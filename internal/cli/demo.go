@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -204,9 +205,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		cfg.Cases = desk.cases
 		cfg.Cases.Where = "in the demo process against the core database (as oceanway_operations, oceanway_grants and oceanway_billing), like the other drivers"
 	}
-	cost, costNote := demoCostWindow(ctx, serverURL, o, &cfg)
+	cost, costNote := demoCostWindow(ctx, serverURL, o, pools[boundary.Core], &cfg)
 	if cost != nil {
-		defer cost.Close(ctx)
+		defer cost.m.Close(ctx)
 	}
 	summary, err := demo.Run(ctx, loop.rt, pools, scenario.Run, loop.config(cfg))
 	if err != nil {
@@ -534,11 +535,23 @@ func limitConcurrency(c transport.ConsumerFunc, n int) transport.ConsumerFunc {
 // about a second of work).
 const demoCostSettle = 1500 * time.Millisecond
 
+// costWindow is the demo's measured window and the reservations finalized
+// within it.
+type costWindow struct {
+	m *loopbench.Measurement
+	// finalized counts the reservations settled or released when the
+	// window closed (the case desk finalizes those in cases after it);
+	// counted is false when that count failed.
+	finalized int64
+	counted   bool
+}
+
 // demoCostWindow measures the demo's loop as the loop benchmark does: its
 // drivers are the demo's admission workers (a new run as soon as the last
-// one returned), its window closes when the loop first quiesced. Not with
-// --chaos, whose kills, pauses and restarts are not the loop's cost.
-func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, cfg *demo.Config) (*loopbench.Measurement, string) {
+// one returned), its window closes when the loop first quiesced, before
+// the case desk runs. Not with --chaos, whose kills, pauses and restarts
+// are not the loop's cost.
+func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, core *pgxpool.Pool, cfg *demo.Config) (*costWindow, string) {
 	if o.chaos {
 		return nil, "not measured with --chaos"
 	}
@@ -553,16 +566,29 @@ func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, cfg *d
 	if err != nil {
 		return nil, fmt.Sprintf("not measured: %v", err)
 	}
-	cfg.Drive, cfg.Quiesced = m.Drive, m.Quiesced
-	return m, ""
+	w := &costWindow{m: m}
+	cfg.Drive = m.Drive
+	cfg.Quiesced = func(ctx context.Context) {
+		m.Quiesced(ctx)
+		// Counted once the window closed, before the case desk runs.
+		w.counted = core.QueryRow(ctx, `SELECT count(*) FROM billing.reservation_states WHERE state IN ('settled', 'released')`).
+			Scan(&w.finalized) == nil
+	}
+	return w, ""
 }
 
-// demoCost is the summary's loop cost from the measured window.
-func demoCost(m *loopbench.Measurement, note string, s *demo.Summary) *demo.LoopCost {
-	if m == nil {
+// demoCost is the summary's loop cost from the measured window: per run
+// finalized within it.
+func demoCost(w *costWindow, note string, s *demo.Summary) *demo.LoopCost {
+	if w == nil {
 		return &demo.LoopCost{Note: note}
 	}
-	c, err := m.Case(s)
+	if w.counted && s.Ledger != nil {
+		windowed, l := *s, *s.Ledger
+		l.Finalized, windowed.Ledger = w.finalized, &l
+		s = &windowed
+	}
+	c, err := w.m.Case(s)
 	if err != nil {
 		return &demo.LoopCost{Note: fmt.Sprintf("not measured: %v", err)}
 	}
