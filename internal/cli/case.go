@@ -215,7 +215,8 @@ func (o *caseOptions) withOperations(ctx context.Context, f func(*pgxpool.Pool) 
 }
 
 func (o *caseOptions) pools(ctx context.Context, roles ...string) ([]*pgxpool.Pool, error) {
-	dsns, err := o.conn.resolve(ctx, nil, nil)
+	// Cases live in the core database only: no other boundary is resolved.
+	dsns, err := o.conn.resolveSome(ctx, []boundary.Boundary{boundary.Core}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
