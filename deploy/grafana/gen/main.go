@@ -266,7 +266,7 @@ func workQueues() *builder {
 func billing() *builder {
 	p := &panelIDs{}
 	return base("oceanway-billing", "OceanWay Billing",
-		"Billing in the core database: finalization fences by state and waiting reason, decisions, settlement transitions, catch-up fences and open late exposures. Cases and grants are not built (issue 31). Runbooks: docs/runbooks/billing.md.").
+		"Billing in the core database: finalization fences by state and waiting reason, decisions, settlement transitions, catch-up fences and open late exposures. Reconciliation cases: oceanway case list and /admin/cases. Runbooks: docs/runbooks/billing.md.").
 		WithRow(p.row("Now")).
 		WithPanel(p.single("Reservations waiting", "Finalization fences awaiting finalization (any reason).", "short", 1,
 			q{`sum(oceanway_billing_fences{state="awaiting_finalization"}) or vector(0)`, "awaiting"})).
@@ -354,7 +354,7 @@ func executionGateway() *builder {
 func finality() *builder {
 	p := &panelIDs{}
 	return base("oceanway-finality", "OceanWay finality loop",
-		"From admission to finalization and after: admissions delivered, runs executing, closures and settlement inputs reaching Billing, fences, decisions, transitions and exposures. Cases and grants are not built (issue 31).").
+		"From admission to finalization and after: admissions delivered, runs executing, closures and settlement inputs reaching Billing, fences, decisions, transitions and exposures. Reconciliation cases: oceanway case list and /admin/cases.").
 		WithRow(p.row("Admission and execution")).
 		WithPanel(p.series("Admission events delivered", "Core events acknowledged by the Operations projector per second (two per admission).", "ops",
 			q{`sum(rate(oceanway_outbox_acknowledged_total{boundary="core", destination="core_operations"}` + rate + "))", "core → core_operations"})).
