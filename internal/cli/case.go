@@ -283,17 +283,9 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 // authenticate returns the operator's assertion (given, or minted with the
 // stand-in provider's key) and the verifier of the trusted providers.
 func (o *caseOptions) authenticate() (string, *grants.AssertionVerifier, error) {
-	var trusted []grants.ActorIssuer
-	for _, spec := range o.trustIssuers {
-		name, key, ok := strings.Cut(spec, "=")
-		if !ok || name == "" {
-			return "", nil, fmt.Errorf("case: --trust-actor-issuer %q is not NAME=PUBKEY", spec)
-		}
-		pub, err := workload.LoadPublicKey(key)
-		if err != nil {
-			return "", nil, fmt.Errorf("case: trusted issuer %s: %w", name, err)
-		}
-		trusted = append(trusted, grants.ActorIssuer{Issuer: name, Key: pub})
+	trusted, err := parseActorIssuers(o.trustIssuers)
+	if err != nil {
+		return "", nil, fmt.Errorf("case: %w", err)
 	}
 	assertion := o.assertion
 	if o.as != "" {

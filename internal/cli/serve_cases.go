@@ -64,8 +64,21 @@ func (f *caseServiceFlags) register(cmd *cobra.Command) {
 }
 
 func (f *caseServiceFlags) actors() (*grants.AssertionVerifier, error) {
+	trusted, err := parseActorIssuers(f.trustIssuers)
+	if err != nil {
+		return nil, err
+	}
+	if len(trusted) == 0 {
+		return nil, errors.New("--serve-cases operations|grants: --trust-actor-issuer names no identity provider")
+	}
+	return grants.NewAssertionVerifier(trusted...)
+}
+
+// parseActorIssuers reads --trust-actor-issuer NAME=PUBKEY specs (serve and
+// oceanway case).
+func parseActorIssuers(specs []string) ([]grants.ActorIssuer, error) {
 	var trusted []grants.ActorIssuer
-	for _, spec := range f.trustIssuers {
+	for _, spec := range specs {
 		name, key, ok := strings.Cut(spec, "=")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--trust-actor-issuer %q is not NAME=PUBKEY", spec)
@@ -76,10 +89,7 @@ func (f *caseServiceFlags) actors() (*grants.AssertionVerifier, error) {
 		}
 		trusted = append(trusted, grants.ActorIssuer{Issuer: name, Key: pub})
 	}
-	if len(trusted) == 0 {
-		return nil, errors.New("--serve-cases operations|grants: --trust-actor-issuer names no identity provider")
-	}
-	return grants.NewAssertionVerifier(trusted...)
+	return trusted, nil
 }
 
 // openCasePools opens the core database once per case service, as its role
