@@ -77,15 +77,9 @@ func EnterCase(t testing.TB, admin, billingPool *pgxpool.Pool, ids operationsrea
 	must(t, err)
 	c, err := billing.NewCoordinator(billingPool, billing.CoordinatorConfig{Inbox: inbox.Config{LockTimeout: time.Second}})
 	must(t, err)
-	canonical, err := closure.Canonical()
+	d, err := CoordinatorDelivery(closure)
 	must(t, err)
-	d, err := closure.Digest()
-	must(t, err)
-	_, err = c.Consume(ctx, transport.Delivery{EventID: closure.EventID, EventType: closure.EventType, EventSchemaVersion: "1",
-		Envelope: canonical, EnvelopeDigest: d, AttemptID: uuid.NewString(), AttemptNumber: 1,
-		Member: route.Member{EventType: closure.EventType, EventSchemaVersion: "1", Destination: route.BillingFinalizationCoordinator,
-			ConsumerName: route.BillingFinalizationCoordinatorConsumer, ExpectedReceiptType: route.BillingFinalizationCoordinatorConsumerReceipt,
-			ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1, ProjectionTarget: route.NotApplicable, Mandatory: true}})
+	_, err = c.Consume(ctx, d)
 	must(t, err)
 
 	res, err := db.WithTxV(ctx, billingPool, func(ctx context.Context, tx pgx.Tx) (billing.ReconciliationResult, error) {
@@ -116,6 +110,24 @@ func EnterCase(t testing.TB, admin, billingPool *pgxpool.Pool, ids operationsrea
 		Identity: strict.Quadruple{Ref: cp.FinalizationCaseIdentityReservationRef, SchemaVersion: cp.FinalizationCaseIdentityReservationSchemaVersion,
 			DigestAlgorithmVersion: digest.Algorithm(cp.FinalizationCaseIdentityReservationDigestAlgorithmVersion), Digest: cp.FinalizationCaseIdentityReservationDigest},
 		BillingAccountID: accountID, BillingReservationID: reservationID, RunID: runID, FenceID: fenceID}}
+}
+
+// CoordinatorDelivery is e's delivery to the Billing finalization
+// coordinator, as a dispatcher hands it over.
+func CoordinatorDelivery(e *envelope.Envelope) (transport.Delivery, error) {
+	canonical, err := e.Canonical()
+	if err != nil {
+		return transport.Delivery{}, err
+	}
+	d, err := e.Digest()
+	if err != nil {
+		return transport.Delivery{}, err
+	}
+	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion,
+		Envelope: canonical, EnvelopeDigest: d, AttemptID: uuid.NewString(), AttemptNumber: 1,
+		Member: route.Member{EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion, Destination: route.BillingFinalizationCoordinator,
+			ConsumerName: route.BillingFinalizationCoordinatorConsumer, ExpectedReceiptType: route.BillingFinalizationCoordinatorConsumerReceipt,
+			ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1, ProjectionTarget: route.NotApplicable, Mandatory: true}}, nil
 }
 
 func fakeQuad(ref string) strict.Quadruple {

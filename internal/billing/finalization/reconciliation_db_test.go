@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/reconciliation"
-	"github.com/oceanway/core/contracts/route"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/finalization"
@@ -190,13 +188,7 @@ func currentCase(t *testing.T, k *core) reconciliation.Case {
 
 func coordinatorDelivery(t *testing.T, e *envelope.Envelope) transport.Delivery {
 	t.Helper()
-	canonical, err := e.Canonical()
+	d, err := billingtest.CoordinatorDelivery(e)
 	require.NoError(t, err)
-	d, err := e.Digest()
-	require.NoError(t, err)
-	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: e.EventSchemaVersion, Envelope: canonical, EnvelopeDigest: d,
-		Member: route.Member{EventType: e.EventType, EventSchemaVersion: "1", Destination: route.BillingFinalizationCoordinator,
-			ConsumerName: route.BillingFinalizationCoordinatorConsumer, ExpectedReceiptType: route.BillingFinalizationCoordinatorConsumerReceipt,
-			ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1, ProjectionTarget: route.NotApplicable, Mandatory: true},
-		AttemptID: uuid.NewString(), AttemptNumber: 1}
+	return d
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/reconciliation"
-	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/billingtest"
@@ -208,15 +207,9 @@ func TestOP1ChainAcrossProcesses(t *testing.T) {
 
 func coordinatorDelivery(t *testing.T, e *envelope.Envelope) transport.Delivery {
 	t.Helper()
-	canonical, err := e.Canonical()
+	d, err := billingtest.CoordinatorDelivery(e)
 	require.NoError(t, err)
-	d, err := e.Digest()
-	require.NoError(t, err)
-	return transport.Delivery{EventID: e.EventID, EventType: e.EventType, EventSchemaVersion: "1", Envelope: canonical, EnvelopeDigest: d,
-		AttemptID: uuid.NewString(), AttemptNumber: 1, Member: route.Member{EventType: e.EventType, EventSchemaVersion: "1",
-			Destination: route.BillingFinalizationCoordinator, ConsumerName: route.BillingFinalizationCoordinatorConsumer,
-			ExpectedReceiptType: route.BillingFinalizationCoordinatorConsumerReceipt, ExpectedReceiptSchemaVersion: route.ReceiptSchemaVersion1,
-			ProjectionTarget: route.NotApplicable, Mandatory: true}}
+	return d
 }
 
 // OP-1 (issue 31): each call answers only its listed workloads, and only
