@@ -81,7 +81,11 @@ func TestOP1OperationsCommandChain(t *testing.T) {
 	changed.Justification = "something else"
 	_, err = cmds.Request(t.Context(), alice, changed)
 	require.ErrorIs(t, err, cases.ErrRequestConflict)
-	require.Equal(t, reconciliation.ImpactStatement, "No direct ledger or reservation effect: the command only re-evaluates the current owner state.")
+	var statement string
+	require.NoError(t, f.b.Core().QueryRow(t.Context(), `SELECT preview_body::jsonb->>'statement' FROM operations.resolution_command_requests
+		WHERE request_ref = $1`, req.Request.Request.Ref).Scan(&statement))
+	require.Equal(t, "No direct ledger or reservation effect: the command only re-evaluates the current owner state.", statement,
+		"the stored impact preview says it plainly")
 
 	ref := req.Request.Request.Ref
 	_, err = cmds.Decide(t.Context(), alice, ref)
