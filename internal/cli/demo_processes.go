@@ -44,6 +44,7 @@ type ownerProcesses struct {
 	prefix    string
 	dir       string
 	procs     []*ownerProcess
+	sockets   []*os.File // every process's listeners, open until stop
 	kills     atomic.Int64
 	restarts  atomic.Int64
 
@@ -70,6 +71,9 @@ type ownerProcess struct {
 	env     []string
 	ready   string // the readiness URL
 	logPath string
+	// sockets are the process's two listeners (fd 3: --listen, fd 4:
+	// --consumer-listen), bound by the demo and kept open across restarts.
+	sockets []*os.File
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -105,7 +109,10 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	sampleCtx, stopSampler := context.WithCancel(context.WithoutCancel(ctx))
 	p.stopSampler, p.samplerDone = stopSampler, make(chan struct{})
 	go p.sampleUntil(sampleCtx)
-	type addr struct{ listen, endpoint string }
+	type addr struct {
+		listen, endpoint string
+		sockets          []*os.File
+	}
 	addrs := map[boundary.Boundary][]addr{}
 	var trust []string
 	for _, b := range boundary.All {
@@ -129,15 +136,17 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		}
 		trust = append(trust, "--trust-workload", ownerhttp.OwnerWorkload(string(b))+"="+filepath.Join(dir, string(b)+".pub"))
 		for range max(1, replicas) {
-			l, err := loopbackAddr()
+			l, lf, err := loopbackSocket()
 			if err != nil {
 				return nil, err
 			}
-			e, err := loopbackAddr()
+			p.sockets = append(p.sockets, lf)
+			e, ef, err := loopbackSocket()
 			if err != nil {
 				return nil, err
 			}
-			addrs[b] = append(addrs[b], addr{listen: l, endpoint: e})
+			p.sockets = append(p.sockets, ef)
+			addrs[b] = append(addrs[b], addr{listen: l, endpoint: e, sockets: []*os.File{lf, ef}})
 		}
 	}
 	url := func(b boundary.Boundary) string { return "http://" + addrs[b][0].endpoint }
@@ -154,7 +163,7 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	for _, b := range boundary.All {
 		for i, a := range addrs[b] {
 			args := []string{"serve", "--owner", string(b), "--" + string(b) + "-dsn", pgserver.WithDatabase(serverURL, migrate.DatabaseName(prefix, b)),
-				"--migrate=false", "--listen", a.listen, "--consumer-listen", a.endpoint,
+				"--migrate=false", "--listen", "fd:3", "--consumer-listen", "fd:4",
 				"--workload", ownerhttp.OwnerWorkload(string(b)), "--workload-key", filepath.Join(dir, string(b)+".key"),
 				// One dispatcher with a few deliveries in flight per owner:
 				// four processes share the server's connection budget.
@@ -168,7 +177,8 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 				args = append(args, "--owner-url", string(r)+"="+url(r))
 			}
 			p.procs = append(p.procs, &ownerProcess{owner: b, replica: i + 1, args: args, env: append(slices.Clone(env), "PGAPPNAME="+ownerAppName(b)),
-				ready: "http://" + a.listen + "/readyz", metrics: "http://" + a.listen + "/metrics", logPath: filepath.Join(dir, fmt.Sprintf("%s-%d.log", b, i+1))})
+				ready: "http://" + a.listen + "/readyz", metrics: "http://" + a.listen + "/metrics", logPath: filepath.Join(dir, fmt.Sprintf("%s-%d.log", b, i+1)),
+				sockets: a.sockets})
 		}
 	}
 	for _, o := range p.procs {
@@ -203,13 +213,21 @@ func childEnv() []string {
 	return out
 }
 
-func loopbackAddr() (string, error) {
+// loopbackSocket binds a loopback port and returns its address and the
+// listening socket as a file an owner process inherits: choosing a free
+// port and closing it for the child to bind again lets another process
+// take it in between (CI saw "address already in use").
+func loopbackSocket() (string, *os.File, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	defer func() { _ = ln.Close() }() // only its port is wanted
-	return ln.Addr().String(), nil
+	defer func() { _ = ln.Close() }() // the file below is a duplicate that stays bound
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return "", nil, err
+	}
+	return ln.Addr().String(), f, nil
 }
 
 func (o *ownerProcess) start(bin string) error {
@@ -218,7 +236,7 @@ func (o *ownerProcess) start(bin string) error {
 		return err
 	}
 	cmd := exec.Command(bin, o.args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = o.env, log, log
+	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = o.env, log, log, o.sockets
 	cmd.SysProcAttr = childProcAttr() // the owner processes die with the demo
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
@@ -493,6 +511,9 @@ func (p *ownerProcesses) stop() {
 		go func() { defer wg.Done(); o.signal(syscall.SIGTERM, 15*time.Second) }()
 	}
 	wg.Wait()
+	for _, f := range p.sockets {
+		_ = f.Close() // every process has ended: nothing accepts on it any more
+	}
 	for _, c := range p.clients {
 		c.Close()
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -578,7 +577,7 @@ func serve(ctx context.Context, p serveParams) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", p.listen)
+	ln, err := listenTCP(p.listen)
 	if err != nil {
 		return err
 	}
@@ -711,7 +710,7 @@ func startConsumerEndpoints(p serveParams, consumers map[route.Destination]trans
 	if (p.roles.tlsCert == "") != (p.roles.tlsKey == "") {
 		return nil, "", errors.New("--tls-cert and --tls-key go together")
 	}
-	ln, err := net.Listen("tcp", p.roles.consumerListen)
+	ln, err := listenTCP(p.roles.consumerListen)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestListenTakesOverAnInheritedSocket(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f, err := ln.(*net.TCPListener).File()
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // the duplicate keeps the port bound
+
+	inherited, err := listenTCP(fmt.Sprintf("fd:%d", f.Fd()))
+	require.NoError(t, err)
+	require.Equal(t, addr, inherited.Addr().String(), "the same bound port, not a new one")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })}
+	go func() { _ = srv.Serve(inherited) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	resp, err := http.Get("http://" + addr + "/")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestListenRefusesABadDescriptor(t *testing.T) {
+	for _, addr := range []string{"fd:", "fd:x", "fd:2", "fd:-1"} {
+		_, err := listenTCP(addr)
+		require.ErrorContains(t, err, "fd:N", addr)
+	}
+	_, err := listenTCP("fd:987")
+	require.Error(t, err, "a descriptor nobody passed")
+}
