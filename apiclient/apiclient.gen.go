@@ -18,6 +18,105 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for DispatchSlotState.
+const (
+	Bound            DispatchSlotState = "bound"
+	TerminalRejected DispatchSlotState = "terminal_rejected"
+)
+
+// Valid indicates whether the value is a known member of the DispatchSlotState enum.
+func (e DispatchSlotState) Valid() bool {
+	switch e {
+	case Bound:
+		return true
+	case TerminalRejected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EligibilityDisposition.
+const (
+	EligibilityDispositionDispatched    EligibilityDisposition = "dispatched"
+	EligibilityDispositionNotDispatched EligibilityDisposition = "not_dispatched"
+)
+
+// Valid indicates whether the value is a known member of the EligibilityDisposition enum.
+func (e EligibilityDisposition) Valid() bool {
+	switch e {
+	case EligibilityDispositionDispatched:
+		return true
+	case EligibilityDispositionNotDispatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FinalizeEligibilityRequestDisposition.
+const (
+	FinalizeEligibilityRequestDispositionDispatched    FinalizeEligibilityRequestDisposition = "dispatched"
+	FinalizeEligibilityRequestDispositionNotDispatched FinalizeEligibilityRequestDisposition = "not_dispatched"
+)
+
+// Valid indicates whether the value is a known member of the FinalizeEligibilityRequestDisposition enum.
+func (e FinalizeEligibilityRequestDisposition) Valid() bool {
+	switch e {
+	case FinalizeEligibilityRequestDispositionDispatched:
+		return true
+	case FinalizeEligibilityRequestDispositionNotDispatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObservationRequestEvidenceKind.
+const (
+	ProviderCost  ObservationRequestEvidenceKind = "provider_cost"
+	ProviderUsage ObservationRequestEvidenceKind = "provider_usage"
+)
+
+// Valid indicates whether the value is a known member of the ObservationRequestEvidenceKind enum.
+func (e ObservationRequestEvidenceKind) Valid() bool {
+	switch e {
+	case ProviderCost:
+		return true
+	case ProviderUsage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObservationRequestState.
+const (
+	Available   ObservationRequestState = "available"
+	Conflicting ObservationRequestState = "conflicting"
+	NotReported ObservationRequestState = "not_reported"
+	Pending     ObservationRequestState = "pending"
+	Unavailable ObservationRequestState = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ObservationRequestState enum.
+func (e ObservationRequestState) Valid() bool {
+	switch e {
+	case Available:
+		return true
+	case Conflicting:
+		return true
+	case NotReported:
+		return true
+	case Pending:
+		return true
+	case Unavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReservationState.
 const (
 	Released ReservationState = "released"
@@ -39,6 +138,24 @@ func (e ReservationState) Valid() bool {
 	}
 }
 
+// Defines values for RunExecutionStateState.
+const (
+	AcceptingAttempts RunExecutionStateState = "accepting_attempts"
+	AttemptsClosed    RunExecutionStateState = "attempts_closed"
+)
+
+// Valid indicates whether the value is a known member of the RunExecutionStateState enum.
+func (e RunExecutionStateState) Valid() bool {
+	switch e {
+	case AcceptingAttempts:
+		return true
+	case AttemptsClosed:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -50,6 +167,84 @@ type AdmitRunRequest struct {
 	WorkspaceId     openapi_types.UUID  `json:"workspaceId"`
 }
 
+// Attempt defines model for Attempt.
+type Attempt struct {
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+
+	// Manifest An immutable object's content address.
+	Manifest Quadruple `json:"manifest"`
+
+	// ManifestBody The AttemptExecutionManifest@1 in its canonical JSON (RFC 8785), as dispatchAttempt takes it.
+	ManifestBody string             `json:"manifestBody"`
+	RunId        openapi_types.UUID `json:"runId"`
+	RunStepId    openapi_types.UUID `json:"runStepId"`
+}
+
+// CreateAttemptRequest defines model for CreateAttemptRequest.
+type CreateAttemptRequest struct {
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+	ModelDeploymentId   string             `json:"modelDeploymentId"`
+
+	// OutputContract An immutable object's content address.
+	OutputContract        Quadruple          `json:"outputContract"`
+	RoutingPolicyRevision int64              `json:"routingPolicyRevision"`
+	RunStepId             openapi_types.UUID `json:"runStepId"`
+}
+
+// DispatchRequest Exactly one of route (bind) and rejectReason (reject before any side effect).
+type DispatchRequest struct {
+	// AttemptManifestBody The AttemptExecutionManifest@1 createAttempt returned (manifestBody).
+	AttemptManifestBody string              `json:"attemptManifestBody"`
+	OrganizationId      openapi_types.UUID  `json:"organizationId"`
+	ProjectId           *openapi_types.UUID `json:"projectId,omitempty"`
+
+	// RejectReason Why the slot is rejected before binding (for example no_capacity, policy_denied).
+	RejectReason *string            `json:"rejectReason,omitempty"`
+	Route        *Route             `json:"route,omitempty"`
+	WorkspaceId  openapi_types.UUID `json:"workspaceId"`
+}
+
+// DispatchSlot defines model for DispatchSlot.
+type DispatchSlot struct {
+	// Binding An immutable object's content address.
+	Binding             *Quadruple         `json:"binding,omitempty"`
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+
+	// Rejection An immutable object's content address.
+	Rejection           *Quadruple `json:"rejection,omitempty"`
+	RejectionReasonCode *string    `json:"rejectionReasonCode,omitempty"`
+
+	// ReplyBody The slot's terminal reply in its canonical JSON.
+	ReplyBody string `json:"replyBody"`
+
+	// RouteSnapshot An immutable object's content address.
+	RouteSnapshot *Quadruple        `json:"routeSnapshot,omitempty"`
+	State         DispatchSlotState `json:"state"`
+}
+
+// DispatchSlotState defines model for DispatchSlot.State.
+type DispatchSlotState string
+
+// Eligibility defines model for Eligibility.
+type Eligibility struct {
+	// AttemptNotDispatchedFact An immutable object's content address.
+	AttemptNotDispatchedFact *Quadruple             `json:"attemptNotDispatchedFact,omitempty"`
+	Disposition              EligibilityDisposition `json:"disposition"`
+	ExecutionAttemptId       openapi_types.UUID     `json:"executionAttemptId"`
+
+	// Fact An immutable object's content address.
+	Fact Quadruple `json:"fact"`
+
+	// FactBody The ExecutionEligibilityFact@1 in its canonical JSON.
+	FactBody string `json:"factBody"`
+}
+
+// EligibilityDisposition defines model for Eligibility.Disposition.
+type EligibilityDisposition string
+
 // Evaluation defines model for Evaluation.
 type Evaluation struct {
 	OperationId    string    `json:"operationId"`
@@ -58,6 +253,19 @@ type Evaluation struct {
 	ReasonDetail   *string   `json:"reasonDetail,omitempty"`
 	RecordedAt     time.Time `json:"recordedAt"`
 	WorkGeneration int64     `json:"workGeneration"`
+}
+
+// ExecutionToken defines model for ExecutionToken.
+type ExecutionToken struct {
+	// RunExecutionToken An immutable object's content address.
+	RunExecutionToken Quadruple          `json:"runExecutionToken"`
+	RunId             openapi_types.UUID `json:"runId"`
+
+	// Token The compact JWS (EdDSA, Core's token key) whose payload is tokenBody.
+	Token string `json:"token"`
+
+	// TokenBody The RunExecutionToken@1 in its canonical JSON (RFC 8785).
+	TokenBody string `json:"tokenBody"`
 }
 
 // Exposure defines model for Exposure.
@@ -81,6 +289,62 @@ type Fence struct {
 	SettlementWatermark string             `json:"settlementWatermark"`
 	State               string             `json:"state"`
 	WaitingReason       *string            `json:"waitingReason,omitempty"`
+}
+
+// FinalizeEligibilityRequest defines model for FinalizeEligibilityRequest.
+type FinalizeEligibilityRequest struct {
+	Disposition FinalizeEligibilityRequestDisposition `json:"disposition"`
+}
+
+// FinalizeEligibilityRequestDisposition defines model for FinalizeEligibilityRequest.Disposition.
+type FinalizeEligibilityRequestDisposition string
+
+// ObservationRequest defines model for ObservationRequest.
+type ObservationRequest struct {
+	DimensionKey string                         `json:"dimensionKey"`
+	EvidenceKind ObservationRequestEvidenceKind `json:"evidenceKind"`
+
+	// Quantity A decimal quantity; available only.
+	Quantity *string `json:"quantity,omitempty"`
+
+	// ReasonCode Required unless available.
+	ReasonCode *string `json:"reasonCode,omitempty"`
+
+	// ReportId The provider's report id; available only.
+	ReportId *string                 `json:"reportId,omitempty"`
+	State    ObservationRequestState `json:"state"`
+}
+
+// ObservationRequestEvidenceKind defines model for ObservationRequest.EvidenceKind.
+type ObservationRequestEvidenceKind string
+
+// ObservationRequestState defines model for ObservationRequest.State.
+type ObservationRequestState string
+
+// ObservationResult defines model for ObservationResult.
+type ObservationResult struct {
+	// AvailabilitySnapshot An immutable object's content address.
+	AvailabilitySnapshot Quadruple `json:"availabilitySnapshot"`
+	DimensionKey         string    `json:"dimensionKey"`
+
+	// EventId The availability event; absent when unchanged.
+	EventId            *openapi_types.UUID `json:"eventId,omitempty"`
+	EvidenceKind       string              `json:"evidenceKind"`
+	ExecutionAttemptId openapi_types.UUID  `json:"executionAttemptId"`
+
+	// ProviderEvidence An immutable object's content address.
+	ProviderEvidence *Quadruple `json:"providerEvidence,omitempty"`
+
+	// SnapshotBody The AvailabilitySnapshot@1 in its canonical JSON.
+	SnapshotBody string `json:"snapshotBody"`
+	State        string `json:"state"`
+	Unchanged    bool   `json:"unchanged"`
+}
+
+// OpenRunRequest defines model for OpenRunRequest.
+type OpenRunRequest struct {
+	// Token The compact JWS issueRunExecutionToken returned.
+	Token string `json:"token"`
 }
 
 // Posting defines model for Posting.
@@ -139,6 +403,15 @@ type Reservation struct {
 // ReservationState defines model for Reservation.State.
 type ReservationState string
 
+// Route defines model for Route.
+type Route struct {
+	AdapterId         string `json:"adapterId"`
+	ChannelId         string `json:"channelId"`
+	CredentialVersion int64  `json:"credentialVersion"`
+	ProviderModel     string `json:"providerModel"`
+	SupplyId          string `json:"supplyId"`
+}
+
 // Run defines model for Run.
 type Run struct {
 	AdmittedAt              time.Time          `json:"admittedAt"`
@@ -156,6 +429,40 @@ type Run struct {
 	WalletReservedEventId openapi_types.UUID `json:"walletReservedEventId"`
 }
 
+// RunClosure defines model for RunClosure.
+type RunClosure struct {
+	// AttemptSet An immutable object's content address.
+	AttemptSet Quadruple `json:"attemptSet"`
+
+	// AttemptSetBody The RunAttemptSetManifest@1 in its canonical JSON.
+	AttemptSetBody string `json:"attemptSetBody"`
+
+	// FinalizationFact An immutable object's content address.
+	FinalizationFact Quadruple `json:"finalizationFact"`
+
+	// FinalizationFactBody The RunExecutionFinalizationFact@1 in its canonical JSON.
+	FinalizationFactBody string             `json:"finalizationFactBody"`
+	RunId                openapi_types.UUID `json:"runId"`
+}
+
+// RunExecutionState defines model for RunExecutionState.
+type RunExecutionState struct {
+	BillingAccountId     openapi_types.UUID `json:"billingAccountId"`
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+
+	// Manifest An immutable object's content address.
+	Manifest Quadruple `json:"manifest"`
+
+	// RunExecutionToken An immutable object's content address.
+	RunExecutionToken Quadruple              `json:"runExecutionToken"`
+	RunId             openapi_types.UUID     `json:"runId"`
+	State             RunExecutionStateState `json:"state"`
+	StateVersion      int64                  `json:"stateVersion"`
+}
+
+// RunExecutionStateState defines model for RunExecutionState.State.
+type RunExecutionStateState string
+
 // Transition defines model for Transition.
 type Transition struct {
 	Amount                string    `json:"amount"`
@@ -167,17 +474,77 @@ type Transition struct {
 	TransitionRef         string    `json:"transitionRef"`
 }
 
+// AttemptId defines model for AttemptId.
+type AttemptId = openapi_types.UUID
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
+// FinalizeAttemptEligibilityParams defines parameters for FinalizeAttemptEligibility.
+type FinalizeAttemptEligibilityParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// OpenRunParams defines parameters for OpenRun.
+type OpenRunParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// CreateAttemptParams defines parameters for CreateAttempt.
+type CreateAttemptParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// CloseRunParams defines parameters for CloseRun.
+type CloseRunParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ReportProviderObservationParams defines parameters for ReportProviderObservation.
+type ReportProviderObservationParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// DispatchAttemptParams defines parameters for DispatchAttempt.
+type DispatchAttemptParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
 // AdmitRunParams defines parameters for AdmitRun.
 type AdmitRunParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
+
+// IssueRunExecutionTokenParams defines parameters for IssueRunExecutionToken.
+type IssueRunExecutionTokenParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
+type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
+
+// OpenRunJSONRequestBody defines body for OpenRun for application/json ContentType.
+type OpenRunJSONRequestBody = OpenRunRequest
+
+// CreateAttemptJSONRequestBody defines body for CreateAttempt for application/json ContentType.
+type CreateAttemptJSONRequestBody = CreateAttemptRequest
+
+// ReportProviderObservationJSONRequestBody defines body for ReportProviderObservation for application/json ContentType.
+type ReportProviderObservationJSONRequestBody = ObservationRequest
+
+// DispatchAttemptJSONRequestBody defines body for DispatchAttempt for application/json ContentType.
+type DispatchAttemptJSONRequestBody = DispatchRequest
 
 // AdmitRunJSONRequestBody defines body for AdmitRun for application/json ContentType.
 type AdmitRunJSONRequestBody = AdmitRunRequest
@@ -256,6 +623,154 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetAttemptEligibility Read an attempt's eligibility
+	//
+	// Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
+	GetAttemptEligibility(ctx context.Context, attemptId AttemptId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinalizeAttemptEligibilityWithBody Finalize an attempt's eligibility
+	//
+	// Records whether the attempt was dispatched (its Gateway slot is bound)
+	// or not (its slot was rejected before binding, proved through the
+	// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+	// disposition again returns the fact; another is 409
+	// `eligibility_conflict`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+	FinalizeAttemptEligibilityWithBody(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinalizeAttemptEligibility Finalize an attempt's eligibility
+	//
+	// Records whether the attempt was dispatched (its Gateway slot is bound)
+	// or not (its slot was rejected before binding, proved through the
+	// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+	// disposition again returns the fact; another is 409
+	// `eligibility_conflict`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+	FinalizeAttemptEligibility(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, body FinalizeAttemptEligibilityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenRunWithBody Open a run's execution state with Core's signed token
+	//
+	// Verifies the token's signature (Core's key) and content address, reads
+	// the run's admission manifest from Core and opens the run's execution
+	// state. The same token again returns the open run; another token for the
+	// run is 409 `token_conflict`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+	OpenRunWithBody(ctx context.Context, params *OpenRunParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenRun Open a run's execution state with Core's signed token
+	//
+	// Verifies the token's signature (Core's key) and content address, reads
+	// the run's admission manifest from Core and opens the run's execution
+	// state. The same token again returns the open run; another token for the
+	// run is 409 `token_conflict`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+	OpenRun(ctx context.Context, params *OpenRunParams, body OpenRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAttemptWithBody Create an attempt of a run step on one route
+	//
+	// Creates an immutable attempt with its content-addressed
+	// AttemptExecutionManifest@1 while the run accepts attempts. The same
+	// attempt id with the same route returns the attempt; with another route it
+	// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+	CreateAttemptWithBody(ctx context.Context, runId RunId, params *CreateAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAttempt Create an attempt of a run step on one route
+	//
+	// Creates an immutable attempt with its content-addressed
+	// AttemptExecutionManifest@1 while the run accepts attempts. The same
+	// attempt id with the same route returns the attempt; with another route it
+	// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+	CreateAttempt(ctx context.Context, runId RunId, params *CreateAttemptParams, body CreateAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRunClosure Read a run's closure
+	//
+	// Corresponds with GET /v1/execution/runs/{runId}/closure (the `GetRunClosure` operationId).
+	GetRunClosure(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloseRun Close a run's attempt set
+	//
+	// Closes the run's attempt set (ADR-031's linearization point): the
+	// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
+	// execution.run-finalized in the outbox. Every attempt must have its
+	// eligibility first (409 `attempts_pending`); a closed run is 409
+	// `run_closed` (a replay of the same Idempotency-Key returns the first
+	// closure).
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/closure (the `CloseRun` operationId).
+	CloseRun(ctx context.Context, runId RunId, params *CloseRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportProviderObservationWithBody Report the provider's evidence or availability for a bound attempt
+	//
+	// One report about one (evidence kind, dimension) of a bound attempt:
+	// available with its quantity (ProviderEvidence@1), or pending,
+	// unavailable or conflicting with a reason. It advances the dimension's
+	// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+	// to the current state changes nothing (`unchanged`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+	ReportProviderObservationWithBody(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportProviderObservation Report the provider's evidence or availability for a bound attempt
+	//
+	// One report about one (evidence kind, dimension) of a bound attempt:
+	// available with its quantity (ProviderEvidence@1), or pending,
+	// unavailable or conflicting with a reason. It advances the dimension's
+	// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+	// to the current state changes nothing (`unchanged`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+	ReportProviderObservation(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, body ReportProviderObservationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DispatchAttemptWithBody Bind an attempt's dispatch slot to a route, or reject it
+	//
+	// Reserves the attempt's slot on this Gateway deployment and, in the same
+	// transaction, binds it to the provider route the adapter chose
+	// (AttemptRouteBinding@1) or rejects it before any side effect
+	// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+	// returns its stored reply.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+	DispatchAttemptWithBody(ctx context.Context, params *DispatchAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
+	//
+	// Reserves the attempt's slot on this Gateway deployment and, in the same
+	// transaction, binds it to the provider route the adapter chose
+	// (AttemptRouteBinding@1) or rejects it before any side effect
+	// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+	// returns its stored reply.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+	DispatchAttempt(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReservation Read a reservation's billing state
 	//
 	// The reservation, its finalization fence and visible waiting reason,
@@ -294,6 +809,295 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/runs/{runId} (the `GetRun` operationId).
 	GetRun(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IssueRunExecutionToken Issue the run's execution token, signed by Core
+	//
+	// The run's RunExecutionToken@1 (its manifest, account and reservation),
+	// signed by Core's token key as a compact JWS (EdDSA). Execution opens the
+	// run only with a token whose signature verifies against Core's key, so the
+	// token is a permission Core grants and not a value anyone can derive from
+	// event data. A run has one token: issuing it again returns the same token.
+	//
+	// Corresponds with POST /v1/runs/{runId}/execution-token (the `IssueRunExecutionToken` operationId).
+	IssueRunExecutionToken(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetAttemptEligibility Read an attempt's eligibility
+//
+// Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
+func (c *Client) GetAttemptEligibility(ctx context.Context, attemptId AttemptId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAttemptEligibilityRequest(c.Server, attemptId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinalizeAttemptEligibilityWithBody Finalize an attempt's eligibility
+//
+// Records whether the attempt was dispatched (its Gateway slot is bound)
+// or not (its slot was rejected before binding, proved through the
+// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+// disposition again returns the fact; another is 409
+// `eligibility_conflict`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+func (c *Client) FinalizeAttemptEligibilityWithBody(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinalizeAttemptEligibilityRequestWithBody(c.Server, attemptId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinalizeAttemptEligibility Finalize an attempt's eligibility
+//
+// Records whether the attempt was dispatched (its Gateway slot is bound)
+// or not (its slot was rejected before binding, proved through the
+// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+// disposition again returns the fact; another is 409
+// `eligibility_conflict`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+func (c *Client) FinalizeAttemptEligibility(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, body FinalizeAttemptEligibilityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinalizeAttemptEligibilityRequest(c.Server, attemptId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenRunWithBody Open a run's execution state with Core's signed token
+//
+// Verifies the token's signature (Core's key) and content address, reads
+// the run's admission manifest from Core and opens the run's execution
+// state. The same token again returns the open run; another token for the
+// run is 409 `token_conflict`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+func (c *Client) OpenRunWithBody(ctx context.Context, params *OpenRunParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenRunRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenRun Open a run's execution state with Core's signed token
+//
+// Verifies the token's signature (Core's key) and content address, reads
+// the run's admission manifest from Core and opens the run's execution
+// state. The same token again returns the open run; another token for the
+// run is 409 `token_conflict`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+func (c *Client) OpenRun(ctx context.Context, params *OpenRunParams, body OpenRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenRunRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAttemptWithBody Create an attempt of a run step on one route
+//
+// Creates an immutable attempt with its content-addressed
+// AttemptExecutionManifest@1 while the run accepts attempts. The same
+// attempt id with the same route returns the attempt; with another route it
+// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+func (c *Client) CreateAttemptWithBody(ctx context.Context, runId RunId, params *CreateAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAttemptRequestWithBody(c.Server, runId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAttempt Create an attempt of a run step on one route
+//
+// Creates an immutable attempt with its content-addressed
+// AttemptExecutionManifest@1 while the run accepts attempts. The same
+// attempt id with the same route returns the attempt; with another route it
+// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+func (c *Client) CreateAttempt(ctx context.Context, runId RunId, params *CreateAttemptParams, body CreateAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAttemptRequest(c.Server, runId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRunClosure Read a run's closure
+//
+// Corresponds with GET /v1/execution/runs/{runId}/closure (the `GetRunClosure` operationId).
+func (c *Client) GetRunClosure(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunClosureRequest(c.Server, runId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloseRun Close a run's attempt set
+//
+// Closes the run's attempt set (ADR-031's linearization point): the
+// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
+// execution.run-finalized in the outbox. Every attempt must have its
+// eligibility first (409 `attempts_pending`); a closed run is 409
+// `run_closed` (a replay of the same Idempotency-Key returns the first
+// closure).
+//
+// Corresponds with POST /v1/execution/runs/{runId}/closure (the `CloseRun` operationId).
+func (c *Client) CloseRun(ctx context.Context, runId RunId, params *CloseRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloseRunRequest(c.Server, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportProviderObservationWithBody Report the provider's evidence or availability for a bound attempt
+//
+// One report about one (evidence kind, dimension) of a bound attempt:
+// available with its quantity (ProviderEvidence@1), or pending,
+// unavailable or conflicting with a reason. It advances the dimension's
+// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+// to the current state changes nothing (`unchanged`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+func (c *Client) ReportProviderObservationWithBody(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportProviderObservationRequestWithBody(c.Server, attemptId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportProviderObservation Report the provider's evidence or availability for a bound attempt
+//
+// One report about one (evidence kind, dimension) of a bound attempt:
+// available with its quantity (ProviderEvidence@1), or pending,
+// unavailable or conflicting with a reason. It advances the dimension's
+// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+// to the current state changes nothing (`unchanged`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+func (c *Client) ReportProviderObservation(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, body ReportProviderObservationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportProviderObservationRequest(c.Server, attemptId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DispatchAttemptWithBody Bind an attempt's dispatch slot to a route, or reject it
+//
+// Reserves the attempt's slot on this Gateway deployment and, in the same
+// transaction, binds it to the provider route the adapter chose
+// (AttemptRouteBinding@1) or rejects it before any side effect
+// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+// returns its stored reply.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+func (c *Client) DispatchAttemptWithBody(ctx context.Context, params *DispatchAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDispatchAttemptRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
+//
+// Reserves the attempt's slot on this Gateway deployment and, in the same
+// transaction, binds it to the provider route the adapter chose
+// (AttemptRouteBinding@1) or rejects it before any side effect
+// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+// returns its stored reply.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+func (c *Client) DispatchAttempt(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDispatchAttemptRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetReservation Read a reservation's billing state
@@ -373,6 +1177,428 @@ func (c *Client) GetRun(ctx context.Context, runId RunId, reqEditors ...RequestE
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// IssueRunExecutionToken Issue the run's execution token, signed by Core
+//
+// The run's RunExecutionToken@1 (its manifest, account and reservation),
+// signed by Core's token key as a compact JWS (EdDSA). Execution opens the
+// run only with a token whose signature verifies against Core's key, so the
+// token is a permission Core grants and not a value anyone can derive from
+// event data. A run has one token: issuing it again returns the same token.
+//
+// Corresponds with POST /v1/runs/{runId}/execution-token (the `IssueRunExecutionToken` operationId).
+func (c *Client) IssueRunExecutionToken(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIssueRunExecutionTokenRequest(c.Server, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewGetAttemptEligibilityRequest constructs an http.Request for the GetAttemptEligibility method
+func NewGetAttemptEligibilityRequest(server string, attemptId AttemptId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "attemptId", attemptId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/attempts/%s/eligibility", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinalizeAttemptEligibilityRequest calls the generic FinalizeAttemptEligibility builder with application/json body
+func NewFinalizeAttemptEligibilityRequest(server string, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, body FinalizeAttemptEligibilityJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinalizeAttemptEligibilityRequestWithBody(server, attemptId, params, "application/json", bodyReader)
+}
+
+// NewFinalizeAttemptEligibilityRequestWithBody constructs an http.Request for the FinalizeAttemptEligibility method, with any body, and a specified content type
+func NewFinalizeAttemptEligibilityRequestWithBody(server string, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "attemptId", attemptId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/attempts/%s/eligibility", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewOpenRunRequest calls the generic OpenRun builder with application/json body
+func NewOpenRunRequest(server string, params *OpenRunParams, body OpenRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOpenRunRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOpenRunRequestWithBody constructs an http.Request for the OpenRun method, with any body, and a specified content type
+func NewOpenRunRequestWithBody(server string, params *OpenRunParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/runs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewCreateAttemptRequest calls the generic CreateAttempt builder with application/json body
+func NewCreateAttemptRequest(server string, runId RunId, params *CreateAttemptParams, body CreateAttemptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAttemptRequestWithBody(server, runId, params, "application/json", bodyReader)
+}
+
+// NewCreateAttemptRequestWithBody constructs an http.Request for the CreateAttempt method, with any body, and a specified content type
+func NewCreateAttemptRequestWithBody(server string, runId RunId, params *CreateAttemptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/runs/%s/attempts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewGetRunClosureRequest constructs an http.Request for the GetRunClosure method
+func NewGetRunClosureRequest(server string, runId RunId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/runs/%s/closure", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCloseRunRequest constructs an http.Request for the CloseRun method
+func NewCloseRunRequest(server string, runId RunId, params *CloseRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/execution/runs/%s/closure", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewReportProviderObservationRequest calls the generic ReportProviderObservation builder with application/json body
+func NewReportProviderObservationRequest(server string, attemptId AttemptId, params *ReportProviderObservationParams, body ReportProviderObservationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReportProviderObservationRequestWithBody(server, attemptId, params, "application/json", bodyReader)
+}
+
+// NewReportProviderObservationRequestWithBody constructs an http.Request for the ReportProviderObservation method, with any body, and a specified content type
+func NewReportProviderObservationRequestWithBody(server string, attemptId AttemptId, params *ReportProviderObservationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "attemptId", attemptId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateway/attempts/%s/observations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewDispatchAttemptRequest calls the generic DispatchAttempt builder with application/json body
+func NewDispatchAttemptRequest(server string, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDispatchAttemptRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewDispatchAttemptRequestWithBody constructs an http.Request for the DispatchAttempt method, with any body, and a specified content type
+func NewDispatchAttemptRequestWithBody(server string, params *DispatchAttemptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateway/dispatch-slots")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
 }
 
 // NewGetReservationRequest constructs an http.Request for the GetReservation method
@@ -496,6 +1722,53 @@ func NewGetRunRequest(server string, runId RunId) (*http.Request, error) {
 	return req, nil
 }
 
+// NewIssueRunExecutionTokenRequest constructs an http.Request for the IssueRunExecutionToken method
+func NewIssueRunExecutionTokenRequest(server string, runId RunId, params *IssueRunExecutionTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/runs/%s/execution-token", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -540,6 +1813,160 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetAttemptEligibilityWithResponse Read an attempt's eligibility
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
+	GetAttemptEligibilityWithResponse(ctx context.Context, attemptId AttemptId, reqEditors ...RequestEditorFn) (*GetAttemptEligibilityResponse, error)
+
+	// FinalizeAttemptEligibilityWithBodyWithResponse Finalize an attempt's eligibility
+	//
+	// Records whether the attempt was dispatched (its Gateway slot is bound)
+	// or not (its slot was rejected before binding, proved through the
+	// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+	// disposition again returns the fact; another is 409
+	// `eligibility_conflict`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+	FinalizeAttemptEligibilityWithBodyWithResponse(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinalizeAttemptEligibilityResponse, error)
+
+	// FinalizeAttemptEligibilityWithResponse Finalize an attempt's eligibility
+	//
+	// Records whether the attempt was dispatched (its Gateway slot is bound)
+	// or not (its slot was rejected before binding, proved through the
+	// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+	// disposition again returns the fact; another is 409
+	// `eligibility_conflict`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+	FinalizeAttemptEligibilityWithResponse(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, body FinalizeAttemptEligibilityJSONRequestBody, reqEditors ...RequestEditorFn) (*FinalizeAttemptEligibilityResponse, error)
+
+	// OpenRunWithBodyWithResponse Open a run's execution state with Core's signed token
+	//
+	// Verifies the token's signature (Core's key) and content address, reads
+	// the run's admission manifest from Core and opens the run's execution
+	// state. The same token again returns the open run; another token for the
+	// run is 409 `token_conflict`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+	OpenRunWithBodyWithResponse(ctx context.Context, params *OpenRunParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenRunResponse, error)
+
+	// OpenRunWithResponse Open a run's execution state with Core's signed token
+	//
+	// Verifies the token's signature (Core's key) and content address, reads
+	// the run's admission manifest from Core and opens the run's execution
+	// state. The same token again returns the open run; another token for the
+	// run is 409 `token_conflict`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+	OpenRunWithResponse(ctx context.Context, params *OpenRunParams, body OpenRunJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenRunResponse, error)
+
+	// CreateAttemptWithBodyWithResponse Create an attempt of a run step on one route
+	//
+	// Creates an immutable attempt with its content-addressed
+	// AttemptExecutionManifest@1 while the run accepts attempts. The same
+	// attempt id with the same route returns the attempt; with another route it
+	// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+	CreateAttemptWithBodyWithResponse(ctx context.Context, runId RunId, params *CreateAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAttemptResponse, error)
+
+	// CreateAttemptWithResponse Create an attempt of a run step on one route
+	//
+	// Creates an immutable attempt with its content-addressed
+	// AttemptExecutionManifest@1 while the run accepts attempts. The same
+	// attempt id with the same route returns the attempt; with another route it
+	// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+	CreateAttemptWithResponse(ctx context.Context, runId RunId, params *CreateAttemptParams, body CreateAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAttemptResponse, error)
+
+	// GetRunClosureWithResponse Read a run's closure
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/execution/runs/{runId}/closure (the `GetRunClosure` operationId).
+	GetRunClosureWithResponse(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*GetRunClosureResponse, error)
+
+	// CloseRunWithResponse Close a run's attempt set
+	//
+	// Closes the run's attempt set (ADR-031's linearization point): the
+	// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
+	// execution.run-finalized in the outbox. Every attempt must have its
+	// eligibility first (409 `attempts_pending`); a closed run is 409
+	// `run_closed` (a replay of the same Idempotency-Key returns the first
+	// closure).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/execution/runs/{runId}/closure (the `CloseRun` operationId).
+	CloseRunWithResponse(ctx context.Context, runId RunId, params *CloseRunParams, reqEditors ...RequestEditorFn) (*CloseRunResponse, error)
+
+	// ReportProviderObservationWithBodyWithResponse Report the provider's evidence or availability for a bound attempt
+	//
+	// One report about one (evidence kind, dimension) of a bound attempt:
+	// available with its quantity (ProviderEvidence@1), or pending,
+	// unavailable or conflicting with a reason. It advances the dimension's
+	// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+	// to the current state changes nothing (`unchanged`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+	ReportProviderObservationWithBodyWithResponse(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportProviderObservationResponse, error)
+
+	// ReportProviderObservationWithResponse Report the provider's evidence or availability for a bound attempt
+	//
+	// One report about one (evidence kind, dimension) of a bound attempt:
+	// available with its quantity (ProviderEvidence@1), or pending,
+	// unavailable or conflicting with a reason. It advances the dimension's
+	// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+	// to the current state changes nothing (`unchanged`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+	ReportProviderObservationWithResponse(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, body ReportProviderObservationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportProviderObservationResponse, error)
+
+	// DispatchAttemptWithBodyWithResponse Bind an attempt's dispatch slot to a route, or reject it
+	//
+	// Reserves the attempt's slot on this Gateway deployment and, in the same
+	// transaction, binds it to the provider route the adapter chose
+	// (AttemptRouteBinding@1) or rejects it before any side effect
+	// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+	// returns its stored reply.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+	DispatchAttemptWithBodyWithResponse(ctx context.Context, params *DispatchAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DispatchAttemptResponse, error)
+
+	// DispatchAttemptWithResponse Bind an attempt's dispatch slot to a route, or reject it
+	//
+	// Reserves the attempt's slot on this Gateway deployment and, in the same
+	// transaction, binds it to the provider route the adapter chose
+	// (AttemptRouteBinding@1) or rejects it before any side effect
+	// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+	// returns its stored reply.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+	DispatchAttemptWithResponse(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*DispatchAttemptResponse, error)
+
 	// GetReservationWithResponse Read a reservation's billing state
 	//
 	// The reservation, its finalization fence and visible waiting reason,
@@ -582,6 +2009,711 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/runs/{runId} (the `GetRun` operationId).
 	GetRunWithResponse(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
+
+	// IssueRunExecutionTokenWithResponse Issue the run's execution token, signed by Core
+	//
+	// The run's RunExecutionToken@1 (its manifest, account and reservation),
+	// signed by Core's token key as a compact JWS (EdDSA). Execution opens the
+	// run only with a token whose signature verifies against Core's key, so the
+	// token is a permission Core grants and not a value anyone can derive from
+	// event data. A run has one token: issuing it again returns the same token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/runs/{runId}/execution-token (the `IssueRunExecutionToken` operationId).
+	IssueRunExecutionTokenWithResponse(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*IssueRunExecutionTokenResponse, error)
+}
+
+type GetAttemptEligibilityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Eligibility
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAttemptEligibilityResponse) GetJSON200() *Eligibility {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAttemptEligibilityResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAttemptEligibilityResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAttemptEligibilityResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAttemptEligibilityResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAttemptEligibilityResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAttemptEligibilityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAttemptEligibilityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAttemptEligibilityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAttemptEligibilityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinalizeAttemptEligibilityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Eligibility
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r FinalizeAttemptEligibilityResponse) GetJSON201() *Eligibility {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r FinalizeAttemptEligibilityResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FinalizeAttemptEligibilityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinalizeAttemptEligibilityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinalizeAttemptEligibilityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinalizeAttemptEligibilityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OpenRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *RunExecutionState
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r OpenRunResponse) GetJSON201() *RunExecutionState {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OpenRunResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OpenRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OpenRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OpenRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OpenRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateAttemptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Attempt
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAttemptResponse) GetJSON201() *Attempt {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateAttemptResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAttemptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAttemptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAttemptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAttemptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRunClosureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunClosure
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunClosureResponse) GetJSON200() *RunClosure {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRunClosureResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRunClosureResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRunClosureResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRunClosureResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetRunClosureResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunClosureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunClosureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunClosureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunClosureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CloseRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *RunClosure
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CloseRunResponse) GetJSON201() *RunClosure {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CloseRunResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CloseRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CloseRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CloseRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CloseRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReportProviderObservationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ObservationResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ReportProviderObservationResponse) GetJSON201() *ObservationResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReportProviderObservationResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportProviderObservationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportProviderObservationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportProviderObservationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportProviderObservationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DispatchAttemptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DispatchSlot
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DispatchAttemptResponse) GetJSON201() *DispatchSlot {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DispatchAttemptResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DispatchAttemptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DispatchAttemptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DispatchAttemptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DispatchAttemptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type GetReservationResponse struct {
@@ -805,6 +2937,328 @@ func (r GetRunResponse) ContentType() string {
 	return ""
 }
 
+type IssueRunExecutionTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ExecutionToken
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r IssueRunExecutionTokenResponse) GetJSON201() *ExecutionToken {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r IssueRunExecutionTokenResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IssueRunExecutionTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IssueRunExecutionTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IssueRunExecutionTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IssueRunExecutionTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAttemptEligibilityWithResponse Read an attempt's eligibility
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
+func (c *ClientWithResponses) GetAttemptEligibilityWithResponse(ctx context.Context, attemptId AttemptId, reqEditors ...RequestEditorFn) (*GetAttemptEligibilityResponse, error) {
+	rsp, err := c.GetAttemptEligibility(ctx, attemptId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAttemptEligibilityResponse(rsp)
+}
+
+// FinalizeAttemptEligibilityWithBodyWithResponse Finalize an attempt's eligibility
+//
+// Records whether the attempt was dispatched (its Gateway slot is bound)
+// or not (its slot was rejected before binding, proved through the
+// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+// disposition again returns the fact; another is 409
+// `eligibility_conflict`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+func (c *ClientWithResponses) FinalizeAttemptEligibilityWithBodyWithResponse(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinalizeAttemptEligibilityResponse, error) {
+	rsp, err := c.FinalizeAttemptEligibilityWithBody(ctx, attemptId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinalizeAttemptEligibilityResponse(rsp)
+}
+
+// FinalizeAttemptEligibilityWithResponse Finalize an attempt's eligibility
+//
+// Records whether the attempt was dispatched (its Gateway slot is bound)
+// or not (its slot was rejected before binding, proved through the
+// Gateway's read): ExecutionEligibilityFact@1 with its event. The same
+// disposition again returns the fact; another is 409
+// `eligibility_conflict`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/attempts/{attemptId}/eligibility (the `FinalizeAttemptEligibility` operationId).
+func (c *ClientWithResponses) FinalizeAttemptEligibilityWithResponse(ctx context.Context, attemptId AttemptId, params *FinalizeAttemptEligibilityParams, body FinalizeAttemptEligibilityJSONRequestBody, reqEditors ...RequestEditorFn) (*FinalizeAttemptEligibilityResponse, error) {
+	rsp, err := c.FinalizeAttemptEligibility(ctx, attemptId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinalizeAttemptEligibilityResponse(rsp)
+}
+
+// OpenRunWithBodyWithResponse Open a run's execution state with Core's signed token
+//
+// Verifies the token's signature (Core's key) and content address, reads
+// the run's admission manifest from Core and opens the run's execution
+// state. The same token again returns the open run; another token for the
+// run is 409 `token_conflict`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+func (c *ClientWithResponses) OpenRunWithBodyWithResponse(ctx context.Context, params *OpenRunParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenRunResponse, error) {
+	rsp, err := c.OpenRunWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenRunResponse(rsp)
+}
+
+// OpenRunWithResponse Open a run's execution state with Core's signed token
+//
+// Verifies the token's signature (Core's key) and content address, reads
+// the run's admission manifest from Core and opens the run's execution
+// state. The same token again returns the open run; another token for the
+// run is 409 `token_conflict`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/runs (the `OpenRun` operationId).
+func (c *ClientWithResponses) OpenRunWithResponse(ctx context.Context, params *OpenRunParams, body OpenRunJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenRunResponse, error) {
+	rsp, err := c.OpenRun(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenRunResponse(rsp)
+}
+
+// CreateAttemptWithBodyWithResponse Create an attempt of a run step on one route
+//
+// Creates an immutable attempt with its content-addressed
+// AttemptExecutionManifest@1 while the run accepts attempts. The same
+// attempt id with the same route returns the attempt; with another route it
+// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+func (c *ClientWithResponses) CreateAttemptWithBodyWithResponse(ctx context.Context, runId RunId, params *CreateAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAttemptResponse, error) {
+	rsp, err := c.CreateAttemptWithBody(ctx, runId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAttemptResponse(rsp)
+}
+
+// CreateAttemptWithResponse Create an attempt of a run step on one route
+//
+// Creates an immutable attempt with its content-addressed
+// AttemptExecutionManifest@1 while the run accepts attempts. The same
+// attempt id with the same route returns the attempt; with another route it
+// is 409 `attempt_conflict`; a closed run is 409 `run_closed`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/runs/{runId}/attempts (the `CreateAttempt` operationId).
+func (c *ClientWithResponses) CreateAttemptWithResponse(ctx context.Context, runId RunId, params *CreateAttemptParams, body CreateAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAttemptResponse, error) {
+	rsp, err := c.CreateAttempt(ctx, runId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAttemptResponse(rsp)
+}
+
+// GetRunClosureWithResponse Read a run's closure
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/execution/runs/{runId}/closure (the `GetRunClosure` operationId).
+func (c *ClientWithResponses) GetRunClosureWithResponse(ctx context.Context, runId RunId, reqEditors ...RequestEditorFn) (*GetRunClosureResponse, error) {
+	rsp, err := c.GetRunClosure(ctx, runId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunClosureResponse(rsp)
+}
+
+// CloseRunWithResponse Close a run's attempt set
+//
+// Closes the run's attempt set (ADR-031's linearization point): the
+// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
+// execution.run-finalized in the outbox. Every attempt must have its
+// eligibility first (409 `attempts_pending`); a closed run is 409
+// `run_closed` (a replay of the same Idempotency-Key returns the first
+// closure).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/execution/runs/{runId}/closure (the `CloseRun` operationId).
+func (c *ClientWithResponses) CloseRunWithResponse(ctx context.Context, runId RunId, params *CloseRunParams, reqEditors ...RequestEditorFn) (*CloseRunResponse, error) {
+	rsp, err := c.CloseRun(ctx, runId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloseRunResponse(rsp)
+}
+
+// ReportProviderObservationWithBodyWithResponse Report the provider's evidence or availability for a bound attempt
+//
+// One report about one (evidence kind, dimension) of a bound attempt:
+// available with its quantity (ProviderEvidence@1), or pending,
+// unavailable or conflicting with a reason. It advances the dimension's
+// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+// to the current state changes nothing (`unchanged`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+func (c *ClientWithResponses) ReportProviderObservationWithBodyWithResponse(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportProviderObservationResponse, error) {
+	rsp, err := c.ReportProviderObservationWithBody(ctx, attemptId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportProviderObservationResponse(rsp)
+}
+
+// ReportProviderObservationWithResponse Report the provider's evidence or availability for a bound attempt
+//
+// One report about one (evidence kind, dimension) of a bound attempt:
+// available with its quantity (ProviderEvidence@1), or pending,
+// unavailable or conflicting with a reason. It advances the dimension's
+// availability chain (AvailabilitySnapshot@1 with its event); a report equal
+// to the current state changes nothing (`unchanged`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateway/attempts/{attemptId}/observations (the `ReportProviderObservation` operationId).
+func (c *ClientWithResponses) ReportProviderObservationWithResponse(ctx context.Context, attemptId AttemptId, params *ReportProviderObservationParams, body ReportProviderObservationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportProviderObservationResponse, error) {
+	rsp, err := c.ReportProviderObservation(ctx, attemptId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportProviderObservationResponse(rsp)
+}
+
+// DispatchAttemptWithBodyWithResponse Bind an attempt's dispatch slot to a route, or reject it
+//
+// Reserves the attempt's slot on this Gateway deployment and, in the same
+// transaction, binds it to the provider route the adapter chose
+// (AttemptRouteBinding@1) or rejects it before any side effect
+// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+// returns its stored reply.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+func (c *ClientWithResponses) DispatchAttemptWithBodyWithResponse(ctx context.Context, params *DispatchAttemptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DispatchAttemptResponse, error) {
+	rsp, err := c.DispatchAttemptWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDispatchAttemptResponse(rsp)
+}
+
+// DispatchAttemptWithResponse Bind an attempt's dispatch slot to a route, or reject it
+//
+// Reserves the attempt's slot on this Gateway deployment and, in the same
+// transaction, binds it to the provider route the adapter chose
+// (AttemptRouteBinding@1) or rejects it before any side effect
+// (GatewayPreBindingRejectionFact@1). A slot answers once: a terminal slot
+// returns its stored reply.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
+func (c *ClientWithResponses) DispatchAttemptWithResponse(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*DispatchAttemptResponse, error) {
+	rsp, err := c.DispatchAttempt(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDispatchAttemptResponse(rsp)
+}
+
 // GetReservationWithResponse Read a reservation's billing state
 //
 // The reservation, its finalization fence and visible waiting reason,
@@ -870,6 +3324,597 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, runId RunI
 		return nil, err
 	}
 	return ParseGetRunResponse(rsp)
+}
+
+// IssueRunExecutionTokenWithResponse Issue the run's execution token, signed by Core
+//
+// The run's RunExecutionToken@1 (its manifest, account and reservation),
+// signed by Core's token key as a compact JWS (EdDSA). Execution opens the
+// run only with a token whose signature verifies against Core's key, so the
+// token is a permission Core grants and not a value anyone can derive from
+// event data. A run has one token: issuing it again returns the same token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/runs/{runId}/execution-token (the `IssueRunExecutionToken` operationId).
+func (c *ClientWithResponses) IssueRunExecutionTokenWithResponse(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*IssueRunExecutionTokenResponse, error) {
+	rsp, err := c.IssueRunExecutionToken(ctx, runId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIssueRunExecutionTokenResponse(rsp)
+}
+
+// ParseGetAttemptEligibilityResponse parses an HTTP response from a GetAttemptEligibilityWithResponse call
+func ParseGetAttemptEligibilityResponse(rsp *http.Response) (*GetAttemptEligibilityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAttemptEligibilityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Eligibility
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinalizeAttemptEligibilityResponse parses an HTTP response from a FinalizeAttemptEligibilityWithResponse call
+func ParseFinalizeAttemptEligibilityResponse(rsp *http.Response) (*FinalizeAttemptEligibilityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinalizeAttemptEligibilityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Eligibility
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOpenRunResponse parses an HTTP response from a OpenRunWithResponse call
+func ParseOpenRunResponse(rsp *http.Response) (*OpenRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OpenRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest RunExecutionState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateAttemptResponse parses an HTTP response from a CreateAttemptWithResponse call
+func ParseCreateAttemptResponse(rsp *http.Response) (*CreateAttemptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAttemptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Attempt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRunClosureResponse parses an HTTP response from a GetRunClosureWithResponse call
+func ParseGetRunClosureResponse(rsp *http.Response) (*GetRunClosureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunClosureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunClosure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCloseRunResponse parses an HTTP response from a CloseRunWithResponse call
+func ParseCloseRunResponse(rsp *http.Response) (*CloseRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CloseRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest RunClosure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReportProviderObservationResponse parses an HTTP response from a ReportProviderObservationWithResponse call
+func ParseReportProviderObservationResponse(rsp *http.Response) (*ReportProviderObservationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportProviderObservationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ObservationResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDispatchAttemptResponse parses an HTTP response from a DispatchAttemptWithResponse call
+func ParseDispatchAttemptResponse(rsp *http.Response) (*DispatchAttemptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DispatchAttemptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest DispatchSlot
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseGetReservationResponse parses an HTTP response from a GetReservationWithResponse call
@@ -1035,6 +4080,81 @@ func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseIssueRunExecutionTokenResponse parses an HTTP response from a IssueRunExecutionTokenWithResponse call
+func ParseIssueRunExecutionTokenResponse(rsp *http.Response) (*IssueRunExecutionTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IssueRunExecutionTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ExecutionToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem

@@ -18,10 +18,29 @@ import (
 )
 
 // KeyStore keeps the first response of every (caller, operation, key) in the
-// owner's database (admission.api_idempotency_keys on the core database, as
-// oceanway_admission), written in the operation's own transaction.
+// owner's database, written in the operation's own transaction: Core's in
+// admission.api_idempotency_keys (as oceanway_admission), Execution's in
+// execution.api_idempotency_keys, the Gateway's in
+// gateway.api_idempotency_keys (each as the owner's role).
 type KeyStore struct {
 	Pool *pgxpool.Pool
+	// Table is the owner's key table (KeyTables[owner]).
+	Table string
+}
+
+// KeyTables is each owner's idempotency key table (the only names a
+// KeyStore may use: they are written into its statements).
+var KeyTables = map[Owner]string{
+	OwnerCore:      "admission.api_idempotency_keys",
+	OwnerExecution: "execution.api_idempotency_keys",
+	OwnerGateway:   "gateway.api_idempotency_keys",
+}
+
+func (k *KeyStore) check(o Owner) error {
+	if k.Pool == nil || k.Table != KeyTables[o] {
+		return fmt.Errorf("api: owner %s's key store must be its pool and table %s (got %q)", o, KeyTables[o], k.Table)
+	}
+	return nil
 }
 
 // TxOf returns the transaction a mutating operation runs in: the owner's
@@ -60,7 +79,8 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		}
 		rec := &recorder{header: http.Header{}}
 		var replay *storedResponse
-		err = db.WithTx(r.Context(), s.cfg.Keys.Pool, func(ctx context.Context, tx pgx.Tx) error {
+		keys := s.cfg.Served[call.Owner].Keys
+		err = db.WithTx(r.Context(), keys.Pool, func(ctx context.Context, tx pgx.Tx) error {
 			var locked bool
 			if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`,
 				lockName(call)).Scan(&locked); err != nil {
@@ -71,7 +91,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 			}
 			var stored storedResponse
 			err := tx.QueryRow(ctx, `SELECT request_sha256, response_status, response_content_type, response_body
-				FROM admission.api_idempotency_keys WHERE caller_workload = $1 AND operation_id = $2 AND idempotency_key = $3`,
+				FROM `+keys.Table+` WHERE caller_workload = $1 AND operation_id = $2 AND idempotency_key = $3`,
 				call.Caller, call.OperationID, call.IdempotencyKey).Scan(&stored.fingerprint, &stored.status, &stored.contentType, &stored.body)
 			switch {
 			case err == nil && stored.fingerprint != fingerprint:
@@ -86,7 +106,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 			if rec.status < 200 || rec.status > 299 {
 				return errNotStored // the answer goes out as it is; nothing commits
 			}
-			_, err = tx.Exec(ctx, `INSERT INTO admission.api_idempotency_keys
+			_, err = tx.Exec(ctx, `INSERT INTO `+keys.Table+`
 				(caller_workload, operation_id, idempotency_key, request_sha256, response_status, response_content_type, response_body)
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 				call.Caller, call.OperationID, call.IdempotencyKey, fingerprint, rec.status, rec.header.Get("Content-Type"), rec.body.Bytes())
@@ -134,10 +154,16 @@ type storedResponse struct {
 // requestFingerprint identifies the request a key was used for: method,
 // path and the canonical (RFC 8785) form of the JSON body, so the same
 // request written with other whitespace or key order is the same request.
+// An operation without a request body (issueRunExecutionToken, closeRun)
+// is the empty body.
 func requestFingerprint(method, path string, body []byte) (string, error) {
-	canonical, err := jcs.Canonicalize(body)
-	if err != nil {
-		return "", fmt.Errorf("request body is not canonicalizable JSON: %w", err)
+	var canonical []byte
+	if len(bytes.TrimSpace(body)) > 0 {
+		c, err := jcs.Canonicalize(body)
+		if err != nil {
+			return "", fmt.Errorf("request body is not canonicalizable JSON: %w", err)
+		}
+		canonical = c
 	}
 	h := sha256.New()
 	_, _ = fmt.Fprintf(h, "%s %s\n", method, path)

@@ -16,10 +16,25 @@ const (
 	CodeUnauthorized          = "unauthorized"                // 401: no valid workload token
 	CodeForbidden             = "scope_not_allowed"           // 403: a valid token for another operation
 	CodeNotFound              = "not_found"                   // 404
+	CodeNotServedHere         = "operation_not_served_here"   // 404: another owner's process serves it
 	CodeMethodNotAllowed      = "method_not_allowed"          // 405
 	CodeIdempotencyInProgress = "idempotency_key_in_progress" // 409: the first call with this key still runs
 	CodeIdempotencyKeyReused  = "idempotency_key_reused"      // 422: the key was used with another body
 	CodeUnavailable           = "unavailable"                 // 503: retry; nothing was written
+
+	// The owners' refusals of a well-formed request: the owner's state does
+	// not allow it (nothing was written).
+	CodeTokenInvalid        = "run_token_invalid"        // 400: not Core's signed run execution token, or it does not decode
+	CodeManifestConflict    = "run_manifest_conflict"    // 409: the token differs from Core's admission manifest
+	CodeTokenConflict       = "run_token_conflict"       // 409: the run is open with another token
+	CodeRunClosed           = "run_closed"               // 409: the run no longer accepts attempts (or is closed already)
+	CodeAttemptConflict     = "attempt_conflict"         // 409: the attempt exists with another route
+	CodeEligibilityMissing  = "eligibility_missing"      // 409: an attempt of the run has no eligibility yet
+	CodeEligibilityConflict = "eligibility_conflict"     // 409: the eligibility was finalized otherwise
+	CodeNotProvenRejected   = "slot_not_proven_rejected" // 409: not_dispatched, but the Gateway does not prove the slot rejected
+	CodeSlotConflict        = "dispatch_slot_conflict"   // 409: the slot exists for another manifest or deployment
+	CodeSlotNotBound        = "dispatch_slot_not_bound"  // 409: an observation of an attempt whose slot is not bound
+	CodeOwnerUnavailable    = "owner_read_unavailable"   // 503: another owner's read did not answer; retry
 )
 
 var problemTitles = map[string]string{
@@ -27,10 +42,22 @@ var problemTitles = map[string]string{
 	CodeUnauthorized:          "No valid workload token",
 	CodeForbidden:             "The token does not allow this operation",
 	CodeNotFound:              "Not found",
+	CodeNotServedHere:         "This process does not serve the operation's owner",
 	CodeMethodNotAllowed:      "Method not allowed",
 	CodeIdempotencyInProgress: "A request with this Idempotency-Key is still being processed",
 	CodeIdempotencyKeyReused:  "This Idempotency-Key was used with another request",
 	CodeUnavailable:           "Temporarily unavailable; retry with the same Idempotency-Key",
+	CodeTokenInvalid:          "Not a run execution token signed by Core",
+	CodeManifestConflict:      "The run execution token conflicts with Core's admission manifest",
+	CodeTokenConflict:         "The run is open with another execution token",
+	CodeRunClosed:             "The run no longer accepts attempts",
+	CodeAttemptConflict:       "The attempt exists with another route",
+	CodeEligibilityMissing:    "An attempt of the run has no eligibility yet",
+	CodeEligibilityConflict:   "The attempt's eligibility was finalized otherwise",
+	CodeNotProvenRejected:     "The Gateway does not prove the attempt's slot rejected",
+	CodeSlotConflict:          "The dispatch slot exists for another attempt manifest or deployment",
+	CodeSlotNotBound:          "The attempt's dispatch slot is not bound",
+	CodeOwnerUnavailable:      "Another owner's read did not answer; retry with the same Idempotency-Key",
 }
 
 // NewProblem returns the problem of code with status and detail.

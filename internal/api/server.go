@@ -20,29 +20,43 @@ import (
 	"github.com/oceanway/core/internal/workload"
 )
 
-// AudienceCore is the token audience of Core's operations.
-const AudienceCore = "core_api"
-
 // Scope is the token scope of one operation.
 func Scope(operationID string) string { return "api:" + operationID }
 
-// Config configures Handler.
+// Config configures Handler: the owners this process serves, each with
+// its operations, its callers' verifier and its key store. An owner left
+// nil is not served here (its operations answer 404
+// operation_not_served_here).
 type Config struct {
-	// Operations answers the operations (the owners' implementations).
-	Operations apigen.StrictServerInterface
-	// Verifier verifies the callers' tokens (audience AudienceCore).
-	Verifier *workload.Verifier
-	// Keys stores the mutating operations' idempotency keys, in the
-	// owner's database.
-	Keys *KeyStore
-	Log  *slog.Logger
+	Core      CoreOperations
+	Execution ExecutionOperations
+	Gateway   GatewayOperations
+	// Served holds, for every owner above, its verifier and key store.
+	Served map[Owner]Served
+	Log    *slog.Logger
 }
 
 // Handler serves the API: /v1/... (validated, authenticated, idempotent),
 // GET /openapi.json and GET /docs.
 func Handler(cfg Config) (http.Handler, error) {
-	if cfg.Operations == nil || cfg.Verifier == nil || cfg.Keys == nil {
-		return nil, errors.New("api: operations, verifier and key store are required")
+	present := map[Owner]bool{OwnerCore: cfg.Core != nil, OwnerExecution: cfg.Execution != nil, OwnerGateway: cfg.Gateway != nil}
+	n := 0
+	for _, o := range Owners {
+		sv, ok := cfg.Served[o]
+		switch {
+		case present[o] && (!ok || sv.Verifier == nil || sv.Keys == nil):
+			return nil, fmt.Errorf("api: owner %s needs its verifier and key store", o)
+		case !present[o] && ok:
+			return nil, fmt.Errorf("api: a verifier and key store for owner %s, whose operations are absent", o)
+		case present[o]:
+			if err := sv.Keys.check(o); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("api: no owner's operations to serve")
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -59,7 +73,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := apigen.NewStrictHandlerWithOptions(cfg.Operations, nil, apigen.StrictHTTPServerOptions{
+	strict := apigen.NewStrictHandlerWithOptions(operations{core: cfg.Core, execution: cfg.Execution, gateway: cfg.Gateway}, nil, apigen.StrictHTTPServerOptions{
 		// The document's validation ran first: a body the generated code
 		// cannot bind is still the caller's.
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) {
@@ -125,6 +139,7 @@ const (
 // operation runs.
 type Call struct {
 	OperationID    string
+	Owner          Owner  // the operation's tag
 	Caller         string // the token's workload
 	IdempotencyKey string // mutating operations only
 }
@@ -160,12 +175,25 @@ func (s *server) validated(next http.Handler) http.Handler {
 			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, validationDetail(err))
 			return
 		}
-		call := Call{OperationID: route.Operation.OperationID}
+		call := Call{OperationID: route.Operation.OperationID, Owner: ownerOf(route.Operation)}
+		if _, ok := s.cfg.Served[call.Owner]; !ok {
+			WriteProblem(w, http.StatusNotFound, CodeNotServedHere,
+				fmt.Sprintf("%s is a %s operation; this process does not serve the %s owner", call.OperationID, call.Owner, call.Owner))
+			return
+		}
 		if mutating(route.Operation) {
 			call.IdempotencyKey = r.Header.Get("Idempotency-Key")
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
 	})
+}
+
+// ownerOf is the operation's owner: its one tag.
+func ownerOf(op *openapi3.Operation) Owner {
+	if len(op.Tags) != 1 {
+		return ""
+	}
+	return Owner(op.Tags[0])
 }
 
 // maxBody bounds a request body.
@@ -196,7 +224,7 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 		if !ok {
 			token = ""
 		}
-		claims, err := s.cfg.Verifier.Verify(token, Scope(call.OperationID))
+		claims, err := s.cfg.Served[call.Owner].Verifier.Verify(token, Scope(call.OperationID))
 		switch {
 		case errors.Is(err, workload.ErrScope):
 			WriteProblem(w, http.StatusForbidden, CodeForbidden, err.Error())

@@ -648,8 +648,8 @@ func platformAPI(p serveParams) (http.Handler, error) {
 		return nil, err
 	}
 	fmt.Fprintf(p.out, "oceanway serve: platform API on --listen: /v1/ (admitRun, getRun, getReservation), /openapi.json, /docs\n")
-	return api.Handler(api.Config{Operations: coreapi.Server{Admission: adm, Billing: p.billingPool}, Verifier: v,
-		Keys: &api.KeyStore{Pool: adm}, Log: p.log})
+	return api.Handler(api.Config{Core: coreapi.Server{Admission: adm, Billing: p.billingPool},
+		Served: map[api.Owner]api.Served{api.OwnerCore: {Verifier: v, Keys: &api.KeyStore{Pool: adm, Table: api.KeyTables[api.OwnerCore]}}}, Log: p.log})
 }
 
 // newConsumerClient is the HTTP transport to the remote consumer endpoints.

@@ -17,6 +17,105 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for DispatchSlotState.
+const (
+	Bound            DispatchSlotState = "bound"
+	TerminalRejected DispatchSlotState = "terminal_rejected"
+)
+
+// Valid indicates whether the value is a known member of the DispatchSlotState enum.
+func (e DispatchSlotState) Valid() bool {
+	switch e {
+	case Bound:
+		return true
+	case TerminalRejected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EligibilityDisposition.
+const (
+	EligibilityDispositionDispatched    EligibilityDisposition = "dispatched"
+	EligibilityDispositionNotDispatched EligibilityDisposition = "not_dispatched"
+)
+
+// Valid indicates whether the value is a known member of the EligibilityDisposition enum.
+func (e EligibilityDisposition) Valid() bool {
+	switch e {
+	case EligibilityDispositionDispatched:
+		return true
+	case EligibilityDispositionNotDispatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FinalizeEligibilityRequestDisposition.
+const (
+	FinalizeEligibilityRequestDispositionDispatched    FinalizeEligibilityRequestDisposition = "dispatched"
+	FinalizeEligibilityRequestDispositionNotDispatched FinalizeEligibilityRequestDisposition = "not_dispatched"
+)
+
+// Valid indicates whether the value is a known member of the FinalizeEligibilityRequestDisposition enum.
+func (e FinalizeEligibilityRequestDisposition) Valid() bool {
+	switch e {
+	case FinalizeEligibilityRequestDispositionDispatched:
+		return true
+	case FinalizeEligibilityRequestDispositionNotDispatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObservationRequestEvidenceKind.
+const (
+	ProviderCost  ObservationRequestEvidenceKind = "provider_cost"
+	ProviderUsage ObservationRequestEvidenceKind = "provider_usage"
+)
+
+// Valid indicates whether the value is a known member of the ObservationRequestEvidenceKind enum.
+func (e ObservationRequestEvidenceKind) Valid() bool {
+	switch e {
+	case ProviderCost:
+		return true
+	case ProviderUsage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObservationRequestState.
+const (
+	Available   ObservationRequestState = "available"
+	Conflicting ObservationRequestState = "conflicting"
+	NotReported ObservationRequestState = "not_reported"
+	Pending     ObservationRequestState = "pending"
+	Unavailable ObservationRequestState = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ObservationRequestState enum.
+func (e ObservationRequestState) Valid() bool {
+	switch e {
+	case Available:
+		return true
+	case Conflicting:
+		return true
+	case NotReported:
+		return true
+	case Pending:
+		return true
+	case Unavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReservationState.
 const (
 	Released ReservationState = "released"
@@ -38,6 +137,24 @@ func (e ReservationState) Valid() bool {
 	}
 }
 
+// Defines values for RunExecutionStateState.
+const (
+	AcceptingAttempts RunExecutionStateState = "accepting_attempts"
+	AttemptsClosed    RunExecutionStateState = "attempts_closed"
+)
+
+// Valid indicates whether the value is a known member of the RunExecutionStateState enum.
+func (e RunExecutionStateState) Valid() bool {
+	switch e {
+	case AcceptingAttempts:
+		return true
+	case AttemptsClosed:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -49,6 +166,84 @@ type AdmitRunRequest struct {
 	WorkspaceId     openapi_types.UUID  `json:"workspaceId"`
 }
 
+// Attempt defines model for Attempt.
+type Attempt struct {
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+
+	// Manifest An immutable object's content address.
+	Manifest Quadruple `json:"manifest"`
+
+	// ManifestBody The AttemptExecutionManifest@1 in its canonical JSON (RFC 8785), as dispatchAttempt takes it.
+	ManifestBody string             `json:"manifestBody"`
+	RunId        openapi_types.UUID `json:"runId"`
+	RunStepId    openapi_types.UUID `json:"runStepId"`
+}
+
+// CreateAttemptRequest defines model for CreateAttemptRequest.
+type CreateAttemptRequest struct {
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+	ModelDeploymentId   string             `json:"modelDeploymentId"`
+
+	// OutputContract An immutable object's content address.
+	OutputContract        Quadruple          `json:"outputContract"`
+	RoutingPolicyRevision int64              `json:"routingPolicyRevision"`
+	RunStepId             openapi_types.UUID `json:"runStepId"`
+}
+
+// DispatchRequest Exactly one of route (bind) and rejectReason (reject before any side effect).
+type DispatchRequest struct {
+	// AttemptManifestBody The AttemptExecutionManifest@1 createAttempt returned (manifestBody).
+	AttemptManifestBody string              `json:"attemptManifestBody"`
+	OrganizationId      openapi_types.UUID  `json:"organizationId"`
+	ProjectId           *openapi_types.UUID `json:"projectId,omitempty"`
+
+	// RejectReason Why the slot is rejected before binding (for example no_capacity, policy_denied).
+	RejectReason *string            `json:"rejectReason,omitempty"`
+	Route        *Route             `json:"route,omitempty"`
+	WorkspaceId  openapi_types.UUID `json:"workspaceId"`
+}
+
+// DispatchSlot defines model for DispatchSlot.
+type DispatchSlot struct {
+	// Binding An immutable object's content address.
+	Binding             *Quadruple         `json:"binding,omitempty"`
+	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
+	GatewayDeploymentId string             `json:"gatewayDeploymentId"`
+
+	// Rejection An immutable object's content address.
+	Rejection           *Quadruple `json:"rejection,omitempty"`
+	RejectionReasonCode *string    `json:"rejectionReasonCode,omitempty"`
+
+	// ReplyBody The slot's terminal reply in its canonical JSON.
+	ReplyBody string `json:"replyBody"`
+
+	// RouteSnapshot An immutable object's content address.
+	RouteSnapshot *Quadruple        `json:"routeSnapshot,omitempty"`
+	State         DispatchSlotState `json:"state"`
+}
+
+// DispatchSlotState defines model for DispatchSlot.State.
+type DispatchSlotState string
+
+// Eligibility defines model for Eligibility.
+type Eligibility struct {
+	// AttemptNotDispatchedFact An immutable object's content address.
+	AttemptNotDispatchedFact *Quadruple             `json:"attemptNotDispatchedFact,omitempty"`
+	Disposition              EligibilityDisposition `json:"disposition"`
+	ExecutionAttemptId       openapi_types.UUID     `json:"executionAttemptId"`
+
+	// Fact An immutable object's content address.
+	Fact Quadruple `json:"fact"`
+
+	// FactBody The ExecutionEligibilityFact@1 in its canonical JSON.
+	FactBody string `json:"factBody"`
+}
+
+// EligibilityDisposition defines model for Eligibility.Disposition.
+type EligibilityDisposition string
+
 // Evaluation defines model for Evaluation.
 type Evaluation struct {
 	OperationId    string    `json:"operationId"`
@@ -57,6 +252,19 @@ type Evaluation struct {
 	ReasonDetail   *string   `json:"reasonDetail,omitempty"`
 	RecordedAt     time.Time `json:"recordedAt"`
 	WorkGeneration int64     `json:"workGeneration"`
+}
+
+// ExecutionToken defines model for ExecutionToken.
+type ExecutionToken struct {
+	// RunExecutionToken An immutable object's content address.
+	RunExecutionToken Quadruple          `json:"runExecutionToken"`
+	RunId             openapi_types.UUID `json:"runId"`
+
+	// Token The compact JWS (EdDSA, Core's token key) whose payload is tokenBody.
+	Token string `json:"token"`
+
+	// TokenBody The RunExecutionToken@1 in its canonical JSON (RFC 8785).
+	TokenBody string `json:"tokenBody"`
 }
 
 // Exposure defines model for Exposure.
@@ -80,6 +288,62 @@ type Fence struct {
 	SettlementWatermark string             `json:"settlementWatermark"`
 	State               string             `json:"state"`
 	WaitingReason       *string            `json:"waitingReason,omitempty"`
+}
+
+// FinalizeEligibilityRequest defines model for FinalizeEligibilityRequest.
+type FinalizeEligibilityRequest struct {
+	Disposition FinalizeEligibilityRequestDisposition `json:"disposition"`
+}
+
+// FinalizeEligibilityRequestDisposition defines model for FinalizeEligibilityRequest.Disposition.
+type FinalizeEligibilityRequestDisposition string
+
+// ObservationRequest defines model for ObservationRequest.
+type ObservationRequest struct {
+	DimensionKey string                         `json:"dimensionKey"`
+	EvidenceKind ObservationRequestEvidenceKind `json:"evidenceKind"`
+
+	// Quantity A decimal quantity; available only.
+	Quantity *string `json:"quantity,omitempty"`
+
+	// ReasonCode Required unless available.
+	ReasonCode *string `json:"reasonCode,omitempty"`
+
+	// ReportId The provider's report id; available only.
+	ReportId *string                 `json:"reportId,omitempty"`
+	State    ObservationRequestState `json:"state"`
+}
+
+// ObservationRequestEvidenceKind defines model for ObservationRequest.EvidenceKind.
+type ObservationRequestEvidenceKind string
+
+// ObservationRequestState defines model for ObservationRequest.State.
+type ObservationRequestState string
+
+// ObservationResult defines model for ObservationResult.
+type ObservationResult struct {
+	// AvailabilitySnapshot An immutable object's content address.
+	AvailabilitySnapshot Quadruple `json:"availabilitySnapshot"`
+	DimensionKey         string    `json:"dimensionKey"`
+
+	// EventId The availability event; absent when unchanged.
+	EventId            *openapi_types.UUID `json:"eventId,omitempty"`
+	EvidenceKind       string              `json:"evidenceKind"`
+	ExecutionAttemptId openapi_types.UUID  `json:"executionAttemptId"`
+
+	// ProviderEvidence An immutable object's content address.
+	ProviderEvidence *Quadruple `json:"providerEvidence,omitempty"`
+
+	// SnapshotBody The AvailabilitySnapshot@1 in its canonical JSON.
+	SnapshotBody string `json:"snapshotBody"`
+	State        string `json:"state"`
+	Unchanged    bool   `json:"unchanged"`
+}
+
+// OpenRunRequest defines model for OpenRunRequest.
+type OpenRunRequest struct {
+	// Token The compact JWS issueRunExecutionToken returned.
+	Token string `json:"token"`
 }
 
 // Posting defines model for Posting.
@@ -138,6 +402,15 @@ type Reservation struct {
 // ReservationState defines model for Reservation.State.
 type ReservationState string
 
+// Route defines model for Route.
+type Route struct {
+	AdapterId         string `json:"adapterId"`
+	ChannelId         string `json:"channelId"`
+	CredentialVersion int64  `json:"credentialVersion"`
+	ProviderModel     string `json:"providerModel"`
+	SupplyId          string `json:"supplyId"`
+}
+
 // Run defines model for Run.
 type Run struct {
 	AdmittedAt              time.Time          `json:"admittedAt"`
@@ -155,6 +428,40 @@ type Run struct {
 	WalletReservedEventId openapi_types.UUID `json:"walletReservedEventId"`
 }
 
+// RunClosure defines model for RunClosure.
+type RunClosure struct {
+	// AttemptSet An immutable object's content address.
+	AttemptSet Quadruple `json:"attemptSet"`
+
+	// AttemptSetBody The RunAttemptSetManifest@1 in its canonical JSON.
+	AttemptSetBody string `json:"attemptSetBody"`
+
+	// FinalizationFact An immutable object's content address.
+	FinalizationFact Quadruple `json:"finalizationFact"`
+
+	// FinalizationFactBody The RunExecutionFinalizationFact@1 in its canonical JSON.
+	FinalizationFactBody string             `json:"finalizationFactBody"`
+	RunId                openapi_types.UUID `json:"runId"`
+}
+
+// RunExecutionState defines model for RunExecutionState.
+type RunExecutionState struct {
+	BillingAccountId     openapi_types.UUID `json:"billingAccountId"`
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+
+	// Manifest An immutable object's content address.
+	Manifest Quadruple `json:"manifest"`
+
+	// RunExecutionToken An immutable object's content address.
+	RunExecutionToken Quadruple              `json:"runExecutionToken"`
+	RunId             openapi_types.UUID     `json:"runId"`
+	State             RunExecutionStateState `json:"state"`
+	StateVersion      int64                  `json:"stateVersion"`
+}
+
+// RunExecutionStateState defines model for RunExecutionState.State.
+type RunExecutionStateState string
+
 // Transition defines model for Transition.
 type Transition struct {
 	Amount                string    `json:"amount"`
@@ -166,11 +473,50 @@ type Transition struct {
 	TransitionRef         string    `json:"transitionRef"`
 }
 
+// AttemptId defines model for AttemptId.
+type AttemptId = openapi_types.UUID
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
+
+// FinalizeAttemptEligibilityParams defines parameters for FinalizeAttemptEligibility.
+type FinalizeAttemptEligibilityParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// OpenRunParams defines parameters for OpenRun.
+type OpenRunParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// CreateAttemptParams defines parameters for CreateAttempt.
+type CreateAttemptParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// CloseRunParams defines parameters for CloseRun.
+type CloseRunParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ReportProviderObservationParams defines parameters for ReportProviderObservation.
+type ReportProviderObservationParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// DispatchAttemptParams defines parameters for DispatchAttempt.
+type DispatchAttemptParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
 
 // AdmitRunParams defines parameters for AdmitRun.
 type AdmitRunParams struct {
@@ -178,11 +524,56 @@ type AdmitRunParams struct {
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
 
+// IssueRunExecutionTokenParams defines parameters for IssueRunExecutionToken.
+type IssueRunExecutionTokenParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
+type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
+
+// OpenRunJSONRequestBody defines body for OpenRun for application/json ContentType.
+type OpenRunJSONRequestBody = OpenRunRequest
+
+// CreateAttemptJSONRequestBody defines body for CreateAttempt for application/json ContentType.
+type CreateAttemptJSONRequestBody = CreateAttemptRequest
+
+// ReportProviderObservationJSONRequestBody defines body for ReportProviderObservation for application/json ContentType.
+type ReportProviderObservationJSONRequestBody = ObservationRequest
+
+// DispatchAttemptJSONRequestBody defines body for DispatchAttempt for application/json ContentType.
+type DispatchAttemptJSONRequestBody = DispatchRequest
+
 // AdmitRunJSONRequestBody defines body for AdmitRun for application/json ContentType.
 type AdmitRunJSONRequestBody = AdmitRunRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetAttemptEligibility Read an attempt's eligibility
+	// (GET /v1/execution/attempts/{attemptId}/eligibility)
+	GetAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId)
+	// FinalizeAttemptEligibility Finalize an attempt's eligibility
+	// (POST /v1/execution/attempts/{attemptId}/eligibility)
+	FinalizeAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId, params FinalizeAttemptEligibilityParams)
+	// OpenRun Open a run's execution state with Core's signed token
+	// (POST /v1/execution/runs)
+	OpenRun(w http.ResponseWriter, r *http.Request, params OpenRunParams)
+	// CreateAttempt Create an attempt of a run step on one route
+	// (POST /v1/execution/runs/{runId}/attempts)
+	CreateAttempt(w http.ResponseWriter, r *http.Request, runId RunId, params CreateAttemptParams)
+	// GetRunClosure Read a run's closure
+	// (GET /v1/execution/runs/{runId}/closure)
+	GetRunClosure(w http.ResponseWriter, r *http.Request, runId RunId)
+	// CloseRun Close a run's attempt set
+	// (POST /v1/execution/runs/{runId}/closure)
+	CloseRun(w http.ResponseWriter, r *http.Request, runId RunId, params CloseRunParams)
+	// ReportProviderObservation Report the provider's evidence or availability for a bound attempt
+	// (POST /v1/gateway/attempts/{attemptId}/observations)
+	ReportProviderObservation(w http.ResponseWriter, r *http.Request, attemptId AttemptId, params ReportProviderObservationParams)
+	// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
+	// (POST /v1/gateway/dispatch-slots)
+	DispatchAttempt(w http.ResponseWriter, r *http.Request, params DispatchAttemptParams)
 	// GetReservation Read a reservation's billing state
 	// (GET /v1/reservations/{reservationId})
 	GetReservation(w http.ResponseWriter, r *http.Request, reservationId openapi_types.UUID)
@@ -192,6 +583,9 @@ type ServerInterface interface {
 	// GetRun Read what a run's admission created
 	// (GET /v1/runs/{runId})
 	GetRun(w http.ResponseWriter, r *http.Request, runId RunId)
+	// IssueRunExecutionToken Issue the run's execution token, signed by Core
+	// (POST /v1/runs/{runId}/execution-token)
+	IssueRunExecutionToken(w http.ResponseWriter, r *http.Request, runId RunId, params IssueRunExecutionTokenParams)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -202,6 +596,364 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// GetAttemptEligibility operation middleware
+func (siw *ServerInterfaceWrapper) GetAttemptEligibility(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "attemptId" -------------
+	var attemptId AttemptId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "attemptId", r.PathValue("attemptId"), &attemptId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "attemptId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAttemptEligibility(w, r, attemptId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// FinalizeAttemptEligibility operation middleware
+func (siw *ServerInterfaceWrapper) FinalizeAttemptEligibility(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "attemptId" -------------
+	var attemptId AttemptId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "attemptId", r.PathValue("attemptId"), &attemptId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "attemptId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params FinalizeAttemptEligibilityParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.FinalizeAttemptEligibility(w, r, attemptId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// OpenRun operation middleware
+func (siw *ServerInterfaceWrapper) OpenRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OpenRunParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.OpenRun(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAttempt operation middleware
+func (siw *ServerInterfaceWrapper) CreateAttempt(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", r.PathValue("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "runId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAttemptParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAttempt(w, r, runId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRunClosure operation middleware
+func (siw *ServerInterfaceWrapper) GetRunClosure(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", r.PathValue("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "runId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRunClosure(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CloseRun operation middleware
+func (siw *ServerInterfaceWrapper) CloseRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", r.PathValue("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "runId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CloseRunParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CloseRun(w, r, runId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReportProviderObservation operation middleware
+func (siw *ServerInterfaceWrapper) ReportProviderObservation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "attemptId" -------------
+	var attemptId AttemptId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "attemptId", r.PathValue("attemptId"), &attemptId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "attemptId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReportProviderObservationParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReportProviderObservation(w, r, attemptId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DispatchAttempt operation middleware
+func (siw *ServerInterfaceWrapper) DispatchAttempt(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DispatchAttemptParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DispatchAttempt(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // GetReservation operation middleware
 func (siw *ServerInterfaceWrapper) GetReservation(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +1043,60 @@ func (siw *ServerInterfaceWrapper) GetRun(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IssueRunExecutionToken operation middleware
+func (siw *ServerInterfaceWrapper) IssueRunExecutionToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", r.PathValue("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "runId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueRunExecutionTokenParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IssueRunExecutionToken(w, r, runId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -423,11 +1229,949 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/runs", wrapper.AdmitRun)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/runs/{runId}", wrapper.GetRun)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/reservations/{reservationId}", wrapper.GetReservation)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/runs/{runId}/execution-token", wrapper.IssueRunExecutionToken)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/execution/runs", wrapper.OpenRun)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/execution/runs/{runId}/attempts", wrapper.CreateAttempt)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/execution/runs/{runId}/closure", wrapper.GetRunClosure)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/execution/runs/{runId}/closure", wrapper.CloseRun)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/execution/attempts/{attemptId}/eligibility", wrapper.GetAttemptEligibility)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/execution/attempts/{attemptId}/eligibility", wrapper.FinalizeAttemptEligibility)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/dispatch-slots", wrapper.DispatchAttempt)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/attempts/{attemptId}/observations", wrapper.ReportProviderObservation)
 
 	return m
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type GetAttemptEligibilityRequestObject struct {
+	AttemptId AttemptId `json:"attemptId"`
+}
+
+type GetAttemptEligibilityResponseObject interface {
+	VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error
+}
+
+type GetAttemptEligibility200JSONResponse Eligibility
+
+func (response GetAttemptEligibility200JSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAttemptEligibility400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetAttemptEligibility400ApplicationProblemPlusJSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAttemptEligibility401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAttemptEligibility401ApplicationProblemPlusJSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAttemptEligibility403ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAttemptEligibility403ApplicationProblemPlusJSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAttemptEligibility404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAttemptEligibility404ApplicationProblemPlusJSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAttemptEligibility503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetAttemptEligibility503ApplicationProblemPlusJSONResponse) VisitGetAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibilityRequestObject struct {
+	AttemptId AttemptId `json:"attemptId"`
+	Params    FinalizeAttemptEligibilityParams
+	Body      *FinalizeAttemptEligibilityJSONRequestBody
+}
+
+type FinalizeAttemptEligibilityResponseObject interface {
+	VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error
+}
+
+type FinalizeAttemptEligibility201JSONResponse Eligibility
+
+func (response FinalizeAttemptEligibility201JSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response FinalizeAttemptEligibility400ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility401ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility401ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility403ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility403ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility404ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility404ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility409ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility409ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility422ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility422ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinalizeAttemptEligibility503ApplicationProblemPlusJSONResponse Problem
+
+func (response FinalizeAttemptEligibility503ApplicationProblemPlusJSONResponse) VisitFinalizeAttemptEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRunRequestObject struct {
+	Params OpenRunParams
+	Body   *OpenRunJSONRequestBody
+}
+
+type OpenRunResponseObject interface {
+	VisitOpenRunResponse(w http.ResponseWriter) error
+}
+
+type OpenRun201JSONResponse RunExecutionState
+
+func (response OpenRun201JSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response OpenRun400ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun401ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun401ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun403ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun403ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun404ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun404ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun409ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun409ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun422ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun422ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenRun503ApplicationProblemPlusJSONResponse Problem
+
+func (response OpenRun503ApplicationProblemPlusJSONResponse) VisitOpenRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttemptRequestObject struct {
+	RunId  RunId `json:"runId"`
+	Params CreateAttemptParams
+	Body   *CreateAttemptJSONRequestBody
+}
+
+type CreateAttemptResponseObject interface {
+	VisitCreateAttemptResponse(w http.ResponseWriter) error
+}
+
+type CreateAttempt201JSONResponse Attempt
+
+func (response CreateAttempt201JSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAttempt400ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt401ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt401ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt403ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt403ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt404ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt404ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt409ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt409ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt422ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt422ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAttempt503ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateAttempt503ApplicationProblemPlusJSONResponse) VisitCreateAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosureRequestObject struct {
+	RunId RunId `json:"runId"`
+}
+
+type GetRunClosureResponseObject interface {
+	VisitGetRunClosureResponse(w http.ResponseWriter) error
+}
+
+type GetRunClosure200JSONResponse RunClosure
+
+func (response GetRunClosure200JSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosure400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetRunClosure400ApplicationProblemPlusJSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosure401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetRunClosure401ApplicationProblemPlusJSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosure403ApplicationProblemPlusJSONResponse Problem
+
+func (response GetRunClosure403ApplicationProblemPlusJSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosure404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetRunClosure404ApplicationProblemPlusJSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunClosure503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetRunClosure503ApplicationProblemPlusJSONResponse) VisitGetRunClosureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRunRequestObject struct {
+	RunId  RunId `json:"runId"`
+	Params CloseRunParams
+}
+
+type CloseRunResponseObject interface {
+	VisitCloseRunResponse(w http.ResponseWriter) error
+}
+
+type CloseRun201JSONResponse RunClosure
+
+func (response CloseRun201JSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CloseRun400ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun401ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun401ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun403ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun403ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun404ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun404ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun409ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun409ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun422ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun422ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseRun503ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseRun503ApplicationProblemPlusJSONResponse) VisitCloseRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservationRequestObject struct {
+	AttemptId AttemptId `json:"attemptId"`
+	Params    ReportProviderObservationParams
+	Body      *ReportProviderObservationJSONRequestBody
+}
+
+type ReportProviderObservationResponseObject interface {
+	VisitReportProviderObservationResponse(w http.ResponseWriter) error
+}
+
+type ReportProviderObservation201JSONResponse ObservationResult
+
+func (response ReportProviderObservation201JSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ReportProviderObservation400ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation401ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation401ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation403ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation403ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation404ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation404ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation409ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation409ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation422ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation422ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportProviderObservation503ApplicationProblemPlusJSONResponse Problem
+
+func (response ReportProviderObservation503ApplicationProblemPlusJSONResponse) VisitReportProviderObservationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttemptRequestObject struct {
+	Params DispatchAttemptParams
+	Body   *DispatchAttemptJSONRequestBody
+}
+
+type DispatchAttemptResponseObject interface {
+	VisitDispatchAttemptResponse(w http.ResponseWriter) error
+}
+
+type DispatchAttempt201JSONResponse DispatchSlot
+
+func (response DispatchAttempt201JSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DispatchAttempt400ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt401ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt401ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt403ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt403ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt404ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt404ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt409ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt409ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt422ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt422ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DispatchAttempt503ApplicationProblemPlusJSONResponse Problem
+
+func (response DispatchAttempt503ApplicationProblemPlusJSONResponse) VisitDispatchAttemptResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type GetReservationRequestObject struct {
 	ReservationId openapi_types.UUID `json:"reservationId"`
@@ -698,8 +2442,155 @@ func (response GetRun503ApplicationProblemPlusJSONResponse) VisitGetRunResponse(
 	return err
 }
 
+type IssueRunExecutionTokenRequestObject struct {
+	RunId  RunId `json:"runId"`
+	Params IssueRunExecutionTokenParams
+}
+
+type IssueRunExecutionTokenResponseObject interface {
+	VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error
+}
+
+type IssueRunExecutionToken201JSONResponse ExecutionToken
+
+func (response IssueRunExecutionToken201JSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response IssueRunExecutionToken400ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken401ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken401ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken403ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken403ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken404ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken404ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken409ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken409ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken422ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken422ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueRunExecutionToken503ApplicationProblemPlusJSONResponse Problem
+
+func (response IssueRunExecutionToken503ApplicationProblemPlusJSONResponse) VisitIssueRunExecutionTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// GetAttemptEligibility Read an attempt's eligibility
+	// (GET /v1/execution/attempts/{attemptId}/eligibility)
+	GetAttemptEligibility(ctx context.Context, request GetAttemptEligibilityRequestObject) (GetAttemptEligibilityResponseObject, error)
+	// FinalizeAttemptEligibility Finalize an attempt's eligibility
+	// (POST /v1/execution/attempts/{attemptId}/eligibility)
+	FinalizeAttemptEligibility(ctx context.Context, request FinalizeAttemptEligibilityRequestObject) (FinalizeAttemptEligibilityResponseObject, error)
+	// OpenRun Open a run's execution state with Core's signed token
+	// (POST /v1/execution/runs)
+	OpenRun(ctx context.Context, request OpenRunRequestObject) (OpenRunResponseObject, error)
+	// CreateAttempt Create an attempt of a run step on one route
+	// (POST /v1/execution/runs/{runId}/attempts)
+	CreateAttempt(ctx context.Context, request CreateAttemptRequestObject) (CreateAttemptResponseObject, error)
+	// GetRunClosure Read a run's closure
+	// (GET /v1/execution/runs/{runId}/closure)
+	GetRunClosure(ctx context.Context, request GetRunClosureRequestObject) (GetRunClosureResponseObject, error)
+	// CloseRun Close a run's attempt set
+	// (POST /v1/execution/runs/{runId}/closure)
+	CloseRun(ctx context.Context, request CloseRunRequestObject) (CloseRunResponseObject, error)
+	// ReportProviderObservation Report the provider's evidence or availability for a bound attempt
+	// (POST /v1/gateway/attempts/{attemptId}/observations)
+	ReportProviderObservation(ctx context.Context, request ReportProviderObservationRequestObject) (ReportProviderObservationResponseObject, error)
+	// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
+	// (POST /v1/gateway/dispatch-slots)
+	DispatchAttempt(ctx context.Context, request DispatchAttemptRequestObject) (DispatchAttemptResponseObject, error)
 	// GetReservation Read a reservation's billing state
 	// (GET /v1/reservations/{reservationId})
 	GetReservation(ctx context.Context, request GetReservationRequestObject) (GetReservationResponseObject, error)
@@ -709,6 +2600,9 @@ type StrictServerInterface interface {
 	// GetRun Read what a run's admission created
 	// (GET /v1/runs/{runId})
 	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// IssueRunExecutionToken Issue the run's execution token, signed by Core
+	// (POST /v1/runs/{runId}/execution-token)
+	IssueRunExecutionToken(ctx context.Context, request IssueRunExecutionTokenRequestObject) (IssueRunExecutionTokenResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -748,6 +2642,253 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// GetAttemptEligibility operation middleware
+func (sh *strictHandler) GetAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId) {
+	var request GetAttemptEligibilityRequestObject
+
+	request.AttemptId = attemptId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAttemptEligibility(ctx, request.(GetAttemptEligibilityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAttemptEligibility")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAttemptEligibilityResponseObject); ok {
+		if err := validResponse.VisitGetAttemptEligibilityResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// FinalizeAttemptEligibility operation middleware
+func (sh *strictHandler) FinalizeAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId, params FinalizeAttemptEligibilityParams) {
+	var request FinalizeAttemptEligibilityRequestObject
+
+	request.AttemptId = attemptId
+	request.Params = params
+
+	var body FinalizeAttemptEligibilityJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.FinalizeAttemptEligibility(ctx, request.(FinalizeAttemptEligibilityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinalizeAttemptEligibility")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(FinalizeAttemptEligibilityResponseObject); ok {
+		if err := validResponse.VisitFinalizeAttemptEligibilityResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// OpenRun operation middleware
+func (sh *strictHandler) OpenRun(w http.ResponseWriter, r *http.Request, params OpenRunParams) {
+	var request OpenRunRequestObject
+
+	request.Params = params
+
+	var body OpenRunJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.OpenRun(ctx, request.(OpenRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OpenRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(OpenRunResponseObject); ok {
+		if err := validResponse.VisitOpenRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAttempt operation middleware
+func (sh *strictHandler) CreateAttempt(w http.ResponseWriter, r *http.Request, runId RunId, params CreateAttemptParams) {
+	var request CreateAttemptRequestObject
+
+	request.RunId = runId
+	request.Params = params
+
+	var body CreateAttemptJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAttempt(ctx, request.(CreateAttemptRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAttempt")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAttemptResponseObject); ok {
+		if err := validResponse.VisitCreateAttemptResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRunClosure operation middleware
+func (sh *strictHandler) GetRunClosure(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request GetRunClosureRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRunClosure(ctx, request.(GetRunClosureRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRunClosure")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRunClosureResponseObject); ok {
+		if err := validResponse.VisitGetRunClosureResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CloseRun operation middleware
+func (sh *strictHandler) CloseRun(w http.ResponseWriter, r *http.Request, runId RunId, params CloseRunParams) {
+	var request CloseRunRequestObject
+
+	request.RunId = runId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CloseRun(ctx, request.(CloseRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CloseRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CloseRunResponseObject); ok {
+		if err := validResponse.VisitCloseRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReportProviderObservation operation middleware
+func (sh *strictHandler) ReportProviderObservation(w http.ResponseWriter, r *http.Request, attemptId AttemptId, params ReportProviderObservationParams) {
+	var request ReportProviderObservationRequestObject
+
+	request.AttemptId = attemptId
+	request.Params = params
+
+	var body ReportProviderObservationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReportProviderObservation(ctx, request.(ReportProviderObservationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReportProviderObservation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReportProviderObservationResponseObject); ok {
+		if err := validResponse.VisitReportProviderObservationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DispatchAttempt operation middleware
+func (sh *strictHandler) DispatchAttempt(w http.ResponseWriter, r *http.Request, params DispatchAttemptParams) {
+	var request DispatchAttemptRequestObject
+
+	request.Params = params
+
+	var body DispatchAttemptJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DispatchAttempt(ctx, request.(DispatchAttemptRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DispatchAttempt")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DispatchAttemptResponseObject); ok {
+		if err := validResponse.VisitDispatchAttemptResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // GetReservation operation middleware
@@ -828,6 +2969,33 @@ func (sh *strictHandler) GetRun(w http.ResponseWriter, r *http.Request, runId Ru
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetRunResponseObject); ok {
 		if err := validResponse.VisitGetRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IssueRunExecutionToken operation middleware
+func (sh *strictHandler) IssueRunExecutionToken(w http.ResponseWriter, r *http.Request, runId RunId, params IssueRunExecutionTokenParams) {
+	var request IssueRunExecutionTokenRequestObject
+
+	request.RunId = runId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueRunExecutionToken(ctx, request.(IssueRunExecutionTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueRunExecutionToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IssueRunExecutionTokenResponseObject); ok {
+		if err := validResponse.VisitIssueRunExecutionTokenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1,7 +1,7 @@
 // Package coreapi answers Core's operations of the platform API (admitRun,
-// getRun, getReservation) with the Core owner's own code: admission and
-// billing over the core database. It is the one place the API meets Core;
-// Execution and Gateway get their own packages when their operations land.
+// issueRunExecutionToken, getRun, getReservation) with the Core owner's own
+// code: admission and billing over the core database. It is the one place
+// the API meets Core.
 package coreapi
 
 import (
@@ -13,12 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/runtoken"
 )
 
 // DerivationAdmissionOperation derives a run's admission operation id from
@@ -27,16 +29,52 @@ import (
 // idempotent by operation id).
 const DerivationAdmissionOperation = "api_admit_run_operation@1"
 
-// Server is Core's part of apigen.StrictServerInterface.
+// Server is Core's part of the API (api.CoreOperations).
 type Server struct {
 	// Admission is the core database as oceanway_admission (admitRun,
 	// getRun); a mutating call runs in the API's transaction instead.
 	Admission *pgxpool.Pool
 	// Billing is the core database as oceanway_billing (getReservation).
 	Billing *pgxpool.Pool
+	// Tokens signs run execution tokens with Core's token key.
+	Tokens *runtoken.Signer
 }
 
-var _ apigen.StrictServerInterface = Server{}
+var _ api.CoreOperations = Server{}
+
+// IssueRunExecutionToken returns the run's one execution token, signed by
+// Core: its ref is the run's and it is issued at the run's admission, so
+// every call (any key, any caller) returns the same token and signature,
+// and Execution can never be handed two tokens for one run.
+func (s Server) IssueRunExecutionToken(ctx context.Context, req apigen.IssueRunExecutionTokenRequestObject) (apigen.IssueRunExecutionTokenResponseObject, error) {
+	tx, ok := api.TxOf(ctx)
+	if !ok {
+		return nil, errors.New("coreapi: issueRunExecutionToken outside its idempotent transaction")
+	}
+	if s.Tokens == nil {
+		return nil, errors.New("coreapi: no token key to sign run execution tokens with")
+	}
+	runID := req.RunId.String()
+	run, err := admission.Lookup(ctx, tx, runID)
+	if errors.Is(err, db.ErrNotFound) {
+		return apigen.IssueRunExecutionToken404ApplicationProblemPlusJSONResponse(api.NewProblem(http.StatusNotFound, api.CodeNotFound, "no run "+runID)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	tok, body, err := admission.IssueRunExecutionToken(ctx, tx, runID, RunExecutionTokenRef(runID), run.AdmittedAt)
+	if err != nil {
+		return nil, err
+	}
+	jws, err := s.Tokens.Sign(body)
+	if err != nil {
+		return nil, err
+	}
+	return apigen.IssueRunExecutionToken201JSONResponse{RunId: req.RunId, Token: jws, RunExecutionToken: quadOf(tok.Token), TokenBody: string(body)}, nil
+}
+
+// RunExecutionTokenRef is the ref of a run's one execution token.
+func RunExecutionTokenRef(runID string) string { return "ret-" + runID }
 
 // AdmitRun admits one run under the caller's Idempotency-Key.
 func (s Server) AdmitRun(ctx context.Context, req apigen.AdmitRunRequestObject) (apigen.AdmitRunResponseObject, error) {
@@ -99,9 +137,8 @@ func runOf(r admission.Result) apigen.Run {
 	return apigen.Run{
 		RunId: uuid.MustParse(r.RunID), BillingAccountId: uuid.MustParse(r.BillingAccountID), BillingReservationId: uuid.MustParse(r.BillingReservationID),
 		ReservedCredits: r.ReservedCredits, CorrelationId: r.CorrelationID,
-		Manifest: apigen.Quadruple{Ref: r.Manifest.Ref, SchemaVersion: r.Manifest.SchemaVersion,
-			DigestAlgorithmVersion: string(r.Manifest.DigestAlgorithmVersion), Digest: r.Manifest.Digest},
-		FenceId: uuid.MustParse(r.FenceID), FinalizationOperationId: uuid.MustParse(r.FinalizationOperationID),
+		Manifest: quadOf(r.Manifest),
+		FenceId:  uuid.MustParse(r.FenceID), FinalizationOperationId: uuid.MustParse(r.FinalizationOperationID),
 		RunCreatedEventId: uuid.MustParse(r.RunCreatedEventID), WalletReservedEventId: uuid.MustParse(r.WalletReservedEventID),
 		AdmittedAt: r.AdmittedAt.UTC(),
 	}
@@ -141,6 +178,10 @@ func reservationOf(v billing.ReservationView, cu catchup.View) apigen.Reservatio
 			ExposureRef: e.ExposureRef, RecordedAt: e.RecordedAt.UTC()})
 	}
 	return out
+}
+
+func quadOf(q strict.Quadruple) apigen.Quadruple {
+	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
 }
 
 func optional(s string) *string {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oceanway/core/apiclient"
+	"github.com/oceanway/core/contracts/execution"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
@@ -30,6 +31,7 @@ import (
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
 	"github.com/oceanway/core/internal/release"
+	"github.com/oceanway/core/internal/runtoken"
 	"github.com/oceanway/core/internal/workload"
 )
 
@@ -40,6 +42,7 @@ type env struct {
 	other   *workload.Signer // a trusted workload too
 	router  routers.Router
 	expired *workload.Signer
+	tokens  *runtoken.Verifier // Core's token key
 }
 
 func setup(t *testing.T) *env {
@@ -67,7 +70,14 @@ func setup(t *testing.T) *env {
 	}
 	v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.AudienceCore, Trusted: trusted})
 	require.NoError(t, err)
-	h, err := api.Handler(api.Config{Operations: coreapi.Server{Admission: adm, Billing: bil}, Verifier: v, Keys: &api.KeyStore{Pool: adm}})
+	tokenKey, tokenPub, err := workload.Generate()
+	require.NoError(t, err)
+	e.tokens, err = runtoken.NewVerifier(tokenPub)
+	require.NoError(t, err)
+	tokens, err := runtoken.NewSigner(tokenKey)
+	require.NoError(t, err)
+	h, err := api.Handler(api.Config{Core: coreapi.Server{Admission: adm, Billing: bil, Tokens: tokens},
+		Served: map[api.Owner]api.Served{api.OwnerCore: {Verifier: v, Keys: &api.KeyStore{Pool: adm, Table: api.KeyTables[api.OwnerCore]}}}})
 	require.NoError(t, err)
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
@@ -337,7 +347,9 @@ func TestDocumentIsServed(t *testing.T) {
 			ids[op["operationId"].(string)] = true
 		}
 	}
-	require.Equal(t, map[string]bool{"admitRun": true, "getRun": true, "getReservation": true}, ids)
+	require.Equal(t, map[string]bool{"admitRun": true, "getRun": true, "getReservation": true, "issueRunExecutionToken": true,
+		"openRun": true, "createAttempt": true, "finalizeAttemptEligibility": true, "getAttemptEligibility": true, "closeRun": true, "getRunClosure": true,
+		"dispatchAttempt": true, "reportProviderObservation": true}, ids)
 	page, err := http.Get(e.srv.URL + "/docs")
 	require.NoError(t, err)
 	defer func() { _ = page.Body.Close() }()
@@ -378,4 +390,62 @@ func TestGeneratedClient(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, missing.StatusCode())
 	require.Equal(t, api.CodeNotFound, missing.ApplicationproblemJSON404.Code)
+}
+
+// EX-2 through the API (issue 33): issueRunExecutionToken returns the
+// run's one token, signed by Core's token key: two calls with different
+// keys (or callers) get the same token and signature; the JWS verifies
+// only under Core's key and its payload is the strict RunExecutionToken@1
+// of the admitted run; an unknown run is 404 with nothing stored; Core's
+// operations are refused to another owner's audience.
+func TestIssueRunExecutionTokenIsCoresOneSignedToken(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := e.call(t, http.MethodPost, "/v1/runs", e.token(t, e.signer, "admitRun"), "key-1", admitBody(uuid.NewString(), 300))
+	require.Equal(t, http.StatusCreated, r.status, string(r.body))
+	var run apigen.Run
+	require.NoError(t, json.Unmarshal(r.body, &run))
+
+	path := "/v1/runs/" + run.RunId.String() + "/execution-token"
+	first := e.call(t, http.MethodPost, path, e.token(t, e.signer, "issueRunExecutionToken"), "tok-1", "")
+	require.Equal(t, http.StatusCreated, first.status, string(first.body))
+	second := e.call(t, http.MethodPost, path, e.token(t, e.other, "issueRunExecutionToken"), "tok-2", "")
+	require.Equal(t, http.StatusCreated, second.status, string(second.body))
+	var a, b apigen.ExecutionToken
+	require.NoError(t, json.Unmarshal(first.body, &a))
+	require.NoError(t, json.Unmarshal(second.body, &b))
+	require.Equal(t, a, b, "one token per run, whoever asks")
+
+	payload, err := e.tokens.Verify(a.Token)
+	require.NoError(t, err)
+	require.Equal(t, a.TokenBody, string(payload), "the JWS signs the token's canonical bytes")
+	tok, err := execution.DecodeRunExecutionToken(payload)
+	require.NoError(t, err)
+	require.Equal(t, run.RunId.String(), tok.RunID)
+	require.Equal(t, run.BillingReservationId.String(), tok.BillingReservationID)
+	require.Equal(t, run.Manifest.Digest, tok.Manifest.Digest)
+	require.Equal(t, a.RunExecutionToken.Digest, tok.Token.Digest)
+
+	before := e.count(t, "admission.api_idempotency_keys")
+	missing := e.call(t, http.MethodPost, "/v1/runs/"+uuid.NewString()+"/execution-token", e.token(t, e.signer, "issueRunExecutionToken"), "tok-3", "")
+	require.Equal(t, http.StatusNotFound, missing.status)
+	require.Equal(t, api.CodeNotFound, problemCode(t, missing))
+	require.Equal(t, before, e.count(t, "admission.api_idempotency_keys"), "a refusal stores nothing")
+
+	wrongAudience, err := e.signer.Sign(api.Audience(api.OwnerExecution), api.Scope("issueRunExecutionToken"))
+	require.NoError(t, err)
+	refused := e.call(t, http.MethodPost, path, wrongAudience, "tok-4", "")
+	require.Equal(t, http.StatusUnauthorized, refused.status)
+}
+
+// Issue 33: a process serves only its owners' operations; another owner's
+// operation is 404 operation_not_served_here before any token is checked.
+func TestAnotherOwnersOperationIsNotServedHere(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := e.call(t, http.MethodPost, "/v1/execution/runs", "", "k-1", `{"token":"x"}`)
+	require.Equal(t, http.StatusNotFound, r.status)
+	require.Equal(t, api.CodeNotServedHere, problemCode(t, r))
+	g := e.call(t, http.MethodGet, "/v1/execution/attempts/"+uuid.NewString()+"/eligibility", "", "", "")
+	require.Equal(t, api.CodeNotServedHere, problemCode(t, g))
 }

@@ -1,0 +1,161 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"github.com/oceanway/core/internal/api/apigen"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// Owner is the owner of a set of operations: the operation's one tag in
+// the document. Each owner serves its own operations, with its own
+// database for the idempotency keys and its own token audience, so the API
+// stays per owner when the owners run apart.
+type Owner string
+
+const (
+	OwnerCore      Owner = "core"
+	OwnerExecution Owner = "execution"
+	OwnerGateway   Owner = "gateway"
+)
+
+// Owners lists the owners of the document's operations.
+var Owners = []Owner{OwnerCore, OwnerExecution, OwnerGateway}
+
+// AudienceCore is the token audience of Core's operations.
+const AudienceCore = "core_api"
+
+// Audience is the token audience of an owner's operations (core_api,
+// execution_api, gateway_api).
+func Audience(o Owner) string { return string(o) + "_api" }
+
+// CoreOperations are Core's operations (tag core).
+type CoreOperations interface {
+	AdmitRun(ctx context.Context, request apigen.AdmitRunRequestObject) (apigen.AdmitRunResponseObject, error)
+	GetRun(ctx context.Context, request apigen.GetRunRequestObject) (apigen.GetRunResponseObject, error)
+	GetReservation(ctx context.Context, request apigen.GetReservationRequestObject) (apigen.GetReservationResponseObject, error)
+	IssueRunExecutionToken(ctx context.Context, request apigen.IssueRunExecutionTokenRequestObject) (apigen.IssueRunExecutionTokenResponseObject, error)
+}
+
+// ExecutionOperations are Execution's operations (tag execution).
+type ExecutionOperations interface {
+	OpenRun(ctx context.Context, request apigen.OpenRunRequestObject) (apigen.OpenRunResponseObject, error)
+	CreateAttempt(ctx context.Context, request apigen.CreateAttemptRequestObject) (apigen.CreateAttemptResponseObject, error)
+	FinalizeAttemptEligibility(ctx context.Context, request apigen.FinalizeAttemptEligibilityRequestObject) (apigen.FinalizeAttemptEligibilityResponseObject, error)
+	GetAttemptEligibility(ctx context.Context, request apigen.GetAttemptEligibilityRequestObject) (apigen.GetAttemptEligibilityResponseObject, error)
+	CloseRun(ctx context.Context, request apigen.CloseRunRequestObject) (apigen.CloseRunResponseObject, error)
+	GetRunClosure(ctx context.Context, request apigen.GetRunClosureRequestObject) (apigen.GetRunClosureResponseObject, error)
+}
+
+// GatewayOperations are the Gateway's operations (tag gateway).
+type GatewayOperations interface {
+	DispatchAttempt(ctx context.Context, request apigen.DispatchAttemptRequestObject) (apigen.DispatchAttemptResponseObject, error)
+	ReportProviderObservation(ctx context.Context, request apigen.ReportProviderObservationRequestObject) (apigen.ReportProviderObservationResponseObject, error)
+}
+
+// Served is one owner's part of the API in this process: its operations,
+// the verifier of its callers' tokens (audience Audience(owner)) and the
+// store of its idempotency keys (in its own database).
+type Served struct {
+	Verifier *workload.Verifier
+	Keys     *KeyStore
+}
+
+// errNotServed is what an absent owner's operation answers; the handler
+// refuses such a request before it reaches the operations.
+var errNotServed = errors.New("api: operation not served by this process")
+
+// operations is the document's whole interface over the owners this
+// process serves.
+type operations struct {
+	core      CoreOperations
+	execution ExecutionOperations
+	gateway   GatewayOperations
+}
+
+var _ apigen.StrictServerInterface = operations{}
+
+func (o operations) AdmitRun(ctx context.Context, r apigen.AdmitRunRequestObject) (apigen.AdmitRunResponseObject, error) {
+	if o.core == nil {
+		return nil, errNotServed
+	}
+	return o.core.AdmitRun(ctx, r)
+}
+
+func (o operations) GetRun(ctx context.Context, r apigen.GetRunRequestObject) (apigen.GetRunResponseObject, error) {
+	if o.core == nil {
+		return nil, errNotServed
+	}
+	return o.core.GetRun(ctx, r)
+}
+
+func (o operations) GetReservation(ctx context.Context, r apigen.GetReservationRequestObject) (apigen.GetReservationResponseObject, error) {
+	if o.core == nil {
+		return nil, errNotServed
+	}
+	return o.core.GetReservation(ctx, r)
+}
+
+func (o operations) IssueRunExecutionToken(ctx context.Context, r apigen.IssueRunExecutionTokenRequestObject) (apigen.IssueRunExecutionTokenResponseObject, error) {
+	if o.core == nil {
+		return nil, errNotServed
+	}
+	return o.core.IssueRunExecutionToken(ctx, r)
+}
+
+func (o operations) OpenRun(ctx context.Context, r apigen.OpenRunRequestObject) (apigen.OpenRunResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.OpenRun(ctx, r)
+}
+
+func (o operations) CreateAttempt(ctx context.Context, r apigen.CreateAttemptRequestObject) (apigen.CreateAttemptResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.CreateAttempt(ctx, r)
+}
+
+func (o operations) FinalizeAttemptEligibility(ctx context.Context, r apigen.FinalizeAttemptEligibilityRequestObject) (apigen.FinalizeAttemptEligibilityResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.FinalizeAttemptEligibility(ctx, r)
+}
+
+func (o operations) GetAttemptEligibility(ctx context.Context, r apigen.GetAttemptEligibilityRequestObject) (apigen.GetAttemptEligibilityResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.GetAttemptEligibility(ctx, r)
+}
+
+func (o operations) CloseRun(ctx context.Context, r apigen.CloseRunRequestObject) (apigen.CloseRunResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.CloseRun(ctx, r)
+}
+
+func (o operations) GetRunClosure(ctx context.Context, r apigen.GetRunClosureRequestObject) (apigen.GetRunClosureResponseObject, error) {
+	if o.execution == nil {
+		return nil, errNotServed
+	}
+	return o.execution.GetRunClosure(ctx, r)
+}
+
+func (o operations) DispatchAttempt(ctx context.Context, r apigen.DispatchAttemptRequestObject) (apigen.DispatchAttemptResponseObject, error) {
+	if o.gateway == nil {
+		return nil, errNotServed
+	}
+	return o.gateway.DispatchAttempt(ctx, r)
+}
+
+func (o operations) ReportProviderObservation(ctx context.Context, r apigen.ReportProviderObservationRequestObject) (apigen.ReportProviderObservationResponseObject, error) {
+	if o.gateway == nil {
+		return nil, errNotServed
+	}
+	return o.gateway.ReportProviderObservation(ctx, r)
+}
