@@ -604,6 +604,7 @@ func TestEX2ConcurrentCreateAttemptOneKey(t *testing.T) {
 	for _, got := range created {
 		require.Equal(t, created[0].body, got.body, "every 201 is the first response")
 	}
+	t.Logf("%d calls: %d answered 201, %d in progress", n, len(created), n-len(created))
 	counts := e.counts(t)
 	require.Equal(t, 1, counts["execution.attempts"], "one attempt for one key")
 	require.Equal(t, 2, counts["execution.api_idempotency_keys"], "openRun's key and this one")
