@@ -18,6 +18,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for CanaryProofVerdict.
+const (
+	Failed CanaryProofVerdict = "failed"
+	Passed CanaryProofVerdict = "passed"
+)
+
+// Valid indicates whether the value is a known member of the CanaryProofVerdict enum.
+func (e CanaryProofVerdict) Valid() bool {
+	switch e {
+	case Failed:
+		return true
+	case Passed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchSlotState.
 const (
 	Bound            DispatchSlotState = "bound"
@@ -181,6 +199,37 @@ type Attempt struct {
 	RunStepId    openapi_types.UUID `json:"runStepId"`
 }
 
+// CanaryCheck defines model for CanaryCheck.
+type CanaryCheck struct {
+	Detail string `json:"detail"`
+	Name   string `json:"name"`
+	Ok     bool   `json:"ok"`
+}
+
+// CanaryProof defines model for CanaryProof.
+type CanaryProof struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	Checks               []CanaryCheck      `json:"checks"`
+
+	// Proof An immutable object's content address.
+	Proof Quadruple `json:"proof"`
+
+	// ProofBody The CanaryProof@1 in its canonical JSON.
+	ProofBody  string             `json:"proofBody"`
+	RecordedAt time.Time          `json:"recordedAt"`
+	RunId      openapi_types.UUID `json:"runId"`
+	Verdict    CanaryProofVerdict `json:"verdict"`
+}
+
+// CanaryProofVerdict defines model for CanaryProof.Verdict.
+type CanaryProofVerdict string
+
+// CanaryProofRequest defines model for CanaryProofRequest.
+type CanaryProofRequest struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	RunId                openapi_types.UUID `json:"runId"`
+}
+
 // CreateAttemptRequest defines model for CreateAttemptRequest.
 type CreateAttemptRequest struct {
 	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
@@ -301,16 +350,17 @@ type FinalizeEligibilityRequestDisposition string
 
 // ObservationRequest defines model for ObservationRequest.
 type ObservationRequest struct {
+	// DimensionKey For example text.input_tokens, media.video_seconds, cost.usd_micros.
 	DimensionKey string                         `json:"dimensionKey"`
 	EvidenceKind ObservationRequestEvidenceKind `json:"evidenceKind"`
 
-	// Quantity A decimal quantity; available only.
+	// Quantity The canonical decimal quantity (no trailing zeros); required when available, absent otherwise.
 	Quantity *string `json:"quantity,omitempty"`
 
-	// ReasonCode Required unless available.
+	// ReasonCode Required unless available (available defaults to provider_reported).
 	ReasonCode *string `json:"reasonCode,omitempty"`
 
-	// ReportId The provider's report id; available only.
+	// ReportId The provider's report id; required when available, absent otherwise.
 	ReportId *string                 `json:"reportId,omitempty"`
 	State    ObservationRequestState `json:"state"`
 }
@@ -483,6 +533,12 @@ type IdempotencyKey = string
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
+// RecordCanaryProofParams defines parameters for RecordCanaryProof.
+type RecordCanaryProofParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
 // FinalizeAttemptEligibilityParams defines parameters for FinalizeAttemptEligibility.
 type FinalizeAttemptEligibilityParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
@@ -530,6 +586,9 @@ type IssueRunExecutionTokenParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
+
+// RecordCanaryProofJSONRequestBody defines body for RecordCanaryProof for application/json ContentType.
+type RecordCanaryProofJSONRequestBody = CanaryProofRequest
 
 // FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
 type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
@@ -623,6 +682,40 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// RecordCanaryProofWithBody Record this deployment's canary proof for a run the canary drove
+	//
+	// Core checks, from its own facts, that the run the canary drove through
+	// the API closed the whole loop: its reservation finalized (settled or
+	// released) with settled + released = reserved, the
+	// BillingFinalizationCommitted@1 body recomputes to its digest, the
+	// Operations projection holds the reservation, and the Operations
+	// completeness proof is verified_current. It stores the result as a
+	// content-addressed CanaryProof@1 (passed or failed) and returns it.
+	// `serve --public-admission-mode enabled` starts only when a passed
+	// proof is recorded.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+	RecordCanaryProofWithBody(ctx context.Context, params *RecordCanaryProofParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
+	//
+	// Core checks, from its own facts, that the run the canary drove through
+	// the API closed the whole loop: its reservation finalized (settled or
+	// released) with settled + released = reserved, the
+	// BillingFinalizationCommitted@1 body recomputes to its digest, the
+	// Operations projection holds the reservation, and the Operations
+	// completeness proof is verified_current. It stores the result as a
+	// content-addressed CanaryProof@1 (passed or failed) and returns it.
+	// `serve --public-admission-mode enabled` starts only when a passed
+	// proof is recorded.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+	RecordCanaryProof(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAttemptEligibility Read an attempt's eligibility
 	//
 	// Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
@@ -659,7 +752,9 @@ type ClientInterface interface {
 	// Verifies the token's signature (Core's key) and content address, reads
 	// the run's admission manifest from Core and opens the run's execution
 	// state. The same token again returns the open run; another token for the
-	// run is 409 `token_conflict`.
+	// run is 409 `run_token_conflict`; a token that differs from Core's
+	// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+	// manifest for is 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -671,7 +766,9 @@ type ClientInterface interface {
 	// Verifies the token's signature (Core's key) and content address, reads
 	// the run's admission manifest from Core and opens the run's execution
 	// state. The same token again returns the open run; another token for the
-	// run is 409 `token_conflict`.
+	// run is 409 `run_token_conflict`; a token that differs from Core's
+	// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+	// manifest for is 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -711,8 +808,8 @@ type ClientInterface interface {
 	//
 	// Closes the run's attempt set (ADR-031's linearization point): the
 	// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
-	// execution.run-finalized in the outbox. Every attempt must have its
-	// eligibility first (409 `attempts_pending`); a closed run is 409
+	// execution.run-finalization.closed@1 in the outbox. Every attempt must
+	// have its eligibility first (409 `eligibility_missing`); a closed run is 409
 	// `run_closed` (a replay of the same Idempotency-Key returns the first
 	// closure).
 	//
@@ -822,6 +919,60 @@ type ClientInterface interface {
 	IssueRunExecutionToken(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// RecordCanaryProofWithBody Record this deployment's canary proof for a run the canary drove
+//
+// Core checks, from its own facts, that the run the canary drove through
+// the API closed the whole loop: its reservation finalized (settled or
+// released) with settled + released = reserved, the
+// BillingFinalizationCommitted@1 body recomputes to its digest, the
+// Operations projection holds the reservation, and the Operations
+// completeness proof is verified_current. It stores the result as a
+// content-addressed CanaryProof@1 (passed or failed) and returns it.
+// `serve --public-admission-mode enabled` starts only when a passed
+// proof is recorded.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+func (c *Client) RecordCanaryProofWithBody(ctx context.Context, params *RecordCanaryProofParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordCanaryProofRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
+//
+// Core checks, from its own facts, that the run the canary drove through
+// the API closed the whole loop: its reservation finalized (settled or
+// released) with settled + released = reserved, the
+// BillingFinalizationCommitted@1 body recomputes to its digest, the
+// Operations projection holds the reservation, and the Operations
+// completeness proof is verified_current. It stores the result as a
+// content-addressed CanaryProof@1 (passed or failed) and returns it.
+// `serve --public-admission-mode enabled` starts only when a passed
+// proof is recorded.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+func (c *Client) RecordCanaryProof(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordCanaryProofRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAttemptEligibility Read an attempt's eligibility
 //
 // Corresponds with GET /v1/execution/attempts/{attemptId}/eligibility (the `GetAttemptEligibility` operationId).
@@ -888,7 +1039,9 @@ func (c *Client) FinalizeAttemptEligibility(ctx context.Context, attemptId Attem
 // Verifies the token's signature (Core's key) and content address, reads
 // the run's admission manifest from Core and opens the run's execution
 // state. The same token again returns the open run; another token for the
-// run is 409 `token_conflict`.
+// run is 409 `run_token_conflict`; a token that differs from Core's
+// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+// manifest for is 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -910,7 +1063,9 @@ func (c *Client) OpenRunWithBody(ctx context.Context, params *OpenRunParams, con
 // Verifies the token's signature (Core's key) and content address, reads
 // the run's admission manifest from Core and opens the run's execution
 // state. The same token again returns the open run; another token for the
-// run is 409 `token_conflict`.
+// run is 409 `run_token_conflict`; a token that differs from Core's
+// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+// manifest for is 404.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -990,8 +1145,8 @@ func (c *Client) GetRunClosure(ctx context.Context, runId RunId, reqEditors ...R
 //
 // Closes the run's attempt set (ADR-031's linearization point): the
 // RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
-// execution.run-finalized in the outbox. Every attempt must have its
-// eligibility first (409 `attempts_pending`); a closed run is 409
+// execution.run-finalization.closed@1 in the outbox. Every attempt must
+// have its eligibility first (409 `eligibility_missing`); a closed run is 409
 // `run_closed` (a replay of the same Idempotency-Key returns the first
 // closure).
 //
@@ -1198,6 +1353,59 @@ func (c *Client) IssueRunExecutionToken(ctx context.Context, runId RunId, params
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewRecordCanaryProofRequest calls the generic RecordCanaryProof builder with application/json body
+func NewRecordCanaryProofRequest(server string, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecordCanaryProofRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRecordCanaryProofRequestWithBody constructs an http.Request for the RecordCanaryProof method, with any body, and a specified content type
+func NewRecordCanaryProofRequestWithBody(server string, params *RecordCanaryProofParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/canary-proofs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
 }
 
 // NewGetAttemptEligibilityRequest constructs an http.Request for the GetAttemptEligibility method
@@ -1813,6 +2021,40 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// RecordCanaryProofWithBodyWithResponse Record this deployment's canary proof for a run the canary drove
+	//
+	// Core checks, from its own facts, that the run the canary drove through
+	// the API closed the whole loop: its reservation finalized (settled or
+	// released) with settled + released = reserved, the
+	// BillingFinalizationCommitted@1 body recomputes to its digest, the
+	// Operations projection holds the reservation, and the Operations
+	// completeness proof is verified_current. It stores the result as a
+	// content-addressed CanaryProof@1 (passed or failed) and returns it.
+	// `serve --public-admission-mode enabled` starts only when a passed
+	// proof is recorded.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+	RecordCanaryProofWithBodyWithResponse(ctx context.Context, params *RecordCanaryProofParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordCanaryProofResponse, error)
+
+	// RecordCanaryProofWithResponse Record this deployment's canary proof for a run the canary drove
+	//
+	// Core checks, from its own facts, that the run the canary drove through
+	// the API closed the whole loop: its reservation finalized (settled or
+	// released) with settled + released = reserved, the
+	// BillingFinalizationCommitted@1 body recomputes to its digest, the
+	// Operations projection holds the reservation, and the Operations
+	// completeness proof is verified_current. It stores the result as a
+	// content-addressed CanaryProof@1 (passed or failed) and returns it.
+	// `serve --public-admission-mode enabled` starts only when a passed
+	// proof is recorded.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+	RecordCanaryProofWithResponse(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordCanaryProofResponse, error)
+
 	// GetAttemptEligibilityWithResponse Read an attempt's eligibility
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -1851,7 +2093,9 @@ type ClientWithResponsesInterface interface {
 	// Verifies the token's signature (Core's key) and content address, reads
 	// the run's admission manifest from Core and opens the run's execution
 	// state. The same token again returns the open run; another token for the
-	// run is 409 `token_conflict`.
+	// run is 409 `run_token_conflict`; a token that differs from Core's
+	// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+	// manifest for is 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1863,7 +2107,9 @@ type ClientWithResponsesInterface interface {
 	// Verifies the token's signature (Core's key) and content address, reads
 	// the run's admission manifest from Core and opens the run's execution
 	// state. The same token again returns the open run; another token for the
-	// run is 409 `token_conflict`.
+	// run is 409 `run_token_conflict`; a token that differs from Core's
+	// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+	// manifest for is 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1905,8 +2151,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Closes the run's attempt set (ADR-031's linearization point): the
 	// RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
-	// execution.run-finalized in the outbox. Every attempt must have its
-	// eligibility first (409 `attempts_pending`); a closed run is 409
+	// execution.run-finalization.closed@1 in the outbox. Every attempt must
+	// have its eligibility first (409 `eligibility_missing`); a closed run is 409
 	// `run_closed` (a replay of the same Idempotency-Key returns the first
 	// closure).
 	//
@@ -2022,6 +2268,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/runs/{runId}/execution-token (the `IssueRunExecutionToken` operationId).
 	IssueRunExecutionTokenWithResponse(ctx context.Context, runId RunId, params *IssueRunExecutionTokenParams, reqEditors ...RequestEditorFn) (*IssueRunExecutionTokenResponse, error)
+}
+
+type RecordCanaryProofResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CanaryProof
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RecordCanaryProofResponse) GetJSON201() *CanaryProof {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RecordCanaryProofResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RecordCanaryProofResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecordCanaryProofResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecordCanaryProofResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecordCanaryProofResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type GetAttemptEligibilityResponse struct {
@@ -3027,6 +3363,52 @@ func (r IssueRunExecutionTokenResponse) ContentType() string {
 	return ""
 }
 
+// RecordCanaryProofWithBodyWithResponse Record this deployment's canary proof for a run the canary drove
+//
+// Core checks, from its own facts, that the run the canary drove through
+// the API closed the whole loop: its reservation finalized (settled or
+// released) with settled + released = reserved, the
+// BillingFinalizationCommitted@1 body recomputes to its digest, the
+// Operations projection holds the reservation, and the Operations
+// completeness proof is verified_current. It stores the result as a
+// content-addressed CanaryProof@1 (passed or failed) and returns it.
+// `serve --public-admission-mode enabled` starts only when a passed
+// proof is recorded.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+func (c *ClientWithResponses) RecordCanaryProofWithBodyWithResponse(ctx context.Context, params *RecordCanaryProofParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordCanaryProofResponse, error) {
+	rsp, err := c.RecordCanaryProofWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordCanaryProofResponse(rsp)
+}
+
+// RecordCanaryProofWithResponse Record this deployment's canary proof for a run the canary drove
+//
+// Core checks, from its own facts, that the run the canary drove through
+// the API closed the whole loop: its reservation finalized (settled or
+// released) with settled + released = reserved, the
+// BillingFinalizationCommitted@1 body recomputes to its digest, the
+// Operations projection holds the reservation, and the Operations
+// completeness proof is verified_current. It stores the result as a
+// content-addressed CanaryProof@1 (passed or failed) and returns it.
+// `serve --public-admission-mode enabled` starts only when a passed
+// proof is recorded.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
+func (c *ClientWithResponses) RecordCanaryProofWithResponse(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordCanaryProofResponse, error) {
+	rsp, err := c.RecordCanaryProof(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordCanaryProofResponse(rsp)
+}
+
 // GetAttemptEligibilityWithResponse Read an attempt's eligibility
 //
 // Returns a wrapper object for the known response body format(s).
@@ -3083,7 +3465,9 @@ func (c *ClientWithResponses) FinalizeAttemptEligibilityWithResponse(ctx context
 // Verifies the token's signature (Core's key) and content address, reads
 // the run's admission manifest from Core and opens the run's execution
 // state. The same token again returns the open run; another token for the
-// run is 409 `token_conflict`.
+// run is 409 `run_token_conflict`; a token that differs from Core's
+// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+// manifest for is 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3101,7 +3485,9 @@ func (c *ClientWithResponses) OpenRunWithBodyWithResponse(ctx context.Context, p
 // Verifies the token's signature (Core's key) and content address, reads
 // the run's admission manifest from Core and opens the run's execution
 // state. The same token again returns the open run; another token for the
-// run is 409 `token_conflict`.
+// run is 409 `run_token_conflict`; a token that differs from Core's
+// admission manifest is 409 `run_manifest_conflict`; a run Core has no
+// manifest for is 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3167,8 +3553,8 @@ func (c *ClientWithResponses) GetRunClosureWithResponse(ctx context.Context, run
 //
 // Closes the run's attempt set (ADR-031's linearization point): the
 // RunAttemptSetManifest@1 and the RunExecutionFinalizationFact@1 with
-// execution.run-finalized in the outbox. Every attempt must have its
-// eligibility first (409 `attempts_pending`); a closed run is 409
+// execution.run-finalization.closed@1 in the outbox. Every attempt must
+// have its eligibility first (409 `eligibility_missing`); a closed run is 409
 // `run_closed` (a replay of the same Idempotency-Key returns the first
 // closure).
 //
@@ -3343,6 +3729,81 @@ func (c *ClientWithResponses) IssueRunExecutionTokenWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseIssueRunExecutionTokenResponse(rsp)
+}
+
+// ParseRecordCanaryProofResponse parses an HTTP response from a RecordCanaryProofWithResponse call
+func ParseRecordCanaryProofResponse(rsp *http.Response) (*RecordCanaryProofResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecordCanaryProofResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CanaryProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseGetAttemptEligibilityResponse parses an HTTP response from a GetAttemptEligibilityWithResponse call

@@ -36,6 +36,7 @@ type CoreOperations interface {
 	GetRun(ctx context.Context, request apigen.GetRunRequestObject) (apigen.GetRunResponseObject, error)
 	GetReservation(ctx context.Context, request apigen.GetReservationRequestObject) (apigen.GetReservationResponseObject, error)
 	IssueRunExecutionToken(ctx context.Context, request apigen.IssueRunExecutionTokenRequestObject) (apigen.IssueRunExecutionTokenResponseObject, error)
+	RecordCanaryProof(ctx context.Context, request apigen.RecordCanaryProofRequestObject) (apigen.RecordCanaryProofResponseObject, error)
 }
 
 // ExecutionOperations are Execution's operations (tag execution).
@@ -102,6 +103,13 @@ func (o operations) IssueRunExecutionToken(ctx context.Context, r apigen.IssueRu
 		return nil, errNotServed
 	}
 	return o.core.IssueRunExecutionToken(ctx, r)
+}
+
+func (o operations) RecordCanaryProof(ctx context.Context, r apigen.RecordCanaryProofRequestObject) (apigen.RecordCanaryProofResponseObject, error) {
+	if o.core == nil {
+		return nil, errNotServed
+	}
+	return o.core.RecordCanaryProof(ctx, r)
 }
 
 func (o operations) OpenRun(ctx context.Context, r apigen.OpenRunRequestObject) (apigen.OpenRunResponseObject, error) {

@@ -24,17 +24,19 @@ const (
 
 	// The owners' refusals of a well-formed request: the owner's state does
 	// not allow it (nothing was written).
-	CodeTokenInvalid        = "run_token_invalid"        // 400: not Core's signed run execution token, or it does not decode
-	CodeManifestConflict    = "run_manifest_conflict"    // 409: the token differs from Core's admission manifest
-	CodeTokenConflict       = "run_token_conflict"       // 409: the run is open with another token
-	CodeRunClosed           = "run_closed"               // 409: the run no longer accepts attempts (or is closed already)
-	CodeAttemptConflict     = "attempt_conflict"         // 409: the attempt exists with another route
-	CodeEligibilityMissing  = "eligibility_missing"      // 409: an attempt of the run has no eligibility yet
-	CodeEligibilityConflict = "eligibility_conflict"     // 409: the eligibility was finalized otherwise
-	CodeNotProvenRejected   = "slot_not_proven_rejected" // 409: not_dispatched, but the Gateway does not prove the slot rejected
-	CodeSlotConflict        = "dispatch_slot_conflict"   // 409: the slot exists for another manifest or deployment
-	CodeSlotNotBound        = "dispatch_slot_not_bound"  // 409: an observation of an attempt whose slot is not bound
-	CodeOwnerUnavailable    = "owner_read_unavailable"   // 503: another owner's read did not answer; retry
+	CodeTokenInvalid        = "run_token_invalid"         // 400: not Core's signed run execution token, or it does not decode
+	CodeManifestConflict    = "run_manifest_conflict"     // 409: the token differs from Core's admission manifest
+	CodeTokenConflict       = "run_token_conflict"        // 409: the run is open with another token
+	CodeRunClosed           = "run_closed"                // 409: the run no longer accepts attempts (or is closed already)
+	CodeAttemptConflict     = "attempt_conflict"          // 409: the attempt exists with another route
+	CodeEligibilityMissing  = "eligibility_missing"       // 409: an attempt of the run has no eligibility yet
+	CodeEligibilityConflict = "eligibility_conflict"      // 409: the eligibility was finalized otherwise
+	CodeNotProvenRejected   = "slot_not_proven_rejected"  // 409: not_dispatched, but the Gateway does not prove the slot rejected
+	CodeSlotConflict        = "dispatch_slot_conflict"    // 409: the slot exists for another manifest or deployment
+	CodeSlotNotBound        = "dispatch_slot_not_bound"   // 409: an observation of an attempt whose slot is not bound
+	CodeOwnerUnavailable    = "owner_read_unavailable"    // 503: another owner's read did not answer; retry
+	CodeCanaryNotSettled    = "canary_not_settled"        // 409: the canary's run has not closed the loop yet; retry
+	CodePublicAdmission     = "public_admission_disabled" // 403: PUBLIC_ADMISSION_MODE is disabled for public callers
 )
 
 var problemTitles = map[string]string{
@@ -58,6 +60,8 @@ var problemTitles = map[string]string{
 	CodeSlotConflict:          "The dispatch slot exists for another attempt manifest or deployment",
 	CodeSlotNotBound:          "The attempt's dispatch slot is not bound",
 	CodeOwnerUnavailable:      "Another owner's read did not answer; retry with the same Idempotency-Key",
+	CodeCanaryNotSettled:      "The canary's run has not closed the whole loop yet; retry",
+	CodePublicAdmission:       "Public admission is disabled on this deployment",
 }
 
 // NewProblem returns the problem of code with status and detail.

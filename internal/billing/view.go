@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/internal/db"
 )
 
@@ -90,4 +91,19 @@ func LookupReservation(ctx context.Context, q db.Executor, reservationID string)
 			AccountKind: p.AccountKind, Direction: p.Direction, Amount: p.Amount, PostedAt: p.PostedAt.UTC()})
 	}
 	return v, nil
+}
+
+// CommittedOf reads a finalized reservation's
+// BillingFinalizationCommitted@1 and decodes it strictly (its digest
+// recomputes); db.ErrNotFound before finality.
+func CommittedOf(ctx context.Context, q db.Executor, reservationID string) (*billingc.Committed, []byte, error) {
+	row, err := queries.CommittedByReservation(ctx, q, reservationID)
+	if err != nil {
+		return nil, nil, db.NotFound(err)
+	}
+	c, err := billingc.DecodeCommitted([]byte(row.CommittedBody))
+	if err != nil {
+		return nil, nil, fmt.Errorf("committed of %s: %w", reservationID, err)
+	}
+	return c, []byte(row.CommittedBody), nil
 }

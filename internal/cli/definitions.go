@@ -51,7 +51,8 @@ func newDefinitionsCmd(streams *IO) *cobra.Command {
             (--readiness-proof, a new empty projection). Later switches that change the
             Operations projection version go through "oceanway projection cutover".
 
-migrate and serve never register or activate a definition; the demo bootstraps its own.
+migrate and serve never register or activate a definition, except serve --bootstrap on a fresh
+deployment (the first activation, as the demo does).
 Connection flags: --boundary (default core) with --database-url + --db-prefix or --<boundary>-dsn.`,
 	}
 	cmd.PersistentFlags().BoolVar(&o.asJSON, "json", false, "print JSON instead of text")

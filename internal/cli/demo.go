@@ -44,6 +44,12 @@ const (
 )
 
 // demoOptions are the flags of `oceanway demo`.
+// --via: how the demo's scenario calls the owners.
+const (
+	viaInProcess = "inprocess"
+	viaAPI       = "api"
+)
+
 type demoOptions struct {
 	disp        dispatcherFlags
 	leaseSet    bool // --lease given: chaos keeps it
@@ -58,6 +64,7 @@ type demoOptions struct {
 	transport   string
 	processes   bool
 	replicas    int
+	via         string // how the scenario calls the owners: inprocess | api
 	lines       []migrate.Line
 }
 
@@ -107,6 +114,8 @@ dispatchers at random, pauses one past its lease and makes the consumer fail tra
 		"inprocess, or http: every consumer and every owner read behind a real loopback HTTP listener reached with workload tokens (with --chaos, consumer and owner answers are also dropped after the callee committed)")
 	cmd.Flags().BoolVar(&o.processes, "processes", false,
 		"run each owner (core, execution, gateway, metering) as its own `oceanway serve --owner` child process with only its own database, HTTP in between; with --chaos, kill and restart one at random")
+	cmd.Flags().StringVar(&o.via, "via", viaInProcess,
+		"how the scenario calls the owners: inprocess (their Go services) or api (the platform API over HTTP with the generated client, served by this demo on a loopback port, every owner's operations over its own database as its own role)")
 	cmd.Flags().IntVar(&o.replicas, "replicas", 1, "with --processes: processes per owner, sharing its database (leases and SKIP LOCKED share the Work)")
 	return cmd
 }
@@ -120,6 +129,14 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	if o.processes && o.transport != demo.TransportInProcess {
 		return errors.New("--processes: the owner processes already reach each other over HTTP; drop --transport")
+	}
+	switch {
+	case o.via != viaInProcess && o.via != viaAPI:
+		return fmt.Errorf("--via %q: want %s or %s", o.via, viaInProcess, viaAPI)
+	case o.via == viaAPI && o.processes:
+		// The owner processes do not serve the API yet: the demo would
+		// serve it over their databases from here, which is not apart.
+		return errors.New("--via api with --processes is not built yet: the owner processes do not serve the platform API; drop one of them")
 	}
 
 	say("demo: runtime %s", applyRuntimeDefaults())
@@ -189,6 +206,15 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		execReads = demo.ExecutionOwnerReads{Manifest: c[ownerhttp.OwnerCore].Core(), Gateway: c[ownerhttp.OwnerGateway].Gateway()}
 	}
 	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1, execReads)
+	if o.via == viaAPI {
+		dapi, err := startDemoAPI(ctx, serverURL, o.prefix, execReads)
+		if err != nil {
+			return fmt.Errorf("demo --via api: %w", err)
+		}
+		defer dapi.Close()
+		scenario.Platform = dapi.platform
+		say("demo: the scenario calls the owners through the platform API at %s (admitRun, issueRunExecutionToken, openRun, createAttempt, dispatchAttempt, reportProviderObservation, finalizeAttemptEligibility, closeRun, getReservation)", dapi.url)
+	}
 	cfg := demo.Config{
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Scenario: scenario, RestartDatabase: restart,

@@ -45,6 +45,8 @@ func NewRoot(streams *IO) *cobra.Command {
 		newRetentionCmd(streams),
 		newServeCmd(streams),
 		newTokenCmd(streams),
+		newKeysCmd(streams),
+		newCanaryCmd(streams),
 		newVerifyCmd(streams),
 	)
 	return root

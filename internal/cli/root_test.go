@@ -21,7 +21,7 @@ func TestRootListsEveryCommand(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"admin", "bench", "case", "contracts", "definitions", "demo", "inspect", "migrate", "projection", "retention", "serve", "token", "verify"}, names(root.Commands()))
+	require.Equal(t, []string{"admin", "bench", "canary", "case", "contracts", "definitions", "demo", "inspect", "keys", "migrate", "projection", "retention", "serve", "token", "verify"}, names(root.Commands()))
 	contracts, _, err := root.Find([]string{"contracts"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"canonicalize", "delivery-set", "digest", "schema", "validate"}, names(contracts.Commands()))

@@ -19,8 +19,6 @@ import (
 
 	"github.com/oceanway/core/contracts/route"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
-	"github.com/oceanway/core/internal/api"
-	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
@@ -56,9 +54,11 @@ type serveOptions struct {
 	listen     string
 	adminToken string // default $OCEANWAY_ADMIN_TOKEN
 	migrateUp  bool
+	bootstrap  bool // activate this release's first Delivery Set Definition where none is active
 	asRoles    bool
 	poolSize   int // most connections of one pool (0: the computed size)
 	roles      roleFlags
+	api        apiFlags
 	lines      []migrate.Line // applied with --migrate
 	// completenessInterval: how often the Operations completeness proof is recorded.
 	completenessInterval time.Duration
@@ -101,12 +101,15 @@ consumed). Without role flags everything runs here, in process.`,
 	o.conn.register(cmd)
 	o.disp.register(cmd)
 	o.roles.register(cmd)
+	o.api.register(cmd)
 	cmd.Flags().StringVar(&o.listen, "listen", envOr("OCEANWAY_LISTEN", "127.0.0.1:8088"), "HTTP listen address for /metrics, /healthz, /readyz, /admin/ (env OCEANWAY_LISTEN)")
 	cmd.Flags().StringVar(&o.adminToken, "admin-token", "", "bearer token required by the admin page (default $OCEANWAY_ADMIN_TOKEN)")
 	cmd.Flags().DurationVar(&o.completenessInterval, "completeness-interval", defaultCompletenessInterval,
 		"with the Operations projector in this process: record its completeness proof (OPS-4) this often (0 disables)")
 	cmd.Flags().IntVar(&o.poolSize, "pool-size", envInt("OCEANWAY_POOL_SIZE", 0),
 		"most connections of each database pool of this process (default: sized from --dispatchers and --concurrency, at most 48) (env OCEANWAY_POOL_SIZE)")
+	cmd.Flags().BoolVar(&o.bootstrap, "bootstrap", false,
+		"on a fresh deployment: register and activate this release's Delivery Set Definition and Operations projection in every database of this process where none is active yet, as the demo does (a no-op where one is active; later changes go through oceanway definitions and projection)")
 	cmd.Flags().BoolVar(&o.migrateUp, "migrate", true, "create missing boundary databases and apply migrations before serving")
 	cmd.Flags().BoolVar(&o.asRoles, "least-privilege", envBool("OCEANWAY_LEAST_PRIVILEGE", true),
 		"run dispatchers as oceanway_dispatcher and each consumer as its own role (oceanway_operations, oceanway_metering, oceanway_billing; owner reads as oceanway_execution, oceanway_gateway, oceanway_admission) by SET ROLE; the connecting user must be a member (env OCEANWAY_LEAST_PRIVILEGE, default on; =false to connect as the user itself)")
@@ -119,6 +122,9 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
 	logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
 	logf("serve: runtime %s", applyRuntimeDefaults())
+	if err := o.api.applyKeys(&o.roles); err != nil {
+		return err
+	}
 	plan, err := o.roles.plan()
 	if err != nil {
 		return err
@@ -130,6 +136,12 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	dsns, err := o.conn.resolveSome(ctx, plan.databases(), migrateWith, logf)
 	if err != nil {
 		return err
+	}
+	if o.bootstrap {
+		// The first activation of a fresh deployment, explicitly asked for.
+		if err := bootstrapBoundaries(ctx, dsns, logf); err != nil {
+			return err
+		}
 	}
 	dispatcherRole := ""
 	consumerRoles := map[boundary.Boundary]string{}
@@ -283,7 +295,7 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 		casesPool: casesPool, casePools: casePools,
 		coordinator: slices.Contains(plan.consume, route.BillingFinalizationCoordinator),
 		adminPools:  adminPools, dispatcher: o.disp, listen: o.listen,
-		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles,
+		adminToken: o.adminToken, log: log, out: streams.Out, plan: plan, roles: o.roles, api: o.api,
 		completenessInterval: o.completenessInterval,
 	})
 }
@@ -305,6 +317,7 @@ type serveParams struct {
 	out           interface{ Write([]byte) (int, error) }
 	plan          rolePlan
 	roles         roleFlags
+	api           apiFlags
 	// completenessInterval: see serveOptions.
 	completenessInterval time.Duration
 }
@@ -581,7 +594,7 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	apiHandler, err := platformAPI(p)
+	apiHandler, err := platformAPI(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -629,27 +642,6 @@ func serve(ctx context.Context, p serveParams) error {
 		}
 	}
 	return runErr
-}
-
-// platformAPI is Core's part of the platform API (issue 33) where this
-// process has the core database as the admission and billing roles and
-// trusts callers' workload keys (--trust-workload); nil otherwise.
-func platformAPI(p serveParams) (http.Handler, error) {
-	adm := p.readPools[boundary.Core]
-	if adm == nil || p.billingPool == nil || len(p.roles.trust) == 0 {
-		return nil, nil
-	}
-	trusted, err := p.roles.trusted()
-	if err != nil {
-		return nil, err
-	}
-	v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.AudienceCore, Trusted: trusted})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(p.out, "oceanway serve: platform API on --listen: /v1/ (admitRun, getRun, getReservation), /openapi.json, /docs\n")
-	return api.Handler(api.Config{Core: coreapi.Server{Admission: adm, Billing: p.billingPool},
-		Served: map[api.Owner]api.Served{api.OwnerCore: {Verifier: v, Keys: &api.KeyStore{Pool: adm, Table: api.KeyTables[api.OwnerCore]}}}, Log: p.log})
 }
 
 // newConsumerClient is the HTTP transport to the remote consumer endpoints.

@@ -272,9 +272,15 @@ func TestServePlatformAPI(t *testing.T) {
 	pubPEM, err := workload.EncodePublicKey(pub)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "platform.pub"), pubPEM, 0o600))
+	tokenKey, _, err := workload.Generate()
+	require.NoError(t, err)
+	tokenPEM, err := workload.EncodePrivateKey(tokenKey)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "core-token.key"), tokenPEM, 0o600))
 	listen := freeAddr(t)
 	out := startServe(t, "--serve-reads", "core", "--consumer-listen", freeAddr(t), "--listen", listen,
-		"--trust-workload", "platform="+filepath.Join(dir, "platform.pub"), "--database-url", srv.URL, "--db-prefix", prefix)
+		"--trust-workload", "platform="+filepath.Join(dir, "platform.pub"), "--token-key", filepath.Join(dir, "core-token.key"),
+		"--database-url", srv.URL, "--db-prefix", prefix)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "platform API on --listen") }, 60*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool {
 		resp, err := http.Get("http://" + listen + "/openapi.json")

@@ -286,6 +286,12 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	s.Kills, s.Pauses, s.InjectedFailures = stats.kills.Load(), stats.pauses.Load(), stats.injected.Load()
 	s.DatabaseRestarts, s.AdmissionRetries = stats.restarts.Load(), stats.admitRetries.Load()
 	s.Transport = TransportInProcess
+	s.Driver = DriverInProcess
+	if cfg.Scenario != nil {
+		if _, ok := cfg.Scenario.Platform.(*APIPlatform); ok {
+			s.Driver = DriverAPI
+		}
+	}
 	if cfg.Network != nil {
 		s.Transport = TransportHTTP
 		s.DroppedResponses = cfg.Network.Dropped()

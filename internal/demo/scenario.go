@@ -44,11 +44,10 @@ import (
 // reconciliation case; ReportFix later reports the provider's owner-side
 // fix.
 type Scenario struct {
-	Core      *pgxpool.Pool
-	Admission *admission.Service
-	Execution *execution.Service
-	Gateway   *gateway.Service
-	Provider  *simprovider.Provider
+	// Platform is how the owners are called (in process by default; over
+	// the platform API with demo --via api).
+	Platform Platform
+	Provider *simprovider.Provider
 	// Rejecter rejects every attempt before binding (the forced reroutes).
 	Rejecter *simprovider.Provider
 	tenant   contract.Tenant
@@ -129,7 +128,7 @@ func NewScenarioWith(core, exec, gw *pgxpool.Pool, seed int64, reads ExecutionOw
 	exe := execution.New(exec, reads.Manifest)
 	exe.SetGatewayReads(reads.Gateway)
 	return &Scenario{
-		Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw),
+		Platform: InProcess{Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw)},
 		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15, Weights: simprovider.RealisticWeights}),
 		Rejecter: simprovider.New(simprovider.Config{Seed: seed, ForceReject: true}),
 		tenant:   contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()},
@@ -169,20 +168,12 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 		AdmissionOperationID: uuid.NewString(), TenantKind: s.tenant.Kind, TenantID: s.tenant.TenantID,
 		WorkspaceID: s.tenant.WorkspaceID, BillingAccountID: s.account, ReservedCredits: int64(ReservationFloor + i%900),
 	}
-	res, err := retrying(ctx, s, func() (admission.Result, error) { return s.Admission.Admit(ctx, req) })
+	res, err := retrying(ctx, s, func() (Admitted, error) { return s.Platform.Admit(ctx, req) })
 	if err != nil {
 		return fmt.Errorf("admit: %w", err)
 	}
-	issuedAt := time.Now()
-	token, err := retrying(ctx, s, func() ([]byte, error) {
-		_, body, err := admission.IssueRunExecutionToken(ctx, s.Core, res.RunID, "ret-"+res.RunID, issuedAt)
-		return body, err
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := retrying(ctx, s, func() (execution.RunState, error) { return s.Execution.OpenRun(ctx, token) }); err != nil {
-		return err
+	if _, err := retrying(ctx, s, func() (struct{}, error) { return struct{}{}, s.Platform.OpenRun(ctx, res.RunID) }); err != nil {
+		return fmt.Errorf("open run %s: %w", res.RunID, err)
 	}
 	s.mix.Runs.Add(1)
 	step := uuid.NewString()
@@ -220,17 +211,7 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 			return err
 		}
 	}
-	// Closure is the one call whose replay is refused: after a transient
-	// failure, ErrAlreadyClosed means the first try committed.
-	replayed := false
-	_, err = retrying(ctx, s, func() (execution.Closure, error) {
-		c, err := s.Execution.CloseRun(ctx, res.RunID)
-		if replayed && errors.Is(err, execution.ErrAlreadyClosed) {
-			return c, nil
-		}
-		replayed = true
-		return c, err
-	})
+	_, err = retrying(ctx, s, func() (struct{}, error) { return struct{}{}, s.Platform.CloseRun(ctx, res.RunID) })
 	if err != nil {
 		return fmt.Errorf("close run %s: %w", res.RunID, err)
 	}
@@ -238,20 +219,18 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 }
 
 // retrying runs one owner call and replays it after a transient database
-// error (a restart, a dropped connection) or an owner read that got no
-// answer (the owner's process restarting), pausing 50 ms doubling to 2 s,
-// until ctx ends. Every call the scenario makes is idempotent on replay:
-// admission by operation id, the run's token, attempts by id and route,
-// dispatch by slot (the stored reply), an observation equal to the current
-// state, eligibility by attempt; so a replay after a commit whose answer was
-// lost returns the original result (closure is handled by its caller).
+// error (a restart, a dropped connection), an owner read that got no
+// answer (the owner's process restarting) or an API answer to replay
+// (ErrRetry), pausing 50 ms doubling to 2 s, until ctx ends. Every call is
+// idempotent on replay (see Platform), so a replay after a commit whose
+// answer was lost returns the original result.
 func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (T, error) {
-	pause := 50 * time.Millisecond
+	pause := retryPause
 	for {
 		v, err := call()
 		// A database restart, or an owner process (Core, Gateway) the
 		// Execution owner reads being down: both pass.
-		if !db.Transient(err) && !errors.Is(err, ownerhttp.ErrUnavailable) {
+		if !db.Transient(err) && !errors.Is(err, ownerhttp.ErrUnavailable) && !errors.Is(err, ErrRetry) {
 			return v, err
 		}
 		s.mix.Retries.Add(1)
@@ -272,20 +251,20 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 		RunID: runID, RunStepID: step, ExecutionAttemptID: uuid.NewString(), ModelDeploymentID: "model-deploy/sim",
 		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContract,
 	}
-	a, err := retrying(ctx, s, func() (execution.Attempt, error) { return s.Execution.CreateAttempt(ctx, areq) })
+	a, err := retrying(ctx, s, func() (Attempt, error) { return s.Platform.CreateAttempt(ctx, areq) })
 	if err != nil {
 		return false, err
 	}
 	s.mix.Attempts.Add(1)
 	dreq := gateway.DispatchRequest{Tenant: s.tenant, ManifestBody: a.Body, Decision: p.Route(a.Manifest)}
-	reply, err := retrying(ctx, s, func() (gateway.Reply, error) { return s.Gateway.Dispatch(ctx, dreq) })
+	reply, err := retrying(ctx, s, func() (gateway.Reply, error) { return s.Platform.Dispatch(ctx, dreq) })
 	if err != nil {
 		return false, err
 	}
 	if reply.State == gatewayread.SlotTerminalRejected {
 		s.mix.RejectedBeforeBinding.Add(1)
-		_, err := retrying(ctx, s, func() (execution.Eligibility, error) {
-			return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)
+		_, err := retrying(ctx, s, func() (struct{}, error) {
+			return struct{}{}, s.Platform.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionNotDispatched)
 		})
 		return false, err
 	}
@@ -308,8 +287,8 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 		s.fixes[reservationID] = append(s.fixes[reservationID], correction{reservationID: reservationID, attemptID: a.Manifest.ExecutionAttemptID, obs: fix})
 		s.fixMu.Unlock()
 	}
-	_, err = retrying(ctx, s, func() (execution.Eligibility, error) {
-		return s.Execution.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
+	_, err = retrying(ctx, s, func() (struct{}, error) {
+		return struct{}{}, s.Platform.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
 	})
 	return true, err
 }
@@ -320,17 +299,12 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 func (s *Scenario) observe(ctx context.Context, attemptID string, obs []gateway.Observation) ([]strict.Quadruple, error) {
 	current := make([]strict.Quadruple, 0, len(obs))
 	for _, o := range obs {
-		for {
-			adv, err := retrying(ctx, s, func() (gateway.Advance, error) { return s.Gateway.Observe(ctx, attemptID, o) })
-			if errors.Is(err, gateway.ErrChainMoved) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			current = append(current, adv.Snapshot.Snapshot)
-			break
+		key := uuid.NewString() // this report's own key, the same on replay
+		snap, err := retrying(ctx, s, func() (strict.Quadruple, error) { return s.Platform.Observe(ctx, key, attemptID, o) })
+		if err != nil {
+			return nil, err
 		}
+		current = append(current, snap)
 		s.mix.Observations.Add(1)
 	}
 	return current, nil
@@ -387,13 +361,9 @@ func (s *Scenario) ApplyCorrections(ctx context.Context) error {
 	s.later = nil
 	s.laterMu.Unlock()
 	for _, c := range pending {
-		state, err := retrying(ctx, s, func() (string, error) {
-			var st string
-			err := s.Core.QueryRow(ctx, qReservationState, c.reservationID).Scan(&st)
-			return st, err
-		})
+		state, err := retrying(ctx, s, func() (string, error) { return s.Platform.ReservationState(ctx, c.reservationID) })
 		if err != nil {
-			return fmt.Errorf("reservation %s state: %w", c.reservationID, err)
+			return err
 		}
 		if state != "settled" && state != "released" {
 			s.mix.CorrectionsNotFinalized.Add(1)

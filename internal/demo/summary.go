@@ -55,7 +55,10 @@ type Summary struct {
 	ConsumerCalls     uint64  `json:"consumerCalls"`
 	DeliveriesPerCall float64 `json:"deliveriesPerCall"`
 	Transport         string  `json:"transport"`
-	DroppedResponses  int64   `json:"droppedResponses,omitempty"`
+	// Driver is how the scenario called the owners: DriverInProcess (their
+	// Go services) or DriverAPI (the platform API over HTTP).
+	Driver           string `json:"driver"`
+	DroppedResponses int64  `json:"droppedResponses,omitempty"`
 	// OwnerReadsOver is how the workers reached the other owners' reads
 	// (inprocess | http); over HTTP, how many calls they made, how many got
 	// no answer (retried) and how many answers chaos dropped.
@@ -220,6 +223,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	fmt.Fprintln(tw, "OceanWay demo summary")
 	row("admissions", s.Runs)
 	row("transport", s.Transport)
+	row("driver", s.Driver)
 	switch {
 	case s.Processes != nil:
 		row("owner reads", "over HTTP between the owner processes")

@@ -267,6 +267,10 @@ var Exempts = []Exempt{
 		Reason: "the slot's stored reply to its reservation call; it carries no address of its own (its rejection fact is checked in gateway.pre_binding_rejections)"},
 	{Table: "admission.api_idempotency_keys", Column: "response_body",
 		Reason: "the platform API's stored first response to an Idempotency-Key, replayed byte for byte; it carries no address of its own (the run it reports is checked in admission.*), and AD001 keeps it from changing"},
+	{Table: "execution.api_idempotency_keys", Column: "response_body",
+		Reason: "the platform API's stored first response to an Idempotency-Key for Execution's operations, replayed byte for byte; it carries no address of its own (the facts it reports are checked in execution.*), and EX001 keeps it from changing"},
+	{Table: "gateway.api_idempotency_keys", Column: "response_body",
+		Reason: "the platform API's stored first response to an Idempotency-Key for the Gateway's operations, replayed byte for byte; it carries no address of its own (the facts it reports are checked in gateway.*), and GW001 keeps it from changing"},
 	{Table: "outbox.legacy_quarantine", Column: "legacy_envelope",
 		Reason: "a legacy row quarantined because it could not be adopted: kept as received, never trusted"},
 }

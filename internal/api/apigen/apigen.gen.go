@@ -17,6 +17,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for CanaryProofVerdict.
+const (
+	Failed CanaryProofVerdict = "failed"
+	Passed CanaryProofVerdict = "passed"
+)
+
+// Valid indicates whether the value is a known member of the CanaryProofVerdict enum.
+func (e CanaryProofVerdict) Valid() bool {
+	switch e {
+	case Failed:
+		return true
+	case Passed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchSlotState.
 const (
 	Bound            DispatchSlotState = "bound"
@@ -180,6 +198,37 @@ type Attempt struct {
 	RunStepId    openapi_types.UUID `json:"runStepId"`
 }
 
+// CanaryCheck defines model for CanaryCheck.
+type CanaryCheck struct {
+	Detail string `json:"detail"`
+	Name   string `json:"name"`
+	Ok     bool   `json:"ok"`
+}
+
+// CanaryProof defines model for CanaryProof.
+type CanaryProof struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	Checks               []CanaryCheck      `json:"checks"`
+
+	// Proof An immutable object's content address.
+	Proof Quadruple `json:"proof"`
+
+	// ProofBody The CanaryProof@1 in its canonical JSON.
+	ProofBody  string             `json:"proofBody"`
+	RecordedAt time.Time          `json:"recordedAt"`
+	RunId      openapi_types.UUID `json:"runId"`
+	Verdict    CanaryProofVerdict `json:"verdict"`
+}
+
+// CanaryProofVerdict defines model for CanaryProof.Verdict.
+type CanaryProofVerdict string
+
+// CanaryProofRequest defines model for CanaryProofRequest.
+type CanaryProofRequest struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	RunId                openapi_types.UUID `json:"runId"`
+}
+
 // CreateAttemptRequest defines model for CreateAttemptRequest.
 type CreateAttemptRequest struct {
 	ExecutionAttemptId  openapi_types.UUID `json:"executionAttemptId"`
@@ -300,16 +349,17 @@ type FinalizeEligibilityRequestDisposition string
 
 // ObservationRequest defines model for ObservationRequest.
 type ObservationRequest struct {
+	// DimensionKey For example text.input_tokens, media.video_seconds, cost.usd_micros.
 	DimensionKey string                         `json:"dimensionKey"`
 	EvidenceKind ObservationRequestEvidenceKind `json:"evidenceKind"`
 
-	// Quantity A decimal quantity; available only.
+	// Quantity The canonical decimal quantity (no trailing zeros); required when available, absent otherwise.
 	Quantity *string `json:"quantity,omitempty"`
 
-	// ReasonCode Required unless available.
+	// ReasonCode Required unless available (available defaults to provider_reported).
 	ReasonCode *string `json:"reasonCode,omitempty"`
 
-	// ReportId The provider's report id; available only.
+	// ReportId The provider's report id; required when available, absent otherwise.
 	ReportId *string                 `json:"reportId,omitempty"`
 	State    ObservationRequestState `json:"state"`
 }
@@ -482,6 +532,12 @@ type IdempotencyKey = string
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
+// RecordCanaryProofParams defines parameters for RecordCanaryProof.
+type RecordCanaryProofParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
 // FinalizeAttemptEligibilityParams defines parameters for FinalizeAttemptEligibility.
 type FinalizeAttemptEligibilityParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
@@ -530,6 +586,9 @@ type IssueRunExecutionTokenParams struct {
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
 
+// RecordCanaryProofJSONRequestBody defines body for RecordCanaryProof for application/json ContentType.
+type RecordCanaryProofJSONRequestBody = CanaryProofRequest
+
 // FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
 type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
 
@@ -550,6 +609,9 @@ type AdmitRunJSONRequestBody = AdmitRunRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
+	// (POST /v1/canary-proofs)
+	RecordCanaryProof(w http.ResponseWriter, r *http.Request, params RecordCanaryProofParams)
 	// GetAttemptEligibility Read an attempt's eligibility
 	// (GET /v1/execution/attempts/{attemptId}/eligibility)
 	GetAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId)
@@ -596,6 +658,51 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// RecordCanaryProof operation middleware
+func (siw *ServerInterfaceWrapper) RecordCanaryProof(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RecordCanaryProofParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecordCanaryProof(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // GetAttemptEligibility operation middleware
 func (siw *ServerInterfaceWrapper) GetAttemptEligibility(w http.ResponseWriter, r *http.Request) {
@@ -1238,11 +1345,135 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/execution/attempts/{attemptId}/eligibility", wrapper.FinalizeAttemptEligibility)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/dispatch-slots", wrapper.DispatchAttempt)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/attempts/{attemptId}/observations", wrapper.ReportProviderObservation)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/canary-proofs", wrapper.RecordCanaryProof)
 
 	return m
 }
 
 type ProblemApplicationProblemPlusJSONResponse Problem
+
+type RecordCanaryProofRequestObject struct {
+	Params RecordCanaryProofParams
+	Body   *RecordCanaryProofJSONRequestBody
+}
+
+type RecordCanaryProofResponseObject interface {
+	VisitRecordCanaryProofResponse(w http.ResponseWriter) error
+}
+
+type RecordCanaryProof201JSONResponse CanaryProof
+
+func (response RecordCanaryProof201JSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RecordCanaryProof400ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof401ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof401ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof403ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof403ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof404ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof404ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof409ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof409ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof422ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof422ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecordCanaryProof503ApplicationProblemPlusJSONResponse Problem
+
+func (response RecordCanaryProof503ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type GetAttemptEligibilityRequestObject struct {
 	AttemptId AttemptId `json:"attemptId"`
@@ -2567,6 +2798,9 @@ func (response IssueRunExecutionToken503ApplicationProblemPlusJSONResponse) Visi
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
+	// (POST /v1/canary-proofs)
+	RecordCanaryProof(ctx context.Context, request RecordCanaryProofRequestObject) (RecordCanaryProofResponseObject, error)
 	// GetAttemptEligibility Read an attempt's eligibility
 	// (GET /v1/execution/attempts/{attemptId}/eligibility)
 	GetAttemptEligibility(ctx context.Context, request GetAttemptEligibilityRequestObject) (GetAttemptEligibilityResponseObject, error)
@@ -2642,6 +2876,39 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// RecordCanaryProof operation middleware
+func (sh *strictHandler) RecordCanaryProof(w http.ResponseWriter, r *http.Request, params RecordCanaryProofParams) {
+	var request RecordCanaryProofRequestObject
+
+	request.Params = params
+
+	var body RecordCanaryProofJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecordCanaryProof(ctx, request.(RecordCanaryProofRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecordCanaryProof")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecordCanaryProofResponseObject); ok {
+		if err := validResponse.VisitRecordCanaryProofResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // GetAttemptEligibility operation middleware

@@ -38,6 +38,22 @@ type Server struct {
 	Billing *pgxpool.Pool
 	// Tokens signs run execution tokens with Core's token key.
 	Tokens *runtoken.Signer
+	// Operations is the core database as oceanway_operations: the read
+	// model recordCanaryProof checks (nil: canary proofs are not served).
+	Operations *pgxpool.Pool
+	// Public is the deployment's PUBLIC_ADMISSION_MODE and its public
+	// callers.
+	Public PublicAdmission
+}
+
+// PublicAdmission is PUBLIC_ADMISSION_MODE (ADR-031): while it is not
+// Enabled, admitRun from a public caller (a workload in Callers) is
+// refused with public_admission_disabled; internal callers are unaffected.
+// serve enables it only on a deployment with a passed canary proof.
+type PublicAdmission struct {
+	Enabled bool
+	Proof   string // the passed canary proof it was enabled on
+	Callers map[string]bool
 }
 
 var _ api.CoreOperations = Server{}
@@ -82,6 +98,10 @@ func (s Server) AdmitRun(ctx context.Context, req apigen.AdmitRunRequestObject) 
 	tx, ok := api.TxOf(ctx)
 	if !ok || call.IdempotencyKey == "" {
 		return nil, errors.New("coreapi: admitRun outside its idempotent transaction")
+	}
+	if s.Public.Callers[call.Caller] && !s.Public.Enabled {
+		return apigen.AdmitRun403ApplicationProblemPlusJSONResponse(
+			api.NewProblem(http.StatusForbidden, api.CodePublicAdmission, call.Caller+" is a public caller and PUBLIC_ADMISSION_MODE is disabled on this deployment")), nil
 	}
 	b := req.Body
 	areq := admission.Request{

@@ -347,7 +347,7 @@ func TestDocumentIsServed(t *testing.T) {
 			ids[op["operationId"].(string)] = true
 		}
 	}
-	require.Equal(t, map[string]bool{"admitRun": true, "getRun": true, "getReservation": true, "issueRunExecutionToken": true,
+	require.Equal(t, map[string]bool{"admitRun": true, "getRun": true, "getReservation": true, "issueRunExecutionToken": true, "recordCanaryProof": true,
 		"openRun": true, "createAttempt": true, "finalizeAttemptEligibility": true, "getAttemptEligibility": true, "closeRun": true, "getRunClosure": true,
 		"dispatchAttempt": true, "reportProviderObservation": true}, ids)
 	page, err := http.Get(e.srv.URL + "/docs")

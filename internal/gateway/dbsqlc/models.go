@@ -8,6 +8,17 @@ import (
 	"time"
 )
 
+type GatewayApiIdempotencyKey struct {
+	CallerWorkload      string
+	OperationID         string
+	IdempotencyKey      string
+	RequestSha256       string
+	ResponseStatus      int32
+	ResponseContentType string
+	ResponseBody        []byte
+	CreatedAt           time.Time
+}
+
 type GatewayAttemptRouteBinding struct {
 	AttemptRouteBindingRef                    string
 	AttemptRouteBindingSchemaVersion          string

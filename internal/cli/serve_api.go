@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/oceanway/core/internal/admission"
+	"github.com/oceanway/core/internal/api"
+	"github.com/oceanway/core/internal/api/coreapi"
+	"github.com/oceanway/core/internal/api/executionapi"
+	"github.com/oceanway/core/internal/api/gatewayapi"
+	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/ownerread/ownerhttp"
+	"github.com/oceanway/core/internal/runtoken"
+	"github.com/oceanway/core/internal/workload"
+)
+
+// apiFlags are serve's platform API settings.
+type apiFlags struct {
+	keys          string // a keys directory (oceanway keys generate)
+	tokenKey      string // Core's run execution token key (private)
+	trustTokenKey string // Core's run execution token key (public), for Execution
+	// publicMode is PUBLIC_ADMISSION_MODE: disabled (default) or enabled;
+	// publicWorkloads the callers it applies to.
+	publicMode      string
+	publicWorkloads []string
+}
+
+// PUBLIC_ADMISSION_MODE values.
+const (
+	publicAdmissionDisabled = "disabled"
+	publicAdmissionEnabled  = "enabled"
+)
+
+func (f *apiFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.keys, "keys", os.Getenv("OCEANWAY_KEYS"),
+		"a keys directory (oceanway keys generate --dir D): trust its workloads, sign as owner.<--owner>, and use Core's token key from it, for whichever of those flags is not given (env OCEANWAY_KEYS)")
+	fl.StringVar(&f.tokenKey, "token-key", os.Getenv("OCEANWAY_TOKEN_KEY"),
+		"Core's run execution token key (Ed25519 PKCS #8 PEM file or text): issueRunExecutionToken signs with it (env OCEANWAY_TOKEN_KEY)")
+	fl.StringVar(&f.trustTokenKey, "trust-token-key", os.Getenv("OCEANWAY_TRUST_TOKEN_KEY"),
+		"the public half of Core's token key: Execution's openRun accepts only tokens it verifies (default: the public half of --token-key) (env OCEANWAY_TRUST_TOKEN_KEY)")
+	fl.StringVar(&f.publicMode, "public-admission-mode", envOr("PUBLIC_ADMISSION_MODE", publicAdmissionDisabled),
+		"PUBLIC_ADMISSION_MODE: disabled refuses admitRun from the --public-workload callers (public_admission_disabled); enabled admits them, and serve starts with it only when the core database holds a passed canary proof (oceanway canary) (env PUBLIC_ADMISSION_MODE)")
+	fl.StringSliceVar(&f.publicWorkloads, "public-workload", envList("OCEANWAY_PUBLIC_WORKLOADS", ","),
+		"a trusted workload that is a public caller of admitRun (PUBLIC_ADMISSION_MODE applies to it); repeatable (env OCEANWAY_PUBLIC_WORKLOADS)")
+}
+
+// publicAdmission is the Core API's PUBLIC_ADMISSION_MODE; enabled needs
+// a passed canary proof on this deployment's core database.
+func (f apiFlags) publicAdmission(ctx context.Context, core *pgxpool.Pool) (coreapi.PublicAdmission, error) {
+	out := coreapi.PublicAdmission{Callers: map[string]bool{}}
+	for _, w := range f.publicWorkloads {
+		out.Callers[w] = true
+	}
+	switch f.publicMode {
+	case publicAdmissionDisabled:
+		return out, nil
+	case publicAdmissionEnabled:
+	default:
+		return out, fmt.Errorf("--public-admission-mode (PUBLIC_ADMISSION_MODE) %q: want %s or %s", f.publicMode, publicAdmissionDisabled, publicAdmissionEnabled)
+	}
+	ref, err := admission.PassedCanaryProof(ctx, core)
+	if err != nil {
+		return out, err
+	}
+	if ref == "" {
+		return out, errors.New("PUBLIC_ADMISSION_MODE=enabled refused: this deployment has no passed canary proof; run oceanway canary --api URL --keys D against it first (ADR-031)")
+	}
+	out.Enabled, out.Proof = true, ref
+	return out, nil
+}
+
+// applyKeys fills, from --keys, every key setting not given otherwise.
+func (f *apiFlags) applyKeys(roles *roleFlags) error {
+	if f.keys == "" {
+		return nil
+	}
+	k := keysDir{dir: f.keys}
+	if len(roles.trust) == 0 {
+		trust, err := k.trustedWorkloads()
+		if err != nil {
+			return err
+		}
+		roles.trust = trust
+	}
+	if roles.workloadKey == "" && os.Getenv("OCEANWAY_WORKLOAD_KEY") == "" && roles.owner != "" {
+		p, err := k.private(ownerhttp.OwnerWorkload(roles.owner))
+		if err != nil {
+			return err
+		}
+		roles.workloadKey = p
+	}
+	var err error
+	if f.tokenKey == "" {
+		if f.tokenKey, err = k.private(keyCoreToken); err != nil {
+			return err
+		}
+	}
+	if f.trustTokenKey == "" {
+		if f.trustTokenKey, err = k.public(keyCoreToken); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tokenSigner is Core's token signer (nil without --token-key).
+func (f apiFlags) tokenSigner() (*runtoken.Signer, error) {
+	if f.tokenKey == "" {
+		return nil, nil
+	}
+	key, err := workload.LoadPrivateKey(f.tokenKey)
+	if err != nil {
+		return nil, fmt.Errorf("--token-key: %w", err)
+	}
+	return runtoken.NewSigner(key)
+}
+
+// tokenVerifier trusts Core's token key (nil with neither key flag).
+func (f apiFlags) tokenVerifier() (*runtoken.Verifier, error) {
+	switch {
+	case f.trustTokenKey != "":
+		pub, err := workload.LoadPublicKey(f.trustTokenKey)
+		if err != nil {
+			return nil, fmt.Errorf("--trust-token-key: %w", err)
+		}
+		return runtoken.NewVerifier(pub)
+	case f.tokenKey != "":
+		key, err := workload.LoadPrivateKey(f.tokenKey)
+		if err != nil {
+			return nil, fmt.Errorf("--token-key: %w", err)
+		}
+		return runtoken.NewVerifier(key.Public().(ed25519.PublicKey))
+	}
+	return nil, nil
+}
+
+// platformAPI is the platform API (issue 33) of the owners this process
+// has, where it trusts callers' workload keys (--trust-workload or
+// --keys); nil when it serves none. Each owner needs its own database as
+// its role, and:
+//   - Core: the billing role too, and Core's token key (--token-key);
+//   - Execution: Core's and the Gateway's reads (in process or
+//     --owner-url) and Core's token key's public half;
+//   - Gateway: nothing more.
+func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
+	if len(p.roles.trust) == 0 {
+		return nil, nil
+	}
+	trusted, err := p.roles.trusted()
+	if err != nil {
+		return nil, err
+	}
+	cfg := api.Config{Served: map[api.Owner]api.Served{}, Log: p.log}
+	var served, missing []string
+	serve := func(o api.Owner, b boundary.Boundary) (api.Served, error) {
+		v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.Audience(o), Trusted: trusted})
+		if err != nil {
+			return api.Served{}, err
+		}
+		served = append(served, string(o))
+		return api.Served{Verifier: v, Keys: &api.KeyStore{Pool: p.readPools[b], Table: api.KeyTables[o]}}, nil
+	}
+	// Core.
+	if adm := p.readPools[boundary.Core]; adm != nil && p.billingPool != nil {
+		signer, err := p.api.tokenSigner()
+		if err != nil {
+			return nil, err
+		}
+		public, err := p.api.publicAdmission(ctx, adm)
+		if err != nil {
+			return nil, err
+		}
+		ops := p.consumerPools[boundary.Core] // as oceanway_operations, where core_operations is consumed
+		if ops == nil {
+			missing = append(missing, "recordCanaryProof (needs the Operations projector here: core_operations consumed in this process)")
+		}
+		if signer == nil {
+			missing = append(missing, "core (needs --token-key or --keys)")
+		} else {
+			cfg.Core = coreapi.Server{Admission: adm, Billing: p.billingPool, Tokens: signer, Operations: ops, Public: public}
+			if cfg.Served[api.OwnerCore], err = serve(api.OwnerCore, boundary.Core); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Execution.
+	if pool := p.readPools[boundary.Execution]; pool != nil {
+		verifier, err := p.api.tokenVerifier()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case verifier == nil:
+			missing = append(missing, "execution (needs --trust-token-key or --keys)")
+		case p.reads.manifest == nil || p.reads.gateway == nil:
+			missing = append(missing, "execution (needs Core's and the Gateway's reads: --owner-url core=URL, gateway=URL)")
+		default:
+			cfg.Execution = executionapi.Server{Pool: pool, Core: p.reads.manifest, Gateway: p.reads.gateway, Tokens: verifier}
+			if cfg.Served[api.OwnerExecution], err = serve(api.OwnerExecution, boundary.Execution); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Gateway.
+	if pool := p.readPools[boundary.Gateway]; pool != nil {
+		cfg.Gateway = gatewayapi.Server{Pool: pool}
+		if cfg.Served[api.OwnerGateway], err = serve(api.OwnerGateway, boundary.Gateway); err != nil {
+			return nil, err
+		}
+	}
+	if len(served) == 0 {
+		if len(missing) > 0 {
+			fmt.Fprintf(p.out, "oceanway serve: platform API not served: %s\n", strings.Join(missing, "; "))
+		}
+		return nil, nil
+	}
+	note := ""
+	if len(missing) > 0 {
+		note = "; not served: " + strings.Join(missing, "; ")
+	}
+	if cfg.Core != nil {
+		if pa := cfg.Core.(coreapi.Server).Public; pa.Enabled {
+			note += "; PUBLIC_ADMISSION_MODE enabled (canary proof " + pa.Proof + ")"
+		} else {
+			note += "; PUBLIC_ADMISSION_MODE disabled"
+		}
+	}
+	fmt.Fprintf(p.out, "oceanway serve: platform API on --listen: /v1/ for %s, /openapi.json, /docs%s\n", strings.Join(served, ", "), note)
+	h, err := api.Handler(cfg)
+	if err != nil {
+		return nil, errors.Join(errors.New("platform API"), err)
+	}
+	return h, nil
+}
