@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/workload"
@@ -166,4 +167,23 @@ func (o operations) ReportProviderObservation(ctx context.Context, r apigen.Repo
 		return nil, errNotServed
 	}
 	return o.gateway.ReportProviderObservation(ctx, r)
+}
+
+// OperationOwner is the owner of one of the document's operations (its
+// tag): the audience a caller's token for it names.
+func OperationOwner(operationID string) (Owner, error) {
+	doc, err := LoadDocument()
+	if err != nil {
+		return "", err
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.OperationID == operationID {
+				if o := ownerOf(op); o != "" {
+					return o, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("api: no operation %q in the document", operationID)
 }

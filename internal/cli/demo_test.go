@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -284,4 +285,59 @@ func TestDemoCommandOverHTTPChaos(t *testing.T) {
 	require.True(t, s.Passed)
 	require.Positive(t, s.OwnerAnswersDropped, "owner answers were dropped")
 	require.GreaterOrEqual(t, s.Unanswered, s.OwnerAnswersDropped, "each dropped answer was a call the caller saw fail and retried")
+}
+
+// `oceanway demo --via api` (issue 33 item 3): the scenario drives every
+// run through the platform API over HTTP with the generated client (Core's
+// admitRun, issueRunExecutionToken and getReservation, Execution's openRun,
+// createAttempt, finalizeAttemptEligibility and closeRun, the Gateway's
+// dispatchAttempt and reportProviderObservation) and the loop passes every
+// invariant. Each owner's idempotency table holds the keys of exactly those
+// calls (none written by the in-process driver), proving the calls went
+// through the API; --via with --processes and an unknown --via are refused.
+func TestDemoCommandViaAPI(t *testing.T) {
+	// Not parallel: a whole loop's dispatchers on a shared server.
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	summaryPath := filepath.Join(t.TempDir(), "summary.json")
+	const runs = 20
+	r := runMain(t, nil, "demo", "--via", "api", "--runs", fmt.Sprint(runs), "--plain", "--database-url", srv.URL, "--db-prefix", prefix, "--json", summaryPath)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "through the platform API at http://127.0.0.1:")
+	raw, err := os.ReadFile(summaryPath)
+	require.NoError(t, err)
+	var s struct {
+		Passed bool   `json:"passed"`
+		Driver string `json:"driver"`
+		Mix    struct {
+			Attempts     int64 `json:"attempts"`
+			Observations int64 `json:"observations"`
+		} `json:"scenario"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	require.True(t, s.Passed)
+	require.Contains(t, s.Driver, "platform API over HTTP")
+
+	keys := func(b, table, op string) int64 {
+		conn, err := pgx.Connect(t.Context(), srv.DatabaseURL(prefix+"_"+b))
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(context.Background()) }()
+		var n int64
+		require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM "+table+" WHERE operation_id = $1 AND caller_workload = 'platform'", op).Scan(&n))
+		return n
+	}
+	for op, want := range map[string]int64{"admitRun": runs, "issueRunExecutionToken": runs} {
+		require.Equal(t, want, keys("core", "admission.api_idempotency_keys", op), op)
+	}
+	for op, want := range map[string]int64{"openRun": runs, "closeRun": runs, "createAttempt": s.Mix.Attempts, "finalizeAttemptEligibility": s.Mix.Attempts} {
+		require.Equal(t, want, keys("execution", "execution.api_idempotency_keys", op), op)
+	}
+	require.Equal(t, s.Mix.Attempts, keys("gateway", "gateway.api_idempotency_keys", "dispatchAttempt"))
+	require.Equal(t, s.Mix.Observations, keys("gateway", "gateway.api_idempotency_keys", "reportProviderObservation"))
+
+	for _, args := range [][]string{{"--via", "api", "--processes"}, {"--via", "grpc"}} {
+		bad := runMain(t, nil, append([]string{"demo", "--runs", "1", "--plain", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t)}, args...)...)
+		require.NotEqual(t, 0, bad.code, args)
+		require.Contains(t, bad.stderr, "--via", args)
+	}
 }

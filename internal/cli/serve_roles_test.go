@@ -303,8 +303,10 @@ func TestServePlatformAPI(t *testing.T) {
 }
 
 // Issue 33: `oceanway token` signs what a platform presents to the API: a
-// token for admitRun is accepted by the API's verifier for that scope only;
-// a missing key or both --operation and --scope are refused.
+// token for admitRun is accepted by the API's verifier for that scope only,
+// one for openRun names Execution's audience; a missing key, both
+// --operation and --scope, an unknown operation or a scope without
+// --audience are refused.
 func TestTokenCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -321,7 +323,15 @@ func TestTokenCommand(t *testing.T) {
 	claims, err := v.Verify(strings.TrimSpace(out.String()), "api:admitRun")
 	require.NoError(t, err)
 	require.Equal(t, "platform", claims.Subject)
-	for _, args := range [][]string{{"token", "--operation", "admitRun"}, {"token", "--workload-key", keyFile, "--operation", "admitRun", "--scope", "x"}} {
+	// An Execution operation's token names Execution's audience.
+	out.Reset()
+	require.Equal(t, 0, Main([]string{"token", "--workload-key", keyFile, "--operation", "openRun"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	ev, err := workload.NewVerifier(workload.VerifierConfig{Audience: "execution_api", Trusted: []workload.Trusted{{Workload: "platform", Key: pub}}})
+	require.NoError(t, err)
+	_, err = ev.Verify(strings.TrimSpace(out.String()), "api:openRun")
+	require.NoError(t, err)
+	for _, args := range [][]string{{"token", "--operation", "admitRun"}, {"token", "--workload-key", keyFile, "--operation", "admitRun", "--scope", "x"},
+		{"token", "--workload-key", keyFile, "--operation", "noSuchOperation"}, {"token", "--workload-key", keyFile, "--scope", "x"}} {
 		errOut.Reset()
 		require.Equal(t, 1, Main(args, strings.NewReader(""), &out, &errOut), args)
 	}

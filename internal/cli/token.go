@@ -21,7 +21,8 @@ func newTokenCmd(streams *IO) *cobra.Command {
 		Short: "Sign one single-use workload token (30 s) for the platform API or an internal call",
 		Long: `token prints a compact JWS (EdDSA) signed with --workload-key as --workload, for
 --audience and one scope: --operation admitRun gives the platform API's scope api:admitRun
-(audience core_api by default); --scope gives any other. The callee must trust the key's public
+(audience: the operation's owner, core_api, execution_api or gateway_api, unless --audience
+says otherwise); --scope gives any other (with --audience). The callee must trust the key's public
 half for that workload (serve --trust-workload workload=key.pub).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -36,6 +37,16 @@ half for that workload (serve --trust-workload workload=key.pub).`,
 			}
 			if operation != "" {
 				scope = api.Scope(operation)
+				if audience == "" {
+					owner, err := api.OperationOwner(operation)
+					if err != nil {
+						return fmt.Errorf("token: --operation: %w", err)
+					}
+					audience = api.Audience(owner)
+				}
+			}
+			if audience == "" {
+				return errors.New("token: --scope needs --audience")
 			}
 			key, err := workload.LoadPrivateKey(keySpec)
 			if err != nil {
@@ -55,7 +66,7 @@ half for that workload (serve --trust-workload workload=key.pub).`,
 	}
 	cmd.Flags().StringVar(&keySpec, "workload-key", "", "Ed25519 private key (PKCS #8 PEM file or text; default $OCEANWAY_WORKLOAD_KEY)")
 	cmd.Flags().StringVar(&who, "workload", "platform", "the workload the token is for (its iss and sub)")
-	cmd.Flags().StringVar(&audience, "audience", api.AudienceCore, "the callee")
+	cmd.Flags().StringVar(&audience, "audience", "", "the callee (default with --operation: its owner's audience)")
 	cmd.Flags().StringVar(&operation, "operation", "", "a platform API operationId: scope api:<operationId>")
 	cmd.Flags().StringVar(&scope, "scope", "", "any other scope")
 	return cmd
