@@ -174,6 +174,27 @@ func (e RunExecutionStateState) Valid() bool {
 	}
 }
 
+// Defines values for SettlementInputReconciliationState.
+const (
+	AwaitingEvidence       SettlementInputReconciliationState = "awaiting_evidence"
+	NotRequired            SettlementInputReconciliationState = "not_required"
+	ReconciliationRequired SettlementInputReconciliationState = "reconciliation_required"
+)
+
+// Valid indicates whether the value is a known member of the SettlementInputReconciliationState enum.
+func (e SettlementInputReconciliationState) Valid() bool {
+	switch e {
+	case AwaitingEvidence:
+		return true
+	case NotRequired:
+		return true
+	case ReconciliationRequired:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -453,6 +474,12 @@ type Reservation struct {
 // ReservationState defines model for Reservation.State.
 type ReservationState string
 
+// ReservationSettlementInputs defines model for ReservationSettlementInputs.
+type ReservationSettlementInputs struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	Inputs               []SettlementInput  `json:"inputs"`
+}
+
 // Route defines model for Route.
 type Route struct {
 	AdapterId         string `json:"adapterId"`
@@ -512,6 +539,23 @@ type RunExecutionState struct {
 
 // RunExecutionStateState defines model for RunExecutionState.State.
 type RunExecutionStateState string
+
+// SettlementInput defines model for SettlementInput.
+type SettlementInput struct {
+	ExecutionAttemptId    openapi_types.UUID                 `json:"executionAttemptId"`
+	ReconciliationState   SettlementInputReconciliationState `json:"reconciliationState"`
+	SettlementDimensionId openapi_types.UUID                 `json:"settlementDimensionId"`
+
+	// Snapshot An immutable object's content address.
+	Snapshot Quadruple `json:"snapshot"`
+
+	// SnapshotBody The SettlementInputSnapshot@1 in its canonical JSON.
+	SnapshotBody string `json:"snapshotBody"`
+	StateVersion int64  `json:"stateVersion"`
+}
+
+// SettlementInputReconciliationState defines model for SettlementInput.ReconciliationState.
+type SettlementInputReconciliationState string
 
 // Transition defines model for Transition.
 type Transition struct {
@@ -867,6 +911,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
 	DispatchAttempt(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReservationSettlementInputs Read the current settlement inputs Metering formed for a reservation
+	//
+	// Every settlement dimension of the reservation's attempts at its current
+	// state version: the SettlementInputSnapshot@1 (quadruple and canonical
+	// JSON) and its reconciliation state. A reservation Metering has no input
+	// for (yet, or a run without attempts) has an empty list.
+	//
+	// Corresponds with GET /v1/metering/reservations/{reservationId}/settlement-inputs (the `GetReservationSettlementInputs` operationId).
+	GetReservationSettlementInputs(ctx context.Context, reservationId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReservation Read a reservation's billing state
 	//
@@ -1245,6 +1299,26 @@ func (c *Client) DispatchAttemptWithBody(ctx context.Context, params *DispatchAt
 // Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
 func (c *Client) DispatchAttempt(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDispatchAttemptRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReservationSettlementInputs Read the current settlement inputs Metering formed for a reservation
+//
+// Every settlement dimension of the reservation's attempts at its current
+// state version: the SettlementInputSnapshot@1 (quadruple and canonical
+// JSON) and its reconciliation state. A reservation Metering has no input
+// for (yet, or a run without attempts) has an empty list.
+//
+// Corresponds with GET /v1/metering/reservations/{reservationId}/settlement-inputs (the `GetReservationSettlementInputs` operationId).
+func (c *Client) GetReservationSettlementInputs(ctx context.Context, reservationId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReservationSettlementInputsRequest(c.Server, reservationId)
 	if err != nil {
 		return nil, err
 	}
@@ -1809,6 +1883,40 @@ func NewDispatchAttemptRequestWithBody(server string, params *DispatchAttemptPar
 	return req, nil
 }
 
+// NewGetReservationSettlementInputsRequest constructs an http.Request for the GetReservationSettlementInputs method
+func NewGetReservationSettlementInputsRequest(server string, reservationId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reservationId", reservationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/metering/reservations/%s/settlement-inputs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetReservationRequest constructs an http.Request for the GetReservation method
 func NewGetReservationRequest(server string, reservationId openapi_types.UUID) (*http.Request, error) {
 	var err error
@@ -2212,6 +2320,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/gateway/dispatch-slots (the `DispatchAttempt` operationId).
 	DispatchAttemptWithResponse(ctx context.Context, params *DispatchAttemptParams, body DispatchAttemptJSONRequestBody, reqEditors ...RequestEditorFn) (*DispatchAttemptResponse, error)
+
+	// GetReservationSettlementInputsWithResponse Read the current settlement inputs Metering formed for a reservation
+	//
+	// Every settlement dimension of the reservation's attempts at its current
+	// state version: the SettlementInputSnapshot@1 (quadruple and canonical
+	// JSON) and its reconciliation state. A reservation Metering has no input
+	// for (yet, or a run without attempts) has an empty list.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/metering/reservations/{reservationId}/settlement-inputs (the `GetReservationSettlementInputs` operationId).
+	GetReservationSettlementInputsWithResponse(ctx context.Context, reservationId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetReservationSettlementInputsResponse, error)
 
 	// GetReservationWithResponse Read a reservation's billing state
 	//
@@ -3052,6 +3172,82 @@ func (r DispatchAttemptResponse) ContentType() string {
 	return ""
 }
 
+type GetReservationSettlementInputsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReservationSettlementInputs
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReservationSettlementInputsResponse) GetJSON200() *ReservationSettlementInputs {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReservationSettlementInputsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReservationSettlementInputsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReservationSettlementInputsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetReservationSettlementInputsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetReservationSettlementInputsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReservationSettlementInputsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReservationSettlementInputsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReservationSettlementInputsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReservationSettlementInputsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetReservationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3643,6 +3839,24 @@ func (c *ClientWithResponses) DispatchAttemptWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseDispatchAttemptResponse(rsp)
+}
+
+// GetReservationSettlementInputsWithResponse Read the current settlement inputs Metering formed for a reservation
+//
+// Every settlement dimension of the reservation's attempts at its current
+// state version: the SettlementInputSnapshot@1 (quadruple and canonical
+// JSON) and its reconciliation state. A reservation Metering has no input
+// for (yet, or a run without attempts) has an empty list.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/metering/reservations/{reservationId}/settlement-inputs (the `GetReservationSettlementInputs` operationId).
+func (c *ClientWithResponses) GetReservationSettlementInputsWithResponse(ctx context.Context, reservationId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetReservationSettlementInputsResponse, error) {
+	rsp, err := c.GetReservationSettlementInputs(ctx, reservationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReservationSettlementInputsResponse(rsp)
 }
 
 // GetReservationWithResponse Read a reservation's billing state
@@ -4365,6 +4579,67 @@ func ParseDispatchAttemptResponse(rsp *http.Response) (*DispatchAttemptResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetReservationSettlementInputsResponse parses an HTTP response from a GetReservationSettlementInputsWithResponse call
+func ParseGetReservationSettlementInputsResponse(rsp *http.Response) (*GetReservationSettlementInputsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReservationSettlementInputsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReservationSettlementInputs
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem

@@ -19,10 +19,11 @@ const (
 	OwnerCore      Owner = "core"
 	OwnerExecution Owner = "execution"
 	OwnerGateway   Owner = "gateway"
+	OwnerMetering  Owner = "metering"
 )
 
 // Owners lists the owners of the document's operations.
-var Owners = []Owner{OwnerCore, OwnerExecution, OwnerGateway}
+var Owners = []Owner{OwnerCore, OwnerExecution, OwnerGateway, OwnerMetering}
 
 // AudienceCore is the token audience of Core's operations.
 const AudienceCore = "core_api"
@@ -56,9 +57,15 @@ type GatewayOperations interface {
 	ReportProviderObservation(ctx context.Context, request apigen.ReportProviderObservationRequestObject) (apigen.ReportProviderObservationResponseObject, error)
 }
 
+// MeteringOperations are Metering's operations (tag metering): reads only.
+type MeteringOperations interface {
+	GetReservationSettlementInputs(ctx context.Context, request apigen.GetReservationSettlementInputsRequestObject) (apigen.GetReservationSettlementInputsResponseObject, error)
+}
+
 // Served is one owner's part of the API in this process: its operations,
 // the verifier of its callers' tokens (audience Audience(owner)) and the
-// store of its idempotency keys (in its own database).
+// store of its idempotency keys (in its own database; none for an owner
+// whose operations are all reads: Metering).
 type Served struct {
 	Verifier *workload.Verifier
 	Keys     *KeyStore
@@ -74,6 +81,7 @@ type operations struct {
 	core      CoreOperations
 	execution ExecutionOperations
 	gateway   GatewayOperations
+	metering  MeteringOperations
 }
 
 var _ apigen.StrictServerInterface = operations{}
@@ -167,6 +175,13 @@ func (o operations) ReportProviderObservation(ctx context.Context, r apigen.Repo
 		return nil, errNotServed
 	}
 	return o.gateway.ReportProviderObservation(ctx, r)
+}
+
+func (o operations) GetReservationSettlementInputs(ctx context.Context, r apigen.GetReservationSettlementInputsRequestObject) (apigen.GetReservationSettlementInputsResponseObject, error) {
+	if o.metering == nil {
+		return nil, errNotServed
+	}
+	return o.metering.GetReservationSettlementInputs(ctx, r)
 }
 
 // OperationOwner is the owner of one of the document's operations (its

@@ -31,6 +31,7 @@ type Config struct {
 	Core      CoreOperations
 	Execution ExecutionOperations
 	Gateway   GatewayOperations
+	Metering  MeteringOperations
 	// Served holds, for every owner above, its verifier and key store.
 	Served map[Owner]Served
 	Log    *slog.Logger
@@ -39,18 +40,21 @@ type Config struct {
 // Handler serves the API: /v1/... (validated, authenticated, idempotent),
 // GET /openapi.json and GET /docs.
 func Handler(cfg Config) (http.Handler, error) {
-	present := map[Owner]bool{OwnerCore: cfg.Core != nil, OwnerExecution: cfg.Execution != nil, OwnerGateway: cfg.Gateway != nil}
+	present := map[Owner]bool{OwnerCore: cfg.Core != nil, OwnerExecution: cfg.Execution != nil, OwnerGateway: cfg.Gateway != nil,
+		OwnerMetering: cfg.Metering != nil}
 	n := 0
 	for _, o := range Owners {
 		sv, ok := cfg.Served[o]
 		switch {
-		case present[o] && (!ok || sv.Verifier == nil || sv.Keys == nil):
-			return nil, fmt.Errorf("api: owner %s needs its verifier and key store", o)
+		case present[o] && (!ok || sv.Verifier == nil || (sv.Keys == nil) != (KeyTables[o] == "")):
+			return nil, fmt.Errorf("api: owner %s needs its verifier and (when it has mutating operations) its key store", o)
 		case !present[o] && ok:
 			return nil, fmt.Errorf("api: a verifier and key store for owner %s, whose operations are absent", o)
 		case present[o]:
-			if err := sv.Keys.check(o); err != nil {
-				return nil, err
+			if sv.Keys != nil {
+				if err := sv.Keys.check(o); err != nil {
+					return nil, err
+				}
 			}
 			n++
 		}
@@ -73,7 +77,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := apigen.NewStrictHandlerWithOptions(operations{core: cfg.Core, execution: cfg.Execution, gateway: cfg.Gateway}, nil, apigen.StrictHTTPServerOptions{
+	strict := apigen.NewStrictHandlerWithOptions(operations{core: cfg.Core, execution: cfg.Execution, gateway: cfg.Gateway, metering: cfg.Metering}, nil, apigen.StrictHTTPServerOptions{
 		// The document's validation ran first: a body the generated code
 		// cannot bind is still the caller's.
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) {

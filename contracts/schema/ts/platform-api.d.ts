@@ -266,6 +266,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/metering/reservations/{reservationId}/settlement-inputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the current settlement inputs Metering formed for a reservation
+         * @description Every settlement dimension of the reservation's attempts at its current
+         *     state version: the SettlementInputSnapshot@1 (quadruple and canonical
+         *     JSON) and its reconciliation state. A reservation Metering has no input
+         *     for (yet, or a run without attempts) has an empty list.
+         */
+        get: operations["getReservationSettlementInputs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -571,6 +594,24 @@ export interface components {
             billingReservationId: string;
             /** Format: date-time */
             recordedAt: string;
+        };
+        ReservationSettlementInputs: {
+            /** Format: uuid */
+            billingReservationId: string;
+            inputs: components["schemas"]["SettlementInput"][];
+        };
+        SettlementInput: {
+            /** Format: uuid */
+            settlementDimensionId: string;
+            /** Format: uuid */
+            executionAttemptId: string;
+            /** Format: int64 */
+            stateVersion: number;
+            /** @enum {string} */
+            reconciliationState: "not_required" | "awaiting_evidence" | "reconciliation_required";
+            snapshot: components["schemas"]["Quadruple"];
+            /** @description The SettlementInputSnapshot@1 in its canonical JSON. */
+            snapshotBody: string;
         };
     };
     responses: {
@@ -1006,6 +1047,33 @@ export interface operations {
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
             422: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    getReservationSettlementInputs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reservationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current inputs, by settlement dimension id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationSettlementInputs"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
             503: components["responses"]["Problem"];
         };
     };

@@ -173,6 +173,27 @@ func (e RunExecutionStateState) Valid() bool {
 	}
 }
 
+// Defines values for SettlementInputReconciliationState.
+const (
+	AwaitingEvidence       SettlementInputReconciliationState = "awaiting_evidence"
+	NotRequired            SettlementInputReconciliationState = "not_required"
+	ReconciliationRequired SettlementInputReconciliationState = "reconciliation_required"
+)
+
+// Valid indicates whether the value is a known member of the SettlementInputReconciliationState enum.
+func (e SettlementInputReconciliationState) Valid() bool {
+	switch e {
+	case AwaitingEvidence:
+		return true
+	case NotRequired:
+		return true
+	case ReconciliationRequired:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -452,6 +473,12 @@ type Reservation struct {
 // ReservationState defines model for Reservation.State.
 type ReservationState string
 
+// ReservationSettlementInputs defines model for ReservationSettlementInputs.
+type ReservationSettlementInputs struct {
+	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
+	Inputs               []SettlementInput  `json:"inputs"`
+}
+
 // Route defines model for Route.
 type Route struct {
 	AdapterId         string `json:"adapterId"`
@@ -511,6 +538,23 @@ type RunExecutionState struct {
 
 // RunExecutionStateState defines model for RunExecutionState.State.
 type RunExecutionStateState string
+
+// SettlementInput defines model for SettlementInput.
+type SettlementInput struct {
+	ExecutionAttemptId    openapi_types.UUID                 `json:"executionAttemptId"`
+	ReconciliationState   SettlementInputReconciliationState `json:"reconciliationState"`
+	SettlementDimensionId openapi_types.UUID                 `json:"settlementDimensionId"`
+
+	// Snapshot An immutable object's content address.
+	Snapshot Quadruple `json:"snapshot"`
+
+	// SnapshotBody The SettlementInputSnapshot@1 in its canonical JSON.
+	SnapshotBody string `json:"snapshotBody"`
+	StateVersion int64  `json:"stateVersion"`
+}
+
+// SettlementInputReconciliationState defines model for SettlementInput.ReconciliationState.
+type SettlementInputReconciliationState string
 
 // Transition defines model for Transition.
 type Transition struct {
@@ -636,6 +680,9 @@ type ServerInterface interface {
 	// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
 	// (POST /v1/gateway/dispatch-slots)
 	DispatchAttempt(w http.ResponseWriter, r *http.Request, params DispatchAttemptParams)
+	// GetReservationSettlementInputs Read the current settlement inputs Metering formed for a reservation
+	// (GET /v1/metering/reservations/{reservationId}/settlement-inputs)
+	GetReservationSettlementInputs(w http.ResponseWriter, r *http.Request, reservationId openapi_types.UUID)
 	// GetReservation Read a reservation's billing state
 	// (GET /v1/reservations/{reservationId})
 	GetReservation(w http.ResponseWriter, r *http.Request, reservationId openapi_types.UUID)
@@ -1062,6 +1109,32 @@ func (siw *ServerInterfaceWrapper) DispatchAttempt(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetReservationSettlementInputs operation middleware
+func (siw *ServerInterfaceWrapper) GetReservationSettlementInputs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "reservationId" -------------
+	var reservationId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reservationId", r.PathValue("reservationId"), &reservationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reservationId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetReservationSettlementInputs(w, r, reservationId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetReservation operation middleware
 func (siw *ServerInterfaceWrapper) GetReservation(w http.ResponseWriter, r *http.Request) {
 
@@ -1346,6 +1419,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/dispatch-slots", wrapper.DispatchAttempt)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/attempts/{attemptId}/observations", wrapper.ReportProviderObservation)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/canary-proofs", wrapper.RecordCanaryProof)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/metering/reservations/{reservationId}/settlement-inputs", wrapper.GetReservationSettlementInputs)
 
 	return m
 }
@@ -2404,6 +2478,100 @@ func (response DispatchAttempt503ApplicationProblemPlusJSONResponse) VisitDispat
 	return err
 }
 
+type GetReservationSettlementInputsRequestObject struct {
+	ReservationId openapi_types.UUID `json:"reservationId"`
+}
+
+type GetReservationSettlementInputsResponseObject interface {
+	VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error
+}
+
+type GetReservationSettlementInputs200JSONResponse ReservationSettlementInputs
+
+func (response GetReservationSettlementInputs200JSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReservationSettlementInputs400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetReservationSettlementInputs400ApplicationProblemPlusJSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReservationSettlementInputs401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetReservationSettlementInputs401ApplicationProblemPlusJSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReservationSettlementInputs403ApplicationProblemPlusJSONResponse Problem
+
+func (response GetReservationSettlementInputs403ApplicationProblemPlusJSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReservationSettlementInputs404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetReservationSettlementInputs404ApplicationProblemPlusJSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReservationSettlementInputs503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetReservationSettlementInputs503ApplicationProblemPlusJSONResponse) VisitGetReservationSettlementInputsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetReservationRequestObject struct {
 	ReservationId openapi_types.UUID `json:"reservationId"`
 }
@@ -2825,6 +2993,9 @@ type StrictServerInterface interface {
 	// DispatchAttempt Bind an attempt's dispatch slot to a route, or reject it
 	// (POST /v1/gateway/dispatch-slots)
 	DispatchAttempt(ctx context.Context, request DispatchAttemptRequestObject) (DispatchAttemptResponseObject, error)
+	// GetReservationSettlementInputs Read the current settlement inputs Metering formed for a reservation
+	// (GET /v1/metering/reservations/{reservationId}/settlement-inputs)
+	GetReservationSettlementInputs(ctx context.Context, request GetReservationSettlementInputsRequestObject) (GetReservationSettlementInputsResponseObject, error)
 	// GetReservation Read a reservation's billing state
 	// (GET /v1/reservations/{reservationId})
 	GetReservation(ctx context.Context, request GetReservationRequestObject) (GetReservationResponseObject, error)
@@ -3151,6 +3322,32 @@ func (sh *strictHandler) DispatchAttempt(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DispatchAttemptResponseObject); ok {
 		if err := validResponse.VisitDispatchAttemptResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetReservationSettlementInputs operation middleware
+func (sh *strictHandler) GetReservationSettlementInputs(w http.ResponseWriter, r *http.Request, reservationId openapi_types.UUID) {
+	var request GetReservationSettlementInputsRequestObject
+
+	request.ReservationId = reservationId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetReservationSettlementInputs(ctx, request.(GetReservationSettlementInputsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetReservationSettlementInputs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetReservationSettlementInputsResponseObject); ok {
+		if err := validResponse.VisitGetReservationSettlementInputsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
