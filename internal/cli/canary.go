@@ -120,7 +120,9 @@ func (cn *canary) bearer(o api.Owner, op string) apiclient.RequestEditorFn {
 	}
 }
 
-func (cn *canary) step(format string, args ...any) { fmt.Fprintf(cn.out, "canary: "+format+"\n", args...) }
+func (cn *canary) step(format string, args ...any) {
+	fmt.Fprintf(cn.out, "canary: "+format+"\n", args...)
+}
 
 // answer fails unless the call succeeded with want.
 func answer(op string, err error, status int, want int, body []byte) error {
@@ -317,7 +319,6 @@ func (cn *canary) waitForProof(ctx context.Context, key string, run *apiclient.R
 }
 
 func ptr[T any](v T) *T { return &v }
-
 
 func sha256Sum(s string) []byte { sum := sha256.Sum256([]byte(s)); return sum[:] }
 

@@ -69,7 +69,9 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 		return problem(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("reservation %s is run %s's, not %s's", reservationID, v.RunID, runID))
 	}
 	var checks []apigen.CanaryCheck
-	add := func(name string, ok bool, detail string) { checks = append(checks, apigen.CanaryCheck{Name: name, Ok: ok, Detail: detail}) }
+	add := func(name string, ok bool, detail string) {
+		checks = append(checks, apigen.CanaryCheck{Name: name, Ok: ok, Detail: detail})
+	}
 
 	// Not closed yet: the canary retries.
 	if v.State != "settled" && v.State != "released" {
