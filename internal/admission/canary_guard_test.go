@@ -117,9 +117,6 @@ func TestGuard_AD001_CanaryProofsContentAddressed(t *testing.T) {
 
 	type forgery struct {
 		forge func(t *testing.T) admission.CanaryProof
-		// nullGap: the constraint compares a key the JSON lacks (or holds as
-		// null): NULL, which a CHECK lets through. Known gap, see below.
-		nullGap bool
 	}
 	without := func(key string) func(t *testing.T) admission.CanaryProof {
 		return func(t *testing.T) admission.CanaryProof {
@@ -156,19 +153,13 @@ func TestGuard_AD001_CanaryProofsContentAddressed(t *testing.T) {
 		"json not an object": {forge: func(t *testing.T) admission.CanaryProof {
 			return sealProof(t, res, []byte(`["`+run+`","`+res+`","passed","`+uuid.NewString()+`"]`), "passed", run, now)
 		}},
-		"json without verdict":              {forge: without("verdict"), nullGap: true},
-		"json without runId":                {forge: without("runId"), nullGap: true},
-		"json without billingReservationId": {forge: without("billingReservationId"), nullGap: true},
+		// A key the JSON lacks compares NULL: the CHECK's coalesce refuses it.
+		"json without verdict":              {forge: without("verdict")},
+		"json without runId":                {forge: without("runId")},
+		"json without billingReservationId": {forge: without("billingReservationId")},
 	}
 	for name, c := range forged {
 		t.Run(name, func(t *testing.T) {
-			if c.nullGap {
-				// Issue 33: 00006's canary_proof_content_addressed is NULL, not
-				// false, when proof_json lacks verdict, runId or
-				// billingReservationId, and such a row is stored. Remove this skip
-				// when the constraint is wrapped in coalesce((...), false).
-				t.Skip("known gap: the content-address CHECK lets a missing key through (NULL)")
-			}
 			p := c.forge(t)
 			requireNotContentAddressed(t, f.record(t, p))
 			var n int

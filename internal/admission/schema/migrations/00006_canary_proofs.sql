@@ -18,13 +18,15 @@ CREATE TABLE admission.canary_proofs (
   verdict text NOT NULL CHECK (verdict IN ('passed', 'failed')),
   proof_json text NOT NULL,
   recorded_at timestamptz NOT NULL,
-  CONSTRAINT canary_proof_content_addressed CHECK (/* guard AD001.canary-proof-content-addressed */
+  -- coalesce: a key the JSON lacks makes a comparison NULL, and a NULL
+  -- CHECK would let the row in.
+  CONSTRAINT canary_proof_content_addressed CHECK (/* guard AD001.canary-proof-content-addressed */ coalesce(
     encode(sha256(convert_to(proof_json, 'UTF8')), 'hex') = canary_proof_digest
     AND canary_proof_ref LIKE '%/' || canary_proof_digest
     AND jsonb_typeof(proof_json::jsonb) = 'object'
     AND proof_json::jsonb ->> 'verdict' = verdict
     AND proof_json::jsonb ->> 'runId' = run_id::text
-    AND proof_json::jsonb ->> 'billingReservationId' = billing_reservation_id::text)
+    AND proof_json::jsonb ->> 'billingReservationId' = billing_reservation_id::text, false))
 );
 
 CREATE INDEX canary_proofs_passed ON admission.canary_proofs (recorded_at) WHERE verdict = 'passed';
