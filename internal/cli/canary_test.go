@@ -55,16 +55,17 @@ func admitAs(t *testing.T, listen, who, keyPath string) (int, string) {
 	return resp.StatusCode, p.Code
 }
 
-// Issue 33 items 4–6 (ADR-031's canary gate): keys generate writes the
+// Issue 33 items 3–6 (ADR-031's canary gate): keys generate writes the
 // install's keys once (never over them); serve --keys --bootstrap serves
 // every owner's API on a fresh prefix; PUBLIC_ADMISSION_MODE disabled
 // refuses a public caller's admitRun (public_admission_disabled) and not
 // an internal one; enabled before any proof refuses to start; the canary,
-// through the public API only, closes the loop and records a passed proof,
-// after which serve starts with public admission enabled and admits the
+// through the public API only, closes the loop and records a passed proof;
+// demo --via api --api URL then drives the same serve and passes every
+// invariant; and serve starts with public admission enabled and admits the
 // public caller.
 func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a whole serve and a demo share the server's connections.
 	srv := dbtest.Server(t)
 	prefix := dbtest.NewPrefix(t)
 	t.Cleanup(func() { _ = dropBoundaryDatabases(context.Background(), srv.URL, prefix) })
@@ -90,16 +91,13 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	require.ErrorContains(t, err, "no passed canary proof", out)
 
 	listen := freeAddr(t)
-	served := startServe(t, append([]string{"--bootstrap", "--completeness-interval", "500ms", "--listen", listen, "--consumer-listen", freeAddr(t)}, conn...)...)
-	require.Eventually(t, func() bool {
-		return strings.Contains(served.String(), "platform API on --listen: /v1/ for core, execution, gateway")
-	},
+	served := startServe(t, append([]string{"--bootstrap", "--pool-size", "3", "--completeness-interval", "500ms", "--listen", listen,
+		"--consumer-listen", freeAddr(t)}, conn...)...)
+	require.Eventually(t, func() bool { return strings.Contains(served.String(), "platform API on --listen: /v1/ for core, execution, gateway") },
 		60*time.Second, 20*time.Millisecond, served.String())
 	status, code := admitAs(t, listen, "public.signup", filepath.Join(keys, "public.signup.key"))
 	require.Equal(t, http.StatusForbidden, status)
 	require.Equal(t, api.CodePublicAdmission, code)
-	status, _ = admitAs(t, listen, keyPlatform, filepath.Join(keys, "platform.key"))
-	require.Equal(t, http.StatusCreated, status, "internal callers are unaffected")
 
 	out, err = runRoot(t, "canary", "--api", "http://"+listen, "--keys", keys, "--timeout", "2m")
 	require.NoError(t, err, out)
@@ -107,6 +105,17 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	for _, check := range []string{coreapi.CheckFinalized, coreapi.CheckProjected, coreapi.CheckCompleteness, coreapi.CheckBalanced, coreapi.CheckCommitted} {
 		require.Contains(t, out, "check "+check, out)
 	}
+
+	// Item 3: the demo drives the same deployment's serve through its API
+	// and proves every invariant there, the canary's run counted.
+	out, err = runRoot(t, "demo", "--via", "api", "--api", "http://"+listen, "--keys", keys, "--runs", "12", "--plain",
+		"--database-url", srv.URL, "--db-prefix", prefix)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "held 1 run(s) before this demo")
+	require.Contains(t, out, "verdict                                   PASSED")
+
+	status, _ = admitAs(t, listen, keyPlatform, filepath.Join(keys, "platform.key"))
+	require.Equal(t, http.StatusCreated, status, "internal callers are unaffected")
 
 	enabled := freeAddr(t)
 	again := startServe(t, append([]string{"--public-admission-mode", "enabled", "--listen", enabled, "--consumer-listen", freeAddr(t)}, conn...)...)

@@ -65,6 +65,8 @@ type demoOptions struct {
 	processes   bool
 	replicas    int
 	via         string // how the scenario calls the owners: inprocess | api
+	apiURL      string // --via api against a running serve's API (its deployment's databases)
+	keys        string // with --api: the keys directory whose platform key signs
 	lines       []migrate.Line
 }
 
@@ -116,6 +118,9 @@ dispatchers at random, pauses one past its lease and makes the consumer fail tra
 		"run each owner (core, execution, gateway, metering) as its own `oceanway serve --owner` child process with only its own database, HTTP in between; with --chaos, kill and restart one at random")
 	cmd.Flags().StringVar(&o.via, "via", viaInProcess,
 		"how the scenario calls the owners: inprocess (their Go services) or api (the platform API over HTTP with the generated client, served by this demo on a loopback port, every owner's operations over its own database as its own role)")
+	cmd.Flags().StringVar(&o.apiURL, "api", "",
+		"with --via api: drive a running `oceanway serve` at this URL instead of serving the API here; the loop runs in that serve, and --database-url and --db-prefix name its deployment, whose invariants the demo proves (runs it held before, such as a canary's, are counted)")
+	cmd.Flags().StringVar(&o.keys, "keys", "", "with --api: the keys directory (oceanway keys generate) whose platform key the calls are signed with")
 	cmd.Flags().IntVar(&o.replicas, "replicas", 1, "with --processes: processes per owner, sharing its database (leases and SKIP LOCKED share the Work)")
 	return cmd
 }
@@ -137,6 +142,12 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		// The owner processes do not serve the API yet: the demo would
 		// serve it over their databases from here, which is not apart.
 		return errors.New("--via api with --processes is not built yet: the owner processes do not serve the platform API; drop one of them")
+	case o.apiURL != "" && (o.via != viaAPI || o.keys == "" || o.databaseURL == "" || o.prefix == ""):
+		return errors.New("--api drives a running serve: it needs --via api, --keys D, and --database-url and --db-prefix of that serve's deployment")
+	case o.apiURL != "" && (o.chaos || o.transport != demo.TransportInProcess):
+		return errors.New("--api: the loop runs in that serve; --chaos and --transport are its own business")
+	case o.apiURL == "" && o.keys != "":
+		return errors.New("--keys goes with --api (the demo's own API signs with a key of its own)")
 	}
 
 	say("demo: runtime %s", applyRuntimeDefaults())
@@ -151,7 +162,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		}
 	}
 	dbOpts := o
-	if o.processes {
+	if o.processes || o.apiURL != "" {
 		// This process only admits, drives the scenario and verifies: the
 		// dispatchers and workers (and their sessions) are the owners'.
 		dbOpts.disp = dispatcherFlags{cfg: o.disp.cfg}
@@ -168,14 +179,19 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	loop := &loopRuntime{}
 	var procs *ownerProcesses
-	if o.processes {
+	switch {
+	case o.apiURL != "":
+		say("demo: the loop runs in the serve at %s (its deployment %s_*); this process drives the scenario through its API and proves the invariants", o.apiURL, o.prefix)
+	case o.processes:
 		say("demo: starting %d process(es) per owner (core, execution, gateway, metering), each with only its own database", max(1, o.replicas))
 		if procs, err = startOwnerProcesses(ctx, serverURL, o.prefix, o.disp, o.replicas); err != nil {
 			return err
 		}
 		defer procs.stop()
-	} else if loop, err = newLoopRuntime(pools, o.disp, o.transport); err != nil {
-		return err
+	default:
+		if loop, err = newLoopRuntime(pools, o.disp, o.transport); err != nil {
+			return err
+		}
 	}
 	defer loop.Close()
 	mode := "plain"
@@ -183,10 +199,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	if bar {
 		mode = "bar"
 	}
-	if o.processes {
+	switch {
+	case o.apiURL != "":
+		say("demo: %d admissions on %d sessions through the API, progress=%s", o.runs, o.workers, mode)
+	case o.processes:
 		say("demo: %d admissions on %d sessions, owner processes (one dispatcher each, lease %s), transport=http, chaos=%v, progress=%s",
 			o.runs, o.workers, o.disp.cfg.LeaseDuration, o.chaos, mode)
-	} else {
+	default:
 		say("demo: %d admissions on %d sessions, %d dispatchers (batch %d, consumer batch %d, concurrency %d, lease %s), transport=%s, chaos=%v, progress=%s",
 			o.runs, o.workers, o.disp.dispatchers, o.disp.cfg.BatchSize, o.disp.consumerBatch, o.disp.cfg.Concurrency, o.disp.cfg.LeaseDuration, o.transport, o.chaos, mode)
 	}
@@ -206,7 +225,13 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		execReads = demo.ExecutionOwnerReads{Manifest: c[ownerhttp.OwnerCore].Core(), Gateway: c[ownerhttp.OwnerGateway].Gateway()}
 	}
 	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1, execReads)
-	if o.via == viaAPI {
+	switch {
+	case o.apiURL != "":
+		if scenario.Platform, err = externalAPI(o.apiURL, o.keys); err != nil {
+			return err
+		}
+		say("demo: the scenario calls the owners through the platform API at %s", o.apiURL)
+	case o.via == viaAPI:
 		dapi, err := startDemoAPI(ctx, serverURL, o.prefix, execReads)
 		if err != nil {
 			return fmt.Errorf("demo --via api: %w", err)
@@ -219,8 +244,19 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		Runs: o.runs, AdmitWorkers: o.workers, Chaos: o.chaos, Timeout: o.timeout, Progress: streams.Out, Bar: bar,
 		Scenario: scenario, RestartDatabase: restart,
 	}
-	if procs != nil {
-		cfg.Processes = procs
+	if o.apiURL != "" {
+		cfg.External = o.apiURL
+		if err := pools[boundary.Core].QueryRow(ctx, `SELECT count(*) FROM admission.runs`).Scan(&cfg.PriorRuns); err != nil {
+			return err
+		}
+		if cfg.PriorRuns > 0 {
+			say("demo: the deployment held %d run(s) before this demo (a canary's, say); the invariants count them too", cfg.PriorRuns)
+		}
+	}
+	if procs != nil || o.apiURL != "" {
+		if procs != nil {
+			cfg.Processes = procs
+		}
 		// The core owner processes enter the cases; the case commands run
 		// here, against the core database, as the other drivers do.
 		desk, err := newCaseDesk(pools[boundary.Core])
@@ -435,7 +471,7 @@ func demoDatabases(ctx context.Context, serverURL string, o demoOptions, say fun
 		pools.Close()
 		return nil, err
 	}
-	if existing > 0 {
+	if existing > 0 && o.apiURL == "" {
 		pools.Close()
 		return nil, fmt.Errorf("demo: %s already holds %d events from an earlier run; choose another --db-prefix", migrate.DatabaseName(o.prefix, boundary.Core), existing)
 	}
@@ -583,6 +619,9 @@ func demoCostWindow(ctx context.Context, serverURL string, o demoOptions, core *
 	}
 	if o.processes {
 		return nil, "not measured with --processes (the owners' CPU is in their own processes)"
+	}
+	if o.apiURL != "" {
+		return nil, "not measured with --api (the loop's CPU is in that serve's process)"
 	}
 	dbs := make([]loopbench.Database, 0, len(boundary.All))
 	for _, b := range boundary.All {

@@ -139,3 +139,28 @@ func (d *demoAPI) Close() {
 		p.Close()
 	}
 }
+
+// externalAPI is the platform of a running serve's API (demo --via api
+// --api URL): every owner's operations at url, signed as the platform
+// workload of the keys directory.
+func externalAPI(url, keys string) (*demo.APIPlatform, error) {
+	keyPath, err := keysDir{dir: keys}.private(keyPlatform)
+	if err != nil {
+		return nil, err
+	}
+	key, err := workload.LoadPrivateKey(keyPath)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: keyPlatform, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	urls := map[api.Owner]string{}
+	for _, o := range api.Owners {
+		urls[o] = url
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	return demo.NewAPIPlatform(urls, signer, &http.Client{Transport: transport, Timeout: 30 * time.Second})
+}

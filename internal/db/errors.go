@@ -50,7 +50,9 @@ func NotFound(err error) error {
 // Transient reports whether err is a connection-level failure that an
 // idempotent operation may simply retry: the server went away or is
 // restarting (SQLSTATE classes 08 connection exception, 57P01..57P03
-// shutdown / cannot connect now), the connection could not be made or was
+// shutdown / cannot connect now), it has no connection slot free right now
+// (53300 too_many_connections: another process holds them; a session ends
+// and the retry connects), the connection could not be made or was
 // closed, or the driver says the statement never reached the server. A
 // commit that failed this way may or may not have committed, so only
 // idempotent operations (keyed by an operation id) retry on it.
@@ -61,7 +63,7 @@ func Transient(err error) bool {
 	}
 	switch code := SQLState(err); {
 	case pgerrcode.IsConnectionException(code), code == pgerrcode.AdminShutdown,
-		code == pgerrcode.CrashShutdown, code == pgerrcode.CannotConnectNow:
+		code == pgerrcode.CrashShutdown, code == pgerrcode.CannotConnectNow, code == pgerrcode.TooManyConnections:
 		return true
 	case code != "":
 		return false

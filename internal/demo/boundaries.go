@@ -164,9 +164,9 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		}
 		s.Execution = &ExecutionReport{Runs: c.Runs, ClosedRuns: c.ClosedRuns, Attempts: c.Attempts, Dispatched: c.Dispatched,
 			NotDispatched: c.NotDispatched, EmptyClosures: c.EmptyClosures}
-		closedOnce := c.Runs == int64(cfg.Runs) && c.ClosedRuns == c.Runs && c.RunsWithoutExactlyOneClosureEvent == 0
+		closedOnce := c.Runs == int64(cfg.Runs+cfg.PriorRuns) && c.ClosedRuns == c.Runs && c.RunsWithoutExactlyOneClosureEvent == 0
 		s.check("every_run_closed_once", closedOnce, failDetail(closedOnce,
-			fmt.Sprintf("%d admitted, %d runs, %d closed, %d without exactly one closure event", cfg.Runs, c.Runs, c.ClosedRuns, c.RunsWithoutExactlyOneClosureEvent)))
+			fmt.Sprintf("%d admitted, %d runs, %d closed, %d without exactly one closure event", cfg.Runs+cfg.PriorRuns, c.Runs, c.ClosedRuns, c.RunsWithoutExactlyOneClosureEvent)))
 		s.count("closure_count_is_eligibility", c.ClosuresCountDiffersFromEligibilityEvents,
 			"closure events whose attemptCount differs from the run's eligibility events")
 		eligible := c.Dispatched+c.NotDispatched == c.Attempts
@@ -183,7 +183,7 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("chain_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_snapshot", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 	}
-	if m, ok := pools[boundary.Metering]; ok && (cfg.Metering != nil || cfg.Processes != nil) {
+	if m, ok := pools[boundary.Metering]; ok && (cfg.Metering != nil || cfg.workersElsewhere()) {
 		c, err := q.MeteringDemoCounts(ctx, m)
 		if err != nil {
 			return fmt.Errorf("demo metering: %w", err)
@@ -203,9 +203,9 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("one_event_per_settlement_input", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 		s.count("eligibility_work_finished", c.EligibilityWorkOpen, "eligibility Work neither finished nor blocked")
 		s.count("provider_cost_work_finished", c.CostWorkPending, "provider cost Work neither finished nor blocked")
-		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs)
+		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs+cfg.PriorRuns)
 		s.check("half_runs_settlement_input", half, failDetail(half,
-			fmt.Sprintf("%d of %d runs have settlement input", c.RunsWithSettlementInput, cfg.Runs)))
+			fmt.Sprintf("%d of %d runs have settlement input", c.RunsWithSettlementInput, cfg.Runs+cfg.PriorRuns)))
 	}
 	return nil
 }

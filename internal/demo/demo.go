@@ -77,6 +77,13 @@ type Config struct {
 	// serve` processes (--processes): they deliver and work while the demo
 	// admits, waits and verifies; there is no runtime in this process.
 	Processes Processes
+	// External, when set, means the loop runs in an `oceanway serve`
+	// elsewhere (demo --via api --api URL): no dispatcher, consumer or worker
+	// runs here; the demo drives the scenario through that deployment's API
+	// and proves the invariants on its databases. PriorRuns are the runs
+	// the deployment held before (a canary's): the counts expect them too.
+	External  string // the serve's API URL
+	PriorRuns int
 	// OwnerReads, when set, carries every owner read the workers and the
 	// Metering input processor call over loopback HTTP (--transport http);
 	// with Chaos it also drops one owner answer in 20.
@@ -151,7 +158,14 @@ type chaosStats struct {
 
 // catchesUp reports whether the settlement catch-up runs (here or in the
 // Core owner's process).
-func (c Config) catchesUp() bool { return c.CatchUp != nil || c.Processes != nil }
+func (c Config) catchesUp() bool { return c.CatchUp != nil || c.workersElsewhere() }
+
+// workersElsewhere: the dispatchers and workers run in other processes
+// (the owner processes, or the serve whose API the scenario calls).
+// OwnerReadsInServe: the owner reads were the serve's, not this process's.
+const OwnerReadsInServe = "serve"
+
+func (c Config) workersElsewhere() bool { return c.Processes != nil || c.External != "" }
 
 // Run executes the scenario on the runtime's core database and returns the
 // verified summary. The summary's Passed is false when any invariant fails.
@@ -205,13 +219,16 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 				cancel() // an owner process failed: nothing converges without it
 			}
 			dispatchDone <- err
+		case cfg.External != "":
+			<-dispatchCtx.Done() // the deployment's serve delivers
+			dispatchDone <- nil
 		case cfg.Chaos:
 			dispatchDone <- runChaos(dispatchCtx, rt, &stats)
 		default:
 			dispatchDone <- rt.Run(dispatchCtx)
 		}
 	}()
-	if cfg.Processes == nil {
+	if !cfg.workersElsewhere() {
 		served = rt.Served()
 	}
 
@@ -299,12 +316,18 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Processes != nil {
 		s.Transport = TransportHTTP // between the owner processes
 	}
+	if cfg.External != "" {
+		s.Transport = "the serve's own (" + cfg.External + ")"
+	}
 	if cfg.OwnerReads != nil {
 		s.OwnerReadsOver = TransportHTTP
 		s.OwnerReadCalls, s.OwnerReadsUnanswered = cfg.OwnerReads.Calls()
 		s.OwnerAnswersDropped = cfg.OwnerReads.Dropped()
 	} else {
 		s.OwnerReadsOver = TransportInProcess
+	}
+	if cfg.External != "" {
+		s.OwnerReadsOver = OwnerReadsInServe
 	}
 	if cfg.Scenario != nil {
 		m := cfg.Scenario.Mix()
@@ -317,7 +340,7 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	if cfg.Processes != nil {
 		s.summarizeProcesses(context.WithoutCancel(ctx), cfg.Processes)
 	}
-	if cfg.Finalization != nil || cfg.Processes != nil {
+	if cfg.Finalization != nil || cfg.workersElsewhere() {
 		if err := summarizeLedger(context.WithoutCancel(ctx), core, cfg, s); err != nil {
 			return nil, err
 		}
@@ -551,7 +574,7 @@ func runChaos(ctx context.Context, rt *server.Runtime, stats *chaosStats) error 
 // With the catch-up worker, catch-up fences pending verification count too.
 func waitQuiescent(ctx context.Context, core queryer, pools server.Pools, served []route.Destination, cfg Config) error {
 	// The owner processes run every worker.
-	meteringWorker, finalizationWorker := cfg.Metering != nil || cfg.Processes != nil, cfg.Finalization != nil || cfg.Processes != nil
+	meteringWorker, finalizationWorker := cfg.Metering != nil || cfg.workersElsewhere(), cfg.Finalization != nil || cfg.workersElsewhere()
 	t := time.NewTicker(cfg.QuiescePoll)
 	defer t.Stop()
 	dests := make([]string, 0, len(served))

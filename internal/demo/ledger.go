@@ -162,9 +162,9 @@ func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) 
 	// reconciliation through their case (or, with a worker that enters no
 	// case, through the owner-side fix alone); nothing is left in a case,
 	// waiting, blocked or unevaluated.
-	all := l.Reservations == int64(cfg.Runs) && l.Finalized == l.Reservations && l.InCase+l.WaitingReconciliation+l.StillOpen == 0
+	all := l.Reservations == int64(cfg.Runs+cfg.PriorRuns) && l.Finalized == l.Reservations && l.InCase+l.WaitingReconciliation+l.StillOpen == 0
 	s.check("every_reservation_finalized", all, failDetail(all, fmt.Sprintf("%d admitted, %d reservations: %d finalized, %d still in a reconciliation case, %d waiting as reconciliation_deferred, %d still open",
-		cfg.Runs, l.Reservations, l.Finalized, l.InCase, l.WaitingReconciliation, l.StillOpen)))
+		cfg.Runs+cfg.PriorRuns, l.Reservations, l.Finalized, l.InCase, l.WaitingReconciliation, l.StillOpen)))
 	s.count("finalized_exactly_once", severalFacts+severalEvents+finalizedWithoutOneEvent,
 		"reservations with other than exactly one committed fact and one billing.finalization.committed@1")
 	s.count("settled_released_add_up", notAddingUp+factsNotAddingUp, "finalizations where settled + released ≠ reserved or settled > reserved")

@@ -162,7 +162,8 @@ func summarize(ctx context.Context, core readmodel.Pool, cfg Config, admitted, e
 		Scan(&admissionEvents); err != nil {
 		return nil, fmt.Errorf("demo summary: %w", err)
 	}
-	s.check("all_admissions_appended", admissionEvents == int64(2*cfg.Runs), fmt.Sprintf("%d admission events for %d admissions", admissionEvents, cfg.Runs))
+	s.check("all_admissions_appended", admissionEvents == int64(2*(cfg.Runs+cfg.PriorRuns)),
+		fmt.Sprintf("%d admission events for %d admissions", admissionEvents, cfg.Runs+cfg.PriorRuns))
 	// The outbox's own invariants (package invariant), all of them: the
 	// demo ends drained.
 	report, err := invariant.Evaluate(ctx, core)
@@ -227,6 +228,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 	switch {
 	case s.Processes != nil:
 		row("owner reads", "over HTTP between the owner processes")
+	case s.OwnerReadsOver == OwnerReadsInServe:
+		row("owner reads", "the serve's own (the loop runs there)")
 	case s.OwnerReadsOver == TransportHTTP:
 		row("owner reads", fmt.Sprintf("over HTTP: %d calls, %d unanswered and retried", s.OwnerReadCalls, s.OwnerReadsUnanswered))
 	default:
