@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/oceanway/core/apiclient"
 	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/workload"
@@ -263,7 +265,46 @@ func (cn *canary) run(ctx context.Context) (*apiclient.CanaryProof, error) {
 	cn.step("eligibility dispatched; run closed (attempt set %s)", set.Manifest.Ref)
 
 	// Wait for metering, finalization and the Operations projection.
-	return cn.waitForProof(ctx, key, run)
+	proof, err := cn.waitForProof(ctx, key, run)
+	if err != nil {
+		return nil, err
+	}
+	return proof, cn.checkSettlementInputs(ctx, run, attemptID)
+}
+
+// checkSettlementInputs reads the settlement inputs Metering formed for the
+// reservation (getReservationSettlementInputs): one per usage dimension the
+// canary reported, each of its attempt and reservation, its body
+// recomputing to its address.
+func (cn *canary) checkSettlementInputs(ctx context.Context, run *apiclient.Run, attemptID uuid.UUID) error {
+	r, err := cn.c.GetReservationSettlementInputsWithResponse(ctx, run.BillingReservationId, cn.bearer(api.OwnerMetering, "getReservationSettlementInputs"))
+	if err := answer("getReservationSettlementInputs", err, r.StatusCode(), http.StatusOK, r.Body); err != nil {
+		return err
+	}
+	var dims []string
+	for _, in := range r.JSON200.Inputs {
+		snap, err := settlement.Decode([]byte(in.SnapshotBody))
+		switch {
+		case err != nil:
+			return fmt.Errorf("getReservationSettlementInputs: %s: %w", in.SettlementDimensionId, err)
+		case snap.Snapshot.Digest != in.Snapshot.Digest || snap.ExecutionAttemptID != attemptID.String() ||
+			snap.BillingReservationID != run.BillingReservationId.String() || in.ExecutionAttemptId != attemptID:
+			return mismatch("the settlement input "+in.SettlementDimensionId.String(), snap, attemptID)
+		}
+		dims = append(dims, snap.ChargeDimensionKey)
+	}
+	var usage []string
+	for _, o := range canaryObservations {
+		if o.EvidenceKind == apiclient.ProviderUsage {
+			usage = append(usage, o.DimensionKey)
+		}
+	}
+	slices.Sort(dims)
+	if !slices.Equal(dims, usage) {
+		return mismatch("the reservation's settlement inputs by charge dimension", dims, usage)
+	}
+	cn.step("Metering formed %d settlement inputs (%v), each recomputing to its address", len(dims), dims)
+	return nil
 }
 
 // waitForProof polls until Core records the proof (canary_not_settled:

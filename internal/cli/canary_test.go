@@ -93,7 +93,9 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	listen := freeAddr(t)
 	served := startServe(t, append([]string{"--bootstrap", "--pool-size", "3", "--completeness-interval", "500ms", "--listen", listen,
 		"--consumer-listen", freeAddr(t)}, conn...)...)
-	require.Eventually(t, func() bool { return strings.Contains(served.String(), "platform API on --listen: /v1/ for core, execution, gateway") },
+	require.Eventually(t, func() bool {
+		return strings.Contains(served.String(), "platform API on --listen: /v1/ for core, execution, gateway")
+	},
 		60*time.Second, 20*time.Millisecond, served.String())
 	status, code := admitAs(t, listen, "public.signup", filepath.Join(keys, "public.signup.key"))
 	require.Equal(t, http.StatusForbidden, status)

@@ -12,11 +12,13 @@ import (
 	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/api/executionapi"
 	"github.com/oceanway/core/internal/api/gatewayapi"
+	"github.com/oceanway/core/internal/api/meteringapi"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	executionschema "github.com/oceanway/core/internal/execution/schema"
 	gatewayschema "github.com/oceanway/core/internal/gateway/schema"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/pgserver"
 	"github.com/oceanway/core/internal/runtoken"
@@ -71,6 +73,10 @@ func startDemoAPI(ctx context.Context, serverURL, prefix string, reads demo.Exec
 	if err != nil {
 		return nil, err
 	}
+	met, err := open(boundary.Metering, meteringschema.RoleMetering)
+	if err != nil {
+		return nil, err
+	}
 	tokenKey, _, err := workload.Generate()
 	if err != nil {
 		return nil, err
@@ -92,19 +98,24 @@ func startDemoAPI(ctx context.Context, serverURL, prefix string, reads demo.Exec
 		return nil, err
 	}
 	served := map[api.Owner]api.Served{}
-	for o, pool := range map[api.Owner]server.Pools{api.OwnerCore: adm, api.OwnerExecution: exe, api.OwnerGateway: gw} {
+	for o, pool := range map[api.Owner]server.Pools{api.OwnerCore: adm, api.OwnerExecution: exe, api.OwnerGateway: gw, api.OwnerMetering: met} {
 		v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.Audience(o), Trusted: []workload.Trusted{{Workload: keyPlatform, Key: platformPub}}})
 		if err != nil {
 			return nil, err
 		}
+		sv := api.Served{Verifier: v}
 		for _, p := range pool {
-			served[o] = api.Served{Verifier: v, Keys: &api.KeyStore{Pool: p, Table: api.KeyTables[o]}}
+			if api.KeyTables[o] != "" {
+				sv.Keys = &api.KeyStore{Pool: p, Table: api.KeyTables[o]}
+			}
 		}
+		served[o] = sv
 	}
 	h, err := api.Handler(api.Config{
 		Core:      coreapi.Server{Admission: adm[boundary.Core], Billing: bil[boundary.Core], Tokens: tokens},
 		Execution: executionapi.Server{Pool: exe[boundary.Execution], Core: reads.Manifest, Gateway: reads.Gateway, Tokens: tokenVerifier},
 		Gateway:   gatewayapi.Server{Pool: gw[boundary.Gateway]},
+		Metering:  meteringapi.Server{Pool: met[boundary.Metering]},
 		Served:    served,
 	})
 	if err != nil {

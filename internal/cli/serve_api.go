@@ -17,6 +17,7 @@ import (
 	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/api/executionapi"
 	"github.com/oceanway/core/internal/api/gatewayapi"
+	"github.com/oceanway/core/internal/api/meteringapi"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/runtoken"
@@ -151,7 +152,7 @@ func (f apiFlags) tokenVerifier() (*runtoken.Verifier, error) {
 //   - Core: the billing role too, and Core's token key (--token-key);
 //   - Execution: Core's and the Gateway's reads (in process or
 //     --owner-url) and Core's token key's public half;
-//   - Gateway: nothing more.
+//   - Gateway, Metering: nothing more.
 func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if len(p.roles.trust) == 0 {
 		return nil, nil
@@ -168,7 +169,11 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 			return api.Served{}, err
 		}
 		served = append(served, string(o))
-		return api.Served{Verifier: v, Keys: &api.KeyStore{Pool: p.readPools[b], Table: api.KeyTables[o]}}, nil
+		sv := api.Served{Verifier: v}
+		if api.KeyTables[o] != "" { // an owner with mutating operations
+			sv.Keys = &api.KeyStore{Pool: p.readPools[b], Table: api.KeyTables[o]}
+		}
+		return sv, nil
 	}
 	// Core.
 	if adm := p.readPools[boundary.Core]; adm != nil && p.billingPool != nil {
@@ -215,6 +220,18 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if pool := p.readPools[boundary.Gateway]; pool != nil {
 		cfg.Gateway = gatewayapi.Server{Pool: pool}
 		if cfg.Served[api.OwnerGateway], err = serve(api.OwnerGateway, boundary.Gateway); err != nil {
+			return nil, err
+		}
+	}
+	// Metering: reads only, over its own database as oceanway_metering
+	// (its read pool, or the Metering consumer's where it consumes here).
+	meteringPool := p.readPools[boundary.Metering]
+	if meteringPool == nil {
+		meteringPool = p.consumerPools[boundary.Metering]
+	}
+	if meteringPool != nil {
+		cfg.Metering = meteringapi.Server{Pool: meteringPool}
+		if cfg.Served[api.OwnerMetering], err = serve(api.OwnerMetering, boundary.Metering); err != nil {
 			return nil, err
 		}
 	}

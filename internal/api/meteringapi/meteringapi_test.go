@@ -519,7 +519,7 @@ func TestME1ReservationSettlementInputsOverTheAPIUnknownAndMalformed(t *testing.
 	// The attempt's id is not a reservation id.
 	require.Empty(t, e.settlementInputs(t, a.id).Inputs)
 
-	for _, bad := range []string{"not-a-uuid", "12345", a.reservation + "0"} {
+	for _, bad := range []string{"not-a-uuid", "1234567", a.reservation + "0"} {
 		r := e.call(t, inputsPath(bad), e.token(t, api.Audience(api.OwnerMetering), operation))
 		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", bad, r.body)
 		require.Equal(t, api.CodeInvalidRequest, problemCode(t, r), bad)
