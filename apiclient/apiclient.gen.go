@@ -36,6 +36,24 @@ func (e CanaryProofVerdict) Valid() bool {
 	}
 }
 
+// Defines values for CaseState.
+const (
+	CaseStateOpen     CaseState = "open"
+	CaseStateResolved CaseState = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the CaseState enum.
+func (e CaseState) Valid() bool {
+	switch e {
+	case CaseStateOpen:
+		return true
+	case CaseStateResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchSlotState.
 const (
 	Bound            DispatchSlotState = "bound"
@@ -195,6 +213,24 @@ func (e SettlementInputReconciliationState) Valid() bool {
 	}
 }
 
+// Defines values for ListCasesParamsState.
+const (
+	ListCasesParamsStateOpen     ListCasesParamsState = "open"
+	ListCasesParamsStateResolved ListCasesParamsState = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the ListCasesParamsState enum.
+func (e ListCasesParamsState) Valid() bool {
+	switch e {
+	case ListCasesParamsStateOpen:
+		return true
+	case ListCasesParamsStateResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -249,6 +285,94 @@ type CanaryProofVerdict string
 type CanaryProofRequest struct {
 	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
 	RunId                openapi_types.UUID `json:"runId"`
+}
+
+// Case defines model for Case.
+type Case struct {
+	BillingAccountId           openapi_types.UUID `json:"billingAccountId"`
+	BillingFinalizationFenceId openapi_types.UUID `json:"billingFinalizationFenceId"`
+	BillingReservationId       openapi_types.UUID `json:"billingReservationId"`
+
+	// FinalizationCaseIdentityReservation An immutable object's content address.
+	FinalizationCaseIdentityReservation Quadruple          `json:"finalizationCaseIdentityReservation"`
+	PredecessorReconciliationCaseRef    *string            `json:"predecessorReconciliationCaseRef,omitempty"`
+	ReconciliationCaseRef               string             `json:"reconciliationCaseRef"`
+	ReconciliationGeneration            int64              `json:"reconciliationGeneration"`
+	ReconciliationReasonCode            string             `json:"reconciliationReasonCode"`
+	RequestedAt                         time.Time          `json:"requestedAt"`
+	Requests                            []CaseRequest      `json:"requests"`
+	ResolutionOperationId               *string            `json:"resolutionOperationId,omitempty"`
+	ResolvedAt                          *time.Time         `json:"resolvedAt,omitempty"`
+	ResolvedBy                          *string            `json:"resolvedBy,omitempty"`
+	RunId                               openapi_types.UUID `json:"runId"`
+	State                               CaseState          `json:"state"`
+}
+
+// CaseState defines model for Case.State.
+type CaseState string
+
+// CaseChain A resolution command request and whatever of its chain exists.
+type CaseChain struct {
+	// Approval An immutable contract object, its content address and canonical JSON.
+	Approval *ContractObject `json:"approval,omitempty"`
+
+	// Candidate An immutable contract object, its content address and canonical JSON.
+	Candidate *ContractObject `json:"candidate,omitempty"`
+
+	// Decision An immutable contract object, its content address and canonical JSON.
+	Decision *ContractObject `json:"decision,omitempty"`
+
+	// JitActivation An immutable contract object, its content address and canonical JSON.
+	JitActivation *ContractObject `json:"jitActivation,omitempty"`
+
+	// Preview An immutable contract object, its content address and canonical JSON.
+	Preview ContractObject `json:"preview"`
+
+	// Request An immutable contract object, its content address and canonical JSON.
+	Request ContractObject `json:"request"`
+}
+
+// CaseList defines model for CaseList.
+type CaseList struct {
+	Cases []Case `json:"cases"`
+}
+
+// CaseRequest defines model for CaseRequest.
+type CaseRequest struct {
+	ApprovedAt    *time.Time `json:"approvedAt,omitempty"`
+	Approver      *string    `json:"approver,omitempty"`
+	DecidedAt     *time.Time `json:"decidedAt,omitempty"`
+	DecisionRef   *string    `json:"decisionRef,omitempty"`
+	Justification string     `json:"justification"`
+	RequestRef    string     `json:"requestRef"`
+	RequestedAt   time.Time  `json:"requestedAt"`
+	Requester     string     `json:"requester"`
+}
+
+// CaseResolution defines model for CaseResolution.
+type CaseResolution struct {
+	// Chain A resolution command request and whatever of its chain exists.
+	Chain CaseChain `json:"chain"`
+
+	// GrantExchange An immutable contract object, its content address and canonical JSON.
+	GrantExchange ContractObject `json:"grantExchange"`
+
+	// ResolutionApplied An immutable contract object, its content address and canonical JSON.
+	ResolutionApplied ContractObject `json:"resolutionApplied"`
+}
+
+// CaseResolutionRequest defines model for CaseResolutionRequest.
+type CaseResolutionRequest struct {
+	Evidence      []EvidenceReference `json:"evidence"`
+	Justification string              `json:"justification"`
+}
+
+// ContractObject An immutable contract object, its content address and canonical JSON.
+type ContractObject struct {
+	Body string `json:"body"`
+
+	// Object An immutable object's content address.
+	Object Quadruple `json:"object"`
 }
 
 // CreateAttemptRequest defines model for CreateAttemptRequest.
@@ -323,6 +447,14 @@ type Evaluation struct {
 	ReasonDetail   *string   `json:"reasonDetail,omitempty"`
 	RecordedAt     time.Time `json:"recordedAt"`
 	WorkGeneration int64     `json:"workGeneration"`
+}
+
+// EvidenceReference defines model for EvidenceReference.
+type EvidenceReference struct {
+	EvidenceKind string `json:"evidenceKind"`
+
+	// Object An immutable object's content address.
+	Object Quadruple `json:"object"`
 }
 
 // ExecutionToken defines model for ExecutionToken.
@@ -571,14 +703,47 @@ type Transition struct {
 // AttemptId defines model for AttemptId.
 type AttemptId = openapi_types.UUID
 
+// CaseRef defines model for CaseRef.
+type CaseRef = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// RequestRef defines model for RequestRef.
+type RequestRef = string
 
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
 // RecordCanaryProofParams defines parameters for RecordCanaryProof.
 type RecordCanaryProofParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ApplyCaseResolutionParams defines parameters for ApplyCaseResolution.
+type ApplyCaseResolutionParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ApproveCaseResolutionParams defines parameters for ApproveCaseResolution.
+type ApproveCaseResolutionParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ListCasesParams defines parameters for ListCases.
+type ListCasesParams struct {
+	State *ListCasesParamsState `form:"state,omitempty" json:"state,omitempty"`
+	Limit *int                  `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListCasesParamsState defines parameters for ListCases.
+type ListCasesParamsState string
+
+// RequestCaseResolutionParams defines parameters for RequestCaseResolution.
+type RequestCaseResolutionParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
@@ -633,6 +798,9 @@ type IssueRunExecutionTokenParams struct {
 
 // RecordCanaryProofJSONRequestBody defines body for RecordCanaryProof for application/json ContentType.
 type RecordCanaryProofJSONRequestBody = CanaryProofRequest
+
+// RequestCaseResolutionJSONRequestBody defines body for RequestCaseResolution for application/json ContentType.
+type RequestCaseResolutionJSONRequestBody = CaseResolutionRequest
 
 // FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
 type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
@@ -759,6 +927,63 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
 	RecordCanaryProof(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApplyCaseResolution Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+	//
+	// As the requester: Operations' JIT activation, candidate and
+	// FinalizationReconciliationResolutionDecision@1; Core exchanges this
+	// assertion for a single-use SignedWorkforceCommandExecutionGrant@1
+	// (CommandGrantExchangeResult@1); Billing consumes the grant once and
+	// appends FinalizationReconciliationResolutionApplied@1. Each step is
+	// idempotent, so a retry after a lost answer converges on the same
+	// decision, grant and applied fact.
+	//
+	// Corresponds with POST /v1/case-resolution-requests/{requestRef}/application (the `ApplyCaseResolution` operationId).
+	ApplyCaseResolution(ctx context.Context, requestRef RequestRef, params *ApplyCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveCaseResolution Approve another principal's resolution request
+	//
+	// Records AdminCommandApproval@1 as the assertion's principal, who may
+	// not be the requester (409 `approver_is_requester`).
+	//
+	// Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
+	ApproveCaseResolution(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCases List Finalization reconciliation cases
+	//
+	// Corresponds with GET /v1/cases (the `ListCases` operationId).
+	ListCases(ctx context.Context, params *ListCasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCase Read one case with its resolution command requests
+	//
+	// Corresponds with GET /v1/cases/{caseRef} (the `GetCase` operationId).
+	GetCase(ctx context.Context, caseRef CaseRef, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestCaseResolutionWithBody Request the re-evaluation of an open case (the first link of the chain)
+	//
+	// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+	// case, as the assertion's principal, and its impact preview (which
+	// states that the command has no direct ledger or reservation effect:
+	// Billing re-evaluates the current owner state). The only action is
+	// reevaluate_current_owner_state.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+	RequestCaseResolutionWithBody(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestCaseResolution Request the re-evaluation of an open case (the first link of the chain)
+	//
+	// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+	// case, as the assertion's principal, and its impact preview (which
+	// states that the command has no direct ledger or reservation effect:
+	// Billing re-evaluates the current owner state). The only action is
+	// reevaluate_current_owner_state.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+	RequestCaseResolution(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, body RequestCaseResolutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAttemptEligibility Read an attempt's eligibility
 	//
@@ -1017,6 +1242,123 @@ func (c *Client) RecordCanaryProofWithBody(ctx context.Context, params *RecordCa
 // Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
 func (c *Client) RecordCanaryProof(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRecordCanaryProofRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyCaseResolution Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+//
+// As the requester: Operations' JIT activation, candidate and
+// FinalizationReconciliationResolutionDecision@1; Core exchanges this
+// assertion for a single-use SignedWorkforceCommandExecutionGrant@1
+// (CommandGrantExchangeResult@1); Billing consumes the grant once and
+// appends FinalizationReconciliationResolutionApplied@1. Each step is
+// idempotent, so a retry after a lost answer converges on the same
+// decision, grant and applied fact.
+//
+// Corresponds with POST /v1/case-resolution-requests/{requestRef}/application (the `ApplyCaseResolution` operationId).
+func (c *Client) ApplyCaseResolution(ctx context.Context, requestRef RequestRef, params *ApplyCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyCaseResolutionRequest(c.Server, requestRef, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveCaseResolution Approve another principal's resolution request
+//
+// Records AdminCommandApproval@1 as the assertion's principal, who may
+// not be the requester (409 `approver_is_requester`).
+//
+// Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
+func (c *Client) ApproveCaseResolution(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveCaseResolutionRequest(c.Server, requestRef, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCases List Finalization reconciliation cases
+//
+// Corresponds with GET /v1/cases (the `ListCases` operationId).
+func (c *Client) ListCases(ctx context.Context, params *ListCasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCasesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCase Read one case with its resolution command requests
+//
+// Corresponds with GET /v1/cases/{caseRef} (the `GetCase` operationId).
+func (c *Client) GetCase(ctx context.Context, caseRef CaseRef, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCaseRequest(c.Server, caseRef)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestCaseResolutionWithBody Request the re-evaluation of an open case (the first link of the chain)
+//
+// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+// case, as the assertion's principal, and its impact preview (which
+// states that the command has no direct ledger or reservation effect:
+// Billing re-evaluates the current owner state). The only action is
+// reevaluate_current_owner_state.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+func (c *Client) RequestCaseResolutionWithBody(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestCaseResolutionRequestWithBody(c.Server, caseRef, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestCaseResolution Request the re-evaluation of an open case (the first link of the chain)
+//
+// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+// case, as the assertion's principal, and its impact preview (which
+// states that the command has no direct ledger or reservation effect:
+// Billing re-evaluates the current owner state). The only action is
+// reevaluate_current_owner_state.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+func (c *Client) RequestCaseResolution(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, body RequestCaseResolutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestCaseResolutionRequest(c.Server, caseRef, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1450,6 +1792,260 @@ func NewRecordCanaryProofRequestWithBody(server string, params *RecordCanaryProo
 	}
 
 	operationPath := fmt.Sprintf("/v1/canary-proofs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewApplyCaseResolutionRequest constructs an http.Request for the ApplyCaseResolution method
+func NewApplyCaseResolutionRequest(server string, requestRef RequestRef, params *ApplyCaseResolutionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "requestRef", requestRef, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/case-resolution-requests/%s/application", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewApproveCaseResolutionRequest constructs an http.Request for the ApproveCaseResolution method
+func NewApproveCaseResolutionRequest(server string, requestRef RequestRef, params *ApproveCaseResolutionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "requestRef", requestRef, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/case-resolution-requests/%s/approval", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewListCasesRequest constructs an http.Request for the ListCases method
+func NewListCasesRequest(server string, params *ListCasesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/cases")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCaseRequest constructs an http.Request for the GetCase method
+func NewGetCaseRequest(server string, caseRef CaseRef) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "caseRef", caseRef, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/cases/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRequestCaseResolutionRequest calls the generic RequestCaseResolution builder with application/json body
+func NewRequestCaseResolutionRequest(server string, caseRef CaseRef, params *RequestCaseResolutionParams, body RequestCaseResolutionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequestCaseResolutionRequestWithBody(server, caseRef, params, "application/json", bodyReader)
+}
+
+// NewRequestCaseResolutionRequestWithBody constructs an http.Request for the RequestCaseResolution method, with any body, and a specified content type
+func NewRequestCaseResolutionRequestWithBody(server string, caseRef CaseRef, params *RequestCaseResolutionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "caseRef", caseRef, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/cases/%s/resolution-requests", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2163,6 +2759,71 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/canary-proofs (the `RecordCanaryProof` operationId).
 	RecordCanaryProofWithResponse(ctx context.Context, params *RecordCanaryProofParams, body RecordCanaryProofJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordCanaryProofResponse, error)
 
+	// ApplyCaseResolutionWithResponse Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+	//
+	// As the requester: Operations' JIT activation, candidate and
+	// FinalizationReconciliationResolutionDecision@1; Core exchanges this
+	// assertion for a single-use SignedWorkforceCommandExecutionGrant@1
+	// (CommandGrantExchangeResult@1); Billing consumes the grant once and
+	// appends FinalizationReconciliationResolutionApplied@1. Each step is
+	// idempotent, so a retry after a lost answer converges on the same
+	// decision, grant and applied fact.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/case-resolution-requests/{requestRef}/application (the `ApplyCaseResolution` operationId).
+	ApplyCaseResolutionWithResponse(ctx context.Context, requestRef RequestRef, params *ApplyCaseResolutionParams, reqEditors ...RequestEditorFn) (*ApplyCaseResolutionResponse, error)
+
+	// ApproveCaseResolutionWithResponse Approve another principal's resolution request
+	//
+	// Records AdminCommandApproval@1 as the assertion's principal, who may
+	// not be the requester (409 `approver_is_requester`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
+	ApproveCaseResolutionWithResponse(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*ApproveCaseResolutionResponse, error)
+
+	// ListCasesWithResponse List Finalization reconciliation cases
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/cases (the `ListCases` operationId).
+	ListCasesWithResponse(ctx context.Context, params *ListCasesParams, reqEditors ...RequestEditorFn) (*ListCasesResponse, error)
+
+	// GetCaseWithResponse Read one case with its resolution command requests
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/cases/{caseRef} (the `GetCase` operationId).
+	GetCaseWithResponse(ctx context.Context, caseRef CaseRef, reqEditors ...RequestEditorFn) (*GetCaseResponse, error)
+
+	// RequestCaseResolutionWithBodyWithResponse Request the re-evaluation of an open case (the first link of the chain)
+	//
+	// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+	// case, as the assertion's principal, and its impact preview (which
+	// states that the command has no direct ledger or reservation effect:
+	// Billing re-evaluates the current owner state). The only action is
+	// reevaluate_current_owner_state.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+	RequestCaseResolutionWithBodyWithResponse(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestCaseResolutionResponse, error)
+
+	// RequestCaseResolutionWithResponse Request the re-evaluation of an open case (the first link of the chain)
+	//
+	// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+	// case, as the assertion's principal, and its impact preview (which
+	// states that the command has no direct ledger or reservation effect:
+	// Billing re-evaluates the current owner state). The only action is
+	// reevaluate_current_owner_state.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+	RequestCaseResolutionWithResponse(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, body RequestCaseResolutionJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestCaseResolutionResponse, error)
+
 	// GetAttemptEligibilityWithResponse Read an attempt's eligibility
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -2474,6 +3135,393 @@ func (r RecordCanaryProofResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RecordCanaryProofResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApplyCaseResolutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CaseResolution
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ApplyCaseResolutionResponse) GetJSON201() *CaseResolution {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ApplyCaseResolutionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApplyCaseResolutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApplyCaseResolutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApplyCaseResolutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApplyCaseResolutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveCaseResolutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CaseChain
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ApproveCaseResolutionResponse) GetJSON201() *CaseChain {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ApproveCaseResolutionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveCaseResolutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveCaseResolutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveCaseResolutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveCaseResolutionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListCasesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CaseList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCasesResponse) GetJSON200() *CaseList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListCasesResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCasesResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListCasesResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCasesResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCasesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCasesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCasesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetCaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Case
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCaseResponse) GetJSON200() *Case {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCaseResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCaseResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCaseResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCaseResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RequestCaseResolutionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CaseChain
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RequestCaseResolutionResponse) GetJSON201() *CaseChain {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RequestCaseResolutionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RequestCaseResolutionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RequestCaseResolutionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RequestCaseResolutionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RequestCaseResolutionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3605,6 +4653,107 @@ func (c *ClientWithResponses) RecordCanaryProofWithResponse(ctx context.Context,
 	return ParseRecordCanaryProofResponse(rsp)
 }
 
+// ApplyCaseResolutionWithResponse Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+//
+// As the requester: Operations' JIT activation, candidate and
+// FinalizationReconciliationResolutionDecision@1; Core exchanges this
+// assertion for a single-use SignedWorkforceCommandExecutionGrant@1
+// (CommandGrantExchangeResult@1); Billing consumes the grant once and
+// appends FinalizationReconciliationResolutionApplied@1. Each step is
+// idempotent, so a retry after a lost answer converges on the same
+// decision, grant and applied fact.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/case-resolution-requests/{requestRef}/application (the `ApplyCaseResolution` operationId).
+func (c *ClientWithResponses) ApplyCaseResolutionWithResponse(ctx context.Context, requestRef RequestRef, params *ApplyCaseResolutionParams, reqEditors ...RequestEditorFn) (*ApplyCaseResolutionResponse, error) {
+	rsp, err := c.ApplyCaseResolution(ctx, requestRef, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyCaseResolutionResponse(rsp)
+}
+
+// ApproveCaseResolutionWithResponse Approve another principal's resolution request
+//
+// Records AdminCommandApproval@1 as the assertion's principal, who may
+// not be the requester (409 `approver_is_requester`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
+func (c *ClientWithResponses) ApproveCaseResolutionWithResponse(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*ApproveCaseResolutionResponse, error) {
+	rsp, err := c.ApproveCaseResolution(ctx, requestRef, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveCaseResolutionResponse(rsp)
+}
+
+// ListCasesWithResponse List Finalization reconciliation cases
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/cases (the `ListCases` operationId).
+func (c *ClientWithResponses) ListCasesWithResponse(ctx context.Context, params *ListCasesParams, reqEditors ...RequestEditorFn) (*ListCasesResponse, error) {
+	rsp, err := c.ListCases(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCasesResponse(rsp)
+}
+
+// GetCaseWithResponse Read one case with its resolution command requests
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/cases/{caseRef} (the `GetCase` operationId).
+func (c *ClientWithResponses) GetCaseWithResponse(ctx context.Context, caseRef CaseRef, reqEditors ...RequestEditorFn) (*GetCaseResponse, error) {
+	rsp, err := c.GetCase(ctx, caseRef, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCaseResponse(rsp)
+}
+
+// RequestCaseResolutionWithBodyWithResponse Request the re-evaluation of an open case (the first link of the chain)
+//
+// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+// case, as the assertion's principal, and its impact preview (which
+// states that the command has no direct ledger or reservation effect:
+// Billing re-evaluates the current owner state). The only action is
+// reevaluate_current_owner_state.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+func (c *ClientWithResponses) RequestCaseResolutionWithBodyWithResponse(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestCaseResolutionResponse, error) {
+	rsp, err := c.RequestCaseResolutionWithBody(ctx, caseRef, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestCaseResolutionResponse(rsp)
+}
+
+// RequestCaseResolutionWithResponse Request the re-evaluation of an open case (the first link of the chain)
+//
+// Records FinalizationReconciliationResolutionCommandRequest@1 for the
+// case, as the assertion's principal, and its impact preview (which
+// states that the command has no direct ledger or reservation effect:
+// Billing re-evaluates the current owner state). The only action is
+// reevaluate_current_owner_state.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cases/{caseRef}/resolution-requests (the `RequestCaseResolution` operationId).
+func (c *ClientWithResponses) RequestCaseResolutionWithResponse(ctx context.Context, caseRef CaseRef, params *RequestCaseResolutionParams, body RequestCaseResolutionJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestCaseResolutionResponse, error) {
+	rsp, err := c.RequestCaseResolution(ctx, caseRef, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestCaseResolutionResponse(rsp)
+}
+
 // GetAttemptEligibilityWithResponse Read an attempt's eligibility
 //
 // Returns a wrapper object for the known response body format(s).
@@ -3986,6 +5135,318 @@ func ParseRecordCanaryProofResponse(rsp *http.Response) (*RecordCanaryProofRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApplyCaseResolutionResponse parses an HTTP response from a ApplyCaseResolutionWithResponse call
+func ParseApplyCaseResolutionResponse(rsp *http.Response) (*ApplyCaseResolutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApplyCaseResolutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CaseResolution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveCaseResolutionResponse parses an HTTP response from a ApproveCaseResolutionWithResponse call
+func ParseApproveCaseResolutionResponse(rsp *http.Response) (*ApproveCaseResolutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveCaseResolutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CaseChain
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListCasesResponse parses an HTTP response from a ListCasesWithResponse call
+func ParseListCasesResponse(rsp *http.Response) (*ListCasesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCasesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CaseList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCaseResponse parses an HTTP response from a GetCaseWithResponse call
+func ParseGetCaseResponse(rsp *http.Response) (*GetCaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Case
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRequestCaseResolutionResponse parses an HTTP response from a RequestCaseResolutionWithResponse call
+func ParseRequestCaseResolutionResponse(rsp *http.Response) (*RequestCaseResolutionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RequestCaseResolutionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CaseChain
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem

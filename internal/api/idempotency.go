@@ -34,6 +34,8 @@ var KeyTables = map[Owner]string{
 	OwnerCore:      "admission.api_idempotency_keys",
 	OwnerExecution: "execution.api_idempotency_keys",
 	OwnerGateway:   "gateway.api_idempotency_keys",
+	// Operations' keys live in the core database, as oceanway_operations.
+	OwnerOperations: "operations.api_idempotency_keys",
 }
 
 func (k *KeyStore) check(o Owner) error {

@@ -20,10 +20,13 @@ const (
 	OwnerExecution Owner = "execution"
 	OwnerGateway   Owner = "gateway"
 	OwnerMetering  Owner = "metering"
+	// OwnerOperations is Operations in Core's process: its callers are
+	// operators with actor assertions, not workloads.
+	OwnerOperations Owner = "operations"
 )
 
 // Owners lists the owners of the document's operations.
-var Owners = []Owner{OwnerCore, OwnerExecution, OwnerGateway, OwnerMetering}
+var Owners = []Owner{OwnerCore, OwnerExecution, OwnerGateway, OwnerMetering, OwnerOperations}
 
 // AudienceCore is the token audience of Core's operations.
 const AudienceCore = "core_api"
@@ -62,13 +65,33 @@ type MeteringOperations interface {
 	GetReservationSettlementInputs(ctx context.Context, request apigen.GetReservationSettlementInputsRequestObject) (apigen.GetReservationSettlementInputsResponseObject, error)
 }
 
+// CaseOperations are Operations' case operations (tag operations): an
+// operator's reads of the Finalization reconciliation cases and the
+// resolution command chain.
+type CaseOperations interface {
+	ListCases(ctx context.Context, request apigen.ListCasesRequestObject) (apigen.ListCasesResponseObject, error)
+	GetCase(ctx context.Context, request apigen.GetCaseRequestObject) (apigen.GetCaseResponseObject, error)
+	RequestCaseResolution(ctx context.Context, request apigen.RequestCaseResolutionRequestObject) (apigen.RequestCaseResolutionResponseObject, error)
+	ApproveCaseResolution(ctx context.Context, request apigen.ApproveCaseResolutionRequestObject) (apigen.ApproveCaseResolutionResponseObject, error)
+	ApplyCaseResolution(ctx context.Context, request apigen.ApplyCaseResolutionRequestObject) (apigen.ApplyCaseResolutionResponseObject, error)
+}
+
+// ActorAuthenticator authenticates an operator's actor assertion and
+// returns its principal (casegateway.Authenticate behind a trusted
+// identity provider's key).
+type ActorAuthenticator interface {
+	AuthenticateActor(assertion string) (principal string, err error)
+}
+
 // Served is one owner's part of the API in this process: its operations,
 // the verifier of its callers' tokens (audience Audience(owner)) and the
 // store of its idempotency keys (in its own database; none for an owner
 // whose operations are all reads: Metering).
 type Served struct {
 	Verifier *workload.Verifier
-	Keys     *KeyStore
+	// Actors, instead of Verifier, authenticates operators (Operations).
+	Actors ActorAuthenticator
+	Keys   *KeyStore
 }
 
 // errNotServed is what an absent owner's operation answers; the handler
@@ -82,6 +105,7 @@ type operations struct {
 	execution ExecutionOperations
 	gateway   GatewayOperations
 	metering  MeteringOperations
+	cases     CaseOperations
 }
 
 var _ apigen.StrictServerInterface = operations{}
@@ -182,6 +206,41 @@ func (o operations) GetReservationSettlementInputs(ctx context.Context, r apigen
 		return nil, errNotServed
 	}
 	return o.metering.GetReservationSettlementInputs(ctx, r)
+}
+
+func (o operations) ListCases(ctx context.Context, r apigen.ListCasesRequestObject) (apigen.ListCasesResponseObject, error) {
+	if o.cases == nil {
+		return nil, errNotServed
+	}
+	return o.cases.ListCases(ctx, r)
+}
+
+func (o operations) GetCase(ctx context.Context, r apigen.GetCaseRequestObject) (apigen.GetCaseResponseObject, error) {
+	if o.cases == nil {
+		return nil, errNotServed
+	}
+	return o.cases.GetCase(ctx, r)
+}
+
+func (o operations) RequestCaseResolution(ctx context.Context, r apigen.RequestCaseResolutionRequestObject) (apigen.RequestCaseResolutionResponseObject, error) {
+	if o.cases == nil {
+		return nil, errNotServed
+	}
+	return o.cases.RequestCaseResolution(ctx, r)
+}
+
+func (o operations) ApproveCaseResolution(ctx context.Context, r apigen.ApproveCaseResolutionRequestObject) (apigen.ApproveCaseResolutionResponseObject, error) {
+	if o.cases == nil {
+		return nil, errNotServed
+	}
+	return o.cases.ApproveCaseResolution(ctx, r)
+}
+
+func (o operations) ApplyCaseResolution(ctx context.Context, r apigen.ApplyCaseResolutionRequestObject) (apigen.ApplyCaseResolutionResponseObject, error) {
+	if o.cases == nil {
+		return nil, errNotServed
+	}
+	return o.cases.ApplyCaseResolution(ctx, r)
 }
 
 // OperationOwner is the owner of one of the document's operations (its

@@ -37,6 +37,16 @@ const (
 	CodeOwnerUnavailable    = "owner_read_unavailable"    // 503: another owner's read did not answer; retry
 	CodeCanaryNotSettled    = "canary_not_settled"        // 409: the canary's run has not closed the loop yet; retry
 	CodePublicAdmission     = "public_admission_disabled" // 403: PUBLIC_ADMISSION_MODE is disabled for public callers
+
+	// Operations' case commands (an operator's chain).
+	CodeCaseNotOpen       = "case_not_open"        // 409: no open case with that ref (resolved, or a later generation)
+	CodeNotApproved       = "request_not_approved" // 409: apply before a second principal approved
+	CodeApproverConflict  = "approver_conflict"    // 409: the requester approving, or another principal approved already
+	CodeNotRequester      = "not_requester"        // 409: only the requester applies the request
+	CodeCaseDecided       = "case_already_decided" // 409: the case generation has a resolution decision
+	CodeCommandConflict   = "command_conflict"     // 409: the command's operation was used with other content
+	CodeGrantRefused      = "grant_refused"        // 409: Core did not issue the grant (the chain does not authorize it, or the decision is not current)
+	CodeResolutionRefused = "resolution_refused"   // 409: Billing refused the grant (replayed, expired, another case generation)
 )
 
 var problemTitles = map[string]string{
@@ -62,6 +72,14 @@ var problemTitles = map[string]string{
 	CodeOwnerUnavailable:      "Another owner's read did not answer; retry with the same Idempotency-Key",
 	CodeCanaryNotSettled:      "The canary's run has not closed the whole loop yet; retry",
 	CodePublicAdmission:       "Public admission is disabled on this deployment",
+	CodeCaseNotOpen:           "No open case with that ref",
+	CodeNotApproved:           "The request is not approved by a second principal",
+	CodeApproverConflict:      "The request's approval belongs to another principal (never the requester)",
+	CodeNotRequester:          "Only the requester applies the request",
+	CodeCaseDecided:           "The case generation already has a resolution decision",
+	CodeCommandConflict:       "The command's operation was used with other content",
+	CodeGrantRefused:          "Core did not issue the command grant",
+	CodeResolutionRefused:     "Billing refused the command grant",
 }
 
 // NewProblem returns the problem of code with status and detail.

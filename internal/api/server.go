@@ -32,6 +32,7 @@ type Config struct {
 	Execution ExecutionOperations
 	Gateway   GatewayOperations
 	Metering  MeteringOperations
+	Cases     CaseOperations
 	// Served holds, for every owner above, its verifier and key store.
 	Served map[Owner]Served
 	Log    *slog.Logger
@@ -41,13 +42,13 @@ type Config struct {
 // GET /openapi.json and GET /docs.
 func Handler(cfg Config) (http.Handler, error) {
 	present := map[Owner]bool{OwnerCore: cfg.Core != nil, OwnerExecution: cfg.Execution != nil, OwnerGateway: cfg.Gateway != nil,
-		OwnerMetering: cfg.Metering != nil}
+		OwnerMetering: cfg.Metering != nil, OwnerOperations: cfg.Cases != nil}
 	n := 0
 	for _, o := range Owners {
 		sv, ok := cfg.Served[o]
 		switch {
-		case present[o] && (!ok || sv.Verifier == nil || (sv.Keys == nil) != (KeyTables[o] == "")):
-			return nil, fmt.Errorf("api: owner %s needs its verifier and (when it has mutating operations) its key store", o)
+		case present[o] && (!ok || (sv.Verifier == nil) == (sv.Actors == nil) || (sv.Keys == nil) != (KeyTables[o] == "")):
+			return nil, fmt.Errorf("api: owner %s needs one authenticator (workload verifier or actor authenticator) and (when it has mutating operations) its key store", o)
 		case !present[o] && ok:
 			return nil, fmt.Errorf("api: a verifier and key store for owner %s, whose operations are absent", o)
 		case present[o]:
@@ -77,7 +78,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := apigen.NewStrictHandlerWithOptions(operations{core: cfg.Core, execution: cfg.Execution, gateway: cfg.Gateway, metering: cfg.Metering}, nil, apigen.StrictHTTPServerOptions{
+	strict := apigen.NewStrictHandlerWithOptions(operations{core: cfg.Core, execution: cfg.Execution, gateway: cfg.Gateway, metering: cfg.Metering, cases: cfg.Cases}, nil, apigen.StrictHTTPServerOptions{
 		// The document's validation ran first: a body the generated code
 		// cannot bind is still the caller's.
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) {
@@ -144,7 +145,8 @@ const (
 type Call struct {
 	OperationID    string
 	Owner          Owner  // the operation's tag
-	Caller         string // the token's workload
+	Caller         string // the token's workload, or the operator's principal
+	Assertion      string // the operator's actor assertion (Operations' operations only)
 	IdempotencyKey string // mutating operations only
 }
 
@@ -227,6 +229,17 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			token = ""
+		}
+		if actors := s.cfg.Served[call.Owner].Actors; actors != nil {
+			principal, err := actors.AuthenticateActor(token)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="oceanway-operators"`)
+				WriteProblem(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
+				return
+			}
+			call.Caller, call.Assertion = principal, token
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
+			return
 		}
 		claims, err := s.cfg.Served[call.Owner].Verifier.Verify(token, Scope(call.OperationID))
 		switch {

@@ -271,6 +271,8 @@ var Exempts = []Exempt{
 		Reason: "the platform API's stored first response to an Idempotency-Key for Execution's operations, replayed byte for byte; it carries no address of its own (the facts it reports are checked in execution.*), and EX001 keeps it from changing"},
 	{Table: "gateway.api_idempotency_keys", Column: "response_body",
 		Reason: "the platform API's stored first response to an Idempotency-Key for the Gateway's operations, replayed byte for byte; it carries no address of its own (the facts it reports are checked in gateway.*), and GW001 keeps it from changing"},
+	{Table: "operations.api_idempotency_keys", Column: "response_body",
+		Reason: "the platform API's stored first response to an operator's Idempotency-Key for a case operation, replayed byte for byte; the chain objects it reports are checked in operations.*, grants.* and billing.*, and OP001 keeps it from changing"},
 	{Table: "outbox.legacy_quarantine", Column: "legacy_envelope",
 		Reason: "a legacy row quarantined because it could not be adopted: kept as received, never trusted"},
 }

@@ -289,6 +289,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Finalization reconciliation cases */
+        get: operations["listCases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cases/{caseRef}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one case with its resolution command requests */
+        get: operations["getCase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cases/{caseRef}/resolution-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request the re-evaluation of an open case (the first link of the chain)
+         * @description Records FinalizationReconciliationResolutionCommandRequest@1 for the
+         *     case, as the assertion's principal, and its impact preview (which
+         *     states that the command has no direct ledger or reservation effect:
+         *     Billing re-evaluates the current owner state). The only action is
+         *     reevaluate_current_owner_state.
+         */
+        post: operations["requestCaseResolution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/case-resolution-requests/{requestRef}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve another principal's resolution request
+         * @description Records AdminCommandApproval@1 as the assertion's principal, who may
+         *     not be the requester (409 `approver_is_requester`).
+         */
+        post: operations["approveCaseResolution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/case-resolution-requests/{requestRef}/application": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+         * @description As the requester: Operations' JIT activation, candidate and
+         *     FinalizationReconciliationResolutionDecision@1; Core exchanges this
+         *     assertion for a single-use SignedWorkforceCommandExecutionGrant@1
+         *     (CommandGrantExchangeResult@1); Billing consumes the grant once and
+         *     appends FinalizationReconciliationResolutionApplied@1. Each step is
+         *     idempotent, so a retry after a lost answer converges on the same
+         *     decision, grant and applied fact.
+         */
+        post: operations["applyCaseResolution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -613,6 +718,74 @@ export interface components {
             /** @description The SettlementInputSnapshot@1 in its canonical JSON. */
             snapshotBody: string;
         };
+        CaseList: {
+            cases: components["schemas"]["Case"][];
+        };
+        Case: {
+            reconciliationCaseRef: string;
+            /** Format: int64 */
+            reconciliationGeneration: number;
+            /** @enum {string} */
+            state: "open" | "resolved";
+            /** Format: uuid */
+            billingFinalizationFenceId: string;
+            /** Format: uuid */
+            billingReservationId: string;
+            /** Format: uuid */
+            billingAccountId: string;
+            /** Format: uuid */
+            runId: string;
+            reconciliationReasonCode: string;
+            finalizationCaseIdentityReservation: components["schemas"]["Quadruple"];
+            predecessorReconciliationCaseRef?: string;
+            /** Format: date-time */
+            requestedAt: string;
+            /** Format: date-time */
+            resolvedAt?: string;
+            resolutionOperationId?: string;
+            resolvedBy?: string;
+            requests: components["schemas"]["CaseRequest"][];
+        };
+        CaseRequest: {
+            requestRef: string;
+            requester: string;
+            justification: string;
+            /** Format: date-time */
+            requestedAt: string;
+            approver?: string;
+            /** Format: date-time */
+            approvedAt?: string;
+            decisionRef?: string;
+            /** Format: date-time */
+            decidedAt?: string;
+        };
+        EvidenceReference: {
+            evidenceKind: string;
+            object: components["schemas"]["Quadruple"];
+        };
+        CaseResolutionRequest: {
+            justification: string;
+            evidence: components["schemas"]["EvidenceReference"][];
+        };
+        /** @description An immutable contract object, its content address and canonical JSON. */
+        ContractObject: {
+            object: components["schemas"]["Quadruple"];
+            body: string;
+        };
+        /** @description A resolution command request and whatever of its chain exists. */
+        CaseChain: {
+            request: components["schemas"]["ContractObject"];
+            preview: components["schemas"]["ContractObject"];
+            approval?: components["schemas"]["ContractObject"];
+            jitActivation?: components["schemas"]["ContractObject"];
+            candidate?: components["schemas"]["ContractObject"];
+            decision?: components["schemas"]["ContractObject"];
+        };
+        CaseResolution: {
+            chain: components["schemas"]["CaseChain"];
+            grantExchange: components["schemas"]["ContractObject"];
+            resolutionApplied: components["schemas"]["ContractObject"];
+        };
     };
     responses: {
         /** @description An RFC 9457 problem. */
@@ -629,6 +802,8 @@ export interface components {
         /** @description The caller's key for this operation (1 to 255 printable ASCII characters). */
         IdempotencyKey: string;
         RunId: string;
+        CaseRef: string;
+        RequestRef: string;
         AttemptId: string;
     };
     requestBodies: never;
@@ -1074,6 +1249,156 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    listCases: {
+        parameters: {
+            query?: {
+                state?: "open" | "resolved";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cases of the active projection, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    getCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                caseRef: components["parameters"]["CaseRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The case. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Case"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    requestCaseResolution: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The caller's key for this operation (1 to 255 printable ASCII characters). */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                caseRef: components["parameters"]["CaseRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaseResolutionRequest"];
+            };
+        };
+        responses: {
+            /** @description Requested. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseChain"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            422: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    approveCaseResolution: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The caller's key for this operation (1 to 255 printable ASCII characters). */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                requestRef: components["parameters"]["RequestRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Approved. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseChain"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            422: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    applyCaseResolution: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The caller's key for this operation (1 to 255 printable ASCII characters). */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                requestRef: components["parameters"]["RequestRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Applied. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseResolution"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            422: components["responses"]["Problem"];
             503: components["responses"]["Problem"];
         };
     };

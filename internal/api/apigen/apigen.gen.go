@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -29,6 +30,24 @@ func (e CanaryProofVerdict) Valid() bool {
 	case Failed:
 		return true
 	case Passed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CaseState.
+const (
+	CaseStateOpen     CaseState = "open"
+	CaseStateResolved CaseState = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the CaseState enum.
+func (e CaseState) Valid() bool {
+	switch e {
+	case CaseStateOpen:
+		return true
+	case CaseStateResolved:
 		return true
 	default:
 		return false
@@ -194,6 +213,24 @@ func (e SettlementInputReconciliationState) Valid() bool {
 	}
 }
 
+// Defines values for ListCasesParamsState.
+const (
+	ListCasesParamsStateOpen     ListCasesParamsState = "open"
+	ListCasesParamsStateResolved ListCasesParamsState = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the ListCasesParamsState enum.
+func (e ListCasesParamsState) Valid() bool {
+	switch e {
+	case ListCasesParamsStateOpen:
+		return true
+	case ListCasesParamsStateResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdmitRunRequest defines model for AdmitRunRequest.
 type AdmitRunRequest struct {
 	BillingAccountId openapi_types.UUID `json:"billingAccountId"`
@@ -248,6 +285,94 @@ type CanaryProofVerdict string
 type CanaryProofRequest struct {
 	BillingReservationId openapi_types.UUID `json:"billingReservationId"`
 	RunId                openapi_types.UUID `json:"runId"`
+}
+
+// Case defines model for Case.
+type Case struct {
+	BillingAccountId           openapi_types.UUID `json:"billingAccountId"`
+	BillingFinalizationFenceId openapi_types.UUID `json:"billingFinalizationFenceId"`
+	BillingReservationId       openapi_types.UUID `json:"billingReservationId"`
+
+	// FinalizationCaseIdentityReservation An immutable object's content address.
+	FinalizationCaseIdentityReservation Quadruple          `json:"finalizationCaseIdentityReservation"`
+	PredecessorReconciliationCaseRef    *string            `json:"predecessorReconciliationCaseRef,omitempty"`
+	ReconciliationCaseRef               string             `json:"reconciliationCaseRef"`
+	ReconciliationGeneration            int64              `json:"reconciliationGeneration"`
+	ReconciliationReasonCode            string             `json:"reconciliationReasonCode"`
+	RequestedAt                         time.Time          `json:"requestedAt"`
+	Requests                            []CaseRequest      `json:"requests"`
+	ResolutionOperationId               *string            `json:"resolutionOperationId,omitempty"`
+	ResolvedAt                          *time.Time         `json:"resolvedAt,omitempty"`
+	ResolvedBy                          *string            `json:"resolvedBy,omitempty"`
+	RunId                               openapi_types.UUID `json:"runId"`
+	State                               CaseState          `json:"state"`
+}
+
+// CaseState defines model for Case.State.
+type CaseState string
+
+// CaseChain A resolution command request and whatever of its chain exists.
+type CaseChain struct {
+	// Approval An immutable contract object, its content address and canonical JSON.
+	Approval *ContractObject `json:"approval,omitempty"`
+
+	// Candidate An immutable contract object, its content address and canonical JSON.
+	Candidate *ContractObject `json:"candidate,omitempty"`
+
+	// Decision An immutable contract object, its content address and canonical JSON.
+	Decision *ContractObject `json:"decision,omitempty"`
+
+	// JitActivation An immutable contract object, its content address and canonical JSON.
+	JitActivation *ContractObject `json:"jitActivation,omitempty"`
+
+	// Preview An immutable contract object, its content address and canonical JSON.
+	Preview ContractObject `json:"preview"`
+
+	// Request An immutable contract object, its content address and canonical JSON.
+	Request ContractObject `json:"request"`
+}
+
+// CaseList defines model for CaseList.
+type CaseList struct {
+	Cases []Case `json:"cases"`
+}
+
+// CaseRequest defines model for CaseRequest.
+type CaseRequest struct {
+	ApprovedAt    *time.Time `json:"approvedAt,omitempty"`
+	Approver      *string    `json:"approver,omitempty"`
+	DecidedAt     *time.Time `json:"decidedAt,omitempty"`
+	DecisionRef   *string    `json:"decisionRef,omitempty"`
+	Justification string     `json:"justification"`
+	RequestRef    string     `json:"requestRef"`
+	RequestedAt   time.Time  `json:"requestedAt"`
+	Requester     string     `json:"requester"`
+}
+
+// CaseResolution defines model for CaseResolution.
+type CaseResolution struct {
+	// Chain A resolution command request and whatever of its chain exists.
+	Chain CaseChain `json:"chain"`
+
+	// GrantExchange An immutable contract object, its content address and canonical JSON.
+	GrantExchange ContractObject `json:"grantExchange"`
+
+	// ResolutionApplied An immutable contract object, its content address and canonical JSON.
+	ResolutionApplied ContractObject `json:"resolutionApplied"`
+}
+
+// CaseResolutionRequest defines model for CaseResolutionRequest.
+type CaseResolutionRequest struct {
+	Evidence      []EvidenceReference `json:"evidence"`
+	Justification string              `json:"justification"`
+}
+
+// ContractObject An immutable contract object, its content address and canonical JSON.
+type ContractObject struct {
+	Body string `json:"body"`
+
+	// Object An immutable object's content address.
+	Object Quadruple `json:"object"`
 }
 
 // CreateAttemptRequest defines model for CreateAttemptRequest.
@@ -322,6 +447,14 @@ type Evaluation struct {
 	ReasonDetail   *string   `json:"reasonDetail,omitempty"`
 	RecordedAt     time.Time `json:"recordedAt"`
 	WorkGeneration int64     `json:"workGeneration"`
+}
+
+// EvidenceReference defines model for EvidenceReference.
+type EvidenceReference struct {
+	EvidenceKind string `json:"evidenceKind"`
+
+	// Object An immutable object's content address.
+	Object Quadruple `json:"object"`
 }
 
 // ExecutionToken defines model for ExecutionToken.
@@ -570,14 +703,47 @@ type Transition struct {
 // AttemptId defines model for AttemptId.
 type AttemptId = openapi_types.UUID
 
+// CaseRef defines model for CaseRef.
+type CaseRef = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// RequestRef defines model for RequestRef.
+type RequestRef = string
 
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
 // RecordCanaryProofParams defines parameters for RecordCanaryProof.
 type RecordCanaryProofParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ApplyCaseResolutionParams defines parameters for ApplyCaseResolution.
+type ApplyCaseResolutionParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ApproveCaseResolutionParams defines parameters for ApproveCaseResolution.
+type ApproveCaseResolutionParams struct {
+	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ListCasesParams defines parameters for ListCases.
+type ListCasesParams struct {
+	State *ListCasesParamsState `form:"state,omitempty" json:"state,omitempty"`
+	Limit *int                  `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListCasesParamsState defines parameters for ListCases.
+type ListCasesParamsState string
+
+// RequestCaseResolutionParams defines parameters for RequestCaseResolution.
+type RequestCaseResolutionParams struct {
 	// IdempotencyKey The caller's key for this operation (1 to 255 printable ASCII characters).
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
@@ -633,6 +799,9 @@ type IssueRunExecutionTokenParams struct {
 // RecordCanaryProofJSONRequestBody defines body for RecordCanaryProof for application/json ContentType.
 type RecordCanaryProofJSONRequestBody = CanaryProofRequest
 
+// RequestCaseResolutionJSONRequestBody defines body for RequestCaseResolution for application/json ContentType.
+type RequestCaseResolutionJSONRequestBody = CaseResolutionRequest
+
 // FinalizeAttemptEligibilityJSONRequestBody defines body for FinalizeAttemptEligibility for application/json ContentType.
 type FinalizeAttemptEligibilityJSONRequestBody = FinalizeEligibilityRequest
 
@@ -656,6 +825,21 @@ type ServerInterface interface {
 	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
 	// (POST /v1/canary-proofs)
 	RecordCanaryProof(w http.ResponseWriter, r *http.Request, params RecordCanaryProofParams)
+	// ApplyCaseResolution Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+	// (POST /v1/case-resolution-requests/{requestRef}/application)
+	ApplyCaseResolution(w http.ResponseWriter, r *http.Request, requestRef RequestRef, params ApplyCaseResolutionParams)
+	// ApproveCaseResolution Approve another principal's resolution request
+	// (POST /v1/case-resolution-requests/{requestRef}/approval)
+	ApproveCaseResolution(w http.ResponseWriter, r *http.Request, requestRef RequestRef, params ApproveCaseResolutionParams)
+	// ListCases List Finalization reconciliation cases
+	// (GET /v1/cases)
+	ListCases(w http.ResponseWriter, r *http.Request, params ListCasesParams)
+	// GetCase Read one case with its resolution command requests
+	// (GET /v1/cases/{caseRef})
+	GetCase(w http.ResponseWriter, r *http.Request, caseRef CaseRef)
+	// RequestCaseResolution Request the re-evaluation of an open case (the first link of the chain)
+	// (POST /v1/cases/{caseRef}/resolution-requests)
+	RequestCaseResolution(w http.ResponseWriter, r *http.Request, caseRef CaseRef, params RequestCaseResolutionParams)
 	// GetAttemptEligibility Read an attempt's eligibility
 	// (GET /v1/execution/attempts/{attemptId}/eligibility)
 	GetAttemptEligibility(w http.ResponseWriter, r *http.Request, attemptId AttemptId)
@@ -742,6 +926,240 @@ func (siw *ServerInterfaceWrapper) RecordCanaryProof(w http.ResponseWriter, r *h
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RecordCanaryProof(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApplyCaseResolution operation middleware
+func (siw *ServerInterfaceWrapper) ApplyCaseResolution(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "requestRef" -------------
+	var requestRef RequestRef
+
+	err = runtime.BindStyledParameterWithOptions("simple", "requestRef", r.PathValue("requestRef"), &requestRef, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "requestRef", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApplyCaseResolutionParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApplyCaseResolution(w, r, requestRef, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApproveCaseResolution operation middleware
+func (siw *ServerInterfaceWrapper) ApproveCaseResolution(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "requestRef" -------------
+	var requestRef RequestRef
+
+	err = runtime.BindStyledParameterWithOptions("simple", "requestRef", r.PathValue("requestRef"), &requestRef, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "requestRef", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveCaseResolutionParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveCaseResolution(w, r, requestRef, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListCases operation middleware
+func (siw *ServerInterfaceWrapper) ListCases(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCasesParams
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", r.URL.Query(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "state"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "state", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCases(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCase operation middleware
+func (siw *ServerInterfaceWrapper) GetCase(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "caseRef" -------------
+	var caseRef CaseRef
+
+	err = runtime.BindStyledParameterWithOptions("simple", "caseRef", r.PathValue("caseRef"), &caseRef, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "caseRef", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCase(w, r, caseRef)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RequestCaseResolution operation middleware
+func (siw *ServerInterfaceWrapper) RequestCaseResolution(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "caseRef" -------------
+	var caseRef CaseRef
+
+	err = runtime.BindStyledParameterWithOptions("simple", "caseRef", r.PathValue("caseRef"), &caseRef, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "caseRef", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RequestCaseResolutionParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RequestCaseResolution(w, r, caseRef, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1420,6 +1838,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateway/attempts/{attemptId}/observations", wrapper.ReportProviderObservation)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/canary-proofs", wrapper.RecordCanaryProof)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/metering/reservations/{reservationId}/settlement-inputs", wrapper.GetReservationSettlementInputs)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/cases", wrapper.ListCases)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/cases/{caseRef}", wrapper.GetCase)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/cases/{caseRef}/resolution-requests", wrapper.RequestCaseResolution)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/case-resolution-requests/{requestRef}/approval", wrapper.ApproveCaseResolution)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/case-resolution-requests/{requestRef}/application", wrapper.ApplyCaseResolution)
 
 	return m
 }
@@ -1538,6 +1961,494 @@ func (response RecordCanaryProof422ApplicationProblemPlusJSONResponse) VisitReco
 type RecordCanaryProof503ApplicationProblemPlusJSONResponse Problem
 
 func (response RecordCanaryProof503ApplicationProblemPlusJSONResponse) VisitRecordCanaryProofResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolutionRequestObject struct {
+	RequestRef RequestRef `json:"requestRef"`
+	Params     ApplyCaseResolutionParams
+}
+
+type ApplyCaseResolutionResponseObject interface {
+	VisitApplyCaseResolutionResponse(w http.ResponseWriter) error
+}
+
+type ApplyCaseResolution201JSONResponse CaseResolution
+
+func (response ApplyCaseResolution201JSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ApplyCaseResolution400ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution401ApplicationProblemPlusJSONResponse Problem
+
+func (response ApplyCaseResolution401ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution404ApplicationProblemPlusJSONResponse Problem
+
+func (response ApplyCaseResolution404ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution409ApplicationProblemPlusJSONResponse Problem
+
+func (response ApplyCaseResolution409ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution422ApplicationProblemPlusJSONResponse Problem
+
+func (response ApplyCaseResolution422ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyCaseResolution503ApplicationProblemPlusJSONResponse Problem
+
+func (response ApplyCaseResolution503ApplicationProblemPlusJSONResponse) VisitApplyCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolutionRequestObject struct {
+	RequestRef RequestRef `json:"requestRef"`
+	Params     ApproveCaseResolutionParams
+}
+
+type ApproveCaseResolutionResponseObject interface {
+	VisitApproveCaseResolutionResponse(w http.ResponseWriter) error
+}
+
+type ApproveCaseResolution201JSONResponse CaseChain
+
+func (response ApproveCaseResolution201JSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveCaseResolution400ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution401ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveCaseResolution401ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution404ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveCaseResolution404ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution409ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveCaseResolution409ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution422ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveCaseResolution422ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCaseResolution503ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveCaseResolution503ApplicationProblemPlusJSONResponse) VisitApproveCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCasesRequestObject struct {
+	Params ListCasesParams
+}
+
+type ListCasesResponseObject interface {
+	VisitListCasesResponse(w http.ResponseWriter) error
+}
+
+type ListCases200JSONResponse CaseList
+
+func (response ListCases200JSONResponse) VisitListCasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCases400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListCases400ApplicationProblemPlusJSONResponse) VisitListCasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCases401ApplicationProblemPlusJSONResponse Problem
+
+func (response ListCases401ApplicationProblemPlusJSONResponse) VisitListCasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCases404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListCases404ApplicationProblemPlusJSONResponse) VisitListCasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCases503ApplicationProblemPlusJSONResponse Problem
+
+func (response ListCases503ApplicationProblemPlusJSONResponse) VisitListCasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCaseRequestObject struct {
+	CaseRef CaseRef `json:"caseRef"`
+}
+
+type GetCaseResponseObject interface {
+	VisitGetCaseResponse(w http.ResponseWriter) error
+}
+
+type GetCase200JSONResponse Case
+
+func (response GetCase200JSONResponse) VisitGetCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCase400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetCase400ApplicationProblemPlusJSONResponse) VisitGetCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCase401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetCase401ApplicationProblemPlusJSONResponse) VisitGetCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCase404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetCase404ApplicationProblemPlusJSONResponse) VisitGetCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCase503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetCase503ApplicationProblemPlusJSONResponse) VisitGetCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolutionRequestObject struct {
+	CaseRef CaseRef `json:"caseRef"`
+	Params  RequestCaseResolutionParams
+	Body    *RequestCaseResolutionJSONRequestBody
+}
+
+type RequestCaseResolutionResponseObject interface {
+	VisitRequestCaseResolutionResponse(w http.ResponseWriter) error
+}
+
+type RequestCaseResolution201JSONResponse CaseChain
+
+func (response RequestCaseResolution201JSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RequestCaseResolution400ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution401ApplicationProblemPlusJSONResponse Problem
+
+func (response RequestCaseResolution401ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution404ApplicationProblemPlusJSONResponse Problem
+
+func (response RequestCaseResolution404ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution409ApplicationProblemPlusJSONResponse Problem
+
+func (response RequestCaseResolution409ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution422ApplicationProblemPlusJSONResponse Problem
+
+func (response RequestCaseResolution422ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RequestCaseResolution503ApplicationProblemPlusJSONResponse Problem
+
+func (response RequestCaseResolution503ApplicationProblemPlusJSONResponse) VisitRequestCaseResolutionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -2969,6 +3880,21 @@ type StrictServerInterface interface {
 	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
 	// (POST /v1/canary-proofs)
 	RecordCanaryProof(ctx context.Context, request RecordCanaryProofRequestObject) (RecordCanaryProofResponseObject, error)
+	// ApplyCaseResolution Apply an approved request (the requester's decision, Core's grant, Billing's resolution)
+	// (POST /v1/case-resolution-requests/{requestRef}/application)
+	ApplyCaseResolution(ctx context.Context, request ApplyCaseResolutionRequestObject) (ApplyCaseResolutionResponseObject, error)
+	// ApproveCaseResolution Approve another principal's resolution request
+	// (POST /v1/case-resolution-requests/{requestRef}/approval)
+	ApproveCaseResolution(ctx context.Context, request ApproveCaseResolutionRequestObject) (ApproveCaseResolutionResponseObject, error)
+	// ListCases List Finalization reconciliation cases
+	// (GET /v1/cases)
+	ListCases(ctx context.Context, request ListCasesRequestObject) (ListCasesResponseObject, error)
+	// GetCase Read one case with its resolution command requests
+	// (GET /v1/cases/{caseRef})
+	GetCase(ctx context.Context, request GetCaseRequestObject) (GetCaseResponseObject, error)
+	// RequestCaseResolution Request the re-evaluation of an open case (the first link of the chain)
+	// (POST /v1/cases/{caseRef}/resolution-requests)
+	RequestCaseResolution(ctx context.Context, request RequestCaseResolutionRequestObject) (RequestCaseResolutionResponseObject, error)
 	// GetAttemptEligibility Read an attempt's eligibility
 	// (GET /v1/execution/attempts/{attemptId}/eligibility)
 	GetAttemptEligibility(ctx context.Context, request GetAttemptEligibilityRequestObject) (GetAttemptEligibilityResponseObject, error)
@@ -3075,6 +4001,146 @@ func (sh *strictHandler) RecordCanaryProof(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RecordCanaryProofResponseObject); ok {
 		if err := validResponse.VisitRecordCanaryProofResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApplyCaseResolution operation middleware
+func (sh *strictHandler) ApplyCaseResolution(w http.ResponseWriter, r *http.Request, requestRef RequestRef, params ApplyCaseResolutionParams) {
+	var request ApplyCaseResolutionRequestObject
+
+	request.RequestRef = requestRef
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApplyCaseResolution(ctx, request.(ApplyCaseResolutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApplyCaseResolution")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApplyCaseResolutionResponseObject); ok {
+		if err := validResponse.VisitApplyCaseResolutionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApproveCaseResolution operation middleware
+func (sh *strictHandler) ApproveCaseResolution(w http.ResponseWriter, r *http.Request, requestRef RequestRef, params ApproveCaseResolutionParams) {
+	var request ApproveCaseResolutionRequestObject
+
+	request.RequestRef = requestRef
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveCaseResolution(ctx, request.(ApproveCaseResolutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveCaseResolution")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveCaseResolutionResponseObject); ok {
+		if err := validResponse.VisitApproveCaseResolutionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListCases operation middleware
+func (sh *strictHandler) ListCases(w http.ResponseWriter, r *http.Request, params ListCasesParams) {
+	var request ListCasesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCases(ctx, request.(ListCasesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCases")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCasesResponseObject); ok {
+		if err := validResponse.VisitListCasesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetCase operation middleware
+func (sh *strictHandler) GetCase(w http.ResponseWriter, r *http.Request, caseRef CaseRef) {
+	var request GetCaseRequestObject
+
+	request.CaseRef = caseRef
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCase(ctx, request.(GetCaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCase")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetCaseResponseObject); ok {
+		if err := validResponse.VisitGetCaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RequestCaseResolution operation middleware
+func (sh *strictHandler) RequestCaseResolution(w http.ResponseWriter, r *http.Request, caseRef CaseRef, params RequestCaseResolutionParams) {
+	var request RequestCaseResolutionRequestObject
+
+	request.CaseRef = caseRef
+	request.Params = params
+
+	var body RequestCaseResolutionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RequestCaseResolution(ctx, request.(RequestCaseResolutionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RequestCaseResolution")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RequestCaseResolutionResponseObject); ok {
+		if err := validResponse.VisitRequestCaseResolutionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -349,7 +349,8 @@ func TestDocumentIsServed(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"admitRun": true, "getRun": true, "getReservation": true, "issueRunExecutionToken": true, "recordCanaryProof": true,
 		"openRun": true, "createAttempt": true, "finalizeAttemptEligibility": true, "getAttemptEligibility": true, "closeRun": true, "getRunClosure": true,
-		"dispatchAttempt": true, "reportProviderObservation": true, "getReservationSettlementInputs": true}, ids)
+		"dispatchAttempt": true, "reportProviderObservation": true, "getReservationSettlementInputs": true,
+		"listCases": true, "getCase": true, "requestCaseResolution": true, "approveCaseResolution": true, "applyCaseResolution": true}, ids)
 	page, err := http.Get(e.srv.URL + "/docs")
 	require.NoError(t, err)
 	defer func() { _ = page.Body.Close() }()

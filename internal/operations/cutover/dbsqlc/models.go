@@ -10,6 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type OperationsApiIdempotencyKey struct {
+	CallerWorkload      string
+	OperationID         string
+	IdempotencyKey      string
+	RequestSha256       string
+	ResponseStatus      int32
+	ResponseContentType string
+	ResponseBody        []byte
+	CreatedAt           time.Time
+}
+
 type OperationsAppliedReceipt struct {
 	ConsumerName                        string
 	ProjectionName                      string
