@@ -138,13 +138,9 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	switch {
 	case o.via != viaInProcess && o.via != viaAPI:
 		return fmt.Errorf("--via %q: want %s or %s", o.via, viaInProcess, viaAPI)
-	case o.via == viaAPI && o.processes:
-		// The owner processes do not serve the API yet: the demo would
-		// serve it over their databases from here, which is not apart.
-		return errors.New("--via api with --processes is not built yet: the owner processes do not serve the platform API; drop one of them")
 	case o.apiURL != "" && (o.via != viaAPI || o.keys == "" || o.databaseURL == "" || o.prefix == ""):
 		return errors.New("--api drives a running serve: it needs --via api, --keys D, and --database-url and --db-prefix of that serve's deployment")
-	case o.apiURL != "" && (o.chaos || o.transport != demo.TransportInProcess):
+	case o.apiURL != "" && (o.chaos || o.transport != demo.TransportInProcess || o.processes):
 		return errors.New("--api: the loop runs in that serve; --chaos and --transport are its own business")
 	case o.apiURL == "" && o.keys != "":
 		return errors.New("--keys goes with --api (the demo's own API signs with a key of its own)")
@@ -226,6 +222,12 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 	}
 	scenario := demo.NewScenarioWith(pools[boundary.Core], pools[boundary.Execution], pools[boundary.Gateway], 1, execReads)
 	switch {
+	case o.via == viaAPI && procs != nil:
+		if scenario.Platform, err = procs.platform(); err != nil {
+			return err
+		}
+		say("demo: the scenario calls each owner through its own process's platform API (core %s, execution %s, gateway %s, metering %s)",
+			procs.apis[boundary.Core], procs.apis[boundary.Execution], procs.apis[boundary.Gateway], procs.apis[boundary.Metering])
 	case o.apiURL != "":
 		if scenario.Platform, err = externalAPI(o.apiURL, o.keys); err != nil {
 			return err

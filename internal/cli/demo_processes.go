@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/migrate"
@@ -49,6 +50,7 @@ type ownerProcesses struct {
 	restarts  atomic.Int64
 
 	endpoints   map[boundary.Boundary]string // each owner's first process: consumer endpoints and reads
+	apis        map[boundary.Boundary]string // each owner's first process: its platform API (--listen)
 	clients     []*ownerhttp.Client
 	sampler     *pgx.Conn // one session for every pg_stat_activity sample
 	stopSampler context.CancelFunc
@@ -95,7 +97,7 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 		return nil, err
 	}
 	p := &ownerProcesses{serverURL: serverURL, prefix: prefix, dir: dir, foreign: map[string]bool{}, sessions: map[boundary.Boundary]int64{},
-		endpoints: map[boundary.Boundary]string{}}
+		endpoints: map[boundary.Boundary]string{}, apis: map[boundary.Boundary]string{}}
 	defer func() {
 		if err != nil {
 			p.stop() // no key, process or session outlives a failed start
@@ -115,6 +117,15 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	}
 	addrs := map[boundary.Boundary][]addr{}
 	var trust []string
+	// The platform API's keys: Core's run execution token key and the
+	// platform workload (the demo's driver with --via api) every owner
+	// process trusts.
+	for _, name := range []string{keyCoreToken, keyPlatform} {
+		if err := writeKeyPair(dir, name); err != nil {
+			return nil, err
+		}
+	}
+	trust = append(trust, "--trust-workload", keyPlatform+"="+filepath.Join(dir, keyPlatform+".pub"))
 	for _, b := range boundary.All {
 		priv, pub, err := workload.Generate()
 		if err != nil {
@@ -152,6 +163,7 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 	url := func(b boundary.Boundary) string { return "http://" + addrs[b][0].endpoint }
 	for _, b := range boundary.All {
 		p.endpoints[b] = url(b)
+		p.apis[b] = "http://" + addrs[b][0].listen
 	}
 	// Every process's pools share the server's connection budget (a
 	// default server allows 100, this process's own pools take about 35).
@@ -175,6 +187,16 @@ func startOwnerProcesses(ctx context.Context, serverURL, prefix string, disp dis
 			}
 			for _, r := range roles.needsRead {
 				args = append(args, "--owner-url", string(r)+"="+url(r))
+			}
+			// Each owner serves its part of the platform API on --listen:
+			// Core signs run tokens, Execution verifies them and reads Core
+			// and the Gateway for openRun and not_dispatched.
+			switch b {
+			case boundary.Core:
+				args = append(args, "--token-key", filepath.Join(dir, keyCoreToken+".key"))
+			case boundary.Execution:
+				args = append(args, "--trust-token-key", filepath.Join(dir, keyCoreToken+".pub"),
+					"--owner-url", string(boundary.Core)+"="+url(boundary.Core), "--owner-url", string(boundary.Gateway)+"="+url(boundary.Gateway))
 			}
 			p.procs = append(p.procs, &ownerProcess{owner: b, replica: i + 1, args: args, env: append(slices.Clone(env), "PGAPPNAME="+ownerAppName(b)),
 				ready: "http://" + a.listen + "/readyz", metrics: "http://" + a.listen + "/metrics", logPath: filepath.Join(dir, fmt.Sprintf("%s-%d.log", b, i+1)),
@@ -342,6 +364,25 @@ func (p *ownerProcesses) executionReads() (demo.ExecutionOwnerReads, error) {
 		return demo.ExecutionOwnerReads{}, err
 	}
 	return demo.ExecutionOwnerReads{Manifest: core.Core(), Gateway: gw.Gateway()}, nil
+}
+
+// platform is the demo's driver over the owner processes' own platform
+// APIs (demo --processes --via api): each owner's operations at its own
+// process, Operations' at Core's, signed as the platform workload.
+func (p *ownerProcesses) platform() (*demo.APIPlatform, error) {
+	key, err := workload.LoadPrivateKey(filepath.Join(p.dir, keyPlatform+".key"))
+	if err != nil {
+		return nil, err
+	}
+	signer, err := workload.NewSigner(workload.SignerConfig{Workload: keyPlatform, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	urls := map[api.Owner]string{api.OwnerCore: p.apis[boundary.Core], api.OwnerExecution: p.apis[boundary.Execution],
+		api.OwnerGateway: p.apis[boundary.Gateway], api.OwnerMetering: p.apis[boundary.Metering], api.OwnerOperations: p.apis[boundary.Core]}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 32
+	return demo.NewAPIPlatform(urls, signer, &http.Client{Transport: transport, Timeout: 30 * time.Second})
 }
 
 // Run implements demo.Processes: it supervises the owner processes while

@@ -70,23 +70,7 @@ oceanway serve --keys D, oceanway demo --via api --keys D and oceanway canary --
 				}
 			}
 			for _, n := range keyNames() {
-				priv, pub, err := workload.Generate()
-				if err != nil {
-					return err
-				}
-				privPEM, err := workload.EncodePrivateKey(priv)
-				if err != nil {
-					return err
-				}
-				pubPEM, err := workload.EncodePublicKey(pub)
-				if err != nil {
-					return err
-				}
-				// O_EXCL: a key that appeared since the check is not overwritten either.
-				if err := writeNew(keyPath(dir, n, ".key"), privPEM, 0o600); err != nil {
-					return err
-				}
-				if err := writeNew(keyPath(dir, n, ".pub"), pubPEM, 0o644); err != nil {
+				if err := writeKeyPair(dir, n); err != nil {
 					return err
 				}
 			}
@@ -97,6 +81,27 @@ oceanway serve --keys D, oceanway demo --via api --keys D and oceanway canary --
 	gen.Flags().StringVar(&dir, "dir", "", "the directory to write the key pairs into")
 	cmd.AddCommand(gen)
 	return cmd
+}
+
+// writeKeyPair writes a new key pair name.key / name.pub into dir.
+func writeKeyPair(dir, name string) error {
+	priv, pub, err := workload.Generate()
+	if err != nil {
+		return err
+	}
+	privPEM, err := workload.EncodePrivateKey(priv)
+	if err != nil {
+		return err
+	}
+	pubPEM, err := workload.EncodePublicKey(pub)
+	if err != nil {
+		return err
+	}
+	// O_EXCL: a key is never overwritten.
+	if err := writeNew(keyPath(dir, name, ".key"), privPEM, 0o600); err != nil {
+		return err
+	}
+	return writeNew(keyPath(dir, name, ".pub"), pubPEM, 0o644)
 }
 
 func writeNew(path string, b []byte, mode os.FileMode) error {
