@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/dbtest"
+	"github.com/oceanway/core/internal/grants"
 	"github.com/oceanway/core/internal/workload"
 )
 
@@ -83,7 +85,15 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(keys, "public.signup.key"), privPEM, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(keys, "public.signup.pub"), pubPEM, 0o600))
-	conn := []string{"--database-url", srv.URL, "--db-prefix", prefix, "--keys", keys, "--public-workload", "public.signup"}
+	// Operators' identity provider, trusted by serve for the case operations.
+	idpKey, idpPub, err := workload.Generate()
+	require.NoError(t, err)
+	idpPEM, err := workload.EncodePublicKey(idpPub)
+	require.NoError(t, err)
+	idpFile := filepath.Join(t.TempDir(), "idp.pub")
+	require.NoError(t, os.WriteFile(idpFile, idpPEM, 0o600))
+	conn := []string{"--database-url", srv.URL, "--db-prefix", prefix, "--keys", keys, "--public-workload", "public.signup",
+		"--trust-actor-issuer", "https://idp.example.org=" + idpFile}
 
 	// Enabled before any proof: serve refuses to start.
 	out, err = runRoot(t, append([]string{"serve", "--public-admission-mode", "enabled", "--bootstrap", "--listen", freeAddr(t),
@@ -118,6 +128,43 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 
 	status, _ = admitAs(t, listen, keyPlatform, filepath.Join(keys, "platform.key"))
 	require.Equal(t, http.StatusCreated, status, "internal callers are unaffected")
+
+	// The operators' case operations, with an actor assertion of the
+	// trusted identity provider (a workload token is not one).
+	idp, err := grants.NewAssertionSigner("https://idp.example.org", idpKey, nil)
+	require.NoError(t, err)
+	assertion, err := idp.Assert("workforce:alice@example.org", time.Minute)
+	require.NoError(t, err)
+	list := func(bearer string) (int, []byte) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+listen+"/v1/cases?state=resolved", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, body
+	}
+	code200, body := list(assertion)
+	require.Equal(t, http.StatusOK, code200, string(body))
+	var cl struct {
+		Cases []struct {
+			State string `json:"state"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(body, &cl))
+	for _, c := range cl.Cases {
+		require.Equal(t, "resolved", c.State)
+	}
+	platformKey, err := workload.LoadPrivateKey(filepath.Join(keys, "platform.key"))
+	require.NoError(t, err)
+	ws, err := workload.NewSigner(workload.SignerConfig{Workload: keyPlatform, Key: platformKey})
+	require.NoError(t, err)
+	wtok, err := ws.Sign(api.Audience(api.OwnerOperations), api.Scope("listCases"))
+	require.NoError(t, err)
+	code401, _ := list(wtok)
+	require.Equal(t, http.StatusUnauthorized, code401, "a workload token is not an operator's assertion")
 
 	enabled := freeAddr(t)
 	again := startServe(t, append([]string{"--public-admission-mode", "enabled", "--listen", enabled, "--consumer-listen", freeAddr(t)}, conn...)...)

@@ -22,19 +22,22 @@ import (
 //
 //   - core-token: Core's run execution token key (issueRunExecutionToken
 //     signs with it; Execution's openRun trusts its public half);
+//   - core-grant: Core's command grant key (the case operations' grant
+//     exchange signs with it, Billing verifies its public half);
 //   - platform: the platform's workload, the caller of the platform API;
 //   - owner.<owner>: each owner process's workload (owner reads and
 //     deliveries between owner processes).
 //
-// Every <name>.pub but core-token's is a workload serve --keys trusts.
+// Every <name>.pub but Core's two keys' is a workload serve --keys trusts.
 const (
 	keyCoreToken = "core-token"
+	keyCoreGrant = "core-grant"
 	keyPlatform  = "platform"
 )
 
 // keyNames are the key pairs of a keys directory, in the order written.
 func keyNames() []string {
-	names := []string{keyCoreToken, keyPlatform}
+	names := []string{keyCoreToken, keyCoreGrant, keyPlatform}
 	for _, b := range boundary.All {
 		names = append(names, ownerhttp.OwnerWorkload(string(b)))
 	}
@@ -50,7 +53,7 @@ func newKeysCmd(streams *IO) *cobra.Command {
 		Use:   "generate",
 		Short: "Write every key pair a one-machine install needs into --dir (never overwrites)",
 		Long: `generate writes Ed25519 key pairs into --dir (created 0700 when absent): core-token (Core's
-run execution token key), platform (the platform's workload, which calls the API) and
+run execution token key), core-grant (Core's command grant key), platform (the platform's workload, which calls the API) and
 owner.<owner> for core, execution, gateway and metering (the owner processes' workloads). A
 directory that already holds any of them is refused: keys are never overwritten. Use it with
 oceanway serve --keys D, oceanway demo --via api --keys D and oceanway canary --keys D.`,
@@ -131,7 +134,7 @@ func (k keysDir) trustedWorkloads() ([]string, error) {
 	var out []string
 	for _, p := range pubs {
 		name := strings.TrimSuffix(filepath.Base(p), ".pub")
-		if name != keyCoreToken {
+		if name != keyCoreToken && name != keyCoreGrant {
 			out = append(out, name+"="+p)
 		}
 	}

@@ -594,10 +594,11 @@ func serve(ctx context.Context, p serveParams) error {
 	if err != nil {
 		return err
 	}
-	apiHandler, err := platformAPI(ctx, p)
+	apiHandler, closeAPI, err := platformAPI(ctx, p)
 	if err != nil {
 		return err
 	}
+	defer closeAPI()
 	srv := &http.Server{Handler: server.Handler(server.HTTPConfig{Registry: reg, Pools: ready, Admin: admin, API: apiHandler}), ReadHeaderTimeout: 5 * time.Second}
 	httpErr := make(chan error, 2)
 	go func() { httpErr <- srv.Serve(ln) }()

@@ -14,11 +14,17 @@ import (
 
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/api"
+	"github.com/oceanway/core/internal/api/casesapi"
 	"github.com/oceanway/core/internal/api/coreapi"
 	"github.com/oceanway/core/internal/api/executionapi"
 	"github.com/oceanway/core/internal/api/gatewayapi"
 	"github.com/oceanway/core/internal/api/meteringapi"
+	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/casegateway"
+	"github.com/oceanway/core/internal/grants"
+	"github.com/oceanway/core/internal/operations/cases"
+	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/ownerread/ownerhttp"
 	"github.com/oceanway/core/internal/runtoken"
 	"github.com/oceanway/core/internal/workload"
@@ -153,13 +159,24 @@ func (f apiFlags) tokenVerifier() (*runtoken.Verifier, error) {
 //   - Execution: Core's and the Gateway's reads (in process or
 //     --owner-url) and Core's token key's public half;
 //   - Gateway, Metering: nothing more.
-func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
+func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI func(), err error) {
+	var opened []*pgxpool.Pool // the case operations' pools, closed with the API
+	closeAPI = func() {
+		for _, pool := range opened {
+			pool.Close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAPI()
+		}
+	}()
 	if len(p.roles.trust) == 0 {
-		return nil, nil
+		return nil, closeAPI, nil
 	}
 	trusted, err := p.roles.trusted()
 	if err != nil {
-		return nil, err
+		return nil, closeAPI, err
 	}
 	cfg := api.Config{Served: map[api.Owner]api.Served{}, Log: p.log}
 	var served, missing []string
@@ -179,11 +196,11 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if adm := p.readPools[boundary.Core]; adm != nil && p.billingPool != nil {
 		signer, err := p.api.tokenSigner()
 		if err != nil {
-			return nil, err
+			return nil, closeAPI, err
 		}
 		public, err := p.api.publicAdmission(ctx, adm)
 		if err != nil {
-			return nil, err
+			return nil, closeAPI, err
 		}
 		ops := p.consumerPools[boundary.Core] // as oceanway_operations, where core_operations is consumed
 		if ops == nil {
@@ -194,7 +211,7 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 		} else {
 			cfg.Core = coreapi.Server{Admission: adm, Billing: p.billingPool, Tokens: signer, Operations: ops, Public: public}
 			if cfg.Served[api.OwnerCore], err = serve(api.OwnerCore, boundary.Core); err != nil {
-				return nil, err
+				return nil, closeAPI, err
 			}
 		}
 	}
@@ -202,7 +219,7 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if pool := p.readPools[boundary.Execution]; pool != nil {
 		verifier, err := p.api.tokenVerifier()
 		if err != nil {
-			return nil, err
+			return nil, closeAPI, err
 		}
 		switch {
 		case verifier == nil:
@@ -212,7 +229,7 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 		default:
 			cfg.Execution = executionapi.Server{Pool: pool, Core: p.reads.manifest, Gateway: p.reads.gateway, Tokens: verifier}
 			if cfg.Served[api.OwnerExecution], err = serve(api.OwnerExecution, boundary.Execution); err != nil {
-				return nil, err
+				return nil, closeAPI, err
 			}
 		}
 	}
@@ -220,7 +237,22 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if pool := p.readPools[boundary.Gateway]; pool != nil {
 		cfg.Gateway = gatewayapi.Server{Pool: pool}
 		if cfg.Served[api.OwnerGateway], err = serve(api.OwnerGateway, boundary.Gateway); err != nil {
-			return nil, err
+			return nil, closeAPI, err
+		}
+	}
+	// Operations' case operations: operators with actor assertions, the
+	// whole chain in this process on the core database.
+	if adm := p.readPools[boundary.Core]; adm != nil && p.billingPool != nil && cfg.Core != nil {
+		switch cases, pools, err := caseOperations(p, adm); {
+		case err != nil:
+			return nil, closeAPI, err
+		case cases == nil:
+			missing = append(missing, "operations' case operations (need --trust-actor-issuer and --grant-key, or --keys)")
+		default:
+			opened = append(opened, pools...)
+			cfg.Cases = cases.server
+			served = append(served, string(api.OwnerOperations))
+			cfg.Served[api.OwnerOperations] = api.Served{Actors: cases.actors, Keys: &api.KeyStore{Pool: cases.keys, Table: api.KeyTables[api.OwnerOperations]}}
 		}
 	}
 	// Metering: reads only, over its own database as oceanway_metering
@@ -232,14 +264,14 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	if meteringPool != nil {
 		cfg.Metering = meteringapi.Server{Pool: meteringPool}
 		if cfg.Served[api.OwnerMetering], err = serve(api.OwnerMetering, boundary.Metering); err != nil {
-			return nil, err
+			return nil, closeAPI, err
 		}
 	}
 	if len(served) == 0 {
 		if len(missing) > 0 {
 			fmt.Fprintf(p.out, "oceanway serve: platform API not served: %s\n", strings.Join(missing, "; "))
 		}
-		return nil, nil
+		return nil, closeAPI, nil
 	}
 	note := ""
 	if len(missing) > 0 {
@@ -255,7 +287,74 @@ func platformAPI(ctx context.Context, p serveParams) (http.Handler, error) {
 	fmt.Fprintf(p.out, "oceanway serve: platform API on --listen: /v1/ for %s, /openapi.json, /docs%s\n", strings.Join(served, ", "), note)
 	h, err := api.Handler(cfg)
 	if err != nil {
-		return nil, errors.Join(errors.New("platform API"), err)
+		return nil, closeAPI, errors.Join(errors.New("platform API"), err)
 	}
-	return h, nil
+	return h, closeAPI, nil
+}
+
+// caseAPI is Operations' case operations of the API and their
+// authenticator and key store.
+type caseAPI struct {
+	server casesapi.Server
+	actors casesapi.Actors
+	keys   *pgxpool.Pool
+}
+
+// caseOperations builds the operators' case operations on the core
+// database (nil without --trust-actor-issuer or a grant key): Operations'
+// commands and reads, Core's grant exchange and Billing's resolutions, each
+// as its own role, and a pool of its own for the API's keys (the API's
+// transaction holds one of its sessions while the commands take others).
+func caseOperations(p serveParams, core *pgxpool.Pool) (*caseAPI, []*pgxpool.Pool, error) {
+	f := p.roles.cases
+	grantKey := f.grantKey
+	if grantKey == "" && p.api.keys != "" {
+		if k, err := (keysDir{dir: p.api.keys}).private(keyCoreGrant); err == nil {
+			grantKey = k
+		}
+	}
+	if len(f.trustIssuers) == 0 || grantKey == "" {
+		return nil, nil, nil
+	}
+	actors, err := f.actors()
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := workload.LoadPrivateKey(grantKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--grant-key: %w", err)
+	}
+	signer, err := grants.NewSigner(f.grantIssuer, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	verifier, err := grants.NewVerifier(f.grantIssuer, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, nil, err
+	}
+	var pools []*pgxpool.Pool
+	open := func(role string) (*pgxpool.Pool, error) {
+		pool, err := rolePoolOf(core, role, 4)
+		if err == nil {
+			pools = append(pools, pool)
+		}
+		return pool, err
+	}
+	ops, err := open(operationsschema.RoleOperations)
+	if err != nil {
+		return nil, pools, err
+	}
+	grantsPool, err := open(billingschema.RoleGrants)
+	if err != nil {
+		return nil, pools, err
+	}
+	keys, err := open(operationsschema.RoleOperations)
+	if err != nil {
+		return nil, pools, err
+	}
+	commands := cases.Commands{Pool: ops, Workload: casegateway.Workload}
+	gw := casegateway.Gateway{Actors: actors, Operations: casegateway.LocalOperations{Actors: actors, Commands: commands},
+		Grants:  grants.Exchanger{Pool: grantsPool, Signer: signer, Assertions: actors, Decisions: commands},
+		Billing: casegateway.BillingResolutions{Pool: p.billingPool, Grants: verifier}}
+	return &caseAPI{server: casesapi.Server{Operations: ops, Gateway: gw}, actors: casesapi.Actors{Verifier: actors}, keys: keys}, pools, nil
 }
