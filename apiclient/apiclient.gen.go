@@ -944,7 +944,8 @@ type ClientInterface interface {
 	// ApproveCaseResolution Approve another principal's resolution request
 	//
 	// Records AdminCommandApproval@1 as the assertion's principal, who may
-	// not be the requester (409 `approver_is_requester`).
+	// not be the requester (409 `approver_conflict`, as when another principal
+	// approved already).
 	//
 	// Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
 	ApproveCaseResolution(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1278,7 +1279,8 @@ func (c *Client) ApplyCaseResolution(ctx context.Context, requestRef RequestRef,
 // ApproveCaseResolution Approve another principal's resolution request
 //
 // Records AdminCommandApproval@1 as the assertion's principal, who may
-// not be the requester (409 `approver_is_requester`).
+// not be the requester (409 `approver_conflict`, as when another principal
+// approved already).
 //
 // Corresponds with POST /v1/case-resolution-requests/{requestRef}/approval (the `ApproveCaseResolution` operationId).
 func (c *Client) ApproveCaseResolution(ctx context.Context, requestRef RequestRef, params *ApproveCaseResolutionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2777,7 +2779,8 @@ type ClientWithResponsesInterface interface {
 	// ApproveCaseResolutionWithResponse Approve another principal's resolution request
 	//
 	// Records AdminCommandApproval@1 as the assertion's principal, who may
-	// not be the requester (409 `approver_is_requester`).
+	// not be the requester (409 `approver_conflict`, as when another principal
+	// approved already).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4677,7 +4680,8 @@ func (c *ClientWithResponses) ApplyCaseResolutionWithResponse(ctx context.Contex
 // ApproveCaseResolutionWithResponse Approve another principal's resolution request
 //
 // Records AdminCommandApproval@1 as the assertion's principal, who may
-// not be the requester (409 `approver_is_requester`).
+// not be the requester (409 `approver_conflict`, as when another principal
+// approved already).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -335,9 +335,39 @@ func TestDemoCommandViaAPI(t *testing.T) {
 	require.Equal(t, s.Mix.Attempts, keys("gateway", "gateway.api_idempotency_keys", "dispatchAttempt"))
 	require.Equal(t, s.Mix.Observations, keys("gateway", "gateway.api_idempotency_keys", "reportProviderObservation"))
 
-	for _, args := range [][]string{{"--via", "api", "--processes"}, {"--via", "grpc"}} {
+	// Refused before anything runs: --api without --keys, an unknown
+	// --via, --keys without --api.
+	for want, args := range map[string][]string{"--keys D": {"--via", "api", "--api", "http://127.0.0.1:1"},
+		`--via "grpc"`: {"--via", "grpc"}, "--keys goes with --api": {"--keys", "/nonexistent"}} {
 		bad := runMain(t, nil, append([]string{"demo", "--runs", "1", "--plain", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t)}, args...)...)
 		require.NotEqual(t, 0, bad.code, args)
-		require.Contains(t, bad.stderr, "--via", args)
+		require.Contains(t, bad.stderr, want, args)
 	}
+}
+
+// `oceanway demo --processes --via api` (issue 33 with issue 34): each
+// owner process serves its own part of the platform API, and the scenario
+// calls each operation at its owner's process (Core signs the run token,
+// Execution verifies it and reads Core and the Gateway over HTTP); every
+// invariant holds and each owner's own database holds the keys of its own
+// operations only.
+func TestDemoCommandOwnerProcessesViaAPI(t *testing.T) {
+	// Not parallel: four owner processes share the server's connections.
+	t.Setenv(reexecCLI, "1") // the owner processes are this test binary running the CLI
+	srv := dbtest.Server(t)
+	prefix := dbtest.NewPrefix(t)
+	r := runMain(t, nil, "demo", "--processes", "--via", "api", "--runs", "12", "--plain", "--database-url", srv.URL, "--db-prefix", prefix)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "through its own process's platform API")
+	require.Contains(t, r.stdout, "verdict                                   PASSED")
+	count := func(b, table string) (n int64) {
+		conn, err := pgx.Connect(t.Context(), srv.DatabaseURL(prefix+"_"+b))
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(context.Background()) }()
+		require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM "+table).Scan(&n))
+		return n
+	}
+	require.EqualValues(t, 24, count("core", "admission.api_idempotency_keys"), "admitRun and issueRunExecutionToken of 12 runs")
+	require.Positive(t, count("execution", "execution.api_idempotency_keys"))
+	require.Positive(t, count("gateway", "gateway.api_idempotency_keys"))
 }

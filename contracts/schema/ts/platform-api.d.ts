@@ -359,7 +359,8 @@ export interface paths {
         /**
          * Approve another principal's resolution request
          * @description Records AdminCommandApproval@1 as the assertion's principal, who may
-         *     not be the requester (409 `approver_is_requester`).
+         *     not be the requester (409 `approver_conflict`, as when another principal
+         *     approved already).
          */
         post: operations["approveCaseResolution"];
         delete?: never;
