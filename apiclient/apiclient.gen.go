@@ -896,9 +896,10 @@ type ClientInterface interface {
 
 	// RecordCanaryProofWithBody Record this deployment's canary proof for a run the canary drove
 	//
-	// Core checks, from its own facts, that the run the canary drove through
-	// the API closed the whole loop: its reservation finalized (settled or
-	// released) with settled + released = reserved, the
+	// Core checks, from its own facts, that the run the caller admitted
+	// through this API (its stored admitRun response names the run; a
+	// public caller records no proof) closed the whole loop: its
+	// reservation settled usage, settled + released = reserved, the
 	// BillingFinalizationCommitted@1 body recomputes to its digest, the
 	// Operations projection holds the reservation, and the Operations
 	// completeness proof is verified_current. It stores the result as a
@@ -913,9 +914,10 @@ type ClientInterface interface {
 
 	// RecordCanaryProof Record this deployment's canary proof for a run the canary drove
 	//
-	// Core checks, from its own facts, that the run the canary drove through
-	// the API closed the whole loop: its reservation finalized (settled or
-	// released) with settled + released = reserved, the
+	// Core checks, from its own facts, that the run the caller admitted
+	// through this API (its stored admitRun response names the run; a
+	// public caller records no proof) closed the whole loop: its
+	// reservation settled usage, settled + released = reserved, the
 	// BillingFinalizationCommitted@1 body recomputes to its digest, the
 	// Operations projection holds the reservation, and the Operations
 	// completeness proof is verified_current. It stores the result as a
@@ -1201,9 +1203,10 @@ type ClientInterface interface {
 
 // RecordCanaryProofWithBody Record this deployment's canary proof for a run the canary drove
 //
-// Core checks, from its own facts, that the run the canary drove through
-// the API closed the whole loop: its reservation finalized (settled or
-// released) with settled + released = reserved, the
+// Core checks, from its own facts, that the run the caller admitted
+// through this API (its stored admitRun response names the run; a
+// public caller records no proof) closed the whole loop: its
+// reservation settled usage, settled + released = reserved, the
 // BillingFinalizationCommitted@1 body recomputes to its digest, the
 // Operations projection holds the reservation, and the Operations
 // completeness proof is verified_current. It stores the result as a
@@ -1228,9 +1231,10 @@ func (c *Client) RecordCanaryProofWithBody(ctx context.Context, params *RecordCa
 
 // RecordCanaryProof Record this deployment's canary proof for a run the canary drove
 //
-// Core checks, from its own facts, that the run the canary drove through
-// the API closed the whole loop: its reservation finalized (settled or
-// released) with settled + released = reserved, the
+// Core checks, from its own facts, that the run the caller admitted
+// through this API (its stored admitRun response names the run; a
+// public caller records no proof) closed the whole loop: its
+// reservation settled usage, settled + released = reserved, the
 // BillingFinalizationCommitted@1 body recomputes to its digest, the
 // Operations projection holds the reservation, and the Operations
 // completeness proof is verified_current. It stores the result as a
@@ -2729,9 +2733,10 @@ type ClientWithResponsesInterface interface {
 
 	// RecordCanaryProofWithBodyWithResponse Record this deployment's canary proof for a run the canary drove
 	//
-	// Core checks, from its own facts, that the run the canary drove through
-	// the API closed the whole loop: its reservation finalized (settled or
-	// released) with settled + released = reserved, the
+	// Core checks, from its own facts, that the run the caller admitted
+	// through this API (its stored admitRun response names the run; a
+	// public caller records no proof) closed the whole loop: its
+	// reservation settled usage, settled + released = reserved, the
 	// BillingFinalizationCommitted@1 body recomputes to its digest, the
 	// Operations projection holds the reservation, and the Operations
 	// completeness proof is verified_current. It stores the result as a
@@ -2746,9 +2751,10 @@ type ClientWithResponsesInterface interface {
 
 	// RecordCanaryProofWithResponse Record this deployment's canary proof for a run the canary drove
 	//
-	// Core checks, from its own facts, that the run the canary drove through
-	// the API closed the whole loop: its reservation finalized (settled or
-	// released) with settled + released = reserved, the
+	// Core checks, from its own facts, that the run the caller admitted
+	// through this API (its stored admitRun response names the run; a
+	// public caller records no proof) closed the whole loop: its
+	// reservation settled usage, settled + released = reserved, the
 	// BillingFinalizationCommitted@1 body recomputes to its digest, the
 	// Operations projection holds the reservation, and the Operations
 	// completeness proof is verified_current. It stores the result as a
@@ -4612,9 +4618,10 @@ func (r IssueRunExecutionTokenResponse) ContentType() string {
 
 // RecordCanaryProofWithBodyWithResponse Record this deployment's canary proof for a run the canary drove
 //
-// Core checks, from its own facts, that the run the canary drove through
-// the API closed the whole loop: its reservation finalized (settled or
-// released) with settled + released = reserved, the
+// Core checks, from its own facts, that the run the caller admitted
+// through this API (its stored admitRun response names the run; a
+// public caller records no proof) closed the whole loop: its
+// reservation settled usage, settled + released = reserved, the
 // BillingFinalizationCommitted@1 body recomputes to its digest, the
 // Operations projection holds the reservation, and the Operations
 // completeness proof is verified_current. It stores the result as a
@@ -4635,9 +4642,10 @@ func (c *ClientWithResponses) RecordCanaryProofWithBodyWithResponse(ctx context.
 
 // RecordCanaryProofWithResponse Record this deployment's canary proof for a run the canary drove
 //
-// Core checks, from its own facts, that the run the canary drove through
-// the API closed the whole loop: its reservation finalized (settled or
-// released) with settled + released = reserved, the
+// Core checks, from its own facts, that the run the caller admitted
+// through this API (its stored admitRun response names the run; a
+// public caller records no proof) closed the whole loop: its
+// reservation settled usage, settled + released = reserved, the
 // BillingFinalizationCommitted@1 body recomputes to its digest, the
 // Operations projection holds the reservation, and the Operations
 // completeness proof is verified_current. It stores the result as a

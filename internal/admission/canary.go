@@ -51,3 +51,17 @@ func PassedCanaryProof(ctx context.Context, q db.Executor) (string, error) {
 	}
 	return ref, nil
 }
+
+// AdmittedThroughAPI reports whether caller admitted run through the
+// platform API (its stored admitRun response names the run): the canary
+// proves only a run it drove.
+func AdmittedThroughAPI(ctx context.Context, q db.Executor, caller, runID string) (bool, error) {
+	var found bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM admission.api_idempotency_keys
+		WHERE caller_workload = $1 AND operation_id = 'admitRun'
+		  AND convert_from(response_body, 'UTF8')::jsonb ->> 'runId' = $2)`, caller, runID).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("read the caller's admissions: %w", err)
+	}
+	return found, nil
+}

@@ -101,7 +101,7 @@ func Handler(cfg Config) (http.Handler, error) {
 		_, _ = w.Write(rawDoc)
 	})
 	mux.Handle("GET /docs", docsPage(doc))
-	mux.Handle("/v1/", s.validated(s.authenticated(s.idempotent(ops))))
+	mux.Handle("/v1/", s.routed(s.authenticated(s.validated(s.idempotent(ops)))))
 	return mux, nil
 }
 
@@ -147,6 +147,8 @@ type Call struct {
 	Owner          Owner  // the operation's tag
 	Caller         string // the token's workload, or the operator's principal
 	Assertion      string // the operator's actor assertion (Operations' operations only)
+	route          *routers.Route
+	params         map[string]string
 	IdempotencyKey string // mutating operations only
 }
 
@@ -156,9 +158,9 @@ func CallOf(ctx context.Context) Call {
 	return c
 }
 
-// validated matches the request to its operation and validates it against
-// the document before anything else runs.
-func (s *server) validated(next http.Handler) http.Handler {
+// routed matches the request to its operation (and refuses another
+// owner's) before anything else runs.
+func (s *server) routed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, params, err := s.router.FindRoute(r)
 		switch {
@@ -169,19 +171,7 @@ func (s *server) validated(next http.Handler) http.Handler {
 			WriteProblem(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.URL.Path)
 			return
 		}
-		if r.ContentLength > maxBody {
-			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, "request body too large")
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
-			// The token is verified next, for the operation's own scope.
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: false}}
-		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, validationDetail(err))
-			return
-		}
-		call := Call{OperationID: route.Operation.OperationID, Owner: ownerOf(route.Operation)}
+		call := Call{OperationID: route.Operation.OperationID, Owner: ownerOf(route.Operation), route: route, params: params}
 		if _, ok := s.cfg.Served[call.Owner]; !ok {
 			WriteProblem(w, http.StatusNotFound, CodeNotServedHere,
 				fmt.Sprintf("%s is a %s operation; this process does not serve the %s owner", call.OperationID, call.Owner, call.Owner))
@@ -191,6 +181,28 @@ func (s *server) validated(next http.Handler) http.Handler {
 			call.IdempotencyKey = r.Header.Get("Idempotency-Key")
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
+	})
+}
+
+// validated validates the authenticated request against the document
+// (parameters, headers, the body's schema) before the operation runs: a
+// caller learns nothing of the document's rules without a valid token.
+func (s *server) validated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call := CallOf(r.Context())
+		if r.ContentLength > maxBody {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, "request body too large")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: call.params, Route: call.route,
+			// The token was verified before, for the operation's own scope.
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: false}}
+		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, validationDetail(err))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -54,9 +54,11 @@ access), as the platform workload of --keys (D/platform.key): one Organization, 
 Offering, one fixed Gateway path. It admits, issues the run's token, opens the run, creates
 one attempt, dispatches it, reports the provider's evidence, finalizes its eligibility and
 closes the run, checking every answer against what it sent and every returned fact against its
-content address; then it waits until Core finds the whole loop closed (finalization, settled +
-released = reserved, the Operations projection, completeness verified_current) and records the
-content-addressed canary proof (recordCanaryProof). It prints a verdict and exits non-zero on any
+content address; once the reservation finalized it checks the settlement inputs Metering formed;
+then Core checks the whole loop closed from its own facts (the run admitted through the API by
+this caller, finalization with usage settled, settled + released = reserved, the committed
+finalization recomputing, the Operations projection, completeness verified_current) and records
+the content-addressed canary proof (recordCanaryProof). It prints a verdict and exits non-zero on any
 mismatch, failed check or timeout. serve --public-admission-mode enabled needs a passed proof.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -265,11 +267,7 @@ func (cn *canary) run(ctx context.Context) (*apiclient.CanaryProof, error) {
 	cn.step("eligibility dispatched; run closed (attempt set %s)", set.Manifest.Ref)
 
 	// Wait for metering, finalization and the Operations projection.
-	proof, err := cn.waitForProof(ctx, key, run)
-	if err != nil {
-		return nil, err
-	}
-	return proof, cn.checkSettlementInputs(ctx, run, attemptID)
+	return cn.waitForProof(ctx, key, run, attemptID)
 }
 
 // checkSettlementInputs reads the settlement inputs Metering formed for the
@@ -309,8 +307,8 @@ func (cn *canary) checkSettlementInputs(ctx context.Context, run *apiclient.Run,
 
 // waitForProof polls until Core records the proof (canary_not_settled:
 // the loop has not closed yet), checking the reservation's answer.
-func (cn *canary) waitForProof(ctx context.Context, key string, run *apiclient.Run) (*apiclient.CanaryProof, error) {
-	last := ""
+func (cn *canary) waitForProof(ctx context.Context, key string, run *apiclient.Run, attemptID uuid.UUID) (*apiclient.CanaryProof, error) {
+	last, inputsChecked := "", false
 	for {
 		res, err := cn.c.GetReservationWithResponse(ctx, run.BillingReservationId, cn.bearer(api.OwnerCore, "getReservation"))
 		if err := answer("getReservation", err, res.StatusCode(), http.StatusOK, res.Body); err != nil {
@@ -319,6 +317,14 @@ func (cn *canary) waitForProof(ctx context.Context, key string, run *apiclient.R
 		if r := res.JSON200; r.State != apiclient.Reserved {
 			if r.RunId != run.RunId || r.BillingAccountId != run.BillingAccountId {
 				return nil, mismatch("getReservation", *r, *run)
+			}
+			// Every check of the client's own passes before Core records a
+			// proof: a proof once recorded is never taken back.
+			if !inputsChecked {
+				if err := cn.checkSettlementInputs(ctx, run, attemptID); err != nil {
+					return nil, err
+				}
+				inputsChecked = true
 			}
 			rec, err := cn.c.RecordCanaryProofWithResponse(ctx, &apiclient.RecordCanaryProofParams{IdempotencyKey: key + "-proof"},
 				apiclient.CanaryProofRequest{RunId: run.RunId, BillingReservationId: run.BillingReservationId}, cn.bearer(api.OwnerCore, "recordCanaryProof"))

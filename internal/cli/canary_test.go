@@ -114,7 +114,7 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	out, err = runRoot(t, "canary", "--api", "http://"+listen, "--keys", keys, "--timeout", "2m")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "canary: verdict PASSED")
-	for _, check := range []string{coreapi.CheckFinalized, coreapi.CheckProjected, coreapi.CheckCompleteness, coreapi.CheckBalanced, coreapi.CheckCommitted} {
+	for _, check := range []string{coreapi.CheckFinalized, coreapi.CheckProjected, coreapi.CheckCompleteness, coreapi.CheckBalanced, coreapi.CheckUsageSettled, coreapi.CheckCommitted} {
 		require.Contains(t, out, "check "+check, out)
 	}
 

@@ -24,7 +24,10 @@ import (
 //     signs with it; Execution's openRun trusts its public half);
 //   - core-grant: Core's command grant key (the case operations' grant
 //     exchange signs with it, Billing verifies its public half);
-//   - platform: the platform's workload, the caller of the platform API;
+//   - platform: the platform's workload, the caller of the platform API
+//     (internal: PUBLIC_ADMISSION_MODE does not apply to it);
+//   - public.web: a public caller of admitRun (every trusted public.*
+//     workload is), refused while PUBLIC_ADMISSION_MODE is disabled;
 //   - owner.<owner>: each owner process's workload (owner reads and
 //     deliveries between owner processes).
 //
@@ -33,11 +36,12 @@ const (
 	keyCoreToken = "core-token"
 	keyCoreGrant = "core-grant"
 	keyPlatform  = "platform"
+	keyPublic    = "public.web"
 )
 
 // keyNames are the key pairs of a keys directory, in the order written.
 func keyNames() []string {
-	names := []string{keyCoreToken, keyCoreGrant, keyPlatform}
+	names := []string{keyCoreToken, keyCoreGrant, keyPlatform, keyPublic}
 	for _, b := range boundary.All {
 		names = append(names, ownerhttp.OwnerWorkload(string(b)))
 	}
@@ -53,7 +57,8 @@ func newKeysCmd(streams *IO) *cobra.Command {
 		Use:   "generate",
 		Short: "Write every key pair a one-machine install needs into --dir (never overwrites)",
 		Long: `generate writes Ed25519 key pairs into --dir (created 0700 when absent): core-token (Core's
-run execution token key), core-grant (Core's command grant key), platform (the platform's workload, which calls the API) and
+run execution token key), core-grant (Core's command grant key), public.web (a public caller of
+admitRun, refused while PUBLIC_ADMISSION_MODE is disabled), platform (the platform's workload, which calls the API) and
 owner.<owner> for core, execution, gateway and metering (the owner processes' workloads). A
 directory that already holds any of them is refused: keys are never overwritten. Use it with
 oceanway serve --keys D, oceanway demo --via api --keys D and oceanway canary --keys D.`,

@@ -122,6 +122,9 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
 	logf := func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
 	logf("serve: runtime %s", applyRuntimeDefaults())
+	if err := o.api.checkPublicMode(); err != nil {
+		return err
+	}
 	if err := o.api.applyKeys(&o.roles); err != nil {
 		return err
 	}
@@ -140,6 +143,11 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	if o.bootstrap {
 		// The first activation of a fresh deployment, explicitly asked for.
 		if err := bootstrapBoundaries(ctx, dsns, logf); err != nil {
+			return err
+		}
+	}
+	if dsn, ok := dsns[boundary.Core]; ok && o.api.publicMode == publicAdmissionEnabled {
+		if err := requireCanaryProofAt(ctx, dsn, o.api, o.asRoles); err != nil {
 			return err
 		}
 	}

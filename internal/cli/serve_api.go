@@ -9,10 +9,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/oceanway/core/internal/admission"
+	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/casesapi"
 	"github.com/oceanway/core/internal/api/coreapi"
@@ -22,6 +24,7 @@ import (
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/casegateway"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/grants"
 	"github.com/oceanway/core/internal/operations/cases"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
@@ -58,31 +61,62 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.publicMode, "public-admission-mode", envOr("PUBLIC_ADMISSION_MODE", publicAdmissionDisabled),
 		"PUBLIC_ADMISSION_MODE: disabled refuses admitRun from the --public-workload callers (public_admission_disabled); enabled admits them, and serve starts with it only when the core database holds a passed canary proof (oceanway canary) (env PUBLIC_ADMISSION_MODE)")
 	fl.StringSliceVar(&f.publicWorkloads, "public-workload", envList("OCEANWAY_PUBLIC_WORKLOADS", ","),
-		"a trusted workload that is a public caller of admitRun (PUBLIC_ADMISSION_MODE applies to it); repeatable (env OCEANWAY_PUBLIC_WORKLOADS)")
+		"a trusted workload that is a public caller of admitRun (PUBLIC_ADMISSION_MODE applies to it; so does every trusted workload named public.*); repeatable (env OCEANWAY_PUBLIC_WORKLOADS)")
 }
 
-// publicAdmission is the Core API's PUBLIC_ADMISSION_MODE; enabled needs
-// a passed canary proof on this deployment's core database.
-func (f apiFlags) publicAdmission(ctx context.Context, core *pgxpool.Pool) (coreapi.PublicAdmission, error) {
-	out := coreapi.PublicAdmission{Callers: map[string]bool{}}
-	for _, w := range f.publicWorkloads {
-		out.Callers[w] = true
+// publicWorkloadPrefix marks a trusted workload as a public caller of
+// admitRun by its name (public.web, say), besides --public-workload.
+const publicWorkloadPrefix = "public."
+
+// checkPublicMode refuses a PUBLIC_ADMISSION_MODE that is neither value,
+// before serve does anything.
+func (f apiFlags) checkPublicMode() error {
+	if f.publicMode != publicAdmissionDisabled && f.publicMode != publicAdmissionEnabled {
+		return fmt.Errorf("--public-admission-mode (PUBLIC_ADMISSION_MODE) %q: want %s or %s", f.publicMode, publicAdmissionDisabled, publicAdmissionEnabled)
 	}
-	switch f.publicMode {
-	case publicAdmissionDisabled:
-		return out, nil
-	case publicAdmissionEnabled:
-	default:
-		return out, fmt.Errorf("--public-admission-mode (PUBLIC_ADMISSION_MODE) %q: want %s or %s", f.publicMode, publicAdmissionDisabled, publicAdmissionEnabled)
+	return nil
+}
+
+// requireCanaryProof refuses PUBLIC_ADMISSION_MODE=enabled on a deployment
+// whose core database holds no passed canary proof (ADR-031), before any
+// worker, dispatcher or listener starts; it returns the proof's ref.
+func (f apiFlags) requireCanaryProof(ctx context.Context, core db.Executor) (string, error) {
+	if f.publicMode != publicAdmissionEnabled {
+		return "", nil
 	}
 	ref, err := admission.PassedCanaryProof(ctx, core)
 	if err != nil {
-		return out, err
+		return "", err
 	}
 	if ref == "" {
-		return out, errors.New("PUBLIC_ADMISSION_MODE=enabled refused: this deployment has no passed canary proof; run oceanway canary --api URL --keys D against it first (ADR-031)")
+		return "", errors.New("PUBLIC_ADMISSION_MODE=enabled refused: this deployment has no passed canary proof; run oceanway canary --api URL --keys D against it first (ADR-031)")
 	}
-	out.Enabled, out.Proof = true, ref
+	return ref, nil
+}
+
+// publicAdmission is the Core API's PUBLIC_ADMISSION_MODE and its public
+// callers: every trusted workload named public.* and each --public-workload,
+// which must be a trusted workload (a typo would leave a caller ungated).
+func (f apiFlags) publicAdmission(ctx context.Context, core *pgxpool.Pool, trusted []workload.Trusted) (coreapi.PublicAdmission, error) {
+	out := coreapi.PublicAdmission{Callers: map[string]bool{}}
+	known := map[string]bool{}
+	for _, t := range trusted {
+		known[t.Workload] = true
+		if strings.HasPrefix(t.Workload, publicWorkloadPrefix) {
+			out.Callers[t.Workload] = true
+		}
+	}
+	for _, w := range f.publicWorkloads {
+		if !known[w] {
+			return out, fmt.Errorf("--public-workload %s is not a trusted workload (--trust-workload or --keys)", w)
+		}
+		out.Callers[w] = true
+	}
+	ref, err := f.requireCanaryProof(ctx, core)
+	if err != nil {
+		return out, err
+	}
+	out.Enabled, out.Proof = ref != "", ref
 	return out, nil
 }
 
@@ -198,7 +232,7 @@ func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI f
 		if err != nil {
 			return nil, closeAPI, err
 		}
-		public, err := p.api.publicAdmission(ctx, adm)
+		public, err := p.api.publicAdmission(ctx, adm, trusted)
 		if err != nil {
 			return nil, closeAPI, err
 		}
@@ -357,4 +391,21 @@ func caseOperations(p serveParams, core *pgxpool.Pool) (*caseAPI, []*pgxpool.Poo
 		Grants:  grants.Exchanger{Pool: grantsPool, Signer: signer, Assertions: actors, Decisions: commands},
 		Billing: casegateway.BillingResolutions{Pool: p.billingPool, Grants: verifier}}
 	return &caseAPI{server: casesapi.Server{Operations: ops, Gateway: gw}, actors: casesapi.Actors{Verifier: actors}, keys: keys}, pools, nil
+}
+
+// requireCanaryProofAt is requireCanaryProof on one short session of the
+// core database (as oceanway_admission with least privilege).
+func requireCanaryProofAt(ctx context.Context, dsn string, f apiFlags, asRoles bool) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if asRoles {
+		if _, err := conn.Exec(ctx, "SET ROLE "+pgx.Identifier{admissionschema.RoleAdmission}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	_, err = f.requireCanaryProof(ctx, conn)
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,16 +71,19 @@ type InProcess struct {
 	Admission *admission.Service
 	Execution *execution.Service
 	Gateway   *gateway.Service
+	// closing holds the runs whose closure was tried (a replay's
+	// ErrAlreadyClosed means that try committed).
+	closing sync.Map
 }
 
-var _ Platform = InProcess{}
+var _ Platform = (*InProcess)(nil)
 
-func (p InProcess) Admit(ctx context.Context, req admission.Request) (Admitted, error) {
+func (p *InProcess) Admit(ctx context.Context, req admission.Request) (Admitted, error) {
 	res, err := p.Admission.Admit(ctx, req)
 	return Admitted{RunID: res.RunID, BillingReservationID: res.BillingReservationID}, err
 }
 
-func (p InProcess) OpenRun(ctx context.Context, runID string) error {
+func (p *InProcess) OpenRun(ctx context.Context, runID string) error {
 	run, err := admission.Lookup(ctx, p.Core, runID)
 	if err != nil {
 		return err
@@ -94,31 +98,32 @@ func (p InProcess) OpenRun(ctx context.Context, runID string) error {
 	return err
 }
 
-func (p InProcess) CreateAttempt(ctx context.Context, req execution.AttemptRequest) (Attempt, error) {
+func (p *InProcess) CreateAttempt(ctx context.Context, req execution.AttemptRequest) (Attempt, error) {
 	a, err := p.Execution.CreateAttempt(ctx, req)
 	return Attempt{Manifest: a.Manifest, Body: a.Body}, err
 }
 
-func (p InProcess) Dispatch(ctx context.Context, req gateway.DispatchRequest) (gateway.Reply, error) {
+func (p *InProcess) Dispatch(ctx context.Context, req gateway.DispatchRequest) (gateway.Reply, error) {
 	return p.Gateway.Dispatch(ctx, req)
 }
 
-func (p InProcess) FinalizeEligibility(ctx context.Context, attemptID, disposition string) error {
+func (p *InProcess) FinalizeEligibility(ctx context.Context, attemptID, disposition string) error {
 	_, err := p.Execution.FinalizeEligibility(ctx, attemptID, disposition)
 	return err
 }
 
-func (p InProcess) CloseRun(ctx context.Context, runID string) error {
+func (p *InProcess) CloseRun(ctx context.Context, runID string) error {
+	_, replay := p.closing.LoadOrStore(runID, true)
 	_, err := p.Execution.CloseRun(ctx, runID)
-	if errors.Is(err, execution.ErrAlreadyClosed) {
-		// Closure is the one call whose replay is refused: the run is
-		// closed once, by this scenario (its first try committed).
+	if replay && errors.Is(err, execution.ErrAlreadyClosed) {
+		// Closure is the one call whose replay is refused: on a replay it
+		// means this scenario's earlier try committed.
 		return nil
 	}
 	return err
 }
 
-func (p InProcess) Observe(ctx context.Context, _ string, attemptID string, o gateway.Observation) (strict.Quadruple, error) {
+func (p *InProcess) Observe(ctx context.Context, _ string, attemptID string, o gateway.Observation) (strict.Quadruple, error) {
 	for {
 		adv, err := p.Gateway.Observe(ctx, attemptID, o)
 		if errors.Is(err, gateway.ErrChainMoved) {
@@ -131,7 +136,7 @@ func (p InProcess) Observe(ctx context.Context, _ string, attemptID string, o ga
 	}
 }
 
-func (p InProcess) ReservationState(ctx context.Context, reservationID string) (string, error) {
+func (p *InProcess) ReservationState(ctx context.Context, reservationID string) (string, error) {
 	var st string
 	err := p.Core.QueryRow(ctx, qReservationState, reservationID).Scan(&st)
 	if err != nil {

@@ -128,7 +128,7 @@ func NewScenarioWith(core, exec, gw *pgxpool.Pool, seed int64, reads ExecutionOw
 	exe := execution.New(exec, reads.Manifest)
 	exe.SetGatewayReads(reads.Gateway)
 	return &Scenario{
-		Platform: InProcess{Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw)},
+		Platform: &InProcess{Core: core, Admission: admission.New(core), Execution: exe, Gateway: gateway.New(gw)},
 		Provider: simprovider.New(simprovider.Config{Seed: seed, RejectPercent: 15, Weights: simprovider.RealisticWeights}),
 		Rejecter: simprovider.New(simprovider.Config{Seed: seed, ForceReject: true}),
 		tenant:   contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()},

@@ -249,9 +249,10 @@ export interface paths {
         put?: never;
         /**
          * Record this deployment's canary proof for a run the canary drove
-         * @description Core checks, from its own facts, that the run the canary drove through
-         *     the API closed the whole loop: its reservation finalized (settled or
-         *     released) with settled + released = reserved, the
+         * @description Core checks, from its own facts, that the run the caller admitted
+         *     through this API (its stored admitRun response names the run; a
+         *     public caller records no proof) closed the whole loop: its
+         *     reservation settled usage, settled + released = reserved, the
          *     BillingFinalizationCommitted@1 body recomputes to its digest, the
          *     Operations projection holds the reservation, and the Operations
          *     completeness proof is verified_current. It stores the result as a

@@ -33,6 +33,7 @@ const (
 	CheckProjected    = "operations_projection_holds_reservation"
 	CheckCompleteness = "operations_completeness_verified_current"
 	CheckBalanced     = "settled_plus_released_equals_reserved"
+	CheckUsageSettled = "usage_settled"
 	CheckCommitted    = "finalization_committed_recomputes"
 )
 
@@ -52,6 +53,8 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 			return apigen.RecordCanaryProof404ApplicationProblemPlusJSONResponse(p), nil
 		case http.StatusConflict:
 			return apigen.RecordCanaryProof409ApplicationProblemPlusJSONResponse(p), nil
+		case http.StatusForbidden:
+			return apigen.RecordCanaryProof403ApplicationProblemPlusJSONResponse(p), nil
 		default:
 			return apigen.RecordCanaryProof400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}, nil
 		}
@@ -67,6 +70,20 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 		return nil, err
 	case v.RunID != runID:
 		return problem(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("reservation %s is run %s's, not %s's", reservationID, v.RunID, runID))
+	}
+	// A canary proves the loop for a run it drove: the run must have been
+	// admitted through this API by the same caller (its stored admitRun
+	// response names the run).
+	call := api.CallOf(ctx)
+	if s.Public.Callers[call.Caller] {
+		return problem(http.StatusForbidden, api.CodeForbidden, call.Caller+" is a public caller: it records no canary proof")
+	}
+	admitted, err := admission.AdmittedThroughAPI(ctx, tx, call.Caller, runID)
+	switch {
+	case err != nil:
+		return nil, err
+	case !admitted:
+		return problem(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("run %s was not admitted through the API by %s: a canary proves only a run it drove", runID, call.Caller))
 	}
 	var checks []apigen.CanaryCheck
 	add := func(name string, ok bool, detail string) {
@@ -101,6 +118,9 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 	// Decided: a failure is a failed proof.
 	balanced, detail := balances(v.ReservedAmount, v.SettledAmount, v.ReleasedAmount)
 	add(CheckBalanced, balanced, detail)
+	// A run released whole settled no usage: it proves no metering.
+	settled, ok := new(big.Rat).SetString(v.SettledAmount)
+	add(CheckUsageSettled, ok && settled.Sign() > 0, "settled "+v.SettledAmount)
 	committed, _, err := billing.CommittedOf(ctx, s.Billing, reservationID)
 	switch {
 	case err != nil:

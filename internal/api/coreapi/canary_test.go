@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oceanway/core/internal/admission"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
@@ -88,7 +89,9 @@ func canaryBody(runID, reservationID string) string {
 
 // ADR-031, issue 33: recordCanaryProof refuses, and stores nothing (no
 // proof, no idempotency record), for a reservation Core does not know
-// (404 not_found), a reservation of another run (400 invalid_request) and
+// (404 not_found), a reservation of another run (400 invalid_request), a
+// run the caller did not admit through the API (400), a public caller
+// (403), and
 // a run whose reservation has not finalized yet (409 canary_not_settled:
 // the loop has not closed, the canary retries). The happy path, a
 // finalized reservation the Operations projection holds with a current
@@ -96,21 +99,32 @@ func canaryBody(runID, reservationID string) string {
 // (internal/cli).
 func TestADR031RecordCanaryProofRefusals(t *testing.T) {
 	t.Parallel()
-	e := setupServed(t, coreapi.PublicAdmission{})
+	e := setupServed(t, coreapi.PublicAdmission{Callers: map[string]bool{"platform.other": true}})
 	a, b := e.admit(t), e.admit(t)
+	// A run admitted in process, not through the API: no canary drove it.
+	inProcess, err := admission.New(e.core).Admit(t.Context(), admission.Request{AdmissionOperationID: uuid.NewString(), TenantKind: "organization",
+		TenantID: uuid.NewString(), WorkspaceID: uuid.NewString(), BillingAccountID: uuid.NewString(), ReservedCredits: 100})
+	require.NoError(t, err)
 	proofs, keys := e.count(t, "admission.canary_proofs"), e.count(t, "admission.api_idempotency_keys")
 	for _, c := range []struct {
 		name   string
 		body   string
 		status int
 		code   string
+		signer *workload.Signer
 	}{
-		{"unknown reservation", canaryBody(a.RunId.String(), uuid.NewString()), http.StatusNotFound, api.CodeNotFound},
-		{"another run's reservation", canaryBody(a.RunId.String(), b.BillingReservationId.String()), http.StatusBadRequest, api.CodeInvalidRequest},
-		{"not finalized", canaryBody(a.RunId.String(), a.BillingReservationId.String()), http.StatusConflict, api.CodeCanaryNotSettled},
+		{"a run no API caller admitted", canaryBody(inProcess.RunID, inProcess.BillingReservationID), http.StatusBadRequest, api.CodeInvalidRequest, nil},
+		{"a public caller", canaryBody(a.RunId.String(), a.BillingReservationId.String()), http.StatusForbidden, api.CodeForbidden, e.other},
+		{"unknown reservation", canaryBody(a.RunId.String(), uuid.NewString()), http.StatusNotFound, api.CodeNotFound, nil},
+		{"another run's reservation", canaryBody(a.RunId.String(), b.BillingReservationId.String()), http.StatusBadRequest, api.CodeInvalidRequest, nil},
+		{"not finalized", canaryBody(a.RunId.String(), a.BillingReservationId.String()), http.StatusConflict, api.CodeCanaryNotSettled, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.call(t, http.MethodPost, "/v1/canary-proofs", e.token(t, e.signer, "recordCanaryProof"), uuid.NewString(), c.body)
+			signer := e.signer
+			if c.signer != nil {
+				signer = c.signer
+			}
+			r := e.call(t, http.MethodPost, "/v1/canary-proofs", e.token(t, signer, "recordCanaryProof"), uuid.NewString(), c.body)
 			require.Equal(t, c.status, r.status, string(r.body))
 			require.Equal(t, c.code, problemCode(t, r))
 			require.Equal(t, proofs, e.count(t, "admission.canary_proofs"), "no proof stored")

@@ -450,3 +450,18 @@ func TestAnotherOwnersOperationIsNotServedHere(t *testing.T) {
 	g := e.call(t, http.MethodGet, "/v1/execution/attempts/"+uuid.NewString()+"/eligibility", "", "", "")
 	require.Equal(t, api.CodeNotServedHere, problemCode(t, g))
 }
+
+// Issue 33: authentication comes before validation: a request without a
+// valid token learns nothing of the document's rules (401, not 400), and
+// writes nothing.
+func TestUnauthenticatedRequestIsRefusedBeforeValidation(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	before := e.count(t, "admission.runs")
+	for _, body := range []string{`{"unknown":1}`, `not json`, admitBody(uuid.NewString(), 0)} {
+		r := e.call(t, http.MethodPost, "/v1/runs", "", "k-1", body)
+		require.Equal(t, http.StatusUnauthorized, r.status, body)
+		require.Equal(t, api.CodeUnauthorized, problemCode(t, r))
+	}
+	require.Equal(t, before, e.count(t, "admission.runs"))
+}
