@@ -20,6 +20,10 @@ import (
 	"github.com/oceanway/core/internal/workload"
 )
 
+// PublicOperations are the operations a public caller may call: admit a
+// run (while PUBLIC_ADMISSION_MODE allows it) and read what it admitted.
+var PublicOperations = map[string]bool{"admitRun": true, "getRun": true, "getReservation": true}
+
 // Scope is the token scope of one operation.
 func Scope(operationID string) string { return "api:" + operationID }
 
@@ -33,6 +37,10 @@ type Config struct {
 	Gateway   GatewayOperations
 	Metering  MeteringOperations
 	Cases     CaseOperations
+	// PublicCallers are the workloads that call on behalf of the public
+	// (PUBLIC_ADMISSION_MODE's callers): they may call PublicOperations
+	// only, whatever scope their token names.
+	PublicCallers map[string]bool
 	// Served holds, for every owner above, its verifier and key store.
 	Served map[Owner]Served
 	Log    *slog.Logger
@@ -264,6 +272,10 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 			return
 		}
 		call.Caller = claims.Subject
+		if s.cfg.PublicCallers[call.Caller] && !PublicOperations[call.OperationID] {
+			WriteProblem(w, http.StatusForbidden, CodeForbidden, call.Caller+" is a public caller: "+call.OperationID+" is not one of its operations")
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
 	})
 }

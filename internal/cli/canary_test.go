@@ -110,6 +110,22 @@ func TestCanaryProvesTheDeploymentAndGatesPublicAdmission(t *testing.T) {
 	status, code := admitAs(t, listen, "public.signup", filepath.Join(keys, "public.signup.key"))
 	require.Equal(t, http.StatusForbidden, status)
 	require.Equal(t, api.CodePublicAdmission, code)
+	// A public caller may call admitRun and its reads only, whatever scope
+	// its token names.
+	pubKey, err := workload.LoadPrivateKey(filepath.Join(keys, "public.signup.key"))
+	require.NoError(t, err)
+	pubSigner, err := workload.NewSigner(workload.SignerConfig{Workload: "public.signup", Key: pubKey})
+	require.NoError(t, err)
+	issueTok, err := pubSigner.Sign(api.AudienceCore, api.Scope("issueRunExecutionToken"))
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+listen+"/v1/runs/"+uuid.NewString()+"/execution-token", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+issueTok)
+	req.Header.Set("Idempotency-Key", "k-public")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 
 	out, err = runRoot(t, "canary", "--api", "http://"+listen, "--keys", keys, "--timeout", "2m")
 	require.NoError(t, err, out)

@@ -94,30 +94,33 @@ func (f apiFlags) requireCanaryProof(ctx context.Context, core db.Executor) (str
 	return ref, nil
 }
 
-// publicAdmission is the Core API's PUBLIC_ADMISSION_MODE and its public
-// callers: every trusted workload named public.* and each --public-workload,
-// which must be a trusted workload (a typo would leave a caller ungated).
-func (f apiFlags) publicAdmission(ctx context.Context, core *pgxpool.Pool, trusted []workload.Trusted) (coreapi.PublicAdmission, error) {
-	out := coreapi.PublicAdmission{Callers: map[string]bool{}}
-	known := map[string]bool{}
+// publicCallers are the trusted workloads that call on behalf of the
+// public: every one named public.* and each --public-workload, which must
+// be trusted (a typo would leave a caller ungated).
+func (f apiFlags) publicCallers(trusted []workload.Trusted) (map[string]bool, error) {
+	out, known := map[string]bool{}, map[string]bool{}
 	for _, t := range trusted {
 		known[t.Workload] = true
 		if strings.HasPrefix(t.Workload, publicWorkloadPrefix) {
-			out.Callers[t.Workload] = true
+			out[t.Workload] = true
 		}
 	}
 	for _, w := range f.publicWorkloads {
 		if !known[w] {
-			return out, fmt.Errorf("--public-workload %s is not a trusted workload (--trust-workload or --keys)", w)
+			return nil, fmt.Errorf("--public-workload %s is not a trusted workload (--trust-workload or --keys)", w)
 		}
-		out.Callers[w] = true
+		out[w] = true
 	}
+	return out, nil
+}
+
+// publicAdmission is the Core API's PUBLIC_ADMISSION_MODE for callers.
+func (f apiFlags) publicAdmission(ctx context.Context, core *pgxpool.Pool, callers map[string]bool) (coreapi.PublicAdmission, error) {
 	ref, err := f.requireCanaryProof(ctx, core)
 	if err != nil {
-		return out, err
+		return coreapi.PublicAdmission{}, err
 	}
-	out.Enabled, out.Proof = ref != "", ref
-	return out, nil
+	return coreapi.PublicAdmission{Enabled: ref != "", Proof: ref, Callers: callers}, nil
 }
 
 // applyKeys fills, from --keys, every key setting not given otherwise.
@@ -212,7 +215,12 @@ func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI f
 	if err != nil {
 		return nil, closeAPI, err
 	}
-	cfg := api.Config{Served: map[api.Owner]api.Served{}, Log: p.log}
+	public, err := p.api.publicCallers(trusted)
+	if err != nil {
+		return nil, closeAPI, err
+	}
+	// Public callers may call only admitRun and its reads, at every owner.
+	cfg := api.Config{Served: map[api.Owner]api.Served{}, PublicCallers: public, Log: p.log}
 	var served, missing []string
 	serve := func(o api.Owner, b boundary.Boundary) (api.Served, error) {
 		v, err := workload.NewVerifier(workload.VerifierConfig{Audience: api.Audience(o), Trusted: trusted})
@@ -232,7 +240,7 @@ func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI f
 		if err != nil {
 			return nil, closeAPI, err
 		}
-		public, err := p.api.publicAdmission(ctx, adm, trusted)
+		admissionMode, err := p.api.publicAdmission(ctx, adm, public)
 		if err != nil {
 			return nil, closeAPI, err
 		}
@@ -243,7 +251,7 @@ func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI f
 		if signer == nil {
 			missing = append(missing, "core (needs --token-key or --keys)")
 		} else {
-			cfg.Core = coreapi.Server{Admission: adm, Billing: p.billingPool, Tokens: signer, Operations: ops, Public: public}
+			cfg.Core = coreapi.Server{Admission: adm, Billing: p.billingPool, Tokens: signer, Operations: ops, Public: admissionMode}
 			if cfg.Served[api.OwnerCore], err = serve(api.OwnerCore, boundary.Core); err != nil {
 				return nil, closeAPI, err
 			}
