@@ -9,7 +9,9 @@ import (
 )
 
 // listenTCP listens on addr, or takes over an inherited listening socket
-// when addr is "fd:N" (N ≥ 3, a descriptor the parent passed). The demo's
+// when addr is "fd:N" (N ≥ 3, a descriptor the parent passed, which
+// listenTCP then owns and closes: never name a descriptor this process
+// uses for anything else). The demo's
 // owner processes are started this way: the parent binds every port
 // before any child starts and keeps it bound across chaos restarts, so no
 // other process can take a port between choosing and binding it.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +36,15 @@ func TestListenRefusesABadDescriptor(t *testing.T) {
 		_, err := listenTCP(addr)
 		require.ErrorContains(t, err, "fd:N", addr)
 	}
-	_, err := listenTCP("fd:987")
-	require.Error(t, err, "a descriptor nobody passed")
+	// A descriptor that is not a listening socket (a file this test owns:
+	// listenTCP takes and closes the descriptor it is given, so a test
+	// must never name one it does not own, such as another test's
+	// database connection).
+	f, err := os.CreateTemp(t.TempDir(), "not-a-socket")
+	require.NoError(t, err)
+	fd, err := syscall.Dup(int(f.Fd()))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = listenTCP(fmt.Sprintf("fd:%d", fd))
+	require.Error(t, err, "a descriptor that is not a listening socket")
 }
