@@ -285,13 +285,14 @@ func platformAPI(ctx context.Context, p serveParams) (_ http.Handler, closeAPI f
 	// Operations' case operations: operators with actor assertions, the
 	// whole chain in this process on the core database.
 	if adm := p.readPools[boundary.Core]; adm != nil && p.billingPool != nil && cfg.Core != nil {
-		switch cases, pools, err := caseOperations(p, adm); {
+		cases, pools, err := caseOperations(p, adm)
+		opened = append(opened, pools...) // closed with the API, or now on an error
+		switch {
 		case err != nil:
 			return nil, closeAPI, err
 		case cases == nil:
 			missing = append(missing, "operations' case operations (need --trust-actor-issuer and --grant-key, or --keys)")
 		default:
-			opened = append(opened, pools...)
 			cfg.Cases = cases.server
 			served = append(served, string(api.OwnerOperations))
 			cfg.Served[api.OwnerOperations] = api.Served{Actors: cases.actors, Keys: &api.KeyStore{Pool: cases.keys, Table: api.KeyTables[api.OwnerOperations]}}
