@@ -93,6 +93,12 @@ func Handler(cfg Config) (http.Handler, error) {
 			WriteProblem(w, http.StatusBadRequest, CodeInvalidRequest, err.Error())
 		},
 		ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			var refused *Refusal
+			if errors.As(err, &refused) {
+				p := refused.Problem
+				WriteProblem(w, p.Status, p.Code, deref(p.Detail))
+				return
+			}
 			cfg.Log.Error("api: operation failed", "path", r.URL.Path, "err", err)
 			WriteProblem(w, http.StatusServiceUnavailable, CodeUnavailable, "the operation could not complete; nothing was committed")
 		},
@@ -278,4 +284,11 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCall, call)))
 	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

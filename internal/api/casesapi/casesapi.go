@@ -38,11 +38,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/reconciliation"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/billing"
@@ -141,7 +139,7 @@ func (s Server) RequestCaseResolution(ctx context.Context, req apigen.RequestCas
 		return nil, errors.New("casesapi: requestCaseResolution without the operator's assertion and Idempotency-Key")
 	}
 	if req.Body == nil {
-		return requestRefused(api.NewProblem(http.StatusBadRequest, api.CodeInvalidRequest, "a request body is required")), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, "a request body is required")
 	}
 	in := cases.RequestInput{
 		CaseRef:       req.CaseRef,
@@ -149,20 +147,20 @@ func (s Server) RequestCaseResolution(ctx context.Context, req apigen.RequestCas
 		Justification: req.Body.Justification,
 	}
 	for _, e := range req.Body.Evidence {
-		in.Evidence = append(in.Evidence, reconciliation.EvidenceReference{EvidenceKind: e.EvidenceKind, Object: strictQuad(e.Object)})
+		in.Evidence = append(in.Evidence, reconciliation.EvidenceReference{EvidenceKind: e.EvidenceKind, Object: api.StrictQuad(e.Object)})
 	}
 	ch, err := s.Gateway.Request(ctx, call.Assertion, in)
 	if errors.Is(err, cases.ErrCaseNotOpen) {
 		// Operations answers "no open case" alike for a case it never had
 		// and one that is resolved (or superseded): the read tells them apart.
 		if _, serr := cases.Show(ctx, s.Operations, req.CaseRef); errors.Is(serr, cases.ErrCaseNotFound) {
-			return requestRefused(api.NewProblem(http.StatusNotFound, api.CodeNotFound, "no case "+req.CaseRef)), nil
+			return nil, api.Refuse(http.StatusNotFound, api.CodeNotFound, "no case "+req.CaseRef)
 		} else if serr != nil {
 			return nil, serr
 		}
 	}
-	if p, ok := refusalOf(err); ok {
-		return requestRefused(p), nil
+	if r := refusalOf(err); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -182,8 +180,8 @@ func (s Server) ApproveCaseResolution(ctx context.Context, req apigen.ApproveCas
 		return nil, errors.New("casesapi: approveCaseResolution without the operator's assertion")
 	}
 	ch, err := s.Gateway.Approve(ctx, call.Assertion, req.RequestRef)
-	if p, ok := refusalOf(err); ok {
-		return approveRefused(p), nil
+	if r := refusalOf(err); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -219,8 +217,8 @@ func (s Server) ApplyCaseResolution(ctx context.Context, req apigen.ApplyCaseRes
 		return nil, errors.New("casesapi: applyCaseResolution without the operator's assertion")
 	}
 	applied, err := s.Gateway.Apply(ctx, call.Assertion, req.RequestRef)
-	if p, ok := refusalOf(err); ok {
-		return applyRefused(p), nil
+	if r := refusalOf(err); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -237,7 +235,7 @@ func (s Server) ApplyCaseResolution(ctx context.Context, req apigen.ApplyCaseRes
 		return nil, err
 	}
 	// Billing's applied fact as Billing stored it (its canonical body).
-	fact := apigen.ContractObject{Object: quadOf(applied.Result.Fact.Applied), Body: string(applied.Result.Body)}
+	fact := apigen.ContractObject{Object: api.Quad(applied.Result.Fact.Applied), Body: string(applied.Result.Body)}
 	return apigen.ApplyCaseResolution201JSONResponse{Chain: chain, GrantExchange: exchange, ResolutionApplied: fact}, nil
 }
 
@@ -246,43 +244,39 @@ func (s Server) ApplyCaseResolution(ctx context.Context, req apigen.ApplyCaseRes
 // stored). The first match wins: casegateway.ErrUnauthenticated wraps
 // grants.ErrAssertionExpired, and a refusal of Core or Billing comes after
 // Operations' steps succeeded.
-var refusals = []struct {
-	err    error
-	status int
-	code   string
-}{
+var refusals = []api.RefusalRule{
 	// The assertion stopped authenticating after the middleware checked it
 	// (it expired meanwhile): the operator retries with a fresh one.
-	{casegateway.ErrUnauthenticated, http.StatusUnauthorized, api.CodeUnauthorized},
-	{grants.ErrAssertion, http.StatusUnauthorized, api.CodeUnauthorized},
-	{grants.ErrAssertionExpired, http.StatusUnauthorized, api.CodeUnauthorized},
+	{Err: casegateway.ErrUnauthenticated, Status: http.StatusUnauthorized, Code: api.CodeUnauthorized},
+	{Err: grants.ErrAssertion, Status: http.StatusUnauthorized, Code: api.CodeUnauthorized},
+	{Err: grants.ErrAssertionExpired, Status: http.StatusUnauthorized, Code: api.CodeUnauthorized},
 
-	{cases.ErrRequestNotFound, http.StatusNotFound, api.CodeNotFound},
-	{cases.ErrCaseNotFound, http.StatusNotFound, api.CodeNotFound},
-	{cases.ErrCaseNotOpen, http.StatusConflict, api.CodeCaseNotOpen},
-	{reconciliation.ErrSelfApproval, http.StatusConflict, api.CodeApproverConflict},
-	{errSelfApprovalInDatabase, http.StatusConflict, api.CodeApproverConflict},
-	{cases.ErrAlreadyApproved, http.StatusConflict, api.CodeApproverConflict},
-	{cases.ErrNotApproved, http.StatusConflict, api.CodeNotApproved},
-	{cases.ErrNotRequester, http.StatusConflict, api.CodeNotRequester},
-	{cases.ErrCaseDecided, http.StatusConflict, api.CodeCaseDecided},
-	{cases.ErrRequestConflict, http.StatusConflict, api.CodeCommandConflict},
+	{Err: cases.ErrRequestNotFound, Status: http.StatusNotFound, Code: api.CodeNotFound},
+	{Err: cases.ErrCaseNotFound, Status: http.StatusNotFound, Code: api.CodeNotFound},
+	{Err: cases.ErrCaseNotOpen, Status: http.StatusConflict, Code: api.CodeCaseNotOpen},
+	{Err: reconciliation.ErrSelfApproval, Status: http.StatusConflict, Code: api.CodeApproverConflict},
+	{Err: errSelfApprovalInDatabase, Status: http.StatusConflict, Code: api.CodeApproverConflict},
+	{Err: cases.ErrAlreadyApproved, Status: http.StatusConflict, Code: api.CodeApproverConflict},
+	{Err: cases.ErrNotApproved, Status: http.StatusConflict, Code: api.CodeNotApproved},
+	{Err: cases.ErrNotRequester, Status: http.StatusConflict, Code: api.CodeNotRequester},
+	{Err: cases.ErrCaseDecided, Status: http.StatusConflict, Code: api.CodeCaseDecided},
+	{Err: cases.ErrRequestConflict, Status: http.StatusConflict, Code: api.CodeCommandConflict},
 
-	{grants.ErrExchangeConflict, http.StatusConflict, api.CodeCommandConflict},
-	{grants.ErrNotAuthorized, http.StatusConflict, api.CodeGrantRefused},
-	{grants.ErrDecisionNotCurrent, http.StatusConflict, api.CodeGrantRefused},
-	{reconciliation.ErrJitExpired, http.StatusConflict, api.CodeGrantRefused},
-	{reconciliation.ErrChainMismatch, http.StatusConflict, api.CodeGrantRefused},
+	{Err: grants.ErrExchangeConflict, Status: http.StatusConflict, Code: api.CodeCommandConflict},
+	{Err: grants.ErrNotAuthorized, Status: http.StatusConflict, Code: api.CodeGrantRefused},
+	{Err: grants.ErrDecisionNotCurrent, Status: http.StatusConflict, Code: api.CodeGrantRefused},
+	{Err: reconciliation.ErrJitExpired, Status: http.StatusConflict, Code: api.CodeGrantRefused},
+	{Err: reconciliation.ErrChainMismatch, Status: http.StatusConflict, Code: api.CodeGrantRefused},
 
-	{billing.ErrResolutionConflict, http.StatusConflict, api.CodeCommandConflict},
-	{billing.ErrGrantInvalid, http.StatusConflict, api.CodeResolutionRefused},
-	{billing.ErrGrantExpired, http.StatusConflict, api.CodeResolutionRefused},
-	{billing.ErrGrantReplayed, http.StatusConflict, api.CodeResolutionRefused},
-	{billing.ErrStaleCaseGeneration, http.StatusConflict, api.CodeResolutionRefused},
+	{Err: billing.ErrResolutionConflict, Status: http.StatusConflict, Code: api.CodeCommandConflict},
+	{Err: billing.ErrGrantInvalid, Status: http.StatusConflict, Code: api.CodeResolutionRefused},
+	{Err: billing.ErrGrantExpired, Status: http.StatusConflict, Code: api.CodeResolutionRefused},
+	{Err: billing.ErrGrantReplayed, Status: http.StatusConflict, Code: api.CodeResolutionRefused},
+	{Err: billing.ErrStaleCaseGeneration, Status: http.StatusConflict, Code: api.CodeResolutionRefused},
 
 	// The request's content does not make a valid contract object (the
 	// evidence is not a set of 1 to 32 references, a quadruple is not one).
-	{reconciliation.ErrInvalidObject, http.StatusBadRequest, api.CodeInvalidRequest},
+	{Err: reconciliation.ErrInvalidObject, Status: http.StatusBadRequest, Code: api.CodeInvalidRequest},
 }
 
 // errSelfApprovalInDatabase stands for OP007, PostgreSQL's refusal of an
@@ -291,77 +285,14 @@ var refusals = []struct {
 // checks first.
 var errSelfApprovalInDatabase = errors.New("casesapi: the requester cannot approve (OP007)")
 
-// refusalOf returns the problem of a refusal of the chain; ok is false for
-// a nil error and for a failure (which is not the caller's to fix).
-func refusalOf(err error) (p apigen.Problem, ok bool) {
-	if err == nil {
-		return apigen.Problem{}, false
-	}
+// refusalOf is the refusal of the chain err is (nil: a failure, not the
+// caller's to fix), the database's OP007 included.
+func refusalOf(err error) *api.Refusal {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == cases.CodeSelfApproval {
 		err = fmt.Errorf("%w: %s", errSelfApprovalInDatabase, pg.Message)
 	}
-	for _, r := range refusals {
-		if errors.Is(err, r.err) {
-			return api.NewProblem(r.status, r.code, detailOf(err, r.err)), true
-		}
-	}
-	return apigen.Problem{}, false
-}
-
-// detailOf is the refusal's message, unless it carries a database error
-// (constraint names are not the caller's business): then the sentinel's.
-func detailOf(err, sentinel error) string {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return sentinel.Error()
-	}
-	return err.Error()
-}
-
-func requestRefused(p apigen.Problem) apigen.RequestCaseResolutionResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.RequestCaseResolution400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusUnauthorized:
-		return apigen.RequestCaseResolution401ApplicationProblemPlusJSONResponse(p)
-	case http.StatusNotFound:
-		return apigen.RequestCaseResolution404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.RequestCaseResolution409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.RequestCaseResolution503ApplicationProblemPlusJSONResponse(p)
-	}
-}
-
-func approveRefused(p apigen.Problem) apigen.ApproveCaseResolutionResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.ApproveCaseResolution400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusUnauthorized:
-		return apigen.ApproveCaseResolution401ApplicationProblemPlusJSONResponse(p)
-	case http.StatusNotFound:
-		return apigen.ApproveCaseResolution404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.ApproveCaseResolution409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.ApproveCaseResolution503ApplicationProblemPlusJSONResponse(p)
-	}
-}
-
-func applyRefused(p apigen.Problem) apigen.ApplyCaseResolutionResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.ApplyCaseResolution400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusUnauthorized:
-		return apigen.ApplyCaseResolution401ApplicationProblemPlusJSONResponse(p)
-	case http.StatusNotFound:
-		return apigen.ApplyCaseResolution404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.ApplyCaseResolution409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.ApplyCaseResolution503ApplicationProblemPlusJSONResponse(p)
-	}
+	return api.RefusalOf(err, refusals)
 }
 
 // chainOf is a chain's contract objects, each with its quadruple and
@@ -403,7 +334,7 @@ func objectOf(x reconciliation.Sealed) (apigen.ContractObject, error) {
 	if err != nil {
 		return apigen.ContractObject{}, fmt.Errorf("casesapi: encode %s: %w", x.Kind(), err)
 	}
-	return apigen.ContractObject{Object: quadOf(*x.Quad()), Body: string(body)}, nil
+	return apigen.ContractObject{Object: api.Quad(*x.Quad()), Body: string(body)}, nil
 }
 
 func caseOf(v cases.CaseView) (apigen.Case, error) {
@@ -418,7 +349,7 @@ func caseOf(v cases.CaseView) (apigen.Case, error) {
 	out := apigen.Case{
 		ReconciliationCaseRef: v.CaseRef, ReconciliationGeneration: v.Generation, State: apigen.CaseState(v.State),
 		BillingFinalizationFenceId: ids[0], BillingReservationId: ids[1], BillingAccountId: ids[2], RunId: ids[3],
-		ReconciliationReasonCode: v.ReasonCode, FinalizationCaseIdentityReservation: quadOf(v.Identity),
+		ReconciliationReasonCode: v.ReasonCode, FinalizationCaseIdentityReservation: api.Quad(v.Identity),
 		PredecessorReconciliationCaseRef: v.PredecessorCaseRef, RequestedAt: v.RequestedAt.UTC(), ResolvedAt: utc(v.ResolvedAt),
 		ResolutionOperationId: v.ResolutionOperationID, ResolvedBy: v.ResolvedBy, Requests: make([]apigen.CaseRequest, 0, len(v.Requests)),
 	}
@@ -435,12 +366,4 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-func quadOf(q strict.Quadruple) apigen.Quadruple {
-	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
-}
-
-func strictQuad(q apigen.Quadruple) strict.Quadruple {
-	return strict.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(q.DigestAlgorithmVersion), Digest: q.Digest}
 }

@@ -145,7 +145,7 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 		Verdict: string(verdict), JSON: body, RecordedAt: recordedAt}); err != nil {
 		return nil, err
 	}
-	return apigen.RecordCanaryProof201JSONResponse{Proof: quadOf(proof), ProofBody: string(body), Verdict: verdict, Checks: checks,
+	return apigen.RecordCanaryProof201JSONResponse{Proof: api.Quad(proof), ProofBody: string(body), Verdict: verdict, Checks: checks,
 		RunId: req.Body.RunId, BillingReservationId: uuid.MustParse(reservationID), RecordedAt: recordedAt}, nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oceanway/core/contracts/envelope"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/admission"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
@@ -86,7 +85,7 @@ func (s Server) IssueRunExecutionToken(ctx context.Context, req apigen.IssueRunE
 	if err != nil {
 		return nil, err
 	}
-	return apigen.IssueRunExecutionToken201JSONResponse{RunId: req.RunId, Token: jws, RunExecutionToken: quadOf(tok.Token), TokenBody: string(body)}, nil
+	return apigen.IssueRunExecutionToken201JSONResponse{RunId: req.RunId, Token: jws, RunExecutionToken: api.Quad(tok.Token), TokenBody: string(body)}, nil
 }
 
 // RunExecutionTokenRef is the ref of a run's one execution token.
@@ -157,7 +156,7 @@ func runOf(r admission.Result) apigen.Run {
 	return apigen.Run{
 		RunId: uuid.MustParse(r.RunID), BillingAccountId: uuid.MustParse(r.BillingAccountID), BillingReservationId: uuid.MustParse(r.BillingReservationID),
 		ReservedCredits: r.ReservedCredits, CorrelationId: r.CorrelationID,
-		Manifest: quadOf(r.Manifest),
+		Manifest: api.Quad(r.Manifest),
 		FenceId:  uuid.MustParse(r.FenceID), FinalizationOperationId: uuid.MustParse(r.FinalizationOperationID),
 		RunCreatedEventId: uuid.MustParse(r.RunCreatedEventID), WalletReservedEventId: uuid.MustParse(r.WalletReservedEventID),
 		AdmittedAt: r.AdmittedAt.UTC(),
@@ -198,10 +197,6 @@ func reservationOf(v billing.ReservationView, cu catchup.View) apigen.Reservatio
 			ExposureRef: e.ExposureRef, RecordedAt: e.RecordedAt.UTC()})
 	}
 	return out
-}
-
-func quadOf(q strict.Quadruple) apigen.Quadruple {
-	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
 }
 
 func optional(s string) *string {

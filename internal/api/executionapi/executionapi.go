@@ -19,12 +19,9 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/oceanway/core/contracts/digest"
 	contract "github.com/oceanway/core/contracts/execution"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/db"
@@ -76,19 +73,19 @@ func (s Server) OpenRun(ctx context.Context, req apigen.OpenRunRequestObject) (a
 	}
 	payload, err := s.Tokens.Verify(req.Body.Token)
 	if err != nil {
-		return openRunRefused(api.NewProblem(http.StatusBadRequest, api.CodeTokenInvalid, err.Error())), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeTokenInvalid, err.Error())
 	}
 	st, err := svc.OpenRun(ctx, payload)
-	if p, ok := refusalOf(err); ok {
-		return openRunRefused(p), nil
+	if r := api.RefusalOf(err, refusals); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
 	}
 	return apigen.OpenRun201JSONResponse{
 		RunId: uuid.MustParse(st.RunID), BillingAccountId: uuid.MustParse(st.BillingAccountID),
-		BillingReservationId: uuid.MustParse(st.BillingReservationID), Manifest: quadOf(st.Manifest),
-		RunExecutionToken: quadOf(st.Token), State: apigen.RunExecutionStateState(st.State), StateVersion: st.StateVersion,
+		BillingReservationId: uuid.MustParse(st.BillingReservationID), Manifest: api.Quad(st.Manifest),
+		RunExecutionToken: api.Quad(st.Token), State: apigen.RunExecutionStateState(st.State), StateVersion: st.StateVersion,
 	}, nil
 }
 
@@ -103,10 +100,10 @@ func (s Server) CreateAttempt(ctx context.Context, req apigen.CreateAttemptReque
 	a, err := svc.CreateAttempt(ctx, execution.AttemptRequest{
 		RunID: req.RunId.String(), RunStepID: b.RunStepId.String(), ExecutionAttemptID: b.ExecutionAttemptId.String(),
 		ModelDeploymentID: b.ModelDeploymentId, GatewayDeploymentID: b.GatewayDeploymentId,
-		RoutingPolicyRevision: b.RoutingPolicyRevision, OutputContract: strictQuad(b.OutputContract),
+		RoutingPolicyRevision: b.RoutingPolicyRevision, OutputContract: api.StrictQuad(b.OutputContract),
 	})
-	if p, ok := refusalOf(err); ok {
-		return createAttemptRefused(p), nil
+	if r := api.RefusalOf(err, refusals); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -114,7 +111,7 @@ func (s Server) CreateAttempt(ctx context.Context, req apigen.CreateAttemptReque
 	m := a.Manifest
 	return apigen.CreateAttempt201JSONResponse{
 		RunId: uuid.MustParse(m.RunID), RunStepId: uuid.MustParse(m.RunStepID), ExecutionAttemptId: uuid.MustParse(m.ExecutionAttemptID),
-		GatewayDeploymentId: m.GatewayDeploymentID, Manifest: quadOf(m.Manifest), ManifestBody: string(a.Body),
+		GatewayDeploymentId: m.GatewayDeploymentID, Manifest: api.Quad(m.Manifest), ManifestBody: string(a.Body),
 	}, nil
 }
 
@@ -133,8 +130,8 @@ func (s Server) FinalizeAttemptEligibility(ctx context.Context, req apigen.Final
 		return nil, err
 	}
 	el, err := svc.FinalizeEligibility(ctx, id, string(req.Body.Disposition))
-	if p, ok := refusalOf(err); ok {
-		return finalizeRefused(p), nil
+	if r := api.RefusalOf(err, refusals); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -164,8 +161,8 @@ func (s Server) CloseRun(ctx context.Context, req apigen.CloseRunRequestObject) 
 		return nil, err
 	}
 	c, err := svc.CloseRun(ctx, req.RunId.String())
-	if p, ok := refusalOf(err); ok {
-		return closeRunRefused(p), nil
+	if r := api.RefusalOf(err, refusals); r != nil {
+		return nil, r
 	}
 	if err != nil {
 		return nil, err
@@ -189,25 +186,17 @@ func (s Server) GetRunClosure(ctx context.Context, req apigen.GetRunClosureReque
 func eligibilityOf(el execution.Eligibility) apigen.Eligibility {
 	f := el.Fact
 	out := apigen.Eligibility{ExecutionAttemptId: uuid.MustParse(f.ExecutionAttemptID), Disposition: apigen.EligibilityDisposition(f.Disposition),
-		Fact: quadOf(f.Fact), FactBody: string(el.Body)}
+		Fact: api.Quad(f.Fact), FactBody: string(el.Body)}
 	if f.Disposition == contract.DispositionNotDispatched {
-		q := quadOf(f.NotDispatched)
+		q := api.Quad(f.NotDispatched)
 		out.AttemptNotDispatchedFact = &q
 	}
 	return out
 }
 
 func closureOf(c execution.Closure) apigen.RunClosure {
-	return apigen.RunClosure{RunId: uuid.MustParse(c.Fact.RunID), AttemptSet: quadOf(c.AttemptSet.Manifest), AttemptSetBody: string(c.AttemptSetBody),
-		FinalizationFact: quadOf(c.Fact.Fact), FinalizationFactBody: string(c.FactBody)}
-}
-
-func quadOf(q strict.Quadruple) apigen.Quadruple {
-	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
-}
-
-func strictQuad(q apigen.Quadruple) strict.Quadruple {
-	return strict.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(q.DigestAlgorithmVersion), Digest: q.Digest}
+	return apigen.RunClosure{RunId: uuid.MustParse(c.Fact.RunID), AttemptSet: api.Quad(c.AttemptSet.Manifest), AttemptSetBody: string(c.AttemptSetBody),
+		FinalizationFact: api.Quad(c.Fact.Fact), FinalizationFactBody: string(c.FactBody)}
 }
 
 // errOwnerUnavailable marks an owner read (Core's manifest, the Gateway's
@@ -237,100 +226,20 @@ func markUnavailable(err error) error {
 // refusals are the owner's refusals of a well-formed request, each with its
 // documented status and code; anything else is an error (503, nothing
 // committed). The first match wins.
-var refusals = []struct {
-	err    error
-	status int
-	code   string
-}{
-	{errOwnerUnavailable, http.StatusServiceUnavailable, api.CodeOwnerUnavailable},
-	{execution.ErrGatewayReadUnavailable, http.StatusServiceUnavailable, api.CodeOwnerUnavailable},
-	{execution.ErrInvalidToken, http.StatusBadRequest, api.CodeTokenInvalid},
-	{execution.ErrManifestNotReadable, http.StatusNotFound, api.CodeNotFound},
-	{execution.ErrManifestConflict, http.StatusConflict, api.CodeManifestConflict},
-	{execution.ErrTokenConflict, http.StatusConflict, api.CodeTokenConflict},
-	{execution.ErrRunNotFound, http.StatusNotFound, api.CodeNotFound},
-	{execution.ErrRunClosed, http.StatusConflict, api.CodeRunClosed},
-	{execution.ErrAlreadyClosed, http.StatusConflict, api.CodeRunClosed},
-	{execution.ErrInvalidAttempt, http.StatusBadRequest, api.CodeInvalidRequest},
-	{execution.ErrAttemptConflict, http.StatusConflict, api.CodeAttemptConflict},
-	{execution.ErrEligibilityMissing, http.StatusConflict, api.CodeEligibilityMissing},
-	{execution.ErrInvalidEligibility, http.StatusBadRequest, api.CodeInvalidRequest},
-	{execution.ErrEligibilityExists, http.StatusConflict, api.CodeEligibilityConflict},
-	{execution.ErrNotProvenRejected, http.StatusConflict, api.CodeNotProvenRejected},
-}
-
-// refusalOf returns the problem of an owner's refusal; ok is false for a
-// nil error and for a failure (which is not the caller's to fix).
-func refusalOf(err error) (p apigen.Problem, ok bool) {
-	if err == nil {
-		return apigen.Problem{}, false
-	}
-	for _, r := range refusals {
-		if errors.Is(err, r.err) {
-			return api.NewProblem(r.status, r.code, detailOf(err, r.err)), true
-		}
-	}
-	return apigen.Problem{}, false
-}
-
-// detailOf is the refusal's message, unless it carries a database error
-// (constraint names are not the caller's business): then the sentinel's.
-func detailOf(err, sentinel error) string {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return sentinel.Error()
-	}
-	return err.Error()
-}
-
-func openRunRefused(p apigen.Problem) apigen.OpenRunResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.OpenRun400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusNotFound:
-		return apigen.OpenRun404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.OpenRun409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.OpenRun503ApplicationProblemPlusJSONResponse(p)
-	}
-}
-
-func createAttemptRefused(p apigen.Problem) apigen.CreateAttemptResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.CreateAttempt400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusNotFound:
-		return apigen.CreateAttempt404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.CreateAttempt409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.CreateAttempt503ApplicationProblemPlusJSONResponse(p)
-	}
-}
-
-func finalizeRefused(p apigen.Problem) apigen.FinalizeAttemptEligibilityResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.FinalizeAttemptEligibility400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusNotFound:
-		return apigen.FinalizeAttemptEligibility404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.FinalizeAttemptEligibility409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.FinalizeAttemptEligibility503ApplicationProblemPlusJSONResponse(p)
-	}
-}
-
-func closeRunRefused(p apigen.Problem) apigen.CloseRunResponseObject {
-	switch p.Status {
-	case http.StatusBadRequest:
-		return apigen.CloseRun400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}
-	case http.StatusNotFound:
-		return apigen.CloseRun404ApplicationProblemPlusJSONResponse(p)
-	case http.StatusConflict:
-		return apigen.CloseRun409ApplicationProblemPlusJSONResponse(p)
-	default:
-		return apigen.CloseRun503ApplicationProblemPlusJSONResponse(p)
-	}
+var refusals = []api.RefusalRule{
+	{Err: errOwnerUnavailable, Status: http.StatusServiceUnavailable, Code: api.CodeOwnerUnavailable},
+	{Err: execution.ErrGatewayReadUnavailable, Status: http.StatusServiceUnavailable, Code: api.CodeOwnerUnavailable},
+	{Err: execution.ErrInvalidToken, Status: http.StatusBadRequest, Code: api.CodeTokenInvalid},
+	{Err: execution.ErrManifestNotReadable, Status: http.StatusNotFound, Code: api.CodeNotFound},
+	{Err: execution.ErrManifestConflict, Status: http.StatusConflict, Code: api.CodeManifestConflict},
+	{Err: execution.ErrTokenConflict, Status: http.StatusConflict, Code: api.CodeTokenConflict},
+	{Err: execution.ErrRunNotFound, Status: http.StatusNotFound, Code: api.CodeNotFound},
+	{Err: execution.ErrRunClosed, Status: http.StatusConflict, Code: api.CodeRunClosed},
+	{Err: execution.ErrAlreadyClosed, Status: http.StatusConflict, Code: api.CodeRunClosed},
+	{Err: execution.ErrInvalidAttempt, Status: http.StatusBadRequest, Code: api.CodeInvalidRequest},
+	{Err: execution.ErrAttemptConflict, Status: http.StatusConflict, Code: api.CodeAttemptConflict},
+	{Err: execution.ErrEligibilityMissing, Status: http.StatusConflict, Code: api.CodeEligibilityMissing},
+	{Err: execution.ErrInvalidEligibility, Status: http.StatusBadRequest, Code: api.CodeInvalidRequest},
+	{Err: execution.ErrEligibilityExists, Status: http.StatusConflict, Code: api.CodeEligibilityConflict},
+	{Err: execution.ErrNotProvenRejected, Status: http.StatusConflict, Code: api.CodeNotProvenRejected},
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	contract "github.com/oceanway/core/contracts/execution"
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/gateway"
@@ -114,10 +113,10 @@ func slotOf(r gateway.Reply) (apigen.DispatchSlot, error) {
 		State: apigen.DispatchSlotState(r.State), ReplyBody: string(r.Body)}
 	switch r.State {
 	case string(apigen.Bound):
-		binding, snapshot := quadOf(r.Binding), quadOf(r.RouteSnapshot)
+		binding, snapshot := api.Quad(r.Binding), api.Quad(r.RouteSnapshot)
 		out.Binding, out.RouteSnapshot = &binding, &snapshot
 	case string(apigen.TerminalRejected):
-		rejection, reason := quadOf(r.Rejection), r.ReasonCode
+		rejection, reason := api.Quad(r.Rejection), r.ReasonCode
 		out.Rejection, out.RejectionReasonCode = &rejection, &reason
 	default:
 		return apigen.DispatchSlot{}, fmt.Errorf("gatewayapi: slot reply in state %q", r.State)
@@ -165,9 +164,9 @@ func (s Server) ReportProviderObservation(ctx context.Context, req apigen.Report
 		return nil, err
 	}
 	out := apigen.ObservationResult{ExecutionAttemptId: req.AttemptId, EvidenceKind: adv.Snapshot.EvidenceKind, DimensionKey: adv.Snapshot.DimensionKey,
-		State: adv.Snapshot.State, AvailabilitySnapshot: quadOf(adv.Snapshot.Snapshot), SnapshotBody: string(adv.Body), Unchanged: adv.Unchanged}
+		State: adv.Snapshot.State, AvailabilitySnapshot: api.Quad(adv.Snapshot.Snapshot), SnapshotBody: string(adv.Body), Unchanged: adv.Unchanged}
 	if ev := adv.Snapshot.Evidence; ev.Ref != "" {
-		q := quadOf(ev)
+		q := api.Quad(ev)
 		out.ProviderEvidence = &q
 	}
 	if !adv.Unchanged {
@@ -205,10 +204,6 @@ func observationRule(o gateway.Observation) string {
 func observationInvalid(detail string) apigen.ReportProviderObservationResponseObject {
 	return apigen.ReportProviderObservation400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(
 		api.NewProblem(http.StatusBadRequest, api.CodeInvalidRequest, detail))}
-}
-
-func quadOf(q strict.Quadruple) apigen.Quadruple {
-	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
 }
 
 func deref(s *string) string {

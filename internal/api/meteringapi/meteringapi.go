@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/api"
 	"github.com/oceanway/core/internal/api/apigen"
 	"github.com/oceanway/core/internal/metering"
@@ -68,9 +67,5 @@ func inputOf(in *meteringread.SettlementInput) (apigen.SettlementInput, error) {
 	}
 	return apigen.SettlementInput{SettlementDimensionId: dim, ExecutionAttemptId: attempt, StateVersion: in.Ref.StateVersion,
 		ReconciliationState: apigen.SettlementInputReconciliationState(in.Snapshot.ReconciliationState),
-		Snapshot:            quadOf(in.Ref.Snapshot), SnapshotBody: string(in.Body)}, nil
-}
-
-func quadOf(q strict.Quadruple) apigen.Quadruple {
-	return apigen.Quadruple{Ref: q.Ref, SchemaVersion: q.SchemaVersion, DigestAlgorithmVersion: string(q.DigestAlgorithmVersion), Digest: q.Digest}
+		Snapshot:            api.Quad(in.Ref.Snapshot), SnapshotBody: string(in.Body)}, nil
 }
