@@ -46,44 +46,31 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 		return nil, errors.New("coreapi: recordCanaryProof outside its idempotent transaction")
 	}
 	runID, reservationID := req.Body.RunId.String(), req.Body.BillingReservationId.String()
-	problem := func(status int, code, detail string) (apigen.RecordCanaryProofResponseObject, error) {
-		p := api.NewProblem(status, code, detail)
-		switch status {
-		case http.StatusNotFound:
-			return apigen.RecordCanaryProof404ApplicationProblemPlusJSONResponse(p), nil
-		case http.StatusConflict:
-			return apigen.RecordCanaryProof409ApplicationProblemPlusJSONResponse(p), nil
-		case http.StatusForbidden:
-			return apigen.RecordCanaryProof403ApplicationProblemPlusJSONResponse(p), nil
-		default:
-			return apigen.RecordCanaryProof400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(p)}, nil
-		}
-	}
 	if s.Operations == nil {
-		return problem(http.StatusNotFound, api.CodeNotServedHere, "recordCanaryProof checks the Operations read model, which this process does not have (serve it where core_operations is consumed)")
+		return nil, api.Refuse(http.StatusNotFound, api.CodeNotServedHere, "recordCanaryProof checks the Operations read model, which this process does not have (serve it where core_operations is consumed)")
 	}
 	v, err := billing.LookupReservation(ctx, s.Billing, reservationID)
 	switch {
 	case errors.Is(err, db.ErrNotFound):
-		return problem(http.StatusNotFound, api.CodeNotFound, "no reservation "+reservationID)
+		return nil, api.Refuse(http.StatusNotFound, api.CodeNotFound, "no reservation "+reservationID)
 	case err != nil:
 		return nil, err
 	case v.RunID != runID:
-		return problem(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("reservation %s is run %s's, not %s's", reservationID, v.RunID, runID))
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("reservation %s is run %s's, not %s's", reservationID, v.RunID, runID))
 	}
 	// A canary proves the loop for a run it drove: the run must have been
 	// admitted through this API by the same caller (its stored admitRun
 	// response names the run).
 	call := api.CallOf(ctx)
 	if s.Public.Callers[call.Caller] {
-		return problem(http.StatusForbidden, api.CodeForbidden, call.Caller+" is a public caller: it records no canary proof")
+		return nil, api.Refuse(http.StatusForbidden, api.CodeForbidden, call.Caller+" is a public caller: it records no canary proof")
 	}
 	admitted, err := admission.AdmittedThroughAPI(ctx, tx, call.Caller, runID)
 	switch {
 	case err != nil:
 		return nil, err
 	case !admitted:
-		return problem(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("run %s was not admitted through the API by %s: a canary proves only a run it drove", runID, call.Caller))
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, fmt.Sprintf("run %s was not admitted through the API by %s: a canary proves only a run it drove", runID, call.Caller))
 	}
 	var checks []apigen.CanaryCheck
 	add := func(name string, ok bool, detail string) {
@@ -92,18 +79,18 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 
 	// Not closed yet: the canary retries.
 	if v.State != "settled" && v.State != "released" {
-		return problem(http.StatusConflict, api.CodeCanaryNotSettled, fmt.Sprintf("%s: reservation is %s (fence %s, waiting %q)", CheckFinalized, v.State, v.FenceState, v.WaitingReason))
+		return nil, api.Refuse(http.StatusConflict, api.CodeCanaryNotSettled, fmt.Sprintf("%s: reservation is %s (fence %s, waiting %q)", CheckFinalized, v.State, v.FenceState, v.WaitingReason))
 	}
 	add(CheckFinalized, true, "reservation "+v.State)
 	rm := readmodel.New(s.Operations)
 	op, err := rm.Operation(ctx, runID, readmodel.Params{})
 	switch {
 	case errors.Is(err, readmodel.ErrNotFound):
-		return problem(http.StatusConflict, api.CodeCanaryNotSettled, CheckProjected+": the Operations projection has no operation for the run yet")
+		return nil, api.Refuse(http.StatusConflict, api.CodeCanaryNotSettled, CheckProjected+": the Operations projection has no operation for the run yet")
 	case err != nil:
 		return nil, err
 	case op.Reservation.Finalization == nil || op.BillingReservationID != reservationID:
-		return problem(http.StatusConflict, api.CodeCanaryNotSettled, CheckProjected+": the projection has not absorbed the finalization yet")
+		return nil, api.Refuse(http.StatusConflict, api.CodeCanaryNotSettled, CheckProjected+": the projection has not absorbed the finalization yet")
 	}
 	add(CheckProjected, true, "decision "+op.Reservation.Finalization.Decision)
 	c, err := rm.Completeness(ctx, readmodel.Params{})
@@ -111,7 +98,7 @@ func (s Server) RecordCanaryProof(ctx context.Context, req apigen.RecordCanaryPr
 		return nil, err
 	}
 	if c.SnapshotCurrency != readmodel.VerifiedCurrent {
-		return problem(http.StatusConflict, api.CodeCanaryNotSettled, fmt.Sprintf("%s: the latest completeness proof is %s", CheckCompleteness, c.SnapshotCurrency))
+		return nil, api.Refuse(http.StatusConflict, api.CodeCanaryNotSettled, fmt.Sprintf("%s: the latest completeness proof is %s", CheckCompleteness, c.SnapshotCurrency))
 	}
 	add(CheckCompleteness, true, readmodel.VerifiedCurrent)
 

@@ -56,10 +56,10 @@ func (s Server) DispatchAttempt(ctx context.Context, req apigen.DispatchAttemptR
 	}
 	b := req.Body
 	if b == nil {
-		return dispatchInvalid("a request body is required"), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, "a request body is required")
 	}
 	if (b.Route == nil) == (b.RejectReason == nil) {
-		return dispatchInvalid("exactly one of route (bind) and rejectReason (reject before binding) is required"), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, "exactly one of route (bind) and rejectReason (reject before binding) is required")
 	}
 	dreq := gateway.DispatchRequest{
 		Tenant:       contract.Tenant{Kind: TenantKind, TenantID: b.OrganizationId.String(), WorkspaceID: b.WorkspaceId.String()},
@@ -77,9 +77,9 @@ func (s Server) DispatchAttempt(ctx context.Context, req apigen.DispatchAttemptR
 	reply, err := gateway.New(tx).Dispatch(ctx, dreq)
 	switch {
 	case errors.Is(err, gateway.ErrInvalidDispatch):
-		return dispatchInvalid(err.Error()), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, err.Error())
 	case errors.Is(err, gateway.ErrSlotKeyConflict):
-		return apigen.DispatchAttempt409ApplicationProblemPlusJSONResponse(api.NewProblem(http.StatusConflict, api.CodeSlotConflict, err.Error())), nil
+		return nil, api.Refuse(http.StatusConflict, api.CodeSlotConflict, err.Error())
 	case err != nil:
 		return nil, err
 	}
@@ -88,11 +88,6 @@ func (s Server) DispatchAttempt(ctx context.Context, req apigen.DispatchAttemptR
 		return nil, err
 	}
 	return apigen.DispatchAttempt201JSONResponse(slot), nil
-}
-
-func dispatchInvalid(detail string) apigen.DispatchAttemptResponseObject {
-	return apigen.DispatchAttempt400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(
-		api.NewProblem(http.StatusBadRequest, api.CodeInvalidRequest, detail))}
 }
 
 // slotOf is the answer for a slot's terminal reply: its quadruples and its
@@ -135,12 +130,12 @@ func (s Server) ReportProviderObservation(ctx context.Context, req apigen.Report
 	}
 	b := req.Body
 	if b == nil {
-		return observationInvalid("a request body is required"), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, "a request body is required")
 	}
 	o := gateway.Observation{EvidenceKind: string(b.EvidenceKind), DimensionKey: b.DimensionKey, State: string(b.State),
 		ReasonCode: deref(b.ReasonCode), Quantity: deref(b.Quantity), ReportID: deref(b.ReportId)}
 	if detail := observationRule(o); detail != "" {
-		return observationInvalid(detail), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, detail)
 	}
 	if o.ReasonCode == "" {
 		o.ReasonCode = AvailableReasonCode
@@ -149,17 +144,16 @@ func (s Server) ReportProviderObservation(ctx context.Context, req apigen.Report
 	adv, err := gateway.New(tx).Observe(ctx, attemptID, o)
 	switch {
 	case errors.Is(err, gateway.ErrInvalidObservation):
-		return observationInvalid(err.Error()), nil
+		return nil, api.Refuse(http.StatusBadRequest, api.CodeInvalidRequest, err.Error())
 	case errors.Is(err, gateway.ErrSlotNotFound):
-		return apigen.ReportProviderObservation404ApplicationProblemPlusJSONResponse(api.NewProblem(http.StatusNotFound, api.CodeNotFound,
-			"no dispatch slot for attempt "+attemptID)), nil
+		return nil, api.Refuse(http.StatusNotFound, api.CodeNotFound, "no dispatch slot for attempt "+attemptID)
 	case errors.Is(err, gateway.ErrNotBound):
-		return apigen.ReportProviderObservation409ApplicationProblemPlusJSONResponse(api.NewProblem(http.StatusConflict, api.CodeSlotNotBound, err.Error())), nil
+		return nil, api.Refuse(http.StatusConflict, api.CodeSlotNotBound, err.Error())
 	case errors.Is(err, gateway.ErrChainMoved):
 		// Another advance of the same chain committed first: nothing of this
 		// call commits, and a retry with the same key sees the new current.
-		return apigen.ReportProviderObservation503ApplicationProblemPlusJSONResponse(api.NewProblem(http.StatusServiceUnavailable, api.CodeUnavailable,
-			"the availability chain moved concurrently; nothing was committed; retry with the same Idempotency-Key")), nil
+		return nil, api.Refuse(http.StatusServiceUnavailable, api.CodeUnavailable,
+			"the availability chain moved concurrently; nothing was committed; retry with the same Idempotency-Key")
 	case err != nil:
 		return nil, err
 	}
@@ -199,11 +193,6 @@ func observationRule(o gateway.Observation) string {
 		return fmt.Sprintf("a %s report carries no quantity or reportId (available only)", o.State)
 	}
 	return ""
-}
-
-func observationInvalid(detail string) apigen.ReportProviderObservationResponseObject {
-	return apigen.ReportProviderObservation400ApplicationProblemPlusJSONResponse{ProblemApplicationProblemPlusJSONResponse: apigen.ProblemApplicationProblemPlusJSONResponse(
-		api.NewProblem(http.StatusBadRequest, api.CodeInvalidRequest, detail))}
 }
 
 func deref(s *string) string {
