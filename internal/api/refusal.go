@@ -20,7 +20,9 @@ type Refusal struct {
 	Problem apigen.Problem
 }
 
-func (r *Refusal) Error() string { return fmt.Sprintf("refused: %d %s", r.Problem.Status, r.Problem.Code) }
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("refused: %d %s", r.Problem.Status, r.Problem.Code)
+}
 
 // Refuse is the refusal with status, code and detail.
 func Refuse(status int, code, detail string) *Refusal {
