@@ -82,6 +82,8 @@ func settlementGoldens(t *testing.T) []settlementGolden {
 	exposure := sealedSettlement(t, &billing.LateSettlementExposure{
 		Exposure: strict.Quadruple{Ref: "lse-1"}, Dimension: dim, Transition: exposureTransition.Transition, SettlementStateRevision: 3,
 		SettlementInput: exposureTransition.SettlementInput, ExposureAmount: "35", RecordedAt: settlementAt.Add(time.Second),
+		Case: &billing.ExposureCase{ReconciliationCaseRef: "lcase-0195f4a8-0000-7000-8000-0000000000c1", CaseGeneration: 2,
+			Identity: settlementQuad("lcir-2", 'c'), CaseRequestOperationID: "0195f4a8-0000-7000-8000-0000000000c2"},
 	})
 	exposureMoney := sealedSettlement(t, &billing.LateSettlementExposure{
 		Exposure: strict.Quadruple{Ref: "lse-2"}, Dimension: money, Transition: settlementQuad("bst-9", '9'), SettlementStateRevision: 2,
@@ -228,6 +230,12 @@ func settlementNegatives() []settlementNegative {
 		{billing.KindBillingSettlementTransition, "previous_input_rebound", "CT-3", "refund_after_finalization", func(m map[string]any) {
 			m["previousSettlementInput"].(map[string]any)["settlementInputSnapshotRef"] = "sis-other"
 		}, digest.ErrMismatch},
+		{billing.KindLateSettlementExposure, "case_requested_without_identity", "BI-2", "credits", func(m map[string]any) {
+			delete(m["caseRequest"].(map[string]any), "lateSettlementCaseIdentityReservationDigest")
+		}, strict.ErrMissingField},
+		{billing.KindLateSettlementExposure, "case_generation_zero", "BI-2", "credits", func(m map[string]any) {
+			m["caseRequest"].(map[string]any)["caseGeneration"] = int64(0)
+		}, strict.ErrOutOfRange},
 		{billing.KindLateSettlementExposure, "zero_amount", "BI-2", "credits", func(m map[string]any) { m["exposureAmount"] = "0" }, billing.ErrExposureRule},
 		{billing.KindLateSettlementExposure, "id_does_not_recompute", "BI-2", "credits", func(m map[string]any) { m["settlementStateRevision"] = int64(4) }, billing.ErrSettlementDerivedID},
 		{billing.KindLateSettlementExposure, "automatic_charge", "BI-2", "credits", func(m map[string]any) { m["automaticCharge"] = "charged" }, strict.ErrUnexpectedLiteral},

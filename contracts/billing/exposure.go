@@ -14,14 +14,27 @@ import (
 // state revision, so a replayed transition finds the same exposure.
 const DerivationLateSettlementExposure = "late_settlement_exposure@1"
 
-// Exposure literals of the first phase: the exposure stays open and its
-// automatic charge blocked until the Operations case chain (OP-1) resolves
-// it; no case is requested yet.
+// Exposure literals: the exposure is recorded open and its automatic charge
+// blocked; its case request is requested (the Operations case identity
+// Billing reserved, issue 32) or not_requested (a Billing built without
+// Operations' case identities: the exposure stays visible, with no case).
 const (
 	ExposureStateOpen            = "open"
 	ExposureAutomaticChargeBlock = "blocked"
 	ExposureCaseNotRequested     = "not_requested"
+	ExposureCaseRequested        = "requested"
+	prefixLateCaseIdentity       = "lateSettlementCaseIdentityReservation"
 )
+
+// ExposureCase is the Operations late settlement case an exposure asks for:
+// the case generation of its dimension and the identity Operations reserved
+// (LateSettlementCaseIdentityReservation@1, contracts/reconciliation).
+type ExposureCase struct {
+	ReconciliationCaseRef  string
+	CaseGeneration         int64
+	Identity               strict.Quadruple
+	CaseRequestOperationID string
+}
 
 const prefixExposure = "lateSettlementExposure"
 
@@ -50,7 +63,9 @@ func LateSettlementExposureID(settlementDimensionID string, settlementStateRevis
 //	exposureAmount               the positive difference (> 0)
 //	lateEligibleDisposition = reconcile_before_charge
 //	exposureState = open, automaticCharge = blocked
-//	caseRequest = {state=not_requested}   the Operations case and its command chain come later (OP-1)
+//	caseRequest = {state=requested; reconciliationCaseRef, caseGeneration,
+//	               lateSettlementCaseIdentityReservation quadruple, caseRequestOperationId}
+//	            | {state=not_requested}   (no Operations case identities wired)
 //	recordedAt                   excluded from the digest candidate
 type LateSettlementExposure struct {
 	Exposure                strict.Quadruple
@@ -59,7 +74,9 @@ type LateSettlementExposure struct {
 	SettlementStateRevision int64
 	SettlementInput         SettlementInput
 	ExposureAmount          string
-	RecordedAt              time.Time
+	// Case is the requested case (nil: not_requested).
+	Case       *ExposureCase
+	RecordedAt time.Time
 }
 
 func (*LateSettlementExposure) Kind() string              { return KindLateSettlementExposure }
@@ -83,6 +100,12 @@ func (e *LateSettlementExposure) ToJSON() map[string]any {
 		"caseRequest":              map[string]any{"state": ExposureCaseNotRequested},
 		"recordedAt":               strict.FormatTimestamp(e.RecordedAt),
 	}
+	if c := e.Case; c != nil {
+		cr := map[string]any{"state": ExposureCaseRequested, "reconciliationCaseRef": c.ReconciliationCaseRef,
+			"caseGeneration": c.CaseGeneration, "caseRequestOperationId": c.CaseRequestOperationID}
+		c.Identity.Put(cr, prefixLateCaseIdentity)
+		m["caseRequest"] = cr
+	}
 	e.Dimension.put(m)
 	e.Transition.Put(m, prefixTransition)
 	e.Exposure.Put(m, prefixExposure)
@@ -96,11 +119,16 @@ func DecodeLateSettlementExposure(doc []byte) (*LateSettlementExposure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LateSettlementExposure{
+	e := &LateSettlementExposure{
 		Exposure: stlQuad(m, prefixExposure), Dimension: settlementDimensionOf(m), Transition: stlQuad(m, prefixTransition),
 		SettlementStateRevision: stlI64(m, "settlementStateRevision"), SettlementInput: settlementInputOf(stlObj(m, "settlementInput")),
 		ExposureAmount: stlStr(m, "exposureAmount"), RecordedAt: stlTime(m, "recordedAt"),
-	}, nil
+	}
+	if cr := stlObj(m, "caseRequest"); stlStr(cr, "state") == ExposureCaseRequested {
+		e.Case = &ExposureCase{ReconciliationCaseRef: stlStr(cr, "reconciliationCaseRef"), CaseGeneration: stlI64(cr, "caseGeneration"),
+			Identity: stlQuad(cr, prefixLateCaseIdentity), CaseRequestOperationID: stlStr(cr, "caseRequestOperationId")}
+	}
+	return e, nil
 }
 
 // ExposureDef describes LateSettlementExposure@1.
@@ -122,8 +150,16 @@ var ExposureDef = &schema.Def{Name: "LateSettlementExposureV1",
 	)}}
 
 var exposureCaseRequestDef = &schema.Def{Name: "LateSettlementExposureCaseRequestV1",
-	Doc:  "The Operations reconciliation case of the exposure; the first phase records none (the case chain comes with OP-1).",
-	Type: schema.Union{Discriminator: "state", Branches: []schema.Branch{{Value: ExposureCaseNotRequested}}}}
+	Doc: "The Operations late settlement case the exposure asks for (requested), or none when Billing runs without Operations' case identities (not_requested).",
+	Type: schema.Union{Discriminator: "state", Branches: []schema.Branch{
+		{Value: ExposureCaseRequested, Fields: schema.Fields(
+			schema.F("reconciliationCaseRef", schema.RefText, "the case ref Operations reserved for the dimension's case generation"),
+			schema.F("caseGeneration", schema.Int{Min: 1}, ""),
+			schema.Quad(prefixLateCaseIdentity, "LateSettlementCaseIdentityReservation@1"),
+			schema.F("caseRequestOperationId", schema.UUID{}, "the operation of the identity reservation"),
+		)},
+		{Value: ExposureCaseNotRequested},
+	}}}
 
 // exposureRules: the id recomputes and the amount is positive.
 func exposureRules(m map[string]any) error {

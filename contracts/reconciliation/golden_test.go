@@ -38,7 +38,9 @@ func goldens(t testing.TB) []golden {
 			golden{rc.KindApplied, v.name, c.applied},
 		)
 	}
-	return out
+	first, second := lateIdentities(t)
+	return append(out, golden{rc.KindLateCaseIdentityReservation, "generation_1", first},
+		golden{rc.KindLateCaseIdentityReservation, "generation_2", second})
 }
 
 func contract(t testing.TB, kind string) rc.Contract {
@@ -105,6 +107,8 @@ func decode(kind string, body []byte) (interface{ ToJSON() map[string]any }, err
 		return rc.DecodeGrantExchangeResult(body)
 	case rc.KindApplied:
 		return rc.DecodeApplied(body)
+	case rc.KindLateCaseIdentityReservation:
+		return rc.DecodeLateCaseIdentityReservation(body)
 	}
 	return nil, fmt.Errorf("no decoder for %s", kind)
 }

@@ -99,7 +99,7 @@ type Sealed = sealed.Object
 
 var kindsInOrder = []string{
 	KindCaseIdentityReservation, KindCommandRequest, KindImpactPreview, KindApproval, KindJitActivation,
-	KindCandidate, KindDecision, KindGrantExchangeResult, KindApplied,
+	KindCandidate, KindDecision, KindGrantExchangeResult, KindApplied, KindLateCaseIdentityReservation,
 }
 
 // registry binds each kind to its description, self-addressing and rules
@@ -119,6 +119,8 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 		KindDecision:                {Def: DecisionDef, Self: self(PrefixDecision, "decidedAt"), Rules: evidenceRules},
 		KindGrantExchangeResult:     {Def: GrantExchangeResultDef, Self: self(PrefixExchangeResult, "exchangedAt"), Rules: exchangeRules},
 		KindApplied:                 {Def: AppliedDef, Self: self(PrefixApplied, "appliedAt"), Rules: appliedRules},
+		KindLateCaseIdentityReservation: {Def: LateCaseIdentityReservationDef, Self: self(PrefixLateCaseIdentity, "reservedAt"),
+			Rules: lateIdentityRules},
 	}
 }}
 

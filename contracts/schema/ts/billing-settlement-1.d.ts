@@ -317,8 +317,21 @@ export type BillingSettlementTransitionCausationV1 =
     readonly predecessorToSettlementStateRevision: number;
   };
 
-/** The Operations reconciliation case of the exposure; the first phase records none (the case chain comes with OP-1). */
+/** The Operations late settlement case the exposure asks for (requested), or none when Billing runs without Operations' case identities (not_requested). */
 export type LateSettlementExposureCaseRequestV1 =
+  | {
+    readonly state: "requested";
+    /** the case ref Operations reserved for the dimension's case generation */
+    readonly reconciliationCaseRef: string;
+    readonly caseGeneration: number;
+    /** LateSettlementCaseIdentityReservation@1 */
+    readonly lateSettlementCaseIdentityReservationRef: string;
+    readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+    readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly lateSettlementCaseIdentityReservationDigest: string;
+    /** the operation of the identity reservation */
+    readonly caseRequestOperationId: string;
+  }
   | {
     readonly state: "not_requested";
   };

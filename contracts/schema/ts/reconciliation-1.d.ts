@@ -375,6 +375,40 @@ export type FinalizationReconciliationResolutionAppliedV1 = {
   readonly appliedAt: string;
 };
 
+/** LateSettlementCaseIdentityReservation@1: the stable, content-addressed identity Operations reserves for one settlement dimension's late settlement case generation; it names no exposure, so every exposure of an open generation joins the same case. */
+export type LateSettlementCaseIdentityReservationV1 = {
+  /** assigned by Operations; excluded from the digest candidate */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: "1";
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  /** late settlement exposure cases only */
+  readonly sourceKind: "late_settlement_exposure";
+  readonly tenantKind: "organization" | "personal";
+  readonly tenantId: string;
+  readonly workspaceId: string;
+  readonly projectId?: string;
+  readonly billingAccountId: string;
+  readonly billingReservationId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** LateSettlementCaseRef(dimension, generation) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** LateSettlementCaseRequestOperationID(dimension, generation) */
+  readonly caseRequestOperationId: string;
+  /** none exactly for generation 1 */
+  readonly predecessorCase: LateSettlementCasePredecessorV1;
+  /** excluded from the digest candidate */
+  readonly reservedAt: string;
+};
+
 /** The effects of a finalization reconciliation resolution command: none on the ledger, the reservation or any owner's facts; it only re-evaluates. */
 export type AdminCommandEffectsV1 = {
   /** no posting */
@@ -411,3 +445,35 @@ export type InvestigationEvidenceReferenceV1 = {
   readonly digestAlgorithmVersion: "jcs-sha256-v1";
   readonly digest: string;
 };
+
+/** The direct predecessor late settlement case identity of the same dimension (none for generation 1). */
+export type LateSettlementCasePredecessorV1 =
+  | {
+    readonly state: "none";
+  }
+  | {
+    readonly state: "present";
+    readonly predecessorReconciliationCaseRef: string;
+    readonly predecessorCaseGeneration: number;
+    /** LateSettlementCaseIdentityReservation@1 of the predecessor */
+    readonly predecessorLateSettlementCaseIdentityReservationRef: string;
+    readonly predecessorLateSettlementCaseIdentityReservationSchemaVersion: string;
+    readonly predecessorLateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly predecessorLateSettlementCaseIdentityReservationDigest: string;
+  };
+
+/** SettlementEconomicIdentity@1: the strict economic identity of an amount (credits | entitlement{entitlementKey,unit} | money{currency}). */
+export type SettlementEconomicIdentityV1 =
+  | {
+    readonly kind: "credits";
+  }
+  | {
+    readonly kind: "entitlement";
+    readonly entitlementKey: string;
+    readonly unit: string;
+  }
+  | {
+    readonly kind: "money";
+    /** ISO 4217 alphabetic code */
+    readonly currency: string;
+  };
