@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 
+	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/ownerread"
 )
@@ -65,6 +66,27 @@ var (
 	// identity (another tenant, reservation, run or predecessor).
 	ErrIdentityConflict = errors.New("operations: finalization case identity conflicts with the reserved one")
 )
+
+// LateCaseScope is the exact late settlement case generation Billing asks
+// for (issue 32): one settlement dimension's generation N, with its direct
+// predecessor's identity for N > 1. It names no exposure: every exposure
+// Billing records while the generation is opening | open joins that case.
+type LateCaseScope struct {
+	Tenant     Tenant
+	Dimension  billingc.SettlementDimension
+	Generation int64
+	// Predecessor is generation N-1's identity (nil for generation 1).
+	Predecessor *CaseIdentity
+}
+
+// LateCaseIdentities is Operations' late settlement case identity
+// primitive: ReserveLateSettlementCaseIdentity reserves (or, after a lost
+// response, returns the already reserved) LateSettlementCaseIdentityReservation@1
+// of the scope's generation. It allocates a stable ref and creates no
+// visible case. Errors: ErrInvalidScope, ErrIdentityConflict.
+type LateCaseIdentities interface {
+	ReserveLateSettlementCaseIdentity(ctx context.Context, scope LateCaseScope) (CaseIdentity, error)
+}
 
 // ResolutionDecisionRead is what Core's grant issuer asks Operations at the
 // issuing boundary: is this resolution decision, with this candidate,
