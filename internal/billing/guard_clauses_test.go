@@ -521,6 +521,7 @@ func TestGuardClausesNoTruncate(t *testing.T) {
 		"settlement_catch_up_claims":              "BC001.claims-no-truncate",
 		"settlement_catch_up_attempts":            "BC001.attempts-no-truncate",
 		"settlement_catch_up_blocks":              "BC001.blocks-no-truncate",
+		"late_settlement_cases":                   "BC001.late-cases-no-truncate",
 	} {
 		code := billing.CodeInsertOnly
 		if clause[:2] == "BC" {

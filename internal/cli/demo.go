@@ -346,23 +346,24 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		core := pools[boundary.Core]
 		served.FinalizationCommitted, served.SettlementTransition = billing.Reads{DB: core}, catchup.Reads{DB: core}
 		served.CaseDecision, served.CaseResolution = billing.Reads{DB: core}, billing.Reads{DB: core}
+		served.LateExposure = catchup.Reads{DB: core}
 		if l.ownerReads, err = demo.StartOwnerReads(served, reg); err != nil {
 			return nil, err
 		}
 		meteringReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerMetering))
 		coreReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerCore))
 		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
-			caseDecision: coreReads.caseDecision, caseResolution: coreReads.caseResolution}
+			caseDecision: coreReads.caseDecision, caseResolution: coreReads.caseResolution, lateExposure: coreReads.lateExposure}
 	}
 	if wrapReads != nil {
 		meteringReads, coreReads = wrapReads(meteringReads), wrapReads(coreReads)
 		// A wrapper that passes no case reads keeps the unwrapped ones.
-		caseDecision, caseResolution := coreReads.caseDecision, coreReads.caseResolution
-		if caseDecision == nil || caseResolution == nil {
-			caseDecision, caseResolution = projectorReads.caseDecision, projectorReads.caseResolution
+		caseDecision, caseResolution, lateExposure := coreReads.caseDecision, coreReads.caseResolution, coreReads.lateExposure
+		if caseDecision == nil || caseResolution == nil || lateExposure == nil {
+			caseDecision, caseResolution, lateExposure = projectorReads.caseDecision, projectorReads.caseResolution, projectorReads.lateExposure
 		}
 		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
-			caseDecision: caseDecision, caseResolution: caseResolution}
+			caseDecision: caseDecision, caseResolution: caseResolution, lateExposure: lateExposure}
 	}
 	consumers, batches, err := consumersFor(pools, meteringReads.over(projectorReads), pools[boundary.Core], true, true)
 	if err != nil {
@@ -383,7 +384,7 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		return nil, err
 	}
 	l.finalization = finalizationWorker(pools[boundary.Core], l.cases.operations, coreReads, 2, wm, counters, log)
-	if l.catchUp, err = catchUpWorker(pools[boundary.Core], coreReads.metering, wm, counters, log); err != nil {
+	if l.catchUp, err = catchUpWorker(pools[boundary.Core], l.cases.operations, coreReads.metering, wm, counters, log); err != nil {
 		return nil, err
 	}
 	rcfg := server.Config{Dispatcher: disp.cfg, DispatchersPerBoundary: disp.dispatchers, Batches: disp.batches(batches)}

@@ -40,6 +40,8 @@ type ownerReaders struct {
 	// caseDecision and caseResolution verify the reconciliation case pairs.
 	caseDecision   coreread.FinalizationDecisionForOperationsReader
 	caseResolution coreread.ResolutionAppliedForOperationsReader
+	// lateExposure verifies the late settlement case pair (issue 32).
+	lateExposure coreread.LateExposureCaseRequestReader
 }
 
 // inProcessReaders answers each owner's reads from its pool in pools, when
@@ -75,7 +77,8 @@ func (r ownerReaders) withMetering(m *pgxpool.Pool) ownerReaders {
 // served is r as the reads an owner-read endpoint answers.
 func (r ownerReaders) served() ownerhttp.Served {
 	return ownerhttp.Served{Manifest: r.manifest, Execution: r.execution, Gateway: r.gateway, Metering: r.metering,
-		FinalizationCommitted: r.committed, SettlementTransition: r.transition, CaseDecision: r.caseDecision, CaseResolution: r.caseResolution}
+		FinalizationCommitted: r.committed, SettlementTransition: r.transition, CaseDecision: r.caseDecision, CaseResolution: r.caseResolution,
+		LateExposure: r.lateExposure}
 }
 
 // httpReaders calls each owner's reads through its client.
@@ -83,7 +86,7 @@ func httpReaders(clients map[string]*ownerhttp.Client) ownerReaders {
 	var r ownerReaders
 	if c, ok := clients[ownerhttp.OwnerCore]; ok {
 		r.manifest, r.committed, r.transition = c.Core(), c.Core(), c.Core()
-		r.caseDecision, r.caseResolution = c.Core(), c.Core()
+		r.caseDecision, r.caseResolution, r.lateExposure = c.Core(), c.Core(), c.Core()
 	}
 	if c, ok := clients[ownerhttp.OwnerExecution]; ok {
 		r.execution = c.Execution()
@@ -113,7 +116,7 @@ func (r ownerReaders) over(o ownerReaders) ownerReaders {
 	}
 	if o.committed != nil {
 		r.committed, r.transition = o.committed, o.transition
-		r.caseDecision, r.caseResolution = o.caseDecision, o.caseResolution
+		r.caseDecision, r.caseResolution, r.lateExposure = o.caseDecision, o.caseResolution, o.lateExposure
 	}
 	return r
 }
@@ -153,6 +156,7 @@ func ownerReadHandler(p serveParams, trusted []workload.Trusted) (http.Handler, 
 			served.SettlementTransition = catchup.Reads{DB: p.billingPool}
 			served.CaseDecision = billing.Reads{DB: p.billingPool}
 			served.CaseResolution = billing.Reads{DB: p.billingPool}
+			served.LateExposure = catchup.Reads{DB: p.billingPool}
 		case boundary.Execution:
 			served.Execution = execution.Reads{DB: p.readPools[b]}
 		case boundary.Gateway:

@@ -141,6 +141,7 @@ func withBillingReads(cfg projector.Config, billingPool *pgxpool.Pool) projector
 	cfg.SettlementReads = catchup.Reads{DB: billingPool}
 	cfg.FinalizationDecisionReads = billing.Reads{DB: billingPool}
 	cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
+	cfg.LateExposureReads = catchup.Reads{DB: billingPool}
 	return cfg
 }
 

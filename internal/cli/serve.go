@@ -257,10 +257,12 @@ func runServe(ctx context.Context, streams *IO, o serveOptions) error {
 	}
 	defer billingPools.Close()
 	// Operations' case identities, which the finalization worker reserves
-	// before it enters reconciliation_required (a small pool of their own,
-	// as the Operations role).
+	// before it enters reconciliation_required and the catch-up worker
+	// before a late settlement exposure asks for its case (a small pool of
+	// their own, as the Operations role).
 	var casesPool *pgxpool.Pool
-	if dsn, ok := billingDSNs[boundary.Core]; ok && slices.Contains(plan.consume, route.BillingFinalizationCoordinator) {
+	if dsn, ok := billingDSNs[boundary.Core]; ok && (slices.Contains(plan.consume, route.BillingFinalizationCoordinator) ||
+		slices.Contains(plan.consume, route.BillingSettlementCatchUp)) {
 		role := ""
 		if o.asRoles {
 			role = operationsschema.RoleOperations
@@ -314,7 +316,7 @@ type serveParams struct {
 	readPools     server.Pools             // the owner databases consumers read (event-bound owner reads)
 	reads         ownerReaders             // the owner reads over readPools
 	billingPool   *pgxpool.Pool            // core as oceanway_billing: coordinator, readBillingFinalizationCommitted; nil: none
-	casesPool     *pgxpool.Pool            // core as oceanway_operations: the finalization worker's case identities; nil: none
+	casesPool     *pgxpool.Pool            // core as oceanway_operations: the finalization and catch-up workers' case identities; nil: none
 	casePools     map[string]*pgxpool.Pool // the reconciliation chain services (--serve-cases), each as its role
 	coordinator   bool                     // serve the Billing finalization coordinator
 	adminPools    server.Pools             // the read-only admin page with least privilege; nil: pools
@@ -381,10 +383,13 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			// The two Finalization reconciliation case pairs (issue 31).
 			cfg.FinalizationDecisionReads = billing.Reads{DB: billingPool}
 			cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
+			// The late settlement case pair (issue 32).
+			cfg.LateExposureReads = catchup.Reads{DB: billingPool}
 		}
 		if reads.committed != nil {
 			cfg.BillingReads, cfg.SettlementReads = reads.committed, reads.transition
 			cfg.FinalizationDecisionReads, cfg.ResolutionAppliedReads = reads.caseDecision, reads.caseResolution
+			cfg.LateExposureReads = reads.lateExposure
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {
@@ -492,12 +497,20 @@ func startFinalizationWorker(ctx context.Context, p serveParams, wm *work.Metric
 // catchUpWorker builds the settlement catch-up worker over the core database
 // as the billing role when the metering database it validates against is
 // reachable (nil otherwise).
-func catchUpWorker(billingPool *pgxpool.Pool, m meteringread.Reader, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) (*catchup.Worker, error) {
+//
+// casesPool is the core database as the Operations role: a late settlement
+// exposure reserves its dimension's case identity there and asks for the
+// case (issue 32). Without it (nil) exposures are recorded not_requested.
+func catchUpWorker(billingPool, casesPool *pgxpool.Pool, m meteringread.Reader, wm *work.Metrics, counters *billing.Counters, log *slog.Logger) (*catchup.Worker, error) {
 	if billingPool == nil || m == nil {
 		return nil, nil
 	}
-	return catchup.NewWorker(billingPool, catchup.WorkerConfig{
-		Metering: catchupmetering.Reads{Metering: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Counters: counters, Log: log})
+	cfg := catchup.WorkerConfig{
+		Metering: catchupmetering.Reads{Metering: m}, Ledger: catchup.TransitionPostings{}, Metrics: wm, Counters: counters, Log: log}
+	if casesPool != nil {
+		cfg.Cases = cases.Identities{Pool: casesPool}
+	}
+	return catchup.NewWorker(billingPool, cfg)
 }
 
 // startCatchUpWorker runs the settlement catch-up worker beside the
@@ -507,7 +520,7 @@ func startCatchUpWorker(ctx context.Context, p serveParams, wm *work.Metrics, co
 	if !p.coordinator {
 		return func() {}, nil
 	}
-	w, err := catchUpWorker(p.billingPool, p.reads.withMetering(p.consumerPools[boundary.Metering]).metering, wm, counters, p.log)
+	w, err := catchUpWorker(p.billingPool, p.casesPool, p.reads.withMetering(p.consumerPools[boundary.Metering]).metering, wm, counters, p.log)
 	if err != nil || w == nil {
 		return func() {}, err
 	}

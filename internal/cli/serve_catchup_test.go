@@ -26,13 +26,13 @@ func TestServeRunsTheCatchUpWorkerWithTheCoordinator(t *testing.T) {
 	defer pool.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	w, err := catchUpWorker(pool, nil, nil, nil, log)
+	w, err := catchUpWorker(pool, nil, nil, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no metering database: no worker")
-	w, err = catchUpWorker(nil, metering.Reads{DB: pool}, nil, nil, log)
+	w, err = catchUpWorker(nil, nil, metering.Reads{DB: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.Nil(t, w, "no billing pool: no worker")
-	w, err = catchUpWorker(pool, metering.Reads{DB: pool}, nil, nil, log)
+	w, err = catchUpWorker(pool, nil, metering.Reads{DB: pool}, nil, nil, log)
 	require.NoError(t, err)
 	require.NotNil(t, w)
 

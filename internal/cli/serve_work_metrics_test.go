@@ -33,7 +33,7 @@ func TestServeWorkersExposeWorkMetricsPerQueue(t *testing.T) {
 	_, err := meteringWorker(b.Metering(), inProcessReaders(pools), 1, 0, wm, log)
 	require.NoError(t, err)
 	require.NotNil(t, finalizationWorker(b.Core(), nil, inProcessReaders(pools), 1, wm, nil, log))
-	_, err = catchUpWorker(b.Core(), metering.Reads{DB: b.Metering()}, wm, nil, log)
+	_, err = catchUpWorker(b.Core(), nil, metering.Reads{DB: b.Metering()}, wm, nil, log)
 	require.NoError(t, err)
 
 	families, err := reg.Gather()

@@ -357,6 +357,9 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, pools, s); err != nil {
 			return nil, err
 		}
+		if err := summarizeLateCases(context.WithoutCancel(ctx), core, s); err != nil {
+			return nil, err
+		}
 	}
 	if waitErr != nil {
 		s.fail("converged", waitErr.Error())

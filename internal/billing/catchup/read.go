@@ -81,3 +81,45 @@ func (r Reads) ReadBillingSettlementTransition(ctx context.Context, req coreread
 	}
 	return ownerread.Found, nil
 }
+
+// ReadLateSettlementExposureForOperations is
+// readLateSettlementExposureForOperations: by the exposure id the
+// case-requested event names, it answers found when Billing's exposure
+// recomputes to the event's quadruple and asks for exactly the event's
+// case (ref, generation, identity, case request operation), its dimension
+// and amount equal the event's, and the stored case-requested event is this
+// event (id and envelope digest); not_found when Billing has no such
+// exposure; conflicting otherwise (an exposure recorded without a case
+// request included). No list, no latest.
+func (r Reads) ReadLateSettlementExposureForOperations(ctx context.Context, req coreread.LateExposureCaseRequestRead) (ownerread.Answer, error) {
+	if err := req.Exposure.Validate(); err != nil || req.CaseIdentity.Validate() != nil || req.EventID == "" ||
+		req.LateSettlementExposureID == "" || req.CaseGeneration < 1 {
+		return "", fmt.Errorf("%w: readLateSettlementExposureForOperations needs the event, the exposure, the case generation and both quadruples", ownerread.ErrInvalidRequest)
+	}
+	var body string
+	var eventID, eventSHA256 *string
+	err := r.DB.QueryRow(ctx, `SELECT exposure_body, case_event_id::text, case_event_envelope_sha256
+		FROM billing.late_settlement_exposures WHERE late_settlement_exposure_id = $1`, req.LateSettlementExposureID).Scan(&body, &eventID, &eventSHA256)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ownerread.NotFound, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read late settlement exposure: %w", err)
+	}
+	e, err := billingc.DecodeLateSettlementExposure([]byte(body))
+	if err != nil || e.Case == nil || eventID == nil || eventSHA256 == nil {
+		return ownerread.Conflicting, nil
+	}
+	d, c := e.Dimension, e.Case
+	same := e.Exposure == req.Exposure && e.ExposureID() == req.LateSettlementExposureID && *eventID == req.EventID &&
+		(digest.Digest{Algorithm: digest.JCSSHA256V1, Value: *eventSHA256}) == req.EventEnvelopeDigest &&
+		d.SettlementDimensionID() == req.SettlementDimensionID && d.BillingReservationID == req.BillingReservationID &&
+		d.BillingAccountID == req.BillingAccountID && d.RunID == req.RunID && d.RunStepID == req.RunStepID &&
+		d.ExecutionAttemptID == req.ExecutionAttemptID && d.ChargeDimensionKey == req.ChargeDimensionKey &&
+		c.ReconciliationCaseRef == req.CaseRef && c.CaseGeneration == req.CaseGeneration && c.Identity == req.CaseIdentity &&
+		c.CaseRequestOperationID == req.CaseRequestOperationID && e.ExposureAmount == req.ExposureAmount
+	if !same {
+		return ownerread.Conflicting, nil
+	}
+	return ownerread.Found, nil
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/ownerread/operationsread"
 	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/work"
 )
@@ -77,6 +78,10 @@ type Ledger interface {
 type WorkerConfig struct {
 	Metering Metering
 	Ledger   Ledger
+	// Cases is Operations' late settlement case identity primitive: an
+	// exposure asks for its dimension's case (issue 32). Nil records
+	// exposures not_requested (visible, blocked, with no case).
+	Cases operationsread.LateCaseIdentities
 	// Batch is how many pending fences one RunOnce pass claims (default 32).
 	Batch int
 	// Concurrency is how many attempts Run runs at once (default 1).
@@ -405,7 +410,7 @@ func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target bil
 			}
 		}
 		t.CommittedAt = now
-		if err := commitCatchUpTransition(ctx, tx, cur, work, claim.attempt, t, w.cfg.Ledger, catchUpReceipt); err != nil {
+		if err := commitCatchUpTransition(ctx, tx, cur, work, claim.attempt, t, w.cfg.Ledger, w.cfg.Cases, catchUpReceipt); err != nil {
 			return "", err
 		}
 		return StepTransition, nil
@@ -506,7 +511,7 @@ func insertCatchUpFinish(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, wor
 // commitCatchUpTransition writes, in tx, the transition, its exposure or
 // ledger postings, billing.settlement-transition.committed@1 with its
 // deliveries, the successor Work and the fence's next revision.
-func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, t *billingc.BillingSettlementTransition, ledger Ledger, catchUpReceipt strict.Quadruple) error {
+func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, work *billingc.BillingSettlementCatchUpWork, a catchUpAttempt, t *billingc.BillingSettlementTransition, ledger Ledger, cases operationsread.LateCaseIdentities, catchUpReceipt strict.Quadruple) error {
 	body, err := billingc.SealSettlement(t)
 	if err != nil {
 		return fmt.Errorf("seal settlement transition: %w", err)
@@ -535,7 +540,7 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 	}
 	switch t.TransitionKind {
 	case billingc.TransitionLateSettlementExposure:
-		if err := insertLateSettlementExposure(ctx, tx, t); err != nil {
+		if err := insertLateSettlementExposure(ctx, tx, f, t, cases, eventID); err != nil {
 			return err
 		}
 	default:
@@ -557,27 +562,6 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 		return err
 	}
 	return insertCatchUpFinish(ctx, tx, f, work, a, catchUpReceipt, billingc.CatchUpFinishedTransitionApplied, t, successor, t.CommittedAt)
-}
-
-func insertLateSettlementExposure(ctx context.Context, tx pgx.Tx, t *billingc.BillingSettlementTransition) error {
-	e := &billingc.LateSettlementExposure{Exposure: strict.Quadruple{Ref: "lse-" + uuid.Must(uuid.NewV7()).String()},
-		Dimension: t.Dimension, Transition: t.Transition, SettlementStateRevision: t.ToSettlementStateRevision(),
-		SettlementInput: t.SettlementInput, ExposureAmount: t.TransitionAmount, RecordedAt: t.CommittedAt}
-	body, err := billingc.SealSettlement(e)
-	if err != nil {
-		return fmt.Errorf("seal late settlement exposure: %w", err)
-	}
-	q := e.Exposure
-	if _, err := tx.Exec(ctx, qCatchUpExposureInsert, pgx.NamedArgs{
-		"late_settlement_exposure_id": e.ExposureID(), "settlement_dimension_id": t.Dimension.SettlementDimensionID(),
-		"settlement_state_revision": e.SettlementStateRevision, "billing_reservation_id": t.Dimension.BillingReservationID,
-		"billing_account_id": t.Dimension.BillingAccountID, "exposure_ref": q.Ref, "exposure_schema_version": q.SchemaVersion,
-		"exposure_digest_algorithm_version": string(q.DigestAlgorithmVersion), "exposure_digest": q.Digest,
-		"exposure_amount": e.ExposureAmount, "exposure_body": string(body), "recorded_at": e.RecordedAt,
-	}); err != nil {
-		return fmt.Errorf("insert late settlement exposure: %w", err)
-	}
-	return nil
 }
 
 // transitionEvent is billing.settlement-transition.committed@1: aggregate

@@ -158,8 +158,10 @@ type BillingReads struct {
 	// DecisionRequests and ResolutionRequests are the case reads' requests.
 	DecisionRequests   []coreread.FinalizationDecisionForOperationsRead
 	ResolutionRequests []coreread.ResolutionAppliedForOperationsRead
+	// LateExposureRequests are readLateSettlementExposureForOperations'.
+	LateExposureRequests []coreread.LateExposureCaseRequestRead
 
-	decision, resolution *fakeAnswer
+	decision, resolution, lateExposure *fakeAnswer
 }
 
 type fakeAnswer struct {
@@ -192,6 +194,23 @@ func (b *BillingReads) SetResolution(ans projector.OwnerAnswer, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.resolution = &fakeAnswer{ans, err}
+}
+
+// SetLateExposure sets the answer of readLateSettlementExposureForOperations
+// (instead of Answer/Err).
+func (b *BillingReads) SetLateExposure(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lateExposure = &fakeAnswer{ans, err}
+}
+
+// ReadLateSettlementExposureForOperations implements
+// coreread.LateExposureCaseRequestReader.
+func (b *BillingReads) ReadLateSettlementExposureForOperations(_ context.Context, req coreread.LateExposureCaseRequestRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.LateExposureRequests = append(b.LateExposureRequests, req)
+	return b.answer(b.lateExposure)
 }
 
 func (b *BillingReads) answer(a *fakeAnswer) (projector.OwnerAnswer, error) {
@@ -229,6 +248,9 @@ func (b *BillingReads) Wire(cfg projector.Config) projector.Config {
 	}
 	if cfg.ResolutionAppliedReads == nil {
 		cfg.ResolutionAppliedReads = b
+	}
+	if cfg.LateExposureReads == nil {
+		cfg.LateExposureReads = b
 	}
 	return cfg
 }
@@ -290,6 +312,17 @@ SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
   SELECT concat_ws('|', 'pending_case_successor', reconciliation_case_ref, reconciliation_generation, request_event_id)
     FROM operations.pending_finalization_case_successors
    WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'late_case', reconciliation_case_ref, settlement_dimension_id, case_generation, case_identity_ref,
+         case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, case_request_operation_id,
+         billing_reservation_id, billing_account_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
+         tenant_kind, tenant_id, workspace_id, project_id, state)
+    FROM operations.late_settlement_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'late_case_exposure', late_settlement_exposure_id, reconciliation_case_ref, exposure_ref,
+         exposure_schema_version, exposure_digest_algorithm_version, exposure_digest, exposure_amount, request_event_id,
+         request_event_envelope_sha256, requested_at)
+    FROM operations.late_settlement_case_exposures WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
     FROM operations.revision_gaps WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL

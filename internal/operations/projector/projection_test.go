@@ -282,7 +282,7 @@ func TestCON2OwnerReadUnavailableWritesNothing(t *testing.T) {
 func TestUnsupportedAndUnroutedPairs(t *testing.T) {
 	t.Parallel()
 	b, ctx := setup(t), t.Context()
-	transition := sample.Built(envelope.BillingLateExposureCaseRequestedV1, 1)
+	transition := sample.Built(envelope.BillingLateCommandResultCommittedV1, 1)
 	_, err := b.deliver(t, transition)
 	requireCode(t, err, true, projector.CodeUnsupportedPair)
 	require.Equal(t, 1, b.count(t, "unsupported_events"))

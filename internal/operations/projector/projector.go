@@ -118,6 +118,11 @@ type Config struct {
 	// before its case is closed; nil answers owner_read_unavailable
 	// (retryable).
 	ResolutionAppliedReads coreread.ResolutionAppliedForOperationsReader
+	// LateExposureReads is Billing's readLateSettlementExposureForOperations,
+	// which verifies billing.late-settlement-exposure.case-requested@1
+	// before its case opens or the exposure joins it; nil answers
+	// owner_read_unavailable (retryable).
+	LateExposureReads coreread.LateExposureCaseRequestReader
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
 	// ShadowToken makes this projector a shadow builder: every transaction
@@ -214,6 +219,7 @@ var supported = map[string]bool{
 	envelope.BillingSettlementTransitionCommittedV1: true,
 	envelope.BillingFinalizationCaseRequestedV1:     true,
 	envelope.BillingFinalizationResolutionAppliedV1: true,
+	envelope.BillingLateExposureCaseRequestedV1:     true,
 }
 
 // SupportedPairs returns the event types this release projects.
@@ -279,6 +285,15 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		caseRes = &r
 	}
 
+	var lateReq *lateCaseRequest
+	if env.EventType == envelope.BillingLateExposureCaseRequestedV1 {
+		r := lateCaseRequestFrom(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyLateCaseRequest(ctx, tx, r); err != nil {
+			return inbox.Outcome{}, err
+		}
+		lateReq = &r
+	}
+
 	t := ev.Key.Projection
 	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now, p.cfg.ShadowToken == "")
 	if err != nil {
@@ -306,6 +321,8 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		m, err = applyCaseRequest(ctx, tx, ev, *caseReq)
 	case envelope.BillingFinalizationResolutionAppliedV1:
 		m, err = applyCaseResolution(ctx, tx, ev, *caseRes)
+	case envelope.BillingLateExposureCaseRequestedV1:
+		m, err = applyLateCaseRequest(ctx, tx, ev, *lateReq)
 	}
 	if err != nil {
 		return inbox.Outcome{}, err

@@ -76,7 +76,7 @@ func TestOPS4CompletenessInputsEqualCTEReference(t *testing.T) {
 	require.Error(t, err)
 	_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(o.Wallet))
 	require.NoError(t, err)
-	_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingLateExposureCaseRequestedV1, 1)))
+	_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingLateCommandResultCommittedV1, 1)))
 	require.Error(t, err)
 	b.admit(t, 2)
 	claims, err := b.store.Claim(ctx, dispatcher.ClaimParams{Owner: "test", Destinations: []route.Destination{route.CoreOperations}, Limit: 1, Lease: time.Minute})

@@ -221,7 +221,7 @@ func TestOPS4ProofReasons(t *testing.T) {
 		require.Error(t, err)
 		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(o.Wallet)) // wallet without its Run
 		require.NoError(t, err)
-		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingLateExposureCaseRequestedV1, 1)))
+		_, err = b.proj.Consume(ctx, operationstest.DeliveryV1(sample.Built(envelope.BillingLateCommandResultCommittedV1, 1)))
 		require.Error(t, err) // not projected by this release
 		proof, err := b.rm.ProveCompleteness(ctx, readmodel.Params{})
 		require.NoError(t, err)

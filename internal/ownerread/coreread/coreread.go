@@ -97,6 +97,37 @@ type SettlementTransitionRead struct {
 	ValidationOperationID       string
 }
 
+// LateExposureCaseRequestReader is Billing's
+// readLateSettlementExposureForOperations, which the Operations projector
+// calls for billing.late-settlement-exposure.case-requested@1 before it
+// opens or joins the case (issue 32).
+type LateExposureCaseRequestReader interface {
+	ReadLateSettlementExposureForOperations(ctx context.Context, req LateExposureCaseRequestRead) (ownerread.Answer, error)
+}
+
+// LateExposureCaseRequestRead is the event-bound request of
+// readLateSettlementExposureForOperations: every identity the case-requested
+// event states, so Billing compares its own exposure, case generation and
+// event with all of them.
+type LateExposureCaseRequestRead struct {
+	EventID                  string
+	EventEnvelopeDigest      digest.Digest
+	LateSettlementExposureID string
+	Exposure                 strict.Quadruple
+	SettlementDimensionID    string
+	BillingReservationID     string
+	BillingAccountID         string
+	RunID                    string
+	RunStepID                string
+	ExecutionAttemptID       string
+	ChargeDimensionKey       string
+	CaseRef                  string
+	CaseGeneration           int64
+	CaseIdentity             strict.Quadruple
+	CaseRequestOperationID   string
+	ExposureAmount           string
+}
+
 // FinalizationDecisionForOperationsReader is Billing's
 // readBillingFinalizationDecisionForOperations (billing.Reads in process),
 // which the Operations projector calls for

@@ -25,6 +25,9 @@ type (
 	anyResolution struct {
 		coreread.ResolutionAppliedForOperationsReader
 	}
+	anyLateExposure struct {
+		coreread.LateExposureCaseRequestReader
+	}
 	anyExecution struct{ executionread.Reader }
 	anyGateway   struct{ gatewayread.Reader }
 	anyMetering  struct{ meteringread.Reader }
@@ -35,7 +38,7 @@ type (
 // first; and only owner.<owner> workloads act for an owner.
 func TestEveryReadNamesItsCallers(t *testing.T) {
 	routes := routesOf(Served{Manifest: anyManifest{}, FinalizationCommitted: anyCommitted{}, SettlementTransition: anyTransit{},
-		CaseDecision: anyDecision{}, CaseResolution: anyResolution{}, Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
+		CaseDecision: anyDecision{}, CaseResolution: anyResolution{}, LateExposure: anyLateExposure{}, Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
 	require.Len(t, routes, len(Callers))
 	for read := range routes {
 		require.NotEmpty(t, Callers[read], read)

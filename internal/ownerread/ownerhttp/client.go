@@ -187,6 +187,10 @@ func (r CoreReads) ReadFinalizationReconciliationResolutionAppliedForOperations(
 	return r.c.answerOnly(ctx, ReadResolutionAppliedForOpsV1, req)
 }
 
+func (r CoreReads) ReadLateSettlementExposureForOperations(ctx context.Context, req coreread.LateExposureCaseRequestRead) (ownerread.Answer, error) {
+	return r.c.answerOnly(ctx, ReadLateExposureForOpsV1, req)
+}
+
 func (c *Client) answerOnly(ctx context.Context, read string, req any) (ownerread.Answer, error) {
 	a, err := c.call(ctx, read, req)
 	if err != nil {

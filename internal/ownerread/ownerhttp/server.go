@@ -30,6 +30,7 @@ type Served struct {
 	SettlementTransition  coreread.SettlementTransitionReader
 	CaseDecision          coreread.FinalizationDecisionForOperationsReader
 	CaseResolution        coreread.ResolutionAppliedForOperationsReader
+	LateExposure          coreread.LateExposureCaseRequestReader
 	Execution             executionread.Reader
 	Gateway               gatewayread.Reader
 	Metering              meteringread.Reader
@@ -303,6 +304,12 @@ func routesOf(s Served) map[string]route {
 	if r := s.CaseResolution; r != nil {
 		out[ReadResolutionAppliedForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.ResolutionAppliedForOperationsRead) (answer, error) {
 			a, err := r.ReadFinalizationReconciliationResolutionAppliedForOperations(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.LateExposure; r != nil {
+		out[ReadLateExposureForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.LateExposureCaseRequestRead) (answer, error) {
+			a, err := r.ReadLateSettlementExposureForOperations(ctx, req)
 			return answer{Answer: string(a)}, err
 		})
 	}

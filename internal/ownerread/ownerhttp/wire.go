@@ -53,6 +53,7 @@ var Callers = map[string][]string{
 	ReadBillingSettlementTransitionV1:               {OwnerCore},
 	ReadBillingFinalizationDecisionForOpsV1:         {OwnerCore},
 	ReadResolutionAppliedForOpsV1:                   {OwnerCore},
+	ReadLateExposureForOpsV1:                        {OwnerCore},
 	executionread.ReadEligibilityFactV1:             {OwnerMetering},
 	executionread.ReadAttemptManifestV1:             {OwnerMetering},
 	executionread.ReadRunFinalizationPreconditionV1: {OwnerCore},
@@ -82,10 +83,12 @@ const (
 	// The Operations projector's reads of the reconciliation case pairs.
 	ReadBillingFinalizationDecisionForOpsV1 = "readBillingFinalizationDecisionForOperations@1"
 	ReadResolutionAppliedForOpsV1           = "readFinalizationReconciliationResolutionAppliedForOperations@1"
-	ReadAttemptSettlementInputsV1           = "readAttemptSettlementInputs@1"
-	ReadSettlementInputAtV1                 = "readSettlementInputAt@1"
-	ReadCurrentSettlementInputV1            = "readCurrentSettlementInput@1"
-	ValidateSettlementInputCurrentV1        = "validateSettlementInputCurrent@1"
+	// The Operations projector's read of the late settlement case pair.
+	ReadLateExposureForOpsV1         = "readLateSettlementExposureForOperations@1"
+	ReadAttemptSettlementInputsV1    = "readAttemptSettlementInputs@1"
+	ReadSettlementInputAtV1          = "readSettlementInputAt@1"
+	ReadCurrentSettlementInputV1     = "readCurrentSettlementInput@1"
+	ValidateSettlementInputCurrentV1 = "validateSettlementInputCurrent@1"
 )
 
 // Error codes of a refused call.

@@ -161,6 +161,66 @@ type OperationsIdentifierIndex struct {
 	RunID             string
 }
 
+type OperationsLateSettlementCase struct {
+	ReconciliationCaseRef              string
+	ProjectionName                     string
+	ProjectionVersion                  int64
+	SettlementDimensionID              string
+	CaseGeneration                     int64
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	CaseRequestOperationID             string
+	BillingReservationID               string
+	BillingAccountID                   string
+	RunID                              string
+	RunStepID                          string
+	ExecutionAttemptID                 string
+	ChargeDimensionKey                 string
+	TenantKind                         string
+	TenantID                           string
+	WorkspaceID                        string
+	ProjectID                          *string
+	State                              string
+	OpenedByEventID                    string
+	OpenedAt                           time.Time
+}
+
+type OperationsLateSettlementCaseExposure struct {
+	LateSettlementExposureID       string
+	ProjectionName                 string
+	ProjectionVersion              int64
+	ReconciliationCaseRef          string
+	ExposureRef                    string
+	ExposureSchemaVersion          string
+	ExposureDigestAlgorithmVersion string
+	ExposureDigest                 string
+	ExposureAmount                 pgtype.Numeric
+	RequestEventID                 string
+	RequestEventEnvelopeSha256     string
+	RequestedAt                    time.Time
+}
+
+type OperationsLateSettlementCaseIdentity struct {
+	CaseIdentityRef                    string
+	CaseIdentitySchemaVersion          string
+	CaseIdentityDigestAlgorithmVersion string
+	CaseIdentityDigest                 string
+	SourceKind                         string
+	SettlementDimensionID              string
+	CaseGeneration                     int64
+	ReconciliationCaseRef              string
+	CaseRequestOperationID             string
+	PredecessorGeneration              *int64
+	BillingReservationID               string
+	BillingAccountID                   string
+	RunID                              string
+	TenantID                           string
+	IdentityBody                       string
+	ReservedAt                         time.Time
+}
+
 type OperationsOperationSummary struct {
 	ProjectionName                             string
 	ProjectionVersion                          int64

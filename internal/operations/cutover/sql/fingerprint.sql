@@ -7,7 +7,9 @@
 -- their Run, finalization cases (without the event and time of the
 -- transaction that materialised or closed them: an ordering's path, not its
 -- end state), case resolutions and successors still pending, unresolved gaps
--- and unsupported records. SHA-256 over the sorted row texts.
+-- and unsupported records, late settlement cases (without the event and
+-- time that opened them) and their exposures. SHA-256 over the sorted row
+-- texts.
 SELECT count(*) FILTER (WHERE x LIKE 'receipt|%') AS receipts,
        encode(sha256(convert_to(COALESCE(string_agg(x, E'\n' ORDER BY x), ''), 'UTF8')), 'hex') AS sha256
 FROM (
@@ -59,6 +61,17 @@ FROM (
          request_event_envelope_sha256)
     FROM operations.pending_finalization_case_successors
    WHERE projection_name = @projection_name AND projection_version = @projection_version AND status = 'pending'
+  UNION ALL
+  SELECT concat_ws('|', 'late_case', reconciliation_case_ref, settlement_dimension_id, case_generation, case_identity_ref,
+         case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, case_request_operation_id,
+         billing_reservation_id, billing_account_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
+         tenant_kind, tenant_id, workspace_id, project_id, state)
+    FROM operations.late_settlement_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
+  UNION ALL
+  SELECT concat_ws('|', 'late_case_exposure', late_settlement_exposure_id, reconciliation_case_ref, exposure_ref,
+         exposure_schema_version, exposure_digest_algorithm_version, exposure_digest, exposure_amount, request_event_id,
+         request_event_envelope_sha256, requested_at)
+    FROM operations.late_settlement_case_exposures WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
     FROM operations.revision_gaps WHERE projection_name = @projection_name AND projection_version = @projection_version AND resolved_at IS NULL
