@@ -311,3 +311,44 @@ func TestLateDerivationVectors_OP1_BI2(t *testing.T) {
 	require.NotEqual(t, rc.CaseResolutionOperationID(otherUUID, 1), rc.CaseResolutionOperationID(otherUUID, 2))
 	require.NotEqual(t, rc.CaseResolutionOperationID(otherUUID, 1), rc.CaseResolutionOperationID(tenantID, 1))
 }
+
+// OP-1: a replay finds the first result by its operation and compares it
+// with the presented grant in full: a grant for another candidate or
+// request under the same operation is refused.
+func TestLateResultReplayOtherCandidateRefused_OP1(t *testing.T) {
+	t.Parallel()
+	c := buildLateChain(t, lateFirst, nil)
+	sha := rc.GrantSHA256(c.jws)
+	require.NoError(t, rc.CheckLateResult(c.result, c.claims, sha, c.funding, c.receipt))
+	for binding, edit := range map[string]func(g *rc.LateGrantClaims){
+		"result." + rc.PrefixLateCandidate:      func(g *rc.LateGrantClaims) { g.Candidate = fq("lscc-other", 'e') },
+		"result." + rc.PrefixLateCommandRequest: func(g *rc.LateGrantClaims) { g.CommandRequest = fq("lscr-other", 'e') },
+		"result.grantJti":                       func(g *rc.LateGrantClaims) { g.JTI = otherUUID },
+	} {
+		claims := *c.claims
+		edit(&claims)
+		var mismatch *rc.ChainMismatchError
+		require.ErrorAs(t, rc.CheckLateResult(c.result, &claims, sha, c.funding, c.receipt), &mismatch, binding)
+		require.Equal(t, binding, mismatch.Binding)
+	}
+}
+
+// CT-2: Seal refuses what the decoders refuse (a funding validity over 15
+// minutes, an economic identity other than the dimension's).
+func TestLateSealRefusesInvalid_CT2(t *testing.T) {
+	t.Parallel()
+	c := buildLateChain(t, lateFirst, nil)
+	f := *c.funding
+	f.ValidUntil = f.ValidFrom.Add(rc.MaxFundingDecisionValidity + time.Microsecond)
+	_, err := rc.Seal(&f)
+	require.ErrorIs(t, err, rc.ErrInvalidObject)
+	require.ErrorIs(t, err, rc.ErrFundingValidity)
+	f = *c.funding
+	f.EconomicIdentity = envelope.SettlementEconomicIdentityV1{Kind: "entitlement", EntitlementKey: "gpu", Unit: "second"}
+	_, err = rc.Seal(&f)
+	require.ErrorIs(t, err, rc.ErrEconomicIdentity)
+	f = *c.funding
+	f.ValidUntil = f.ValidFrom.Add(rc.MaxFundingDecisionValidity)
+	_, err = rc.Seal(&f)
+	require.NoError(t, err, "exactly 15 minutes is allowed")
+}
