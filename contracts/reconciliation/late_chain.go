@@ -140,7 +140,7 @@ func CheckLateGrant(claims *LateGrantClaims, cand *LateCandidate, dec *LateDecis
 // CheckFundingDecision verifies that Billing's funding decision funds
 // exactly this decided command and this exposure: the exposure is sealed,
 // names the decision's exposure, dimension and requested case (ref,
-// generation, identity reservation); the funding decision names the same
+// generation, identity reservation, derived case request operation); the funding decision names the same
 // case and exposure, the decision's command operation, exactly the
 // exposure's amount and the dimension's economic identity; now lies in its
 // validity (ErrFundingExpired). A funding decision for another generation,
@@ -163,6 +163,8 @@ func CheckFundingDecision(fd *FundingDecision, dec *LateDecision, exposure *bill
 		c.eq("exposure.reconciliationCaseRef", k.ReconciliationCaseRef, dec.Case.ReconciliationCaseRef)
 		c.eq("exposure."+fieldCaseGeneration, strconv.FormatInt(k.CaseGeneration, 10), strconv.FormatInt(dec.Case.CaseGeneration, 10))
 		c.quad("exposure", PrefixLateCaseIdentity, k.Identity, dec.Case.Identity)
+		c.eq("exposure.caseRequestOperationId", k.CaseRequestOperationID,
+			LateSettlementCaseRequestOperationID(exposure.Dimension.SettlementDimensionID(), k.CaseGeneration))
 	}
 	c.lateCase("fundingDecision", fd.Case, dec.Case)
 	c.exposure("fundingDecision", fd.Exposure, dec.Exposure)

@@ -49,6 +49,8 @@ func lateForgeries() []lateForgery {
 		{"exposure of another case generation", lstExposure, func(c *lateChain) {
 			c.exposure.Case.CaseGeneration, c.exposure.Case.ReconciliationCaseRef = 2, rc.LateSettlementCaseRef(dimID, 2)
 		}, "exposure.reconciliationCaseRef"},
+		{"exposure under another case request operation", lstExposure, func(c *lateChain) { c.exposure.Case.CaseRequestOperationID = otherUUID },
+			"exposure.caseRequestOperationId"},
 
 		{"preview names another request", lstPreview, func(c *lateChain) { c.preview.CommandRequest = other }, "impactPreview." + rc.PrefixLateCommandRequest},
 		{"preview of another exposure", lstPreview, func(c *lateChain) { c.preview.Exposure.Exposure = other }, "impactPreview." + rc.PrefixLateExposure},
