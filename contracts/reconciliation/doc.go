@@ -83,11 +83,12 @@
 // approval, activation, candidate and decision; CheckGrant, CheckExchange
 // and CheckApplied extend them to the grant's claims, the exchange result
 // and the applied fact. CheckLateChain verifies the whole late chain in
-// order (CheckLateAuthorization, CheckLateGrant, CheckFundingDecision,
-// CheckLateReceipt, CheckLateResult, CheckCaseResolutionApplied;
-// CheckCaseResolutionByTransition for the other resolution source); two
-// equal JTIs are ErrJTIReuse, a funding validity that does not contain now
-// (or the commit) ErrFundingExpired. A failed binding is a *ChainMismatchError
+// order (CheckLateAuthorization, CheckLateGrant, CheckFundingDecision with
+// CheckLateExposure, CheckLateReceipt, CheckLateResult,
+// CheckCaseResolutionApplied; CheckCaseResolutionByTransition for the
+// other resolution source); two equal JTIs are ErrJTIReuse, a funding
+// validity that does not contain now (or the commit) ErrFundingExpired.
+// A failed binding is a *ChainMismatchError
 // (ErrChainMismatch) naming it; self-approval is ErrSelfApproval, an
 // activation window that does not contain now is ErrJitExpired.
 //

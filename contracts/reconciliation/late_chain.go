@@ -137,10 +137,37 @@ func CheckLateGrant(claims *LateGrantClaims, cand *LateCandidate, dec *LateDecis
 	return c.err
 }
 
+// CheckLateExposure verifies that Billing's exposure is the one a late
+// command names, in the case it names: the exposure is sealed, its id,
+// revision and quadruple are ref's, its dimension is the case's, and it
+// requested exactly this case (ref, generation, identity reservation and
+// the derived case request operation). Operations runs it on the exposure
+// it read from Billing before deciding; CheckFundingDecision runs it too.
+func CheckLateExposure(exposure *billing.LateSettlementExposure, lc LateCase, ref LateExposureRef) error {
+	var c checker
+	sealedExposure(&c, exposure)
+	if c.err != nil {
+		return c.err
+	}
+	c.exposure("exposure", ExposureRef(exposure), ref)
+	if d := dimensionDiff(exposure.Dimension, lc.Dimension); d != "" {
+		c.fail("exposure." + d)
+	}
+	if k := exposure.Case; k == nil {
+		c.fail("exposure.caseRequest")
+	} else {
+		c.eq("exposure.reconciliationCaseRef", k.ReconciliationCaseRef, lc.ReconciliationCaseRef)
+		c.eq("exposure."+fieldCaseGeneration, strconv.FormatInt(k.CaseGeneration, 10), strconv.FormatInt(lc.CaseGeneration, 10))
+		c.quad("exposure", PrefixLateCaseIdentity, k.Identity, lc.Identity)
+		c.eq("exposure.caseRequestOperationId", k.CaseRequestOperationID,
+			LateSettlementCaseRequestOperationID(exposure.Dimension.SettlementDimensionID(), k.CaseGeneration))
+	}
+	return c.err
+}
+
 // CheckFundingDecision verifies that Billing's funding decision funds
-// exactly this decided command and this exposure: the exposure is sealed,
-// names the decision's exposure, dimension and requested case (ref,
-// generation, identity reservation, derived case request operation); the funding decision names the same
+// exactly this decided command and this exposure: CheckLateExposure with
+// the decision's case and exposure; the funding decision names the same
 // case and exposure, the decision's command operation, exactly the
 // exposure's amount and the dimension's economic identity; now lies in its
 // validity (ErrFundingExpired). A funding decision for another generation,
@@ -148,23 +175,12 @@ func CheckLateGrant(claims *LateGrantClaims, cand *LateCandidate, dec *LateDecis
 func CheckFundingDecision(fd *FundingDecision, dec *LateDecision, exposure *billing.LateSettlementExposure, now time.Time) error {
 	var c checker
 	sealedObject(&c, "decision", dec)
-	sealedExposure(&c, exposure)
+	if c.err == nil {
+		c.err = CheckLateExposure(exposure, dec.Case, dec.Exposure)
+	}
 	sealedObject(&c, "fundingDecision", fd)
 	if c.err != nil {
 		return c.err
-	}
-	c.exposure("exposure", ExposureRef(exposure), dec.Exposure)
-	if d := dimensionDiff(exposure.Dimension, dec.Case.Dimension); d != "" {
-		c.fail("exposure." + d)
-	}
-	if k := exposure.Case; k == nil {
-		c.fail("exposure.caseRequest")
-	} else {
-		c.eq("exposure.reconciliationCaseRef", k.ReconciliationCaseRef, dec.Case.ReconciliationCaseRef)
-		c.eq("exposure."+fieldCaseGeneration, strconv.FormatInt(k.CaseGeneration, 10), strconv.FormatInt(dec.Case.CaseGeneration, 10))
-		c.quad("exposure", PrefixLateCaseIdentity, k.Identity, dec.Case.Identity)
-		c.eq("exposure.caseRequestOperationId", k.CaseRequestOperationID,
-			LateSettlementCaseRequestOperationID(exposure.Dimension.SettlementDimensionID(), k.CaseGeneration))
 	}
 	c.lateCase("fundingDecision", fd.Case, dec.Case)
 	c.exposure("fundingDecision", fd.Exposure, dec.Exposure)

@@ -354,3 +354,28 @@ func TestLateSealRefusesInvalid_CT2(t *testing.T) {
 	_, err = rc.Seal(&f)
 	require.NoError(t, err, "exactly 15 minutes is allowed")
 }
+
+// BI-2, OP-1: Operations checks the exposure it read from Billing against
+// the request before deciding: an exposure of another case generation, or
+// one that asked for no case, is refused.
+func TestCheckLateExposure_BI2_OP1(t *testing.T) {
+	t.Parallel()
+	c := buildLateChain(t, lateFirst, nil)
+	require.NoError(t, rc.CheckLateExposure(c.exposure, c.req.Case, c.req.Exposure))
+	var mismatch *rc.ChainMismatchError
+
+	second := buildLateChain(t, lateFirst, func(stage string, c *lateChain) {
+		if stage == lstIdentity {
+			dimID := c.identity.Dimension.SettlementDimensionID()
+			c.identity.CaseGeneration, c.identity.ReconciliationCaseRef = 2, rc.LateSettlementCaseRef(dimID, 2)
+			c.identity.CaseRequestOperationID = rc.LateSettlementCaseRequestOperationID(dimID, 2)
+			c.identity.Predecessor = &rc.LatePredecessor{ReconciliationCaseRef: rc.LateSettlementCaseRef(dimID, 1), CaseGeneration: 1,
+				Identity: fq("lcir-previous", '9')}
+		}
+	})
+	require.ErrorAs(t, rc.CheckLateExposure(second.exposure, c.req.Case, second.req.Exposure), &mismatch)
+	require.Equal(t, "exposure.reconciliationCaseRef", mismatch.Binding, "generation 1's request does not reach generation 2's exposure")
+
+	require.ErrorAs(t, rc.CheckLateExposure(c.exposure, c.req.Case, second.req.Exposure), &mismatch)
+	require.Equal(t, "exposure."+rc.PrefixLateExposure, mismatch.Binding)
+}
