@@ -206,13 +206,7 @@ func CheckLateReceipt(receipt *meterfacts.SettlementInputCurrentValidationReceip
 	var c checker
 	sealedObject(&c, "decision", dec)
 	sealedExposure(&c, exposure)
-	if c.err == nil {
-		if receipt == nil {
-			c.fail("receipt missing")
-		} else if d, err := meterfacts.DigestOf(receipt); err != nil || receipt.Receipt.Ref == "" || d != receipt.Receipt.Digested() {
-			c.fail("receipt digest")
-		}
-	}
+	sealedReceipt(&c, receipt)
 	if c.err != nil {
 		return c.err
 	}
@@ -241,7 +235,7 @@ func CheckLateResult(res *LateResult, claims *LateGrantClaims, grantSHA256 strin
 	receipt *meterfacts.SettlementInputCurrentValidationReceipt) error {
 	var c checker
 	c.present("grant", claims != nil)
-	c.present("receipt", receipt != nil)
+	sealedReceipt(&c, receipt)
 	sealedObject(&c, "fundingDecision", fd)
 	sealedObject(&c, "result", res)
 	if c.err != nil {
@@ -264,6 +258,8 @@ func CheckLateResult(res *LateResult, claims *LateGrantClaims, grantSHA256 strin
 		strconv.FormatInt(fd.BillingAccountSourceRevision, 10))
 	c.quad("result", PrefixLateValidationReceipt, res.ValidationReceipt, receipt.Receipt)
 	c.quad("result.settlementInput", meterfacts.PrefixSettlementInputSnapshot, res.SettlementInput.Snapshot, receipt.Validated)
+	c.eq("result.settlementInput.settlementInputStateVersion", strconv.FormatInt(res.SettlementInput.StateVersion, 10),
+		strconv.FormatInt(receipt.ValidatedStateVersion, 10))
 	c.lateCase("result", res.Case, claims.Case)
 	c.exposure("result", res.Exposure, claims.Exposure)
 	c.lateCase("fundingDecision", fd.Case, claims.Case)
@@ -339,6 +335,20 @@ func CheckCaseResolutionByTransition(applied *CaseResolutionApplied, exposure *b
 		c.quad("applied", PrefixLateCaseIdentity, applied.Case.Identity, k.Identity)
 	}
 	return c.err
+}
+
+// sealedReceipt: Metering's receipt is present, sealed and its digest recomputes.
+func sealedReceipt(c *checker, r *meterfacts.SettlementInputCurrentValidationReceipt) {
+	if c.err != nil {
+		return
+	}
+	if r == nil {
+		c.fail("receipt missing")
+		return
+	}
+	if d, err := meterfacts.DigestOf(r); err != nil || r.Receipt.Ref == "" || d != r.Receipt.Digested() {
+		c.fail("receipt digest")
+	}
 }
 
 // sealedExposure: the exposure is present, sealed and its digest recomputes.

@@ -108,6 +108,8 @@ func lateForgeries() []lateForgery {
 		{"result names another funding decision", lstResult, func(c *lateChain) { c.result.FundingDecision = other }, "result." + rc.PrefixFundingDecision},
 		{"result under another policy", lstResult, func(c *lateChain) { c.result.FundingPolicyRevision++ }, "result.fundingPolicyRevision"},
 		{"result under another account revision", lstResult, func(c *lateChain) { c.result.BillingAccountSourceRevision++ }, "result.billingAccountSourceRevision"},
+		{"result of another input state version", lstResult, func(c *lateChain) { c.result.SettlementInput.StateVersion++ },
+			"result.settlementInput.settlementInputStateVersion"},
 		{"result names another receipt", lstResult, func(c *lateChain) { c.result.ValidationReceipt = other }, "result." + rc.PrefixLateValidationReceipt},
 		{"result adjusts another amount", lstResult, func(c *lateChain) {
 			c.result.AdjustmentAmount, c.result.SettledAmountAfter = "13", "53"
