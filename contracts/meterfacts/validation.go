@@ -66,6 +66,12 @@ var validationSelf = strict.SelfAddressed{Prefix: PrefixValidationReceipt, TimeF
 //	       | { state=not_current; currentSettlementInputSnapshot quadruple + state version }
 //	validatedAt                                         excluded from the digest
 //
+// For purpose late_settlement_command (contracts/reconciliation, issue 32)
+// validationOperationId is the lateSettlementCommandOperationId, the
+// inputManifestDigest is the LateSettlementExposure@1's digest (the command's
+// basis), the validated five-tuple is the exposure's settlement input, and
+// only result current lets the command commit (reconciliation.CheckLateReceipt).
+//
 // There is no expiry: the receipt states what was current at its
 // linearization point; a later head is a post-boundary correction, never a
 // retroactive invalidation (no TTL field exists to misuse).

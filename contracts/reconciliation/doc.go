@@ -38,6 +38,43 @@
 // authorizing, not proof that anything was repaired: Billing only checks it
 // is the same set on Request, Candidate, Decision, Grant and Fact.
 //
+// # The late settlement command chain (issue 32)
+//
+// The second case source scope is a LateSettlementExposure@1 (BI-2,
+// reconcile_before_charge): a positive difference after the reservation was
+// released, never charged automatically. Its case identity is
+// LateSettlementCaseIdentityReservation@1, per (settlement dimension, case
+// generation). The only way to charge it is the late command, whose objects
+// mirror the chain above under their own kinds, audience
+// (billing_late_settlement_command) and role, so nothing of one chain
+// satisfies the other:
+//
+//	LateSettlementCommandRequest@1        Operations via the gateway: case, exposure, no amount
+//	LateSettlementCommandImpactPreview@1  the effect as literals: one post-release adjustment of the exposure
+//	LateSettlementCommandApproval@1       another principal approves (never the requester)
+//	LateSettlementCommandJitActivation@1  billing_late_settlement_operator for this request, ≤ 1 h
+//	LateSettlementCommandCandidate@1      the gateway's frozen command
+//	LateSettlementCommandDecision@1       Operations authorizes it; lateSettlementCommandOperationId
+//	                                      = LateSettlementCommandOperationID(decision quadruple)
+//	LateSettlementCommandGrantClaims@1    the claims of the single-use grant for that audience
+//	FundingDecision@1                     Billing: account/source revision, case, exposure, policy,
+//	                                      amount = the exposure's, operation, ≤ 15 min validity,
+//	                                      economic identity, its own single-use jti
+//	SettlementInputCurrentValidationReceipt@1 (contracts/meterfacts), purpose late_settlement_command
+//	LateSettlementCommandResult@1         Billing: both consumed JTIs, funding, receipt, exposure
+//	                                      open → resolved, ledger adjustment, state from → from + 1
+//	BillingCaseResolutionApplied@1        Billing: the exposure's one resolution, by the command's
+//	                                      result or by a later settlement transition that made it moot
+//
+// Every late object carries the late case (ref, generation, identity
+// reservation and the settlement dimension in full) and the exposure (id,
+// recording revision, quadruple); decoders recompute the dimension id, the
+// case ref (LateSettlementCaseRef) and the exposure id, so an object bound
+// to another generation or dimension does not decode. The operator's chain
+// never carries an amount (OP-1): the amount is the exposure's, and only
+// Billing's FundingDecision binds it. The result never references the
+// applied fact; the applied fact names the result.
+//
 // # Checks
 //
 // Each object decodes strictly (shape, literals, rules, digest) with its
@@ -45,7 +82,13 @@
 // would refuse. CheckChain verifies the bindings between request, preview,
 // approval, activation, candidate and decision; CheckGrant, CheckExchange
 // and CheckApplied extend them to the grant's claims, the exchange result
-// and the applied fact. A failed binding is a *ChainMismatchError
+// and the applied fact. CheckLateChain verifies the whole late chain in
+// order (CheckLateAuthorization, CheckLateGrant, CheckFundingDecision with
+// CheckLateExposure, CheckLateReceipt, CheckLateResult,
+// CheckCaseResolutionApplied; CheckCaseResolutionByTransition for the
+// other resolution source); two equal JTIs are ErrJTIReuse, a funding
+// validity that does not contain now (or the commit) ErrFundingExpired.
+// A failed binding is a *ChainMismatchError
 // (ErrChainMismatch) naming it; self-approval is ErrSelfApproval, an
 // activation window that does not contain now is ErrJitExpired.
 //

@@ -159,7 +159,7 @@ func TestNegatives_CT2_OP1(t *testing.T) {
 	t.Parallel()
 	gs := goldens(t)
 	var entries []manifestEntry
-	for _, n := range append(negatives(), lateNegatives()...) {
+	for _, n := range append(append(negatives(), lateNegatives()...), lateChainNegatives()...) {
 		var base map[string]any
 		for _, g := range gs {
 			if g.kind == n.kind && g.name == n.base {

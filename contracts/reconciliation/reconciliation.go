@@ -102,6 +102,13 @@ var kindsInOrder = []string{
 	KindCandidate, KindDecision, KindGrantExchangeResult, KindApplied, KindLateCaseIdentityReservation,
 }
 
+// lateKindsInOrder is the late settlement command chain (issue 32), after
+// kindsInOrder; its grant claims follow KindLateDecision in Contracts.
+var lateKindsInOrder = []string{
+	KindLateCommandRequest, KindLateImpactPreview, KindLateApproval, KindLateJitActivation, KindLateCandidate,
+	KindLateDecision, KindFundingDecision, KindLateResult, KindCaseResolutionApplied,
+}
+
 // registry binds each kind to its description, self-addressing and rules
 // (contracts/sealed). Time fields a decision depends on (the JIT window,
 // the grant's expiry) stay in the digest; only bookkeeping times are left out.
@@ -121,6 +128,16 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 		KindApplied:                 {Def: AppliedDef, Self: self(PrefixApplied, "appliedAt"), Rules: appliedRules},
 		KindLateCaseIdentityReservation: {Def: LateCaseIdentityReservationDef, Self: self(PrefixLateCaseIdentity, "reservedAt"),
 			Rules: lateIdentityRules},
+
+		KindLateCommandRequest:    {Def: LateCommandRequestDef, Self: self(PrefixLateCommandRequest, "requestedAt"), Rules: lateEvidenceRules},
+		KindLateImpactPreview:     {Def: LateImpactPreviewDef, Self: self(PrefixLateImpactPreview, "previewedAt")},
+		KindLateApproval:          {Def: LateApprovalDef, Self: self(PrefixLateApproval, "approvedAt"), Rules: approvalRules},
+		KindLateJitActivation:     {Def: LateJitActivationDef, Self: self(PrefixLateJitActivation, "activatedAt"), Rules: jitRules},
+		KindLateCandidate:         {Def: LateCandidateDef, Self: self(PrefixLateCandidate, "createdAt"), Rules: lateEvidenceRules},
+		KindLateDecision:          {Def: LateDecisionDef, Self: self(PrefixLateDecision, "decidedAt"), Rules: lateEvidenceRules},
+		KindFundingDecision:       {Def: FundingDecisionDef, Self: self(PrefixFundingDecision, "decidedAt"), Rules: fundingRules},
+		KindLateResult:            {Def: LateResultDef, Self: self(PrefixLateResult, "committedAt"), Rules: lateResultRules},
+		KindCaseResolutionApplied: {Def: CaseResolutionAppliedDef, Self: self(PrefixCaseResolutionApplied, "appliedAt"), Rules: caseResolutionRules},
 	}
 }}
 
@@ -159,7 +176,7 @@ type Contract struct {
 // Contracts lists the kinds of this package in chain order.
 func Contracts() []Contract {
 	var out []Contract
-	for _, kind := range kindsInOrder {
+	for _, kind := range append(append([]string(nil), kindsInOrder...), lateKindsInOrder...) {
 		s, _ := registry.Spec(kind)
 		out = append(out, Contract{
 			Name: kind,
@@ -173,6 +190,12 @@ func Contracts() []Contract {
 		if kind == KindDecision { // the grant follows the decision in the chain
 			out = append(out, Contract{Name: KindGrantClaims, Def: GrantClaimsDef, Validate: func(doc []byte) error {
 				_, err := DecodeGrantClaims(doc)
+				return err
+			}})
+		}
+		if kind == KindLateDecision {
+			out = append(out, Contract{Name: KindLateGrantClaims, Def: LateGrantClaimsDef, Validate: func(doc []byte) error {
+				_, err := DecodeLateGrantClaims(doc)
 				return err
 			}})
 		}

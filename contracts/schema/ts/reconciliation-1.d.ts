@@ -409,6 +409,525 @@ export type LateSettlementCaseIdentityReservationV1 = {
   readonly reservedAt: string;
 };
 
+/** LateSettlementCommandRequest@1: the frozen request to fund one open late settlement exposure of one case generation; no amount (the exposure's amount is bound by Billing's FundingDecision@1), no override, no free map. */
+export type LateSettlementCommandRequestV1 = {
+  /** assigned by the admin command gateway; excluded from the digest candidate */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: "1";
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** the requester's idempotency key */
+  readonly commandRequestOperationId: string;
+  /** the only action: fund exactly this exposure under Billing's FundingDecision */
+  readonly action: "fund_late_settlement_exposure";
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** always 1: one resolution per exposure */
+  readonly expectedResolutionRevision: number;
+  /** the workforce principal who asks */
+  readonly requesterWorkforcePrincipalId: string;
+  /** sorted by (evidenceKind, ref, digest), no duplicate; the same set on Request, Candidate, Decision, Grant and Applied */
+  readonly investigationEvidenceReferences: ReadonlyArray<InvestigationEvidenceReferenceV1>;
+  /** why, in the requester's words */
+  readonly justification: string;
+  /** excluded from the digest candidate */
+  readonly requestedAt: string;
+};
+
+/** LateSettlementCommandImpactPreview@1: the impact shown to the approver of a late settlement command, as literals; no amount of its own. */
+export type LateSettlementCommandImpactPreviewV1 = {
+  /** assigned by the admin command gateway; excluded from the digest candidate */
+  readonly lateSettlementCommandImpactPreviewRef: string;
+  readonly lateSettlementCommandImpactPreviewSchemaVersion: "1";
+  readonly lateSettlementCommandImpactPreviewDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandImpactPreviewDigest: string;
+  readonly commandAudience: "billing_late_settlement_command";
+  /** the previewed LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  readonly effects: LateSettlementCommandEffectsV1;
+  /** said plainly to the approver */
+  readonly statement: "One post-release adjustment of exactly the exposure amount, funded under Billing's FundingDecision; the exposure is resolved and the dimension's settlement state advances one revision. No other effect.";
+  /** excluded from the digest candidate */
+  readonly previewedAt: string;
+};
+
+/** LateSettlementCommandApproval@1: a principal other than the requester approves exactly one late settlement request after exactly one preview. */
+export type LateSettlementCommandApprovalV1 = {
+  /** assigned by the admin command gateway; excluded from the digest candidate */
+  readonly lateSettlementCommandApprovalRef: string;
+  readonly lateSettlementCommandApprovalSchemaVersion: "1";
+  readonly lateSettlementCommandApprovalDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandApprovalDigest: string;
+  /** the approved LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** the LateSettlementCommandImpactPreview@1 the approver saw */
+  readonly lateSettlementCommandImpactPreviewRef: string;
+  readonly lateSettlementCommandImpactPreviewSchemaVersion: string;
+  readonly lateSettlementCommandImpactPreviewDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandImpactPreviewDigest: string;
+  /** the request's requester */
+  readonly requesterWorkforcePrincipalId: string;
+  /** never the requester */
+  readonly approverWorkforcePrincipalId: string;
+  /** excluded from the digest candidate */
+  readonly approvedAt: string;
+};
+
+/** LateSettlementCommandJitActivation@1: the actor's just-in-time late settlement operator role for one request, at most one hour. */
+export type LateSettlementCommandJitActivationV1 = {
+  /** assigned by the admin command gateway; excluded from the digest candidate */
+  readonly lateSettlementCommandJitActivationRef: string;
+  readonly lateSettlementCommandJitActivationSchemaVersion: "1";
+  readonly lateSettlementCommandJitActivationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandJitActivationDigest: string;
+  /** the principal who will execute */
+  readonly actorWorkforcePrincipalId: string;
+  readonly role: "billing_late_settlement_operator";
+  /** the one LateSettlementCommandRequest@1 the role is for */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** in the digest */
+  readonly notBefore: string;
+  /** in the digest; after notBefore, at most one hour later */
+  readonly expiresAt: string;
+  /** excluded from the digest candidate */
+  readonly activatedAt: string;
+};
+
+/** LateSettlementCommandCandidate@1: the frozen late settlement command (request, preview, approval, JIT activation, actor, gateway workload, late case, exposure, action, evidence) Operations decides on. */
+export type LateSettlementCommandCandidateV1 = {
+  /** assigned by the admin command gateway; excluded from the digest candidate */
+  readonly lateSettlementCommandCandidateRef: string;
+  readonly lateSettlementCommandCandidateSchemaVersion: "1";
+  readonly lateSettlementCommandCandidateDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandCandidateDigest: string;
+  readonly commandAudience: "billing_late_settlement_command";
+  /** LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** LateSettlementCommandImpactPreview@1 */
+  readonly lateSettlementCommandImpactPreviewRef: string;
+  readonly lateSettlementCommandImpactPreviewSchemaVersion: string;
+  readonly lateSettlementCommandImpactPreviewDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandImpactPreviewDigest: string;
+  /** LateSettlementCommandApproval@1 */
+  readonly lateSettlementCommandApprovalRef: string;
+  readonly lateSettlementCommandApprovalSchemaVersion: string;
+  readonly lateSettlementCommandApprovalDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandApprovalDigest: string;
+  /** LateSettlementCommandJitActivation@1 */
+  readonly lateSettlementCommandJitActivationRef: string;
+  readonly lateSettlementCommandJitActivationSchemaVersion: string;
+  readonly lateSettlementCommandJitActivationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandJitActivationDigest: string;
+  /** the requester, who executes; equals the JIT actor */
+  readonly actorWorkforcePrincipalId: string;
+  /** the admin command gateway workload that presents the grant (= its caller JWT sub) */
+  readonly boundWorkload: string;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** the only action: fund exactly this exposure under Billing's FundingDecision */
+  readonly action: "fund_late_settlement_exposure";
+  /** sorted by (evidenceKind, ref, digest), no duplicate; the same set on Request, Candidate, Decision, Grant and Applied */
+  readonly investigationEvidenceReferences: ReadonlyArray<InvestigationEvidenceReferenceV1>;
+  /** excluded from the digest candidate */
+  readonly createdAt: string;
+};
+
+/** LateSettlementCommandDecision@1: Operations authorizes one late candidate for one case generation and exposure; the command operation derives from this decision's quadruple. */
+export type LateSettlementCommandDecisionV1 = {
+  /** assigned by Operations; excluded from the digest candidate */
+  readonly lateSettlementCommandDecisionRef: string;
+  readonly lateSettlementCommandDecisionSchemaVersion: "1";
+  readonly lateSettlementCommandDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandDecisionDigest: string;
+  /** the decided LateSettlementCommandCandidate@1 */
+  readonly lateSettlementCommandCandidateRef: string;
+  readonly lateSettlementCommandCandidateSchemaVersion: string;
+  readonly lateSettlementCommandCandidateDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandCandidateDigest: string;
+  /** LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** always 1 */
+  readonly expectedResolutionRevision: number;
+  /** the only action: fund exactly this exposure under Billing's FundingDecision */
+  readonly action: "fund_late_settlement_exposure";
+  /** equals the candidate's actor */
+  readonly actorWorkforcePrincipalId: string;
+  /** sorted by (evidenceKind, ref, digest), no duplicate; the same set on Request, Candidate, Decision, Grant and Applied */
+  readonly investigationEvidenceReferences: ReadonlyArray<InvestigationEvidenceReferenceV1>;
+  /** excluded from the digest candidate */
+  readonly decidedAt: string;
+};
+
+/** The claims of SignedWorkforceCommandExecutionGrant@1 for audience billing_late_settlement_command: a single-use grant Core signs for one decided late settlement command; no other claim is accepted. */
+export type LateSettlementCommandGrantClaimsV1 = {
+  /** Core's grant issuer */
+  readonly iss: string;
+  /** the actor workforce principal */
+  readonly sub: string;
+  /** exactly one audience */
+  readonly aud: "billing_late_settlement_command";
+  /** single use; consumed in Billing's late command transaction, never equal to the funding decision's jti */
+  readonly jti: string;
+  /** NumericDate */
+  readonly iat: number;
+  /** NumericDate, ≥ iat */
+  readonly nbf: number;
+  /** NumericDate, after nbf, within MaxGrantLifetime */
+  readonly exp: number;
+  readonly grantSchemaVersion: "1";
+  /** the admin command gateway workload that presents the grant */
+  readonly boundWorkload: string;
+  /** the only action: fund exactly this exposure under Billing's FundingDecision */
+  readonly action: "fund_late_settlement_exposure";
+  /** LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** LateSettlementCommandCandidate@1 */
+  readonly lateSettlementCommandCandidateRef: string;
+  readonly lateSettlementCommandCandidateSchemaVersion: string;
+  readonly lateSettlementCommandCandidateDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandCandidateDigest: string;
+  /** LateSettlementCommandDecision@1 */
+  readonly lateSettlementCommandDecisionRef: string;
+  readonly lateSettlementCommandDecisionSchemaVersion: string;
+  readonly lateSettlementCommandDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandDecisionDigest: string;
+  /** LateSettlementCommandOperationID(decision quadruple) */
+  readonly lateSettlementCommandOperationId: string;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** sorted by (evidenceKind, ref, digest), no duplicate; the same set on Request, Candidate, Decision, Grant and Applied */
+  readonly investigationEvidenceReferences: ReadonlyArray<InvestigationEvidenceReferenceV1>;
+};
+
+/** FundingDecision@1: Billing's single-use decision to fund one late settlement command from one account, for exactly the exposure's amount, under one funding policy revision, within a short validity window. */
+export type FundingDecisionV1 = {
+  /** assigned by Billing; excluded from the digest candidate */
+  readonly fundingDecisionRef: string;
+  readonly fundingDecisionSchemaVersion: "1";
+  readonly fundingDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly fundingDecisionDigest: string;
+  /** the account state revision the funding was decided on */
+  readonly billingAccountSourceRevision: number;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** the funding policy revision applied */
+  readonly fundingPolicyRevision: number;
+  /** positive; exactly the exposure's exposureAmount */
+  readonly fundingAmount: string;
+  /** the command operation funded (LateSettlementCommandOperationID of the decision) */
+  readonly lateSettlementCommandOperationId: string;
+  /** in the digest */
+  readonly validFrom: string;
+  /** in the digest; after validFrom, at most 15 minutes later */
+  readonly validUntil: string;
+  /** equals the dimension's settlementEconomicIdentity */
+  readonly fundingEconomicIdentity: SettlementEconomicIdentityV1;
+  /** single use; consumed in the late command transaction */
+  readonly fundingDecisionJti: string;
+  /** excluded from the digest candidate */
+  readonly decidedAt: string;
+};
+
+/** LateSettlementCommandResult@1: Billing's stable result of one late settlement command: basis, grant, both consumed JTIs, funding, Metering receipt, exposure open → resolved, ledger posting, economic identity and dimension state after commit; never references the applied fact. */
+export type LateSettlementCommandResultV1 = {
+  /** assigned by Billing; excluded from the digest candidate */
+  readonly lateSettlementCommandResultRef: string;
+  readonly lateSettlementCommandResultSchemaVersion: "1";
+  readonly lateSettlementCommandResultDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandResultDigest: string;
+  /** LateSettlementCommandOperationID(decision quadruple) */
+  readonly lateSettlementCommandOperationId: string;
+  /** LateSettlementCommandRequest@1 */
+  readonly lateSettlementCommandRequestRef: string;
+  readonly lateSettlementCommandRequestSchemaVersion: string;
+  readonly lateSettlementCommandRequestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandRequestDigest: string;
+  /** LateSettlementCommandCandidate@1 */
+  readonly lateSettlementCommandCandidateRef: string;
+  readonly lateSettlementCommandCandidateSchemaVersion: string;
+  readonly lateSettlementCommandCandidateDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandCandidateDigest: string;
+  /** LateSettlementCommandDecision@1 */
+  readonly lateSettlementCommandDecisionRef: string;
+  readonly lateSettlementCommandDecisionSchemaVersion: string;
+  readonly lateSettlementCommandDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCommandDecisionDigest: string;
+  /** the grant's sub; the event envelope actor */
+  readonly actorWorkforcePrincipalId: string;
+  /** SHA-256 of the consumed compact JWS */
+  readonly grantSha256: string;
+  /** the consumed grant's jti */
+  readonly grantJti: string;
+  /** the consumed funding decision's jti; never the grant's */
+  readonly fundingDecisionJti: string;
+  /** FundingDecision@1 */
+  readonly fundingDecisionRef: string;
+  readonly fundingDecisionSchemaVersion: string;
+  readonly fundingDecisionDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly fundingDecisionDigest: string;
+  /** the funding decision's policy revision */
+  readonly fundingPolicyRevision: number;
+  /** the funding decision's account source revision */
+  readonly billingAccountSourceRevision: number;
+  /** Metering's SettlementInputCurrentValidationReceipt@1, purpose late_settlement_command, current */
+  readonly settlementInputCurrentValidationReceiptRef: string;
+  readonly settlementInputCurrentValidationReceiptSchemaVersion: string;
+  readonly settlementInputCurrentValidationReceiptDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputCurrentValidationReceiptDigest: string;
+  /** the five-tuple the receipt validated: the exposure's settlement input */
+  readonly settlementInput: SettlementInputV1;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  readonly exposureStateBefore: "open";
+  readonly exposureStateAfter: "resolved";
+  /** the one posting of the command */
+  readonly ledgerEntryKind: "post_release_adjustment";
+  /** the ledger posting group of the adjustment */
+  readonly ledgerPostingGroupId: string;
+  /** positive; equals the funding decision's fundingAmount */
+  readonly adjustmentAmount: string;
+  /** equals the dimension's settlementEconomicIdentity */
+  readonly ledgerEconomicIdentity: SettlementEconomicIdentityV1;
+  /** the dimension's state revision before commit; ≥ exposureSettlementStateRevision */
+  readonly fromSettlementStateRevision: number;
+  /** fromSettlementStateRevision + 1 */
+  readonly toSettlementStateRevision: number;
+  /** settled amount at the from revision */
+  readonly settledAmountBefore: string;
+  /** settledAmountBefore + adjustmentAmount */
+  readonly settledAmountAfter: string;
+  /** excluded from the digest candidate */
+  readonly committedAt: string;
+};
+
+/** BillingCaseResolutionApplied@1: Billing's one resolution of one late settlement exposure, by the late settlement command or by a later settlement transition; Operations closes the case on it. */
+export type BillingCaseResolutionAppliedV1 = {
+  /** assigned by Billing; excluded from the digest candidate */
+  readonly billingCaseResolutionAppliedRef: string;
+  readonly billingCaseResolutionAppliedSchemaVersion: "1";
+  readonly billingCaseResolutionAppliedDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly billingCaseResolutionAppliedDigest: string;
+  /** derivation late_settlement_exposure@1 over (settlementDimensionId, exposureSettlementStateRevision) */
+  readonly lateSettlementExposureId: string;
+  /** the settlement state revision that recorded the exposure */
+  readonly exposureSettlementStateRevision: number;
+  /** the LateSettlementExposure@1 (Billing-owned) */
+  readonly lateSettlementExposureRef: string;
+  readonly lateSettlementExposureSchemaVersion: string;
+  readonly lateSettlementExposureDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementExposureDigest: string;
+  /** LateSettlementCaseRef(settlementDimensionId, caseGeneration) */
+  readonly reconciliationCaseRef: string;
+  readonly caseGeneration: number;
+  /** the LateSettlementCaseIdentityReservation@1 of the generation */
+  readonly lateSettlementCaseIdentityReservationRef: string;
+  readonly lateSettlementCaseIdentityReservationSchemaVersion: string;
+  readonly lateSettlementCaseIdentityReservationDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly lateSettlementCaseIdentityReservationDigest: string;
+  readonly billingReservationId: string;
+  readonly billingAccountId: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** registered charge dimension key */
+  readonly chargeDimensionKey: string;
+  /** derivation settlement_dimension@1 over reservation/run/step/attempt/dimension */
+  readonly settlementDimensionId: string;
+  /** the dimension's economic identity */
+  readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
+  /** CaseResolutionOperationID(lateSettlementExposureId, caseGeneration) */
+  readonly resolutionOperationId: string;
+  readonly exposureStateAfter: "resolved";
+  readonly resolution: BillingCaseResolutionSourceV1;
+  /** excluded from the digest candidate */
+  readonly appliedAt: string;
+};
+
 /** The effects of a finalization reconciliation resolution command: none on the ledger, the reservation or any owner's facts; it only re-evaluates. */
 export type AdminCommandEffectsV1 = {
   /** no posting */
@@ -419,6 +938,31 @@ export type AdminCommandEffectsV1 = {
   readonly ownerFacts: "none";
   readonly evaluation: "reevaluate_current_owner_state";
 };
+
+/** What resolved the exposure: the late settlement command's result, or the settlement transition that made it moot. */
+export type BillingCaseResolutionSourceV1 =
+  | {
+    readonly resolutionSource: "late_settlement_command";
+    /** LateSettlementCommandResult@1 */
+    readonly lateSettlementCommandResultRef: string;
+    readonly lateSettlementCommandResultSchemaVersion: string;
+    readonly lateSettlementCommandResultDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly lateSettlementCommandResultDigest: string;
+    /** the result's command operation */
+    readonly lateSettlementCommandOperationId: string;
+    /** the result's actor; the event envelope actor */
+    readonly actorWorkforcePrincipalId: string;
+  }
+  | {
+    readonly resolutionSource: "settlement_transition";
+    /** the BillingSettlementTransition@1 that made the exposure moot */
+    readonly billingSettlementTransitionRef: string;
+    readonly billingSettlementTransitionSchemaVersion: string;
+    readonly billingSettlementTransitionDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly billingSettlementTransitionDigest: string;
+    /** the transition's to revision; after the exposure's revision */
+    readonly toSettlementStateRevision: number;
+  };
 
 /** The direct predecessor Finalization reconciliation case identity (none for generation 1). */
 export type FinalizationCasePredecessorV1 =
@@ -462,6 +1006,21 @@ export type LateSettlementCasePredecessorV1 =
     readonly predecessorLateSettlementCaseIdentityReservationDigest: string;
   };
 
+/** The effects of a late settlement command: one post-release adjustment of exactly the exposure amount under Billing's FundingDecision, the exposure resolved, the settlement state one revision on; nothing else. */
+export type LateSettlementCommandEffectsV1 = {
+  /** one post-release adjustment, exactly the exposure amount */
+  readonly ledger: "post_release_adjustment_of_exposure_amount";
+  /** funded only under Billing's FundingDecision@1 */
+  readonly funding: "billing_funding_decision";
+  readonly exposure: "open_to_resolved";
+  /** from → from + 1 */
+  readonly settlementState: "advance_one_revision";
+  /** the released reservation is not reopened */
+  readonly reservation: "none";
+  /** no owner fact is overwritten */
+  readonly ownerFacts: "none";
+};
+
 /** SettlementEconomicIdentity@1: the strict economic identity of an amount (credits | entitlement{entitlementKey,unit} | money{currency}). */
 export type SettlementEconomicIdentityV1 =
   | {
@@ -477,3 +1036,13 @@ export type SettlementEconomicIdentityV1 =
     /** ISO 4217 alphabetic code */
     readonly currency: string;
   };
+
+/** A SettlementInputSnapshot@1 five-tuple: quadruple and state version. */
+export type SettlementInputV1 = {
+  /** SettlementInputSnapshot@1 */
+  readonly settlementInputSnapshotRef: string;
+  readonly settlementInputSnapshotSchemaVersion: string;
+  readonly settlementInputSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputSnapshotDigest: string;
+  readonly settlementInputStateVersion: number;
+};
