@@ -22,7 +22,9 @@ import (
 	"github.com/oceanway/core/internal/ownerread/operationsread"
 )
 
-func lid(parts ...any) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprint(parts...))).String() }
+func lid(parts ...any) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprint(parts...))).String()
+}
 
 func lquad(ref string) strict.Quadruple {
 	h := sha256.Sum256([]byte(ref))

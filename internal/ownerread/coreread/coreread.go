@@ -128,6 +128,61 @@ type LateExposureCaseRequestRead struct {
 	ExposureAmount           string
 }
 
+// LateCommandResultReader is Billing's
+// readLateSettlementCommandResultForOperations, which the Operations
+// projector calls for billing.late-settlement-command-result.committed@1
+// before it records the result in its dimension's revision sequence
+// (issue 32).
+type LateCommandResultReader interface {
+	ReadLateSettlementCommandResultForOperations(ctx context.Context, req LateCommandResultRead) (ownerread.Answer, error)
+}
+
+// LateCommandResultRead is the event-bound request of
+// readLateSettlementCommandResultForOperations: every identity the
+// result-committed event states. Found only when Billing's stored
+// LateSettlementCommandResult@1 recomputes to Result and equals all of them
+// and its event is this event (id and envelope digest).
+type LateCommandResultRead struct {
+	EventID                     string
+	EventEnvelopeDigest         digest.Digest
+	Result                      strict.Quadruple
+	CommandOperationID          string
+	SettlementDimensionID       string
+	LateSettlementExposureID    string
+	CaseRef                     string
+	CaseGeneration              int64
+	CaseIdentity                strict.Quadruple
+	FromSettlementStateRevision int64
+	ToSettlementStateRevision   int64
+	AdjustmentAmount            string
+	Actor                       string
+}
+
+// CaseResolutionAppliedReader is Billing's
+// readBillingCaseResolutionAppliedForOperations, which the Operations
+// projector calls for billing.case-resolution.applied@1 before it marks the
+// exposure resolved (and closes its case once every exposure of the
+// generation is resolved) (issue 32).
+type CaseResolutionAppliedReader interface {
+	ReadBillingCaseResolutionAppliedForOperations(ctx context.Context, req CaseResolutionAppliedRead) (ownerread.Answer, error)
+}
+
+// CaseResolutionAppliedRead is the event-bound request of
+// readBillingCaseResolutionAppliedForOperations: every identity the
+// applied event states.
+type CaseResolutionAppliedRead struct {
+	EventID                  string
+	EventEnvelopeDigest      digest.Digest
+	Applied                  strict.Quadruple
+	LateSettlementExposureID string
+	SettlementDimensionID    string
+	CaseRef                  string
+	CaseGeneration           int64
+	CaseIdentity             strict.Quadruple
+	ResolutionSource         string
+	ResolutionOperationID    string
+}
+
 // FinalizationDecisionForOperationsReader is Billing's
 // readBillingFinalizationDecisionForOperations (billing.Reads in process),
 // which the Operations projector calls for

@@ -106,3 +106,22 @@ type ResolutionDecisionRead struct {
 type ResolutionDecisions interface {
 	ReadFinalizationResolutionDecision(ctx context.Context, req ResolutionDecisionRead) (ownerread.Answer, error)
 }
+
+// LateDecisionRead is what Core's grant issuer asks Operations at the
+// issuing boundary of a late settlement command: is this
+// LateSettlementCommandDecision@1, with this candidate, Operations' own
+// decision for this late case generation, and is that case still open?
+type LateDecisionRead struct {
+	Decision   strict.Quadruple
+	Candidate  strict.Quadruple
+	CaseRef    string
+	Generation int64
+}
+
+// LateDecisions is Operations' read of its late settlement command
+// decisions: Found only when Operations stored exactly this decision (and
+// candidate) for the case generation and the case is open; NotFound when it
+// stored none; Conflicting otherwise.
+type LateDecisions interface {
+	ReadLateSettlementCommandDecision(ctx context.Context, req LateDecisionRead) (ownerread.Answer, error)
+}
