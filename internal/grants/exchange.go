@@ -60,6 +60,9 @@ type Exchanger struct {
 	Signer     *Signer
 	Assertions *AssertionVerifier
 	Decisions  operationsread.ResolutionDecisions
+	// LateDecisions is Operations' read of its late settlement command
+	// decisions (ExchangeLate); nil refuses every late exchange.
+	LateDecisions operationsread.LateDecisions
 	// Lifetime of the grants it issues (default and maximum
 	// reconciliation.MaxGrantLifetime).
 	Lifetime time.Duration

@@ -10,6 +10,12 @@
 // the chain it authorizes. The header's kid is the RFC 7638 thumbprint of
 // Core's grant key. Billing consumes the jti in its own transaction; the
 // exchange result makes a lost response return the first grant.
+//
+// Issue 32 adds the late settlement command audience
+// (billing_late_settlement_command): ExchangeLate signs
+// reconciliation.LateGrantClaims after Operations' LateDecisions read, and
+// VerifyLateGrant (the LateGrantVerifier Billing takes) accepts only those
+// claims. One assertion buys one grant across both audiences.
 package grants
 
 import (
