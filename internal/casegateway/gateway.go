@@ -130,7 +130,13 @@ type Gateway struct {
 	Operations Operations
 	Grants     GrantIssuer
 	Billing    Resolutions
-	Now        func() time.Time
+	// LateOperations, LateGrants and LateBilling run the late settlement
+	// command (issue 32; late.go). Nil refuses every late command
+	// (ErrLateNotWired).
+	LateOperations LateOperations
+	LateGrants     LateGrantIssuer
+	LateBilling    LateBilling
+	Now            func() time.Time
 }
 
 // authenticate refuses an assertion that does not verify before any owner
