@@ -160,8 +160,12 @@ type BillingReads struct {
 	ResolutionRequests []coreread.ResolutionAppliedForOperationsRead
 	// LateExposureRequests are readLateSettlementExposureForOperations'.
 	LateExposureRequests []coreread.LateExposureCaseRequestRead
+	// LateResultRequests are readLateSettlementCommandResultForOperations';
+	// CaseResolutionRequests readBillingCaseResolutionAppliedForOperations'.
+	LateResultRequests     []coreread.LateCommandResultRead
+	CaseResolutionRequests []coreread.CaseResolutionAppliedRead
 
-	decision, resolution, lateExposure *fakeAnswer
+	decision, resolution, lateExposure, lateResult, caseResolution *fakeAnswer
 }
 
 type fakeAnswer struct {
@@ -213,6 +217,40 @@ func (b *BillingReads) ReadLateSettlementExposureForOperations(_ context.Context
 	return b.answer(b.lateExposure)
 }
 
+// SetLateResult sets the answer of
+// readLateSettlementCommandResultForOperations (instead of Answer/Err).
+func (b *BillingReads) SetLateResult(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lateResult = &fakeAnswer{ans, err}
+}
+
+// SetCaseResolution sets the answer of
+// readBillingCaseResolutionAppliedForOperations (instead of Answer/Err).
+func (b *BillingReads) SetCaseResolution(ans projector.OwnerAnswer, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.caseResolution = &fakeAnswer{ans, err}
+}
+
+// ReadLateSettlementCommandResultForOperations implements
+// coreread.LateCommandResultReader.
+func (b *BillingReads) ReadLateSettlementCommandResultForOperations(_ context.Context, req coreread.LateCommandResultRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.LateResultRequests = append(b.LateResultRequests, req)
+	return b.answer(b.lateResult)
+}
+
+// ReadBillingCaseResolutionAppliedForOperations implements
+// coreread.CaseResolutionAppliedReader.
+func (b *BillingReads) ReadBillingCaseResolutionAppliedForOperations(_ context.Context, req coreread.CaseResolutionAppliedRead) (projector.OwnerAnswer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.CaseResolutionRequests = append(b.CaseResolutionRequests, req)
+	return b.answer(b.caseResolution)
+}
+
 func (b *BillingReads) answer(a *fakeAnswer) (projector.OwnerAnswer, error) {
 	if a != nil {
 		return a.ans, a.err
@@ -251,6 +289,12 @@ func (b *BillingReads) Wire(cfg projector.Config) projector.Config {
 	}
 	if cfg.LateExposureReads == nil {
 		cfg.LateExposureReads = b
+	}
+	if cfg.LateResultReads == nil {
+		cfg.LateResultReads = b
+	}
+	if cfg.CaseResolutionReads == nil {
+		cfg.CaseResolutionReads = b
 	}
 	return cfg
 }
@@ -316,12 +360,13 @@ SELECT COALESCE(string_agg(x, E'\n' ORDER BY x), '') FROM (
   SELECT concat_ws('|', 'late_case', reconciliation_case_ref, settlement_dimension_id, case_generation, case_identity_ref,
          case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, case_request_operation_id,
          billing_reservation_id, billing_account_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
-         tenant_kind, tenant_id, workspace_id, project_id, state)
+         tenant_kind, tenant_id, workspace_id, project_id, state, resolution_event_id)
     FROM operations.late_settlement_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'late_case_exposure', late_settlement_exposure_id, reconciliation_case_ref, exposure_ref,
          exposure_schema_version, exposure_digest_algorithm_version, exposure_digest, exposure_amount, request_event_id,
-         request_event_envelope_sha256, requested_at)
+         request_event_envelope_sha256, requested_at, resolution_event_id, resolution_event_envelope_sha256, resolution_operation_id,
+         resolution_source, resolution_applied_ref, resolution_applied_digest, resolved_at)
     FROM operations.late_settlement_case_exposures WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)

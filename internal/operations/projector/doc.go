@@ -115,9 +115,24 @@
 // billing.settlement-transition.committed@1 (verified through
 // readBillingSettlementTransition, see SettlementReads),
 // billing.finalization-reconciliation.case-requested@1 and
-// billing.finalization-reconciliation-resolution.applied@1 (above). The
-// other core_operations pairs of the first release are recorded in
-// operations.unsupported_events with a recoverable wait (code
-// CodeUnsupportedPair) until a projector release supports them; pairs that
+// billing.finalization-reconciliation-resolution.applied@1 (above), and
+// the late settlement pairs (issue 32): billing.late-settlement-exposure.case-requested@1
+// opens or joins its late case (late_case.go);
+// billing.late-settlement-command-result.committed@1 (verified through
+// readLateSettlementCommandResultForOperations) takes its place in the
+// settlement dimension's aggregate at its from revision, the sequence the
+// settlement transitions use, so the next transition is no gap;
+// billing.case-resolution.applied@1 (exposure aggregate, revision 2,
+// verified through readBillingCaseResolutionAppliedForOperations) resolves
+// its exposure and closes the case once no exposure of the generation is
+// unresolved (late_resolution.go). An applied event delivered before its
+// exposure's case-requested event is a revision gap of the exposure
+// aggregate: it waits (OPS-2), nothing of it written, and applies after.
+// The late case rows move forward only (00015: open → resolved once,
+// resolution columns together, nothing else, no delete).
+//
+// Every core_operations pair of the first release is projected. A pair
+// named in Config.Withheld is recorded in operations.unsupported_events
+// with a recoverable wait (code CodeUnsupportedPair) instead; pairs that
 // are not routed to core_operations are non_retryable.
 package projector

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/strict"
-	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/cases"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
@@ -165,38 +163,4 @@ func TestBI2LateCaseRequestIsVerifiedFirst(t *testing.T) {
 	requireCode(t, err, false, projector.CodeOwnerFactConflicting)
 	_, ok := b.lateCase(t, id.CaseRef)
 	require.False(t, ok, "nothing was projected")
-}
-
-// BI-2 (issue 32; OP001.late-cases-insert-only,
-// OP001.late-case-exposures-insert-only): the projected late case and its
-// exposures are refused every UPDATE and DELETE, as the Operations role
-// and as the table owner.
-func TestBI2LateCaseRowsAreInsertOnly(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	d := lateDimension(4)
-	id := b.reserveLate(t, d)
-	b.ack(t, exposureRequested(t, d, id, 1, "30"))
-	for _, stmt := range []string{
-		"UPDATE operations.late_settlement_cases SET state = 'resolved'",
-		"DELETE FROM operations.late_settlement_cases",
-		"UPDATE operations.late_settlement_case_exposures SET exposure_amount = 1",
-		"DELETE FROM operations.late_settlement_case_exposures",
-	} {
-		for _, role := range []string{"", "oceanway_operations"} {
-			err := pgx.BeginFunc(t.Context(), b.pool, func(tx pgx.Tx) error {
-				if role != "" {
-					if _, err := tx.Exec(t.Context(), "SET LOCAL ROLE "+role); err != nil {
-						return err
-					}
-				}
-				_, err := tx.Exec(t.Context(), stmt)
-				return err
-			})
-			require.Contains(t, []string{cases.CodeInsertOnly, pgerrcode.InsufficientPrivilege}, db.SQLState(err), "%s as %q: %v", stmt, role, err)
-			if role == "" {
-				require.Equal(t, cases.CodeInsertOnly, db.SQLState(err), "the trigger refuses even the owner: %s", stmt)
-			}
-		}
-	}
 }

@@ -123,6 +123,22 @@ type Config struct {
 	// before its case opens or the exposure joins it; nil answers
 	// owner_read_unavailable (retryable).
 	LateExposureReads coreread.LateExposureCaseRequestReader
+	// LateResultReads is Billing's readLateSettlementCommandResultForOperations,
+	// which verifies billing.late-settlement-command-result.committed@1
+	// before it takes its place in the dimension's revision sequence; nil
+	// answers owner_read_unavailable (retryable).
+	LateResultReads coreread.LateCommandResultReader
+	// CaseResolutionReads is Billing's
+	// readBillingCaseResolutionAppliedForOperations, which verifies
+	// billing.case-resolution.applied@1 before the exposure is resolved and
+	// its case closed; nil answers owner_read_unavailable (retryable).
+	CaseResolutionReads coreread.CaseResolutionAppliedReader
+	// Withheld are event types this projector records as unsupported (a
+	// recoverable projector_pair_unsupported wait) although the release
+	// projects them: a rollout switch (hold a pair back until its owner
+	// read is wired) and the way tests exercise the unsupported path now
+	// that every routed pair is projected.
+	Withheld []string
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
 	// ShadowToken makes this projector a shadow builder: every transaction
@@ -220,6 +236,8 @@ var supported = map[string]bool{
 	envelope.BillingFinalizationCaseRequestedV1:     true,
 	envelope.BillingFinalizationResolutionAppliedV1: true,
 	envelope.BillingLateExposureCaseRequestedV1:     true,
+	envelope.BillingLateCommandResultCommittedV1:    true,
+	envelope.BillingCaseResolutionAppliedV1:         true,
 }
 
 // SupportedPairs returns the event types this release projects.
@@ -244,7 +262,7 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 			return inbox.Outcome{}, fmt.Errorf("bind shadow token: %w", err)
 		}
 	}
-	if !supported[env.EventType] {
+	if !supported[env.EventType] || slices.Contains(p.cfg.Withheld, env.EventType) {
 		if !routedToOperations(env.EventType) {
 			return inbox.Outcome{}, transport.NonRetryable(CodePairNotRouted, fmt.Errorf("%w: %s", ErrPairNotRouted, env.EventType))
 		}
@@ -293,6 +311,22 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		}
 		lateReq = &r
 	}
+	var lateResult *coreread.LateCommandResultRead
+	if env.EventType == envelope.BillingLateCommandResultCommittedV1 {
+		req := lateResultRead(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyLateResult(ctx, req); err != nil {
+			return inbox.Outcome{}, err
+		}
+		lateResult = &req
+	}
+	var lateApp *lateApplied
+	if env.EventType == envelope.BillingCaseResolutionAppliedV1 {
+		a := lateAppliedFrom(env, ev.Delivery.EnvelopeDigest)
+		if err := p.verifyLateApplied(ctx, a); err != nil {
+			return inbox.Outcome{}, err
+		}
+		lateApp = &a
+	}
 
 	t := ev.Key.Projection
 	applied, err := lockAggregate(ctx, tx, t, env.AggregateType, env.AggregateID, ev.Now, p.cfg.ShadowToken == "")
@@ -323,6 +357,10 @@ func (p *Projector) ApplyTx(ctx context.Context, tx pgx.Tx, ev *inbox.Event) (in
 		m, err = applyCaseResolution(ctx, tx, ev, *caseRes)
 	case envelope.BillingLateExposureCaseRequestedV1:
 		m, err = applyLateCaseRequest(ctx, tx, ev, *lateReq)
+	case envelope.BillingLateCommandResultCommittedV1:
+		m = applyLateResult(env, *lateResult)
+	case envelope.BillingCaseResolutionAppliedV1:
+		m, err = applyLateApplied(ctx, tx, ev, *lateApp)
 	}
 	if err != nil {
 		return inbox.Outcome{}, err

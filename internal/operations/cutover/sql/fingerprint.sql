@@ -65,12 +65,13 @@ FROM (
   SELECT concat_ws('|', 'late_case', reconciliation_case_ref, settlement_dimension_id, case_generation, case_identity_ref,
          case_identity_schema_version, case_identity_digest_algorithm_version, case_identity_digest, case_request_operation_id,
          billing_reservation_id, billing_account_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key,
-         tenant_kind, tenant_id, workspace_id, project_id, state)
+         tenant_kind, tenant_id, workspace_id, project_id, state, resolution_event_id)
     FROM operations.late_settlement_cases WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'late_case_exposure', late_settlement_exposure_id, reconciliation_case_ref, exposure_ref,
          exposure_schema_version, exposure_digest_algorithm_version, exposure_digest, exposure_amount, request_event_id,
-         request_event_envelope_sha256, requested_at)
+         request_event_envelope_sha256, requested_at, resolution_event_id, resolution_event_envelope_sha256, resolution_operation_id,
+         resolution_source, resolution_applied_ref, resolution_applied_digest, resolved_at)
     FROM operations.late_settlement_case_exposures WHERE projection_name = @projection_name AND projection_version = @projection_version
   UNION ALL
   SELECT concat_ws('|', 'gap', waiting_event_id, aggregate_type, aggregate_id, waiting_revision)
