@@ -15,8 +15,9 @@
 --       Billing records while it is opening | open). Insert-only.
 --
 -- The case rows are insert-only too until the late settlement command
--- (issue 32, part 2) closes them: its migration replaces the trigger with an
--- open → resolved transition.
+-- (issue 32, part 2) closes them: 00015 drops these two triggers and
+-- replaces them with forward-only guards (open → resolved), so their
+-- clauses live there.
 
 -- +goose Up
 -- +goose StatementBegin
@@ -74,7 +75,7 @@ CREATE TABLE operations.late_settlement_cases (
   PRIMARY KEY (reconciliation_case_ref, projection_name, projection_version),
   UNIQUE (settlement_dimension_id, case_generation, projection_name, projection_version)
 );
-CREATE TRIGGER /* guard OP001.late-cases-insert-only */ late_settlement_cases_insert_only
+CREATE TRIGGER late_settlement_cases_insert_only
   BEFORE UPDATE OR DELETE ON operations.late_settlement_cases
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
@@ -97,7 +98,7 @@ CREATE TABLE operations.late_settlement_case_exposures (
 );
 CREATE INDEX late_settlement_case_exposures_by_case ON operations.late_settlement_case_exposures
   (reconciliation_case_ref, projection_name, projection_version);
-CREATE TRIGGER /* guard OP001.late-case-exposures-insert-only */ late_settlement_case_exposures_insert_only
+CREATE TRIGGER late_settlement_case_exposures_insert_only
   BEFORE UPDATE OR DELETE ON operations.late_settlement_case_exposures
   FOR EACH ROW EXECUTE FUNCTION operations.reject_change();
 
