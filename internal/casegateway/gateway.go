@@ -131,8 +131,8 @@ type Gateway struct {
 	Grants     GrantIssuer
 	Billing    Resolutions
 	// LateOperations, LateGrants and LateBilling run the late settlement
-	// command (issue 32; late.go). Nil refuses every late command
-	// (ErrLateNotWired).
+	// command (issue 32; late.go): RequestLate and ApproveLate need
+	// LateOperations, ApplyLate all three (else ErrLateNotWired).
 	LateOperations LateOperations
 	LateGrants     LateGrantIssuer
 	LateBilling    LateBilling

@@ -75,8 +75,10 @@ func (l LocalOperations) DecideLate(ctx context.Context, assertion, requestRef s
 	return l.Commands.DecideLate(ctx, who, requestRef)
 }
 
-func (g Gateway) lateWired() error {
-	if g.LateOperations == nil || g.LateGrants == nil || g.LateBilling == nil {
+// lateWired: request and approve need Operations' late side only; apply
+// (all) needs Core's late exchange and Billing's late command too.
+func (g Gateway) lateWired(all bool) error {
+	if g.LateOperations == nil || (all && (g.LateGrants == nil || g.LateBilling == nil)) {
 		return ErrLateNotWired
 	}
 	return nil
@@ -88,7 +90,7 @@ func (g Gateway) RequestLate(ctx context.Context, assertion string, in cases.Lat
 	if err := g.authenticate(assertion); err != nil {
 		return nil, err
 	}
-	if err := g.lateWired(); err != nil {
+	if err := g.lateWired(false); err != nil {
 		return nil, err
 	}
 	return g.LateOperations.RequestLate(ctx, assertion, in)
@@ -100,7 +102,7 @@ func (g Gateway) ApproveLate(ctx context.Context, assertion, requestRef string) 
 	if err := g.authenticate(assertion); err != nil {
 		return nil, err
 	}
-	if err := g.lateWired(); err != nil {
+	if err := g.lateWired(false); err != nil {
 		return nil, err
 	}
 	return g.LateOperations.ApproveLate(ctx, assertion, requestRef)
@@ -128,7 +130,7 @@ func (g Gateway) ApplyLate(ctx context.Context, assertion, requestRef string) (L
 	if err := g.authenticate(assertion); err != nil {
 		return LateApplied{}, err
 	}
-	if err := g.lateWired(); err != nil {
+	if err := g.lateWired(true); err != nil {
 		return LateApplied{}, err
 	}
 	ch, err := g.LateOperations.DecideLate(ctx, assertion, requestRef)

@@ -86,11 +86,21 @@ no override.`,
 
 	var state string
 	var limit int
+	var late bool
 	list := &cobra.Command{
 		Use: "list", Short: "List cases (open by default) with their requests", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if state == "all" {
 				state = ""
+			}
+			if late {
+				return o.withOperations(cmd.Context(), func(pool *pgxpool.Pool) error {
+					v, err := cases.ListLate(cmd.Context(), pool, state, limit)
+					if err != nil {
+						return err
+					}
+					return o.print(streams.Out, v, func() error { return printLateCases(streams.Out, v) })
+				})
 			}
 			return o.withOperations(cmd.Context(), func(pool *pgxpool.Pool) error {
 				v, err := cases.List(cmd.Context(), pool, state, limit)
@@ -103,9 +113,19 @@ no override.`,
 	}
 	list.Flags().StringVar(&state, "state", "open", "open, resolved or all")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many cases")
+	list.Flags().BoolVar(&late, "late", false, "list late settlement cases (with their exposures) instead")
 	show := &cobra.Command{
-		Use: "show CASE_REF", Short: "Show one case and its command chain", Args: cobra.ExactArgs(1),
+		Use: "show CASE_REF", Short: "Show one case (finalization, or late settlement: lcase-…) and its command chain", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.HasPrefix(args[0], lateCaseRefPrefix) {
+				return o.withOperations(cmd.Context(), func(pool *pgxpool.Pool) error {
+					v, err := cases.ShowLate(cmd.Context(), pool, args[0])
+					if err != nil {
+						return err
+					}
+					return o.print(streams.Out, v, func() error { return printLateCases(streams.Out, []cases.LateCaseView{v}) })
+				})
+			}
 			return o.withOperations(cmd.Context(), func(pool *pgxpool.Pool) error {
 				v, err := cases.Show(cmd.Context(), pool, args[0])
 				if err != nil {
@@ -191,8 +211,108 @@ no override.`,
 		},
 	}
 	auth(apply)
-	cmd.AddCommand(list, show, request, approve, apply)
+	cmd.AddCommand(list, show, request, approve, apply, o.requestLateCmd(streams, auth), o.approveLateCmd(streams, auth))
 	return cmd
+}
+
+// lateCaseRefPrefix starts every late settlement case ref
+// (reconciliation.LateSettlementCaseRef).
+const lateCaseRefPrefix = "lcase-"
+
+// requestLateCmd is `case request-late`: Operations' LateSettlementCommandRequest@1
+// to fund one exposure of an open late settlement case (issue 32).
+func (o *caseOptions) requestLateCmd(streams *IO, auth func(*cobra.Command)) *cobra.Command {
+	var justification, operation, exposure string
+	var evidence []string
+	c := &cobra.Command{
+		Use: "request-late CASE_REF", Short: "Ask to fund the latest unresolved exposure of an open late settlement case", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, err := parseEvidence(evidence)
+			if err != nil {
+				return err
+			}
+			if len(refs) == 0 {
+				return errors.New("case request-late: --evidence is required (KIND=REF@DIGEST)")
+			}
+			return o.withGateway(cmd.Context(), false, func(g casegateway.Gateway, assertion string) error {
+				if operation == "" {
+					operation = uuid.NewString()
+				}
+				ch, err := g.RequestLate(cmd.Context(), assertion, cases.LateRequestInput{CaseRef: args[0], LateSettlementExposureID: exposure,
+					Evidence: refs, Justification: justification, CommandRequestOperationID: operation})
+				if err != nil {
+					return err
+				}
+				return o.print(streams.Out, ch, func() error {
+					_, err := fmt.Fprintf(streams.Out, "late request %s for case %s generation %d, exposure %s, by %s\n  impact: %s\n  next: a second operator runs: oceanway case approve-late %s\n",
+						ch.Request.Request.Ref, ch.Request.Case.ReconciliationCaseRef, ch.Request.Case.CaseGeneration,
+						ch.Request.Exposure.LateSettlementExposureID, ch.Request.RequesterWorkforcePrincipalID, reconciliation.LateImpactStatement,
+						ch.Request.Request.Ref)
+					return err
+				})
+			})
+		},
+	}
+	auth(c)
+	c.Flags().StringVar(&exposure, "exposure", "", "the exposure to fund: the case's latest unresolved lateSettlementExposureId (required)")
+	c.Flags().StringVar(&justification, "justification", "", "why the exposure should be charged (required)")
+	c.Flags().StringSliceVar(&evidence, "evidence", nil, "investigation evidence KIND=REF@DIGEST (jcs-sha256-v1, schema 1); repeatable; at least one")
+	c.Flags().StringVar(&operation, "operation", "", "idempotency key of the request (a UUID; default: a new one)")
+	_ = c.MarkFlagRequired("justification")
+	_ = c.MarkFlagRequired("exposure")
+	return c
+}
+
+// approveLateCmd is `case approve-late`: another operator's
+// LateSettlementCommandApproval@1.
+func (o *caseOptions) approveLateCmd(streams *IO, auth func(*cobra.Command)) *cobra.Command {
+	c := &cobra.Command{
+		Use: "approve-late REQUEST_REF", Short: "Approve another operator's late settlement request", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.withGateway(cmd.Context(), false, func(g casegateway.Gateway, assertion string) error {
+				ch, err := g.ApproveLate(cmd.Context(), assertion, args[0])
+				if err != nil {
+					return err
+				}
+				return o.print(streams.Out, ch, func() error {
+					_, err := fmt.Fprintf(streams.Out, "late request %s approved by %s\n  next: the requester applies it once Billing's late settlement command is wired\n",
+						args[0], ch.Approval.ApproverWorkforcePrincipalID)
+					return err
+				})
+			})
+		},
+	}
+	auth(c)
+	return c
+}
+
+func printLateCases(w io.Writer, cs []cases.LateCaseView) error {
+	if len(cs) == 0 {
+		_, err := fmt.Fprintln(w, "no late settlement cases")
+		return err
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "%s  generation %d  %s  reservation %s  dimension %s (%s)  since %s\n", c.CaseRef, c.Generation, c.State,
+			c.ReservationID, c.SettlementDimensionID, c.ChargeDimensionKey, c.OpenedAt.Format(time.RFC3339))
+		for _, x := range c.Exposures {
+			fmt.Fprintf(w, "    exposure %s  amount %s", x.ExposureID, x.Amount)
+			if x.ResolvedAt != nil {
+				fmt.Fprintf(w, "  resolved %s (%s)", x.ResolvedAt.Format(time.RFC3339), deref(x.ResolutionSource))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, r := range c.Requests {
+			fmt.Fprintf(w, "    late request %s by %s: %q", r.Ref, r.Requester, r.Justification)
+			if r.Approver != nil {
+				fmt.Fprintf(w, "; approved by %s", *r.Approver)
+			}
+			if r.DecisionRef != nil {
+				fmt.Fprintf(w, "; decided %s", *r.DecisionRef)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
 }
 
 func (o *caseOptions) showCase(ctx context.Context, ref string) (cases.CaseView, error) {
@@ -258,6 +378,7 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 	defer closePools(pools)
 	ops := cases.Commands{Pool: pools[0], Workload: casegateway.Workload}
 	g.Operations = casegateway.LocalOperations{Actors: actors, Commands: ops}
+	g.LateOperations = casegateway.LocalOperations{Actors: actors, Commands: ops}
 	if withGrant {
 		if o.grantKey == "" {
 			return errors.New("case apply: --grant-key (or OCEANWAY_GRANT_KEY), Core's grant signing key, is required")

@@ -217,3 +217,30 @@ func TestOP1LateCommandChainRowsAreGuarded(t *testing.T) {
 		}
 	}
 }
+
+// OP-1 (issue 32): an operator lists and shows late cases with their
+// exposures and late requests.
+func TestOP1LateCaseViews(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	id, exposures := f.openLateCase(t, 1, 2, 3)
+	cmds := cases.Commands{Pool: f.ops, Workload: gateway}
+	_, err := cmds.RequestLate(t.Context(), alice, cases.LateRequestInput{CaseRef: id.CaseRef, LateSettlementExposureID: exposures[3],
+		Evidence: lateEvidence(id), Justification: "agreed", CommandRequestOperationID: uuid.NewString()})
+	require.NoError(t, err)
+	list, err := cases.ListLate(t.Context(), f.ops, "open", 10)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, id.CaseRef, list[0].CaseRef)
+	require.Len(t, list[0].Exposures, 2)
+	require.Len(t, list[0].Requests, 1)
+	require.Equal(t, "agreed", list[0].Requests[0].Justification)
+	v, err := cases.ShowLate(t.Context(), f.ops, id.CaseRef)
+	require.NoError(t, err)
+	require.Equal(t, list[0], v)
+	_, err = cases.ShowLate(t.Context(), f.ops, "lcase-none")
+	require.ErrorIs(t, err, cases.ErrLateCaseNotFound)
+	resolved, err := cases.ListLate(t.Context(), f.ops, "resolved", 10)
+	require.NoError(t, err)
+	require.Empty(t, resolved)
+}
