@@ -140,7 +140,6 @@ func (c Commands) ApproveLate(ctx context.Context, approver, requestRef string) 
 			}
 			return ch, nil
 		}
-		// guard OP-1.late-self-approval-go
 		if approver == ch.Request.RequesterWorkforcePrincipalID {
 			return nil, fmt.Errorf("%w: %s requested %s", reconciliation.ErrSelfApproval, approver, requestRef)
 		}

@@ -59,8 +59,8 @@ func lateEvidence(id operationsread.CaseIdentity) []reconciliation.EvidenceRefer
 	return []reconciliation.EvidenceReference{{EvidenceKind: "late_settlement_case", Object: id.Identity}}
 }
 
-// OP-1, BI-2 (issue 32; OP-1.late-self-approval-go,
-// OP-1.late-one-decision-per-generation): the late chain in its fixed
+// OP-1, BI-2 (issue 32; OP-1.late-one-decision-per-generation): the late
+// chain in its fixed
 // order. A request is idempotent by its operation (other content refused);
 // the requester cannot approve it; only the requester runs it, once
 // approved; running it stores the JIT activation (late operator role), the
