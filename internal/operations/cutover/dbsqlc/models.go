@@ -161,6 +161,47 @@ type OperationsIdentifierIndex struct {
 	RunID             string
 }
 
+type OperationsLateCommandApproval struct {
+	RequestRef                   string
+	ApprovalRef                  string
+	ApprovalDigest               string
+	ApproverWorkforcePrincipalID string
+	ApprovalBody                 string
+	ApprovedAt                   time.Time
+}
+
+type OperationsLateCommandDecision struct {
+	RequestRef                string
+	ReconciliationCaseRef     string
+	CaseGeneration            int64
+	ActorWorkforcePrincipalID string
+	JitRef                    string
+	JitDigest                 string
+	JitBody                   string
+	CandidateRef              string
+	CandidateDigest           string
+	CandidateBody             string
+	DecisionRef               string
+	DecisionDigest            string
+	DecisionBody              string
+	DecidedAt                 time.Time
+}
+
+type OperationsLateCommandRequest struct {
+	CommandRequestOperationID     string
+	RequestRef                    string
+	RequestDigest                 string
+	ReconciliationCaseRef         string
+	CaseGeneration                int64
+	LateSettlementExposureID      string
+	RequesterWorkforcePrincipalID string
+	RequestBody                   string
+	PreviewRef                    string
+	PreviewDigest                 string
+	PreviewBody                   string
+	RequestedAt                   time.Time
+}
+
 type OperationsLateSettlementCase struct {
 	ReconciliationCaseRef              string
 	ProjectionName                     string
@@ -185,6 +226,8 @@ type OperationsLateSettlementCase struct {
 	State                              string
 	OpenedByEventID                    string
 	OpenedAt                           time.Time
+	ResolutionEventID                  *string
+	ResolvedAt                         *time.Time
 }
 
 type OperationsLateSettlementCaseExposure struct {
@@ -200,6 +243,13 @@ type OperationsLateSettlementCaseExposure struct {
 	RequestEventID                 string
 	RequestEventEnvelopeSha256     string
 	RequestedAt                    time.Time
+	ResolutionEventID              *string
+	ResolutionEventEnvelopeSha256  *string
+	ResolutionOperationID          *string
+	ResolutionSource               *string
+	ResolutionAppliedRef           *string
+	ResolutionAppliedDigest        *string
+	ResolvedAt                     *time.Time
 }
 
 type OperationsLateSettlementCaseIdentity struct {
