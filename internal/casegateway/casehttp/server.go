@@ -36,6 +36,11 @@ type ServerConfig struct {
 	Grants casegateway.GrantIssuer
 	// Billing serves apply.
 	Billing casegateway.Resolutions
+	// LateOperations (with LateDecisions) serves the late request,
+	// approval, decision and decision read; LateGrants the late exchange.
+	LateOperations casegateway.LateOperations
+	LateDecisions  operationsread.LateDecisions
+	LateGrants     casegateway.LateGrantIssuer
 	// Verifiers verify the tokens of each served audience.
 	Verifiers map[string]*workload.Verifier
 	Log       *slog.Logger
@@ -57,6 +62,7 @@ func Handler(cfg ServerConfig) (http.Handler, error) {
 	if cfg.Billing != nil {
 		served[CallApply] = cfg.apply
 	}
+	cfg.serveLate(served)
 	for call := range served {
 		if cfg.Verifiers[callers[call].audience] == nil {
 			return nil, fmt.Errorf("casehttp: %s is served without a verifier for %s", call, callers[call].audience)

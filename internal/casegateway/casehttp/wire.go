@@ -12,6 +12,10 @@
 // verified, on arrival. The operator's actor assertion travels with every
 // command and each owner verifies it itself. A refusal is
 // {"code","message"}; the client maps each code back to its typed error.
+//
+// The late settlement command (issue 32 part 2, late.go) adds Operations'
+// request-late, approve-late, decide-late and read-late-decision and Core's
+// exchange-late; Billing's late calls are Billing's to serve.
 package casehttp
 
 import (
@@ -50,27 +54,37 @@ const (
 // decision).
 const WorkloadGrants = "core.grants"
 
-// callers lists, per call, its audience and the workloads it answers.
-var callers = map[string]struct {
+type caller struct {
 	audience string
 	allowed  []string
-}{
+}
+
+// callers lists, per call, its audience and the workloads it answers.
+var callers = map[string]caller{
 	CallRequest:      {AudienceOperations, []string{casegateway.Workload}},
 	CallApprove:      {AudienceOperations, []string{casegateway.Workload}},
 	CallDecide:       {AudienceOperations, []string{casegateway.Workload}},
 	CallReadDecision: {AudienceOperations, []string{WorkloadGrants}},
 	CallExchange:     {AudienceGrants, []string{casegateway.Workload}},
 	CallApply:        {AudienceBilling, []string{casegateway.Workload}},
+
+	CallRequestLate:      {AudienceOperations, []string{casegateway.Workload}},
+	CallApproveLate:      {AudienceOperations, []string{casegateway.Workload}},
+	CallDecideLate:       {AudienceOperations, []string{casegateway.Workload}},
+	CallReadLateDecision: {AudienceOperations, []string{WorkloadGrants}},
+	CallExchangeLate:     {AudienceGrants, []string{casegateway.Workload}},
 }
 
 // Scope is a call's workload scope.
 func Scope(call string) string { return "cases:" + call }
 
-// Refusal codes, each bound to the typed error it stands for.
-var codes = []struct {
+type refusalCode struct {
 	code string
 	err  error
-}{
+}
+
+// Refusal codes, each bound to the typed error it stands for.
+var codes = []refusalCode{
 	{"case_not_open", cases.ErrCaseNotOpen},
 	{"request_not_found", cases.ErrRequestNotFound},
 	{"not_approved", cases.ErrNotApproved},
@@ -94,6 +108,11 @@ var codes = []struct {
 	{"stale_case_generation", billing.ErrStaleCaseGeneration},
 	{"resolution_conflict", billing.ErrResolutionConflict},
 	{"invalid_request", ownerread.ErrInvalidRequest},
+	{"late_case_not_open", cases.ErrLateCaseNotOpen},
+	{"late_exposure_not_in_case", cases.ErrLateExposureNotInCase},
+	{"late_exposure_not_current", cases.ErrLateExposureNotCurrent},
+	{"late_request_not_found", cases.ErrLateRequestNotFound},
+	{"late_case_decided", cases.ErrLateCaseDecided},
 }
 
 // Transport-level refusal codes.
