@@ -404,8 +404,8 @@ func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target bil
 		if err != nil || moved {
 			return StepSuperseded, err
 		}
-		if t.CausationKind == billingc.TransitionCausedByTransition {
-			if t.CausedBy, err = selectTransitionQuad(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
+		if t.CausationKind != billingc.TransitionCausedByFinalization {
+			if t.CausationKind, t.CausedBy, err = selectPredecessorStep(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
 				return "", err
 			}
 		}

@@ -1,0 +1,493 @@
+package catchup_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/reconciliation"
+	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/billingtest"
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/db"
+	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/ownerread/operationsread"
+	"github.com/oceanway/core/internal/workload"
+)
+
+const (
+	lateIssuer   = "core.command-grants"
+	lateGateway  = "admin.command-gateway"
+	lateActor    = "workforce:alice@example.com"
+	lateApprover = "workforce:bob@example.com"
+)
+
+var lateGrantKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+
+// fakeLateIdentities is Operations' late case identity primitive: a
+// deterministic reservation per (dimension, generation).
+type fakeLateIdentities struct{}
+
+func (fakeLateIdentities) ReserveLateSettlementCaseIdentity(_ context.Context, s operationsread.LateCaseScope) (operationsread.CaseIdentity, error) {
+	dimID := s.Dimension.SettlementDimensionID()
+	return operationsread.CaseIdentity{Identity: cquad(fmt.Sprintf("lcir-%s-%d", dimID, s.Generation)),
+		CaseRef: reconciliation.LateSettlementCaseRef(dimID, s.Generation), Generation: s.Generation,
+		CaseRequestOperationID: reconciliation.LateSettlementCaseRequestOperationID(dimID, s.Generation)}, nil
+}
+
+// lateFixture is one finalized reservation (settled 100 of 2500 on the
+// real ledger) whose dimension has an open late settlement exposure, the
+// catch-up worker over it and Billing's late commands.
+type lateFixture struct {
+	*bundle
+	dim      billingc.SettlementDimension
+	metering *fakeMetering
+	worker   *catchup.Worker
+	consumer *catchup.Consumer
+	late     *catchup.LateCommands
+	now      time.Time
+}
+
+func setupLateCommand(t *testing.T, targets ...string) *lateFixture {
+	t.Helper()
+	b := setup(t)
+	r := newRun(1)
+	admit(t, b.admin, r)
+	_, err := b.deliver(t, r.closure(""))
+	require.NoError(t, err)
+	dim := billingc.SettlementDimension{BillingReservationID: r.reservationID, BillingAccountID: r.accountID, RunID: r.runID,
+		RunStepID: id("step", r.n), ExecutionAttemptID: id("attempt", r.n), ChargeDimensionKey: "tokens.output",
+		EconomicIdentity: envelope.SettlementEconomicIdentityV1{Kind: "credits"}}
+	d := b.decision(t, r, billingc.SuccessSettleAndReleaseRemainder, "100", "2400")
+	_, err = db.WithTxV(t.Context(), b.pool, func(ctx context.Context, tx pgx.Tx) (billing.CommitResult, error) {
+		if err := billingtest.StoreDecisionTx(ctx, tx, d); err != nil {
+			return billing.CommitResult{}, err
+		}
+		res, err := billing.CommitFinalizationTx(ctx, tx, d, billing.CommitOpts{})
+		if err != nil {
+			return res, err
+		}
+		return res, catchup.OpenFencesTx(ctx, tx, catchup.OpenParams{
+			Tenant:        catchup.Tenant{Kind: res.Fact.TenantKind, ID: res.Fact.TenantID, WorkspaceID: res.Fact.WorkspaceID, ProjectID: res.Fact.ProjectID},
+			CorrelationID: id("correlation", r.n), FinalizationCommitted: res.Fact.Committed, FinalizationEventID: res.EventID, Now: occurred,
+			Dimensions: []catchup.OpenDimension{{Dimension: dim, SettledInput: settlementInputOf(dim, 1), SettledAmount: "100"}},
+		})
+	})
+	require.NoError(t, err)
+	f := &lateFixture{bundle: b, dim: dim, metering: newFakeMetering(), now: catchUpAt.Add(time.Hour)}
+	f.metering.append(dim, 1, "100")
+	for i, target := range append([]string{"130"}, targets...) {
+		f.metering.append(dim, int64(i+2), target)
+	}
+	f.consumer, err = catchup.NewConsumer(b.pool, catchup.ConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second},
+		Finalization: catchup.FinalizationFenceObserver{}})
+	require.NoError(t, err)
+	f.worker, err = catchup.NewWorker(b.pool, catchup.WorkerConfig{Metering: f.metering, Ledger: catchup.TransitionPostings{},
+		Cases: fakeLateIdentities{}, Now: func() time.Time { return f.now }})
+	require.NoError(t, err)
+	verifier, err := catchup.NewLateGrantVerifier(lateIssuer, lateGrantKey.Public().(ed25519.PublicKey))
+	require.NoError(t, err)
+	f.late = &catchup.LateCommands{Pool: b.pool, Grants: verifier, Metering: f.metering, Now: func() time.Time { return f.now }}
+	f.drain(t)
+	return f
+}
+
+// input makes version v (target) current in Metering and delivers its
+// current-changed event to the catch-up consumer.
+func (f *lateFixture) input(t *testing.T, v int64, target string) {
+	t.Helper()
+	f.metering.append(f.dim, v, target)
+	_, err := f.consumer.Consume(t.Context(), catchUpDelivery(inputEvent(f.dim, v)))
+	require.NoError(t, err)
+}
+
+func (f *lateFixture) drain(t *testing.T) {
+	t.Helper()
+	for range 10 {
+		steps, err := f.worker.RunOnce(t.Context())
+		require.NoError(t, err)
+		if len(steps) == 0 {
+			return
+		}
+	}
+	t.Fatal("catch-up did not settle")
+}
+
+// openExposure is the dimension's latest exposure.
+func (f *lateFixture) openExposure(t *testing.T) *billingc.LateSettlementExposure {
+	t.Helper()
+	var body string
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT exposure_body FROM billing.late_settlement_exposures
+		WHERE settlement_dimension_id = $1 ORDER BY settlement_state_revision DESC LIMIT 1`, f.dim.SettlementDimensionID()).Scan(&body))
+	e, err := billingc.DecodeLateSettlementExposure([]byte(body))
+	require.NoError(t, err)
+	require.NotNil(t, e.Case)
+	return e
+}
+
+// lateCmd is the gateway's command for one exposure: Operations'
+// candidate and decision and Core's signed grant.
+type lateCmd struct {
+	cand   *reconciliation.LateCandidate
+	dec    *reconciliation.LateDecision
+	claims *reconciliation.LateGrantClaims
+	jws    string
+}
+
+func lateCase(e *billingc.LateSettlementExposure) reconciliation.LateCase {
+	return reconciliation.LateCase{ReconciliationCaseRef: e.Case.ReconciliationCaseRef, CaseGeneration: e.Case.CaseGeneration,
+		Identity: e.Case.Identity, Dimension: e.Dimension}
+}
+
+// command builds a sealed candidate and decision for e (variant makes
+// another candidate) and signs a grant for them (edit may change the claims
+// before signing).
+func (f *lateFixture) command(t *testing.T, e *billingc.LateSettlementExposure, variant string, edit func(*reconciliation.LateGrantClaims)) *lateCmd {
+	t.Helper()
+	ref := reconciliation.ExposureRef(e)
+	evidence := []reconciliation.EvidenceReference{{EvidenceKind: "late_settlement_exposure", Object: e.Exposure}}
+	req := cquad("lscr-" + e.ExposureID() + variant)
+	c := &lateCmd{}
+	c.cand = &reconciliation.LateCandidate{CommandRequest: req, ImpactPreview: cquad("lscp-" + variant), Approval: cquad("lsca-" + variant),
+		JitActivation: cquad("lscj-" + variant), ActorWorkforcePrincipalID: lateActor, BoundWorkload: lateGateway, Case: lateCase(e),
+		Exposure: ref, Evidence: evidence, CreatedAt: f.now.Add(-3 * time.Minute)}
+	_, err := reconciliation.SealAddressed(c.cand, "lscc-")
+	require.NoError(t, err)
+	c.dec = &reconciliation.LateDecision{Candidate: c.cand.Candidate, CommandRequest: req, Case: c.cand.Case, Exposure: ref,
+		ActorWorkforcePrincipalID: lateActor, Evidence: evidence, DecidedAt: f.now.Add(-2 * time.Minute)}
+	_, err = reconciliation.SealAddressed(c.dec, "lscd-")
+	require.NoError(t, err)
+	iat := f.now.Add(-time.Minute).Truncate(time.Second)
+	c.claims = &reconciliation.LateGrantClaims{Issuer: lateIssuer, Subject: lateActor, JTI: uuid.NewString(), IssuedAt: iat, NotBefore: iat,
+		ExpiresAt: iat.Add(reconciliation.MaxGrantLifetime), BoundWorkload: lateGateway, CommandRequest: req, Candidate: c.cand.Candidate,
+		Decision: c.dec.Decision, CommandOperationID: c.dec.CommandOperationID(), Case: c.dec.Case, Exposure: ref, Evidence: evidence}
+	if edit != nil {
+		edit(c.claims)
+	}
+	c.jws = signLateGrant(t, c.claims)
+	return c
+}
+
+func signLateGrant(t *testing.T, c *reconciliation.LateGrantClaims) string {
+	t.Helper()
+	kid, err := workload.KeyID(lateGrantKey.Public().(ed25519.PublicKey))
+	require.NoError(t, err)
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: lateGrantKey},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), kid))
+	require.NoError(t, err)
+	payload, err := c.Marshal()
+	require.NoError(t, err)
+	jws, err := s.Sign(payload)
+	require.NoError(t, err)
+	out, err := jws.CompactSerialize()
+	require.NoError(t, err)
+	return out
+}
+
+func (c *lateCmd) with(fd *reconciliation.FundingDecision) catchup.LateSettlementCommand {
+	return catchup.LateSettlementCommand{Grant: c.jws, Candidate: c.cand, Decision: c.dec, Funding: fd}
+}
+
+// lateCounts is what a late command writes.
+type lateCounts struct{ Results, Resolutions, Grants, FundingJTIs, Groups, Events int }
+
+func (f *lateFixture) counts(t *testing.T) lateCounts {
+	t.Helper()
+	var c lateCounts
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT
+		(SELECT count(*) FROM billing.late_settlement_command_results), (SELECT count(*) FROM billing.late_settlement_exposure_resolutions),
+		(SELECT count(*) FROM billing.late_consumed_grants), (SELECT count(*) FROM billing.late_consumed_funding_jtis),
+		(SELECT count(*) FROM billing.ledger_posting_groups WHERE group_kind = 'late_settlement_adjustment'),
+		(SELECT count(*) FROM outbox.outbox_events WHERE event_type IN ('billing.late-settlement-command-result.committed@1',
+		  'billing.case-resolution.applied@1'))`).
+		Scan(&c.Results, &c.Resolutions, &c.Grants, &c.FundingJTIs, &c.Groups, &c.Events))
+	return c
+}
+
+// steps lists the dimension's settlement steps in revision order as
+// "from>to kind amount" (transitions and late results).
+func (f *lateFixture) steps(t *testing.T) []string {
+	t.Helper()
+	rows, err := f.admin.Query(t.Context(), `SELECT s FROM (
+		SELECT from_settlement_state_revision AS r, concat(from_settlement_state_revision, '>', to_settlement_state_revision, ' ',
+		       transition_kind, ' ', transition_amount::text) AS s
+		  FROM billing.settlement_transitions WHERE settlement_dimension_id = $1
+		UNION ALL
+		SELECT from_settlement_state_revision, concat(from_settlement_state_revision, '>', to_settlement_state_revision,
+		       ' late_result ', adjustment_amount::text)
+		  FROM billing.late_settlement_command_results WHERE settlement_dimension_id = $1) x ORDER BY r`, f.dim.SettlementDimensionID())
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return out
+}
+
+// BI-2 / BI-3 / OP-1 (issue 32 part 2; ADR-031 F → T(open) → Late Result →
+// T(correction)): on one dimension of a real finalized reservation, the
+// finalization settles 100 (revision 1); a later input of 130 records an
+// open exposure of 30 (1>2); Billing's FundingDecision@1 moves the case
+// generation to resolving; the granted command commits
+// LateSettlementCommandResult@1 2>3 (settled 130), its post-release
+// adjustment (wallet debit / revenue credit 30), the exposure's
+// BillingCaseResolutionApplied@1, the generation resolved, and both events;
+// the next correction (target 120) is a refund 3>4 caused by the late
+// result. Revisions are contiguous, the ledger balanced, the events in
+// order (guards BC015, BC016, BC017 accept exactly this).
+func TestBI2LateSettlementOrderingFinalizationTransitionLateResultCorrection(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	require.EqualValues(t, 2, e.SettlementStateRevision)
+	require.Equal(t, "30", e.ExposureAmount)
+
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	require.Equal(t, "30", fd.FundingAmount)
+	require.EqualValues(t, 1, fd.BillingAccountSourceRevision)
+	require.EqualValues(t, 1, fd.FundingPolicyRevision)
+	again, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	require.Equal(t, fd.Decision, again.Decision, "a lost response returns the stored funding decision")
+	var state string
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT state FROM billing.late_settlement_cases WHERE settlement_dimension_id = $1`,
+		f.dim.SettlementDimensionID()).Scan(&state))
+	require.Equal(t, catchup.LateCaseResolving, state)
+
+	out, err := f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	require.False(t, out.Replayed)
+	require.EqualValues(t, 2, out.Result.FromSettlementStateRevision)
+	require.Equal(t, "100", out.Result.SettledAmountBefore)
+	require.Equal(t, "130", out.Result.SettledAmountAfter)
+	require.NoError(t, reconciliation.CheckFundingDecision(fd, cmd.dec, e, f.now))
+	require.NoError(t, reconciliation.CheckCaseResolutionApplied(out.Applied, out.Result))
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT state FROM billing.late_settlement_cases WHERE settlement_dimension_id = $1`,
+		f.dim.SettlementDimensionID()).Scan(&state))
+	require.Equal(t, catchup.LateCaseResolved, state)
+	bal := f.balances(t, f.dim.BillingReservationID)
+	require.Equal(t, "130", bal["settled_revenue"])
+	require.Equal(t, "130", bal["customer_wallet"], "debit-normal: hold 2500 − release 2400 + adjustment 30")
+
+	// The correction: target 120 after the late result is a refund from 130.
+	f.metering.append(f.dim, 3, "120")
+	f.drain(t)
+	require.Equal(t, []string{"1>2 late_settlement_exposure 30", "2>3 late_result 30", "3>4 refund 10"}, f.steps(t))
+	st := f.fence(t)
+	require.EqualValues(t, 4, st.StateRevision)
+	require.Equal(t, "120", st.Settled)
+	bal = f.balances(t, f.dim.BillingReservationID)
+	require.Equal(t, "120", bal["settled_revenue"])
+	require.Equal(t, "0", bal["reservation_hold"])
+
+	var causation, causedBy string
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT transition_body::jsonb -> 'causation' ->> 'kind',
+		transition_body::jsonb -> 'causation' ->> 'predecessorLateSettlementCommandResultRef'
+		FROM billing.settlement_transitions WHERE settlement_dimension_id = $1 AND from_settlement_state_revision = 3`,
+		f.dim.SettlementDimensionID()).Scan(&causation, &causedBy))
+	require.Equal(t, billingc.TransitionCausedByLateResult, causation)
+	require.Equal(t, out.Result.Result.Ref, causedBy)
+
+	rows, err := f.admin.Query(t.Context(), `SELECT event_type, aggregate_revision FROM outbox.outbox_events
+		WHERE event_type LIKE 'billing.%' AND event_type <> 'billing.finalization.committed@1' ORDER BY event_id`)
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var ty string
+		var rev int64
+		err := r.Scan(&ty, &rev)
+		return fmt.Sprintf("%s@%d", ty, rev), err
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"billing.settlement-transition.committed@1@1", "billing.late-settlement-exposure.case-requested@1@1",
+		"billing.late-settlement-command-result.committed@1@2", "billing.case-resolution.applied@1@2",
+		"billing.settlement-transition.committed@1@3",
+	}, got)
+}
+
+func (f *lateFixture) fence(t *testing.T) catchUpFenceState {
+	t.Helper()
+	var s catchUpFenceState
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT fence_revision, settlement_state_revision, active_work_generation,
+		last_evaluated_state_version, coordination_state, settled_amount::text FROM billing.settlement_catch_up_fences
+		WHERE settlement_dimension_id = $1`, f.dim.SettlementDimensionID()).
+		Scan(&s.Revision, &s.StateRevision, &s.Generation, &s.LastEvaluated, &s.State, &s.Settled))
+	return s
+}
+
+// OP-1: eight concurrent sessions apply one command: exactly one commits,
+// the others (and a later retry after a lost response) get the first
+// result back (Replayed); another candidate under the same operation is
+// ErrLateCommandConflict.
+func TestOP1ConcurrentLateCommandsCommitOnce(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	outs := make([]catchup.LateSettlementOutcome, 8)
+	errs := make([]error, 8)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = f.late.ApplyLateSettlementCommand(context.Background(), cmd.with(fd))
+		}()
+	}
+	wg.Wait()
+	first := 0
+	for i := range outs {
+		require.NoError(t, errs[i])
+		if !outs[i].Replayed {
+			first++
+		}
+		require.Equal(t, outs[0].Result.Result, outs[i].Result.Result)
+	}
+	require.Equal(t, 1, first, "exactly one command commits")
+	require.Equal(t, lateCounts{Results: 1, Resolutions: 1, Grants: 1, FundingJTIs: 1, Groups: 1, Events: 2}, f.counts(t))
+
+	replay, err := f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	require.True(t, replay.Replayed)
+	require.Equal(t, outs[0].Result.Result, replay.Result.Result)
+
+	other := f.command(t, e, "other", nil)
+	other.dec = cmd.dec // the same operation, another candidate and grant
+	other.claims.Decision = cmd.dec.Decision
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), other.with(fd))
+	require.ErrorIs(t, err, catchup.ErrLateCommandConflict)
+	require.Equal(t, lateCounts{Results: 1, Resolutions: 1, Grants: 1, FundingJTIs: 1, Groups: 1, Events: 2}, f.counts(t))
+}
+
+// BI-2 / OP-1: refusals write nothing: Metering answers not current
+// (ErrSettlementInputNotCurrent); a funding decision for another exposure,
+// amount or generation (ErrFundingRefused); the account's funding source
+// moved after the decision (ErrFundingRefused, guard BC014 keeps it
+// forward only); a replayed grant jti, then a replayed funding jti, in a new
+// command (ErrJTIConsumed).
+func TestBI2LateCommandRefusalsWriteNothing(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	zero := lateCounts{}
+
+	// Metering: a newer input arrived; the exposure's input is not current.
+	f.metering.append(f.dim, 3, "150")
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.ErrorIs(t, err, catchup.ErrSettlementInputNotCurrent)
+	require.Equal(t, zero, f.counts(t))
+	f.metering.mu.Lock()
+	f.metering.chain[f.dim.SettlementDimensionID()] = f.metering.chain[f.dim.SettlementDimensionID()][:2]
+	f.metering.answers = map[string]catchup.Validation{}
+	f.metering.mu.Unlock()
+
+	// A funding decision for another amount (resealed: Billing never made it).
+	forged := *fd
+	forged.FundingAmount = "31"
+	_, err = reconciliation.SealAddressed(&forged, "fd-")
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(&forged))
+	require.ErrorIs(t, err, catchup.ErrFundingRefused)
+	// ... for another generation.
+	forged = *fd
+	forged.Case.CaseGeneration = 2
+	forged.Case.ReconciliationCaseRef = reconciliation.LateSettlementCaseRef(f.dim.SettlementDimensionID(), 2)
+	_, err = reconciliation.SealAddressed(&forged, "fd-")
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(&forged))
+	require.ErrorIs(t, err, catchup.ErrFundingRefused)
+	// ... Billing-shaped but not the stored one (another jti).
+	forged = *fd
+	forged.JTI = uuid.NewString()
+	_, err = reconciliation.SealAddressed(&forged, "fd-")
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(&forged))
+	require.ErrorIs(t, err, catchup.ErrFundingRefused)
+	require.Equal(t, zero, f.counts(t))
+
+	// The account's funding source moved: the decision is stale (BC014: +1 only).
+	_, err = f.pool.Exec(t.Context(), `UPDATE billing.funding_accounts SET source_revision = source_revision + 2
+		WHERE billing_account_id = $1`, f.dim.BillingAccountID)
+	requireSQLState(t, err, catchup.CodeFundingAccountForward)
+	_, err = f.pool.Exec(t.Context(), `UPDATE billing.funding_accounts SET source_revision = source_revision + 1
+		WHERE billing_account_id = $1`, f.dim.BillingAccountID)
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.ErrorIs(t, err, catchup.ErrFundingRefused)
+	require.Equal(t, zero, f.counts(t))
+}
+
+// OP-1: both single-use tokens: after one command consumed its grant's
+// and its funding decision's jti, a new command (the next generation's
+// exposure) reusing the grant jti is refused, then one reusing the funding
+// jti; nothing is written.
+func TestOP1LateCommandJTIReplayRefused(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	first := f.openExposure(t)
+	// A second positive difference (150) joins the same open generation 1.
+	f.input(t, 3, "150")
+	f.drain(t)
+	latest := f.openExposure(t)
+	require.EqualValues(t, 3, latest.SettlementStateRevision)
+	require.EqualValues(t, 1, latest.Case.CaseGeneration)
+	_, err := f.late.DecideFunding(t.Context(), f.command(t, first, "", nil).dec)
+	require.ErrorIs(t, err, catchup.ErrExposureNotOpen, "a superseded exposure is not funded")
+
+	cmd := f.command(t, latest, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	require.Equal(t, "50", fd.FundingAmount)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	before := f.counts(t)
+
+	// A new difference after generation 1 resolved opens generation 2.
+	f.input(t, 4, "170")
+	f.drain(t)
+	next := f.openExposure(t)
+	require.EqualValues(t, 2, next.Case.CaseGeneration, "generation 1 is resolved: a new positive difference opens generation 2")
+	replayGrant := f.command(t, next, "", func(c *reconciliation.LateGrantClaims) { c.JTI = cmd.claims.JTI })
+	fd2, err := f.late.DecideFunding(t.Context(), replayGrant.dec)
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), replayGrant.with(fd2))
+	require.ErrorIs(t, err, catchup.ErrJTIConsumed)
+	require.Equal(t, before, f.counts(t))
+
+	fresh := f.command(t, next, "", nil)
+	replayFunding := *fd2
+	replayFunding.JTI = fd.JTI
+	_, err = reconciliation.SealAddressed(&replayFunding, "fd-")
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), fresh.with(&replayFunding))
+	require.ErrorIs(t, err, catchup.ErrJTIConsumed)
+	require.Equal(t, before, f.counts(t))
+
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), fresh.with(fd2))
+	require.NoError(t, err, "the generation's own command still commits")
+}
+
+func requireSQLState(t *testing.T, err error, code string) {
+	t.Helper()
+	require.Error(t, err)
+	var pg interface{ SQLState() string }
+	require.True(t, errors.As(err, &pg), "%v", err)
+	require.Equal(t, code, pg.SQLState(), "%v", err)
+}
