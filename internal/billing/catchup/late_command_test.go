@@ -376,8 +376,8 @@ func TestOP1ConcurrentLateCommandsCommitOnce(t *testing.T) {
 // BI-2 / OP-1: refusals write nothing: Metering answers not current
 // (ErrSettlementInputNotCurrent); a funding decision for another exposure,
 // amount or generation (ErrFundingRefused); the account's funding source
-// moved after the decision (ErrFundingRefused, guard BC014 keeps it
-// forward only); a replayed grant jti, then a replayed funding jti, in a new
+// moved after the decision (ErrFundingRefused; BC014.funding-account-forward
+// keeps the revision forward only, +1); a replayed grant jti, then a replayed funding jti, in a new
 // command (ErrJTIConsumed).
 func TestBI2LateCommandRefusalsWriteNothing(t *testing.T) {
 	t.Parallel()
@@ -490,4 +490,86 @@ func requireSQLState(t *testing.T, err error, code string) {
 	var pg interface{ SQLState() string }
 	require.True(t, errors.As(err, &pg), "%v", err)
 	require.Equal(t, code, pg.SQLState(), "%v", err)
+}
+
+// BI-2 / BI-3 forgery as the oceanway_billing role (migration 00048): no
+// direct ledger insert (42501); the controlled adjustment writer refuses a
+// group no committed result names (BL006.late-adjustment-unfounded); a
+// result off its fence's settled state or on an exposure that is not open
+// in a resolving generation (BC015.late-result-off-fence); a result without
+// its ledger group, fence move, exposure resolution, resolved generation
+// and events (BC016.late-result-unproven); a resolved generation moved
+// backwards (BC017.late-case-forward); the late facts are insert-only even
+// for the owner (BC001.late-results-insert-only,
+// BC001.exposure-resolutions-insert-only, BC001.funding-decisions-insert-only,
+// BC001.late-grants-insert-only, BC001.late-funding-jtis-insert-only) and an
+// exposure resolution is never deleted.
+func TestBI2LateCommandForgeriesRefused(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	dimID, op := f.dim.SettlementDimensionID(), fd.CommandOperationID
+
+	_, err = f.pool.Exec(t.Context(), `INSERT INTO billing.ledger_posting_groups (posting_group_id, billing_reservation_id, group_kind,
+		economic_identity, created_at) VALUES (gen_random_uuid(), $1, 'late_settlement_adjustment', '{"kind":"credits"}', now())`,
+		f.dim.BillingReservationID)
+	requireSQLState(t, err, "42501")
+	_, err = f.pool.Exec(t.Context(), `SELECT billing.post_late_settlement_adjustment($1, gen_random_uuid())`, op)
+	requireSQLState(t, err, "BL006")
+
+	forge := func(from int64, before string, finish bool) error {
+		return pgx.BeginFunc(t.Context(), f.pool, func(tx pgx.Tx) error {
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{`INSERT INTO billing.late_consumed_grants VALUES ($1, $2, $3, now())`, []any{uuid.NewString(), cquad(op).Digest, op}},
+				{`INSERT INTO billing.late_consumed_funding_jtis VALUES ($1, $2, now())`, []any{fd.JTI, op}},
+				{`INSERT INTO billing.late_settlement_command_results (command_operation_id, settlement_dimension_id,
+				    from_settlement_state_revision, to_settlement_state_revision, billing_reservation_id, billing_account_id,
+				    late_settlement_exposure_id, case_generation, settled_amount_before, settled_amount_after, adjustment_amount, grant_jti,
+				    funding_decision_jti, posting_group_id, result_ref, result_schema_version, result_digest_algorithm_version, result_digest,
+				    result_body, event_id, event_envelope_sha256, committed_at)
+				  SELECT $1, $2, $3::bigint, $3::bigint + 1, $4, $5, $6, 1, $7::numeric, $7::numeric + 30, 30, grant_jti, $8, gen_random_uuid(),
+				    'lscres-forged', '1', 'jcs-sha256-v1', repeat('a', 64), '{}', gen_random_uuid(), repeat('b', 64), now()
+				  FROM billing.late_consumed_grants WHERE command_operation_id = $1`,
+					[]any{op, dimID, from, f.dim.BillingReservationID, f.dim.BillingAccountID, e.ExposureID(), before, fd.JTI}},
+			} {
+				if _, err := tx.Exec(t.Context(), q.sql, q.args...); err != nil {
+					return err
+				}
+			}
+			if finish {
+				_, err := tx.Exec(t.Context(), `SET CONSTRAINTS ALL IMMEDIATE`)
+				return err
+			}
+			return nil
+		})
+	}
+	requireSQLState(t, forge(3, "100", false), catchup.CodeLateResultOffFence)
+	requireSQLState(t, forge(2, "90", false), catchup.CodeLateResultOffFence)
+	requireSQLState(t, forge(2, "100", true), catchup.CodeLateResultUnproven)
+	require.Equal(t, lateCounts{}, f.counts(t))
+
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'open' WHERE settlement_dimension_id = $1`, dimID)
+	requireSQLState(t, err, catchup.CodeLateCaseForward)
+	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'resolving' WHERE settlement_dimension_id = $1`, dimID)
+	requireSQLState(t, err, catchup.CodeLateCaseForward)
+	_, err = f.pool.Exec(t.Context(), `DELETE FROM billing.late_settlement_exposure_resolutions`)
+	requireSQLState(t, err, "42501")
+	for _, table := range []string{"late_settlement_command_results", "late_settlement_exposure_resolutions", "funding_decisions",
+		"late_consumed_grants", "late_consumed_funding_jtis"} {
+		var column string
+		require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT column_name FROM information_schema.columns
+			WHERE table_schema = 'billing' AND table_name = $1 ORDER BY ordinal_position LIMIT 1`, table).Scan(&column))
+		_, err := f.admin.Exec(t.Context(), "UPDATE billing."+table+" SET "+column+" = "+column)
+		requireSQLState(t, err, catchup.CodeInsertOnly)
+		_, err = f.admin.Exec(t.Context(), "DELETE FROM billing."+table)
+		requireSQLState(t, err, catchup.CodeInsertOnly)
+	}
 }
