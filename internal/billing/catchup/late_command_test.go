@@ -16,13 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/reconciliation"
+	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
+	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/coreread"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
 	"github.com/oceanway/core/internal/workload"
 )
@@ -572,4 +576,104 @@ func TestBI2LateCommandForgeriesRefused(t *testing.T) {
 		_, err = f.admin.Exec(t.Context(), "DELETE FROM billing."+table)
 		requireSQLState(t, err, catchup.CodeInsertOnly)
 	}
+}
+
+// outboxEvent decodes the one outbox event of type eventType.
+func (f *lateFixture) outboxEvent(t *testing.T, eventType string) (*envelope.Envelope, digest.Digest) {
+	t.Helper()
+	var raw string
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT event_envelope FROM outbox.outbox_events WHERE event_type = $1`, eventType).Scan(&raw))
+	ev, err := envelope.DecodeEnvelope([]byte(raw))
+	require.NoError(t, err)
+	d, err := ev.Digest()
+	require.NoError(t, err)
+	return ev, d
+}
+
+// OP-1 / BI-2: Billing's directed reads for the Operations projector answer
+// found only for the exact result and applied fact the events name (event
+// id and envelope digest included); any field the event states differently
+// is conflicting; an unknown operation or exposure is not_found; a request
+// without its quadruples is refused.
+func TestOP1LateResultAndAppliedReadsForOperations(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	reads := catchup.Reads{DB: f.pool}
+
+	ev, d := f.outboxEvent(t, envelope.BillingLateCommandResultCommittedV1)
+	p, err := envelope.PayloadOf[envelope.BillingLateSettlementCommandResultCommittedV1Payload](ev)
+	require.NoError(t, err)
+	rreq := coreread.LateCommandResultRead{EventID: ev.EventID, EventEnvelopeDigest: d, Result: p.LateSettlementCommandResult(),
+		CommandOperationID: p.LateSettlementCommandOperationID, SettlementDimensionID: p.SettlementDimensionID,
+		LateSettlementExposureID: p.LateSettlementExposureID, CaseRef: p.ReconciliationCaseRef, CaseGeneration: p.CaseGeneration,
+		CaseIdentity: p.LateSettlementCaseIdentityReservation(), FromSettlementStateRevision: p.FromSettlementStateRevision,
+		ToSettlementStateRevision: p.ToSettlementStateRevision, AdjustmentAmount: p.AdjustmentAmount, Actor: p.ActorWorkforcePrincipalID}
+	ans, err := reads.ReadLateSettlementCommandResultForOperations(t.Context(), rreq)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Found, ans)
+	for name, edit := range map[string]func(*coreread.LateCommandResultRead){
+		"another event":    func(r *coreread.LateCommandResultRead) { r.EventID = cid("other-event") },
+		"another digest":   func(r *coreread.LateCommandResultRead) { r.EventEnvelopeDigest.Value = cquad("x").Digest },
+		"another amount":   func(r *coreread.LateCommandResultRead) { r.AdjustmentAmount = "31" },
+		"another revision": func(r *coreread.LateCommandResultRead) { r.ToSettlementStateRevision = 4 },
+		"another actor":    func(r *coreread.LateCommandResultRead) { r.Actor = lateApprover },
+		"another result":   func(r *coreread.LateCommandResultRead) { r.Result = cquad("lscres-other") },
+		"another identity": func(r *coreread.LateCommandResultRead) { r.CaseIdentity = cquad("lcir-other") },
+	} {
+		r := rreq
+		edit(&r)
+		ans, err := reads.ReadLateSettlementCommandResultForOperations(t.Context(), r)
+		require.NoError(t, err, name)
+		require.Equal(t, ownerread.Conflicting, ans, name)
+	}
+	unknown := rreq
+	unknown.CommandOperationID = cid("no-such-operation")
+	ans, err = reads.ReadLateSettlementCommandResultForOperations(t.Context(), unknown)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Conflicting, ans, "another operation at a revision that has its result")
+	unknown.FromSettlementStateRevision = 9
+	ans, err = reads.ReadLateSettlementCommandResultForOperations(t.Context(), unknown)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.NotFound, ans)
+	bad := rreq
+	bad.Result = strict.Quadruple{}
+	_, err = reads.ReadLateSettlementCommandResultForOperations(t.Context(), bad)
+	require.ErrorIs(t, err, ownerread.ErrInvalidRequest)
+
+	ev, d = f.outboxEvent(t, envelope.BillingCaseResolutionAppliedV1)
+	ap, err := envelope.PayloadOf[envelope.BillingCaseResolutionAppliedV1Payload](ev)
+	require.NoError(t, err)
+	areq := coreread.CaseResolutionAppliedRead{EventID: ev.EventID, EventEnvelopeDigest: d, Applied: ap.BillingCaseResolutionApplied(),
+		LateSettlementExposureID: ap.LateSettlementExposureID, SettlementDimensionID: ap.SettlementDimensionID, CaseRef: ap.ReconciliationCaseRef,
+		CaseGeneration: ap.CaseGeneration, CaseIdentity: ap.LateSettlementCaseIdentityReservation(), ResolutionSource: ap.ResolutionSource,
+		ResolutionOperationID: ap.ResolutionOperationID}
+	ans, err = reads.ReadBillingCaseResolutionAppliedForOperations(t.Context(), areq)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Found, ans)
+	for name, edit := range map[string]func(*coreread.CaseResolutionAppliedRead){
+		"another event": func(r *coreread.CaseResolutionAppliedRead) { r.EventID = cid("other-event") },
+		"another source": func(r *coreread.CaseResolutionAppliedRead) {
+			r.ResolutionSource = reconciliation.ResolutionSourceTransition
+		},
+		"another generation": func(r *coreread.CaseResolutionAppliedRead) { r.CaseGeneration = 2 },
+		"another operation":  func(r *coreread.CaseResolutionAppliedRead) { r.ResolutionOperationID = cid("other-op") },
+		"another applied":    func(r *coreread.CaseResolutionAppliedRead) { r.Applied = cquad("bcra-other") },
+	} {
+		r := areq
+		edit(&r)
+		ans, err := reads.ReadBillingCaseResolutionAppliedForOperations(t.Context(), r)
+		require.NoError(t, err, name)
+		require.Equal(t, ownerread.Conflicting, ans, name)
+	}
+	none := areq
+	none.LateSettlementExposureID = cid("no-such-exposure")
+	ans, err = reads.ReadBillingCaseResolutionAppliedForOperations(t.Context(), none)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.NotFound, ans)
 }
