@@ -123,6 +123,16 @@ type Config struct {
 	// before its case opens or the exposure joins it; nil answers
 	// owner_read_unavailable (retryable).
 	LateExposureReads coreread.LateExposureCaseRequestReader
+	// LateResultReads is Billing's
+	// readLateSettlementCommandResultForOperations, which verifies
+	// billing.late-settlement-command-result.committed@1 before the result
+	// is recorded in its dimension's revision sequence (issue 32 part 2).
+	LateResultReads coreread.LateCommandResultReader
+	// CaseResolutionReads is Billing's
+	// readBillingCaseResolutionAppliedForOperations, which verifies
+	// billing.case-resolution.applied@1 before the exposure is marked
+	// resolved and its case closed (issue 32 part 2).
+	CaseResolutionReads coreread.CaseResolutionAppliedReader
 	// WorkerVersion is recorded in the build summary. Default "dev".
 	WorkerVersion string
 	// ShadowToken makes this projector a shadow builder: every transaction
