@@ -677,3 +677,69 @@ func TestOP1LateResultAndAppliedReadsForOperations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ownerread.NotFound, ans)
 }
+
+// BI-2 (ADR-031; CheckCaseResolutionByTransition): a later transition
+// resolves the dimension's open exposure in its own transaction: a new
+// positive difference supersedes it (the new exposure stays the one open
+// exposure), a refund makes it moot; each resolution is
+// BillingCaseResolutionApplied@1 with source settlement_transition naming
+// the transition and its to revision, with its event, which Billing's read
+// for the projector finds. A superseded exposure is not funded.
+func TestBI2LaterTransitionResolvesTheOpenExposure(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	first := f.openExposure(t)
+	f.input(t, 3, "150")
+	f.drain(t)
+	second := f.openExposure(t)
+	f.input(t, 4, "90")
+	f.drain(t)
+	require.Equal(t, []string{"1>2 late_settlement_exposure 30", "2>3 late_settlement_exposure 50", "3>4 refund 10"}, f.steps(t))
+
+	transition := func(to int64) *billingc.BillingSettlementTransition {
+		var body string
+		require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT transition_body FROM billing.settlement_transitions
+			WHERE settlement_dimension_id = $1 AND to_settlement_state_revision = $2`, f.dim.SettlementDimensionID(), to).Scan(&body))
+		tr, err := billingc.DecodeBillingSettlementTransition([]byte(body))
+		require.NoError(t, err)
+		return tr
+	}
+	for _, c := range []struct {
+		exposure *billingc.LateSettlementExposure
+		to       int64
+	}{{first, 3}, {second, 4}} {
+		var body string
+		var to int64
+		require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT applied_body, transition_to_revision FROM billing.late_settlement_exposure_resolutions
+			WHERE late_settlement_exposure_id = $1 AND resolution_source = 'settlement_transition'`, c.exposure.ExposureID()).Scan(&body, &to))
+		require.Equal(t, c.to, to)
+		a, err := reconciliation.DecodeCaseResolutionApplied([]byte(body))
+		require.NoError(t, err)
+		require.NoError(t, reconciliation.CheckCaseResolutionByTransition(a, c.exposure, transition(c.to)))
+	}
+	var open int
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.late_settlement_exposures e
+		WHERE settlement_dimension_id = $1 AND NOT EXISTS (SELECT 1 FROM billing.late_settlement_exposure_resolutions x
+		  WHERE x.late_settlement_exposure_id = e.late_settlement_exposure_id)`, f.dim.SettlementDimensionID()).Scan(&open))
+	require.Zero(t, open)
+
+	var raw string
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT event_envelope FROM outbox.outbox_events
+		WHERE event_type = 'billing.case-resolution.applied@1' AND aggregate_id = $1`, first.ExposureID()).Scan(&raw))
+	ev, err := envelope.DecodeEnvelope([]byte(raw))
+	require.NoError(t, err)
+	d, err := ev.Digest()
+	require.NoError(t, err)
+	ap, err := envelope.PayloadOf[envelope.BillingCaseResolutionAppliedV1Payload](ev)
+	require.NoError(t, err)
+	require.Equal(t, reconciliation.ResolutionSourceTransition, ap.ResolutionSource)
+	ans, err := catchup.Reads{DB: f.pool}.ReadBillingCaseResolutionAppliedForOperations(t.Context(), coreread.CaseResolutionAppliedRead{
+		EventID: ev.EventID, EventEnvelopeDigest: d, Applied: ap.BillingCaseResolutionApplied(), LateSettlementExposureID: ap.LateSettlementExposureID,
+		SettlementDimensionID: ap.SettlementDimensionID, CaseRef: ap.ReconciliationCaseRef, CaseGeneration: ap.CaseGeneration,
+		CaseIdentity: ap.LateSettlementCaseIdentityReservation(), ResolutionSource: ap.ResolutionSource, ResolutionOperationID: ap.ResolutionOperationID})
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Found, ans)
+
+	_, err = f.late.DecideFunding(t.Context(), f.command(t, second, "", nil).dec)
+	require.ErrorIs(t, err, catchup.ErrExposureNotOpen, "a moot exposure is not funded")
+}

@@ -538,6 +538,9 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 	}); err != nil {
 		return fmt.Errorf("insert settlement transition: %w", err)
 	}
+	if err := resolveExposuresByTransition(ctx, tx, f, t, eventID); err != nil {
+		return err
+	}
 	switch t.TransitionKind {
 	case billingc.TransitionLateSettlementExposure:
 		if err := insertLateSettlementExposure(ctx, tx, f, t, cases, eventID); err != nil {
