@@ -23,11 +23,13 @@ import (
 	"github.com/oceanway/core/internal/billing"
 	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/ownerread/coreread"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
+	"github.com/oceanway/core/internal/release"
 	"github.com/oceanway/core/internal/workload"
 )
 
@@ -507,7 +509,8 @@ func requireSQLState(t *testing.T, err error, code string) {
 // for the owner (BC001.late-results-insert-only,
 // BC001.exposure-resolutions-insert-only, BC001.funding-decisions-insert-only,
 // BC001.late-grants-insert-only, BC001.late-funding-jtis-insert-only) and an
-// exposure resolution is never deleted.
+// exposure resolution is never deleted; a late fact event without its fact
+// (BL009.late-event-unbacked).
 func TestBI2LateCommandForgeriesRefused(t *testing.T) {
 	t.Parallel()
 	f := setupLateCommand(t)
@@ -560,6 +563,18 @@ func TestBI2LateCommandForgeriesRefused(t *testing.T) {
 
 	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
 	require.NoError(t, err)
+	// An applied event without the fact that names it (BL009.late-event-unbacked).
+	applied, _ := f.outboxEvent(t, envelope.BillingCaseResolutionAppliedV1)
+	forged := *applied
+	forged.EventID = uuid.Must(uuid.NewV7()).String()
+	built, err := envelope.Build(forged)
+	require.NoError(t, err)
+	err = pgx.BeginFunc(t.Context(), f.pool, func(tx pgx.Tx) error {
+		_, err := release.ForProducer(boundary.Core).AppendTx(t.Context(), tx, *built)
+		return err
+	})
+	requireSQLState(t, err, "BL009")
+
 	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'open' WHERE settlement_dimension_id = $1`, dimID)
 	requireSQLState(t, err, catchup.CodeLateCaseForward)
 	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'resolving' WHERE settlement_dimension_id = $1`, dimID)

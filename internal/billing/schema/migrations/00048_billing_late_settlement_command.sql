@@ -43,6 +43,8 @@
 --         group, exposure resolution, resolved generation and event
 --   BC017 a late settlement case generation moved outside open ->
 --         resolving -> resolved, or deleted
+--   (BL009 also refuses a late result or case resolution event without the
+--   fact that names it)
 
 -- +goose Up
 -- +goose StatementBegin
@@ -509,11 +511,38 @@ $fn$;
 CREATE CONSTRAINT TRIGGER late_settlement_command_results_proven AFTER INSERT ON billing.late_settlement_command_results
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION billing.prove_late_result();
 
+-- billing.late-settlement-command-result.committed@1 and
+-- billing.case-resolution.applied@1 are appended only with the one fact
+-- that names them (as BL009 for the finalization and transition events).
+CREATE FUNCTION billing.prove_late_fact_event() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  IF /* guard BL009.late-event-unbacked */ NOT (CASE NEW.event_type
+            WHEN 'billing.late-settlement-command-result.committed@1' THEN
+              EXISTS (SELECT 1 FROM billing.late_settlement_command_results
+                       WHERE event_id = NEW.event_id AND event_envelope_sha256 = NEW.event_envelope_sha256
+                         AND settlement_dimension_id::text = NEW.aggregate_id
+                         AND from_settlement_state_revision = NEW.aggregate_revision)
+            ELSE
+              EXISTS (SELECT 1 FROM billing.late_settlement_exposure_resolutions
+                       WHERE event_id = NEW.event_id AND event_envelope_sha256 = NEW.event_envelope_sha256
+                         AND late_settlement_exposure_id::text = NEW.aggregate_id)
+          END) THEN
+    RAISE EXCEPTION 'billing: event % (%) has no billing fact naming it', NEW.event_id, NEW.event_type USING ERRCODE = 'BL009';
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE CONSTRAINT TRIGGER billing_late_fact_events_proven AFTER INSERT ON outbox.outbox_events
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+  WHEN (NEW.event_type IN ('billing.late-settlement-command-result.committed@1', 'billing.case-resolution.applied@1'))
+  EXECUTE FUNCTION billing.prove_late_fact_event();
+
 REVOKE ALL ON billing.funding_accounts, billing.funding_decisions, billing.late_consumed_grants, billing.late_consumed_funding_jtis,
   billing.late_settlement_command_results, billing.late_settlement_exposure_resolutions FROM PUBLIC;
 REVOKE ALL ON FUNCTION billing.funding_account_forward(), billing.late_case_forward(),
   billing.post_late_settlement_adjustment(uuid, uuid), billing.late_result_moves(uuid, bigint, bigint, numeric, numeric),
-  billing.late_result_from_fence(), billing.prove_late_result() FROM PUBLIC;
+  billing.late_result_from_fence(), billing.prove_late_result(), billing.prove_late_fact_event() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION billing.funding_account_forward(), billing.late_case_forward(), billing.late_result_from_fence(),
   billing.post_late_settlement_adjustment(uuid, uuid), billing.late_result_moves(uuid, bigint, bigint, numeric, numeric)
   TO oceanway_billing;
