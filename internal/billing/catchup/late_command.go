@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -148,7 +149,7 @@ func (l *LateCommands) ApplyLateSettlementCommand(ctx context.Context, cmd LateS
 		return l.commit(ctx, tx, cmd, claims, v.Receipt, now)
 	})
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "23505" {
+	if errors.As(err, &pg) && pg.Code == pgerrcode.UniqueViolation {
 		// A concurrent command consumed a jti first (the operation's own
 		// replay is found under the lock, so only another command's
 		// consumption gets here).

@@ -12,6 +12,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -523,9 +524,9 @@ func TestBI2LateCommandForgeriesRefused(t *testing.T) {
 	_, err = f.pool.Exec(t.Context(), `INSERT INTO billing.ledger_posting_groups (posting_group_id, billing_reservation_id, group_kind,
 		economic_identity, created_at) VALUES (gen_random_uuid(), $1, 'late_settlement_adjustment', '{"kind":"credits"}', now())`,
 		f.dim.BillingReservationID)
-	requireSQLState(t, err, "42501")
+	requireSQLState(t, err, pgerrcode.InsufficientPrivilege)
 	_, err = f.pool.Exec(t.Context(), `SELECT billing.post_late_settlement_adjustment($1, gen_random_uuid())`, op)
-	requireSQLState(t, err, "BL006")
+	requireSQLState(t, err, billing.CodeLedgerUnjustified)
 
 	forge := func(from int64, before string, finish bool) error {
 		return pgx.BeginFunc(t.Context(), f.pool, func(tx pgx.Tx) error {
@@ -573,14 +574,14 @@ func TestBI2LateCommandForgeriesRefused(t *testing.T) {
 		_, err := release.ForProducer(boundary.Core).AppendTx(t.Context(), tx, *built)
 		return err
 	})
-	requireSQLState(t, err, "BL009")
+	requireSQLState(t, err, billing.CodeFactEventUnbacked)
 
 	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'open' WHERE settlement_dimension_id = $1`, dimID)
 	requireSQLState(t, err, catchup.CodeLateCaseForward)
 	_, err = f.pool.Exec(t.Context(), `UPDATE billing.late_settlement_cases SET state = 'resolving' WHERE settlement_dimension_id = $1`, dimID)
 	requireSQLState(t, err, catchup.CodeLateCaseForward)
 	_, err = f.pool.Exec(t.Context(), `DELETE FROM billing.late_settlement_exposure_resolutions`)
-	requireSQLState(t, err, "42501")
+	requireSQLState(t, err, pgerrcode.InsufficientPrivilege)
 	for _, table := range []string{"late_settlement_command_results", "late_settlement_exposure_resolutions", "funding_decisions",
 		"late_consumed_grants", "late_consumed_funding_jtis"} {
 		var column string
