@@ -67,7 +67,15 @@ type lateFixture struct {
 	now      time.Time
 }
 
-func setupLateCommand(t *testing.T, targets ...string) *lateFixture {
+func setupLateCommand(t *testing.T) *lateFixture {
+	t.Helper()
+	f := setupLateFixture(t)
+	f.drain(t)
+	return f
+}
+
+// setupLateFixture is setupLateCommand before the worker ran.
+func setupLateFixture(t *testing.T) *lateFixture {
 	t.Helper()
 	b := setup(t)
 	r := newRun(1)
@@ -95,9 +103,7 @@ func setupLateCommand(t *testing.T, targets ...string) *lateFixture {
 	require.NoError(t, err)
 	f := &lateFixture{bundle: b, dim: dim, metering: newFakeMetering(), now: catchUpAt.Add(time.Hour)}
 	f.metering.append(dim, 1, "100")
-	for i, target := range append([]string{"130"}, targets...) {
-		f.metering.append(dim, int64(i+2), target)
-	}
+	f.metering.append(dim, 2, "130")
 	f.consumer, err = catchup.NewConsumer(b.pool, catchup.ConsumerConfig{Inbox: inbox.Config{LockTimeout: time.Second},
 		Finalization: catchup.FinalizationFenceObserver{}})
 	require.NoError(t, err)
@@ -107,7 +113,6 @@ func setupLateCommand(t *testing.T, targets ...string) *lateFixture {
 	verifier, err := catchup.NewLateGrantVerifier(lateIssuer, lateGrantKey.Public().(ed25519.PublicKey))
 	require.NoError(t, err)
 	f.late = &catchup.LateCommands{Pool: b.pool, Grants: verifier, Metering: f.metering, Now: func() time.Time { return f.now }}
-	f.drain(t)
 	return f
 }
 
@@ -758,4 +763,79 @@ func TestBI2LaterTransitionResolvesTheOpenExposure(t *testing.T) {
 
 	_, err = f.late.DecideFunding(t.Context(), f.command(t, second, "", nil).dec)
 	require.ErrorIs(t, err, catchup.ErrExposureNotOpen, "a moot exposure is not funded")
+}
+
+// BI-3 (ADR-031 F → T → Late Result → T): a late command that commits
+// while a catch-up worker attempt is in flight supersedes it: the command
+// moves the fence (state revision, settled amount) with a successor Work
+// generation, the attempt's relock sees the moved fence and writes nothing,
+// and the next attempt verifies from the late result's revision.
+func TestBI3LateCommandSupersedesAnInFlightCatchUpAttempt(t *testing.T) {
+	t.Parallel()
+	f := setupLateFixture(t)
+	_, err := f.worker.RunOnce(t.Context()) // the exposure transition 1>2, its successor Work pending
+	require.NoError(t, err)
+	st := f.fence(t)
+	require.EqualValues(t, 2, st.StateRevision)
+	require.Equal(t, "pending_verification", st.State)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+
+	var once sync.Once
+	var lateErr error
+	f.metering.beforeValidate = func(req catchup.ValidationRequest) {
+		if req.Purpose == catchup.PurposeBillingCatchUpFence {
+			once.Do(func() { _, lateErr = f.late.ApplyLateSettlementCommand(context.Background(), cmd.with(fd)) })
+		}
+	}
+	steps, err := f.worker.RunOnce(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, lateErr)
+	require.Equal(t, 1, steps[catchup.StepSuperseded], "%v", steps)
+	f.metering.beforeValidate = nil
+	f.drain(t)
+	st = f.fence(t)
+	require.EqualValues(t, 3, st.StateRevision)
+	require.Equal(t, "130", st.Settled)
+	require.Equal(t, "caught_up", st.State)
+	require.Equal(t, []string{"1>2 late_settlement_exposure 30", "2>3 late_result 30"}, f.steps(t))
+	var finished int
+	require.NoError(t, f.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.settlement_catch_up_finishes
+		WHERE settlement_dimension_id = $1 AND work_generation = 2`, f.dim.SettlementDimensionID()).Scan(&finished))
+	require.Zero(t, finished, "the superseded generation wrote nothing")
+}
+
+// OP-1: the late grant is Core's, strict, current and exactly the
+// command's: a grant signed by another key, of another issuer, expired, or
+// binding another decision is ErrLateGrant, and nothing is written.
+func TestOP1LateGrantRefusals(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	e := f.openExposure(t)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+
+	other := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))
+	otherVerifier, err := catchup.NewLateGrantVerifier(lateIssuer, other.Public().(ed25519.PublicKey))
+	require.NoError(t, err)
+	wrongKey := &catchup.LateCommands{Pool: f.pool, Grants: otherVerifier, Metering: f.metering, Now: f.late.Now}
+	_, err = wrongKey.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.ErrorIs(t, err, catchup.ErrLateGrant)
+
+	issuer := f.command(t, e, "", func(c *reconciliation.LateGrantClaims) { c.Issuer = "core.someone-else" })
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), catchup.LateSettlementCommand{Grant: issuer.jws, Candidate: cmd.cand, Decision: cmd.dec, Funding: fd})
+	require.ErrorIs(t, err, catchup.ErrLateGrant)
+
+	expired := cmd.with(fd)
+	expired.Now = cmd.claims.ExpiresAt
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), expired)
+	require.ErrorIs(t, err, catchup.ErrLateGrant)
+
+	another := f.command(t, e, "another", nil)
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), catchup.LateSettlementCommand{Grant: another.jws, Candidate: cmd.cand, Decision: cmd.dec, Funding: fd})
+	require.ErrorIs(t, err, catchup.ErrLateGrant)
+	require.Equal(t, lateCounts{}, f.counts(t))
 }
