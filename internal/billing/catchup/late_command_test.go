@@ -25,6 +25,7 @@ import (
 	"github.com/oceanway/core/internal/billing/billingtest"
 	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/boundary"
+	"github.com/oceanway/core/internal/casegateway"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/inbox"
 	"github.com/oceanway/core/internal/ownerread"
@@ -42,6 +43,9 @@ const (
 )
 
 var lateGrantKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+
+// LateCommands is the gateway's Billing side.
+var _ casegateway.LateBilling = (*catchup.LateCommands)(nil)
 
 // fakeLateIdentities is Operations' late case identity primitive: a
 // deterministic reservation per (dimension, generation).
