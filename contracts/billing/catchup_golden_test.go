@@ -79,6 +79,15 @@ func settlementGoldens(t *testing.T) []settlementGolden {
 		CausationKind: billing.TransitionCausedByTransition, CausedBy: exposureTransition.Transition,
 		LogicalOperationID: "0195f4a8-0000-7000-8000-000000000082", SettlementBasis: basis, CommittedAt: settlementAt.Add(2 * time.Second),
 	})
+	// ADR-031 F → T → Late Result → T: the correction after a late
+	// settlement command result names that result as its predecessor.
+	afterLate := sealedSettlement(t, &billing.BillingSettlementTransition{
+		Transition: strict.Quadruple{Ref: "bst-4"}, Dimension: dim, TransitionKind: billing.TransitionRefund, FromSettlementStateRevision: 4,
+		SettledAmountBefore: "130", TargetAmount: "120", SettledAmountAfter: "120", TransitionAmount: "10",
+		PreviousSettlementInput: settlementInput(3, 'e'), SettlementInput: settlementInput(4, '3'), ValidationReceipt: settlementQuad("mvr-4", '4'),
+		CausationKind: billing.TransitionCausedByLateResult, CausedBy: settlementQuad("lscres-1", '6'),
+		LogicalOperationID: "0195f4a8-0000-7000-8000-000000000083", SettlementBasis: basis, CommittedAt: settlementAt.Add(3 * time.Second),
+	})
 	exposure := sealedSettlement(t, &billing.LateSettlementExposure{
 		Exposure: strict.Quadruple{Ref: "lse-1"}, Dimension: dim, Transition: exposureTransition.Transition, SettlementStateRevision: 3,
 		SettlementInput: exposureTransition.SettlementInput, ExposureAmount: "35", RecordedAt: settlementAt.Add(time.Second),
@@ -123,6 +132,7 @@ func settlementGoldens(t *testing.T) []settlementGolden {
 		{billing.KindBillingSettlementTransition, "refund_after_finalization", refund},
 		{billing.KindBillingSettlementTransition, "late_settlement_exposure", exposureTransition},
 		{billing.KindBillingSettlementTransition, "adjustment_money", adjustment},
+		{billing.KindBillingSettlementTransition, "refund_after_late_result", afterLate},
 		{billing.KindLateSettlementExposure, "credits", exposure},
 		{billing.KindLateSettlementExposure, "money", exposureMoney},
 		{billing.KindBillingSettlementCatchUpWork, "first_after_finalization", w1},
@@ -215,6 +225,9 @@ func settlementNegatives() []settlementNegative {
 				"billingFinalizationCommittedDigestAlgorithmVersion": "jcs-sha256-v1", "billingFinalizationCommittedDigest": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"}
 		}, billing.ErrTransitionRule},
 		{billing.KindBillingSettlementTransition, "predecessor_to_is_not_from", "BI-2", "late_settlement_exposure", func(m map[string]any) {
+			m["causation"].(map[string]any)["predecessorToSettlementStateRevision"] = int64(3)
+		}, billing.ErrTransitionRule},
+		{billing.KindBillingSettlementTransition, "late_result_predecessor_to_is_not_from", "BI-2", "refund_after_late_result", func(m map[string]any) {
 			m["causation"].(map[string]any)["predecessorToSettlementStateRevision"] = int64(3)
 		}, billing.ErrTransitionRule},
 		{billing.KindBillingSettlementTransition, "refund_amount_does_not_add_up", "BI-2", "refund_after_finalization", func(m map[string]any) { m["transitionAmount"] = "24" }, billing.ErrTransitionRule},

@@ -26,11 +26,17 @@ const (
 const (
 	TransitionCausedByFinalization = "finalization"
 	TransitionCausedByTransition   = "settlement_transition"
+	// TransitionCausedByLateResult: the from revision was produced by a
+	// late settlement command (LateSettlementCommandResult@1 moves the
+	// dimension's settled state one revision, ADR-031 F → T → Late Result
+	// → T), so the next transition names that result as its predecessor.
+	TransitionCausedByLateResult = "late_settlement_command_result"
 )
 
 const (
 	prefixTransition                = "billingSettlementTransition"
 	prefixPredecessorTransition     = "predecessorBillingSettlementTransition"
+	prefixPredecessorLateResult     = "predecessorLateSettlementCommandResult"
 	prefixFinalizationCommitted     = "billingFinalizationCommitted"
 	prefixSettlementValidationRcpt  = "settlementInputValidationReceipt"
 	fieldTransitionBasisAlgorithm   = "settlementBasisDigestAlgorithmVersion"
@@ -63,6 +69,8 @@ var transitionSelf = strict.SelfAddressed{Prefix: prefixTransition, TimeFields: 
 //	causation = {kind=finalization; billingFinalizationCommitted quadruple}           from = 1
 //	          | {kind=settlement_transition; predecessorBillingSettlementTransition quadruple;
 //	             predecessorToSettlementStateRevision = from}                          from > 1
+//	          | {kind=late_settlement_command_result; predecessorLateSettlementCommandResult quadruple;
+//	             predecessorToSettlementStateRevision = from}                          from > 2
 //	logicalOperationId, settlementBasisDigest pair, validationOperationId   as in the event (derivation
 //	  billing_settlement_transition_validation_operation@1), so a stale validation is never reused
 //	committedAt               excluded from the digest candidate
@@ -136,6 +144,9 @@ func (t *BillingSettlementTransition) causationJSON() map[string]any {
 	case TransitionCausedByTransition:
 		t.CausedBy.Put(c, prefixPredecessorTransition)
 		c["predecessorToSettlementStateRevision"] = t.FromSettlementStateRevision
+	case TransitionCausedByLateResult:
+		t.CausedBy.Put(c, prefixPredecessorLateResult)
+		c["predecessorToSettlementStateRevision"] = t.FromSettlementStateRevision
 	}
 	return c
 }
@@ -158,9 +169,12 @@ func DecodeBillingSettlementTransition(doc []byte) (*BillingSettlementTransition
 		LogicalOperationID: stlStr(m, fieldTransitionLogicalOperation), SettlementBasis: stlDigest(m, fieldTransitionBasisAlgorithm, fieldTransitionBasisDigest),
 		CommittedAt: stlTime(m, "committedAt"),
 	}
-	if t.CausationKind == TransitionCausedByFinalization {
+	switch t.CausationKind {
+	case TransitionCausedByFinalization:
 		t.CausedBy = stlQuad(c, prefixFinalizationCommitted)
-	} else {
+	case TransitionCausedByLateResult:
+		t.CausedBy = stlQuad(c, prefixPredecessorLateResult)
+	default:
 		t.CausedBy = stlQuad(c, prefixPredecessorTransition)
 	}
 	return t, nil
@@ -191,12 +205,16 @@ var TransitionDef = &schema.Def{Name: "BillingSettlementTransitionV1",
 	)}}
 
 var transitionCausationDef = &schema.Def{Name: "BillingSettlementTransitionCausationV1",
-	Doc: "What the from revision came from: the committed finalization (from = 1) or the direct predecessor transition (from > 1).",
+	Doc: "What the from revision came from: the committed finalization (from = 1), the direct predecessor transition (from > 1), or the late settlement command result that produced it (from > 2).",
 	Type: schema.Union{Discriminator: "kind", Branches: []schema.Branch{
 		{Value: TransitionCausedByFinalization, Fields: stlRefQuad(prefixFinalizationCommitted, "BillingFinalizationCommitted@1")},
 		{Value: TransitionCausedByTransition, Fields: schema.Fields(
 			stlRefQuad(prefixPredecessorTransition, "the direct predecessor BillingSettlementTransition@1"),
 			schema.F("predecessorToSettlementStateRevision", schema.Int{Min: 2}, "equals fromSettlementStateRevision"),
+		)},
+		{Value: TransitionCausedByLateResult, Fields: schema.Fields(
+			stlRefQuad(prefixPredecessorLateResult, "the LateSettlementCommandResult@1 whose to revision is this from revision"),
+			schema.F("predecessorToSettlementStateRevision", schema.Int{Min: 3}, "equals fromSettlementStateRevision"),
 		)},
 	}}}
 
@@ -215,9 +233,9 @@ func transitionRules(m map[string]any) error {
 	switch kind := stlStr(c, "kind"); {
 	case kind == TransitionCausedByFinalization && from != 1:
 		return fmt.Errorf("%w: causation finalization needs from revision 1, got %d", ErrTransitionRule, from)
-	case kind == TransitionCausedByTransition && from == 1:
+	case kind != TransitionCausedByFinalization && from == 1:
 		return fmt.Errorf("%w: from revision 1 is caused by the finalization", ErrTransitionRule)
-	case kind == TransitionCausedByTransition && stlI64(c, "predecessorToSettlementStateRevision") != from:
+	case kind != TransitionCausedByFinalization && stlI64(c, "predecessorToSettlementStateRevision") != from:
 		return fmt.Errorf("%w: predecessor to revision %d is not from revision %d", ErrTransitionRule, stlI64(c, "predecessorToSettlementStateRevision"), from)
 	}
 	prev, next := settlementInputOf(stlObj(m, "previousSettlementInput")), settlementInputOf(stlObj(m, "settlementInput"))

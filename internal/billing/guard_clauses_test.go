@@ -522,6 +522,12 @@ func TestGuardClausesNoTruncate(t *testing.T) {
 		"settlement_catch_up_attempts":            "BC001.attempts-no-truncate",
 		"settlement_catch_up_blocks":              "BC001.blocks-no-truncate",
 		"late_settlement_cases":                   "BC001.late-cases-no-truncate",
+		"funding_accounts":                        "BC001.funding-accounts-no-truncate",
+		"funding_decisions":                       "BC001.funding-decisions-no-truncate",
+		"late_consumed_grants":                    "BC001.late-grants-no-truncate",
+		"late_consumed_funding_jtis":              "BC001.late-funding-jtis-no-truncate",
+		"late_settlement_command_results":         "BC001.late-results-no-truncate",
+		"late_settlement_exposure_resolutions":    "BC001.exposure-resolutions-no-truncate",
 	} {
 		code := billing.CodeInsertOnly
 		if clause[:2] == "BC" {

@@ -347,13 +347,15 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		served.FinalizationCommitted, served.SettlementTransition = billing.Reads{DB: core}, catchup.Reads{DB: core}
 		served.CaseDecision, served.CaseResolution = billing.Reads{DB: core}, billing.Reads{DB: core}
 		served.LateExposure = catchup.Reads{DB: core}
+		served.LateResult, served.CaseResolutionApplied = catchup.Reads{DB: core}, catchup.Reads{DB: core}
 		if l.ownerReads, err = demo.StartOwnerReads(served, reg); err != nil {
 			return nil, err
 		}
 		meteringReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerMetering))
 		coreReads = httpReaders(l.ownerReads.ClientsFor(ownerhttp.OwnerCore))
 		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
-			caseDecision: coreReads.caseDecision, caseResolution: coreReads.caseResolution, lateExposure: coreReads.lateExposure}
+			caseDecision: coreReads.caseDecision, caseResolution: coreReads.caseResolution, lateExposure: coreReads.lateExposure,
+			lateResult: coreReads.lateResult, caseResolutionApplied: coreReads.caseResolutionApplied}
 	}
 	if wrapReads != nil {
 		meteringReads, coreReads = wrapReads(meteringReads), wrapReads(coreReads)
@@ -362,8 +364,13 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		if caseDecision == nil || caseResolution == nil || lateExposure == nil {
 			caseDecision, caseResolution, lateExposure = projectorReads.caseDecision, projectorReads.caseResolution, projectorReads.lateExposure
 		}
+		lateResult, caseResolutionApplied := coreReads.lateResult, coreReads.caseResolutionApplied
+		if lateResult == nil || caseResolutionApplied == nil {
+			lateResult, caseResolutionApplied = projectorReads.lateResult, projectorReads.caseResolutionApplied
+		}
 		projectorReads = ownerReaders{committed: coreReads.committed, transition: coreReads.transition,
-			caseDecision: caseDecision, caseResolution: caseResolution, lateExposure: lateExposure}
+			caseDecision: caseDecision, caseResolution: caseResolution, lateExposure: lateExposure,
+			lateResult: lateResult, caseResolutionApplied: caseResolutionApplied}
 	}
 	consumers, batches, err := consumersFor(pools, meteringReads.over(projectorReads), pools[boundary.Core], true, true)
 	if err != nil {

@@ -42,6 +42,10 @@ type ownerReaders struct {
 	caseResolution coreread.ResolutionAppliedForOperationsReader
 	// lateExposure verifies the late settlement case pair (issue 32).
 	lateExposure coreread.LateExposureCaseRequestReader
+	// lateResult and caseResolutionApplied verify the late settlement
+	// command's result and applied pairs (issue 32 part 2).
+	lateResult            coreread.LateCommandResultReader
+	caseResolutionApplied coreread.CaseResolutionAppliedReader
 }
 
 // inProcessReaders answers each owner's reads from its pool in pools, when
@@ -78,7 +82,7 @@ func (r ownerReaders) withMetering(m *pgxpool.Pool) ownerReaders {
 func (r ownerReaders) served() ownerhttp.Served {
 	return ownerhttp.Served{Manifest: r.manifest, Execution: r.execution, Gateway: r.gateway, Metering: r.metering,
 		FinalizationCommitted: r.committed, SettlementTransition: r.transition, CaseDecision: r.caseDecision, CaseResolution: r.caseResolution,
-		LateExposure: r.lateExposure}
+		LateExposure: r.lateExposure, LateResult: r.lateResult, CaseResolutionApplied: r.caseResolutionApplied}
 }
 
 // httpReaders calls each owner's reads through its client.
@@ -87,6 +91,7 @@ func httpReaders(clients map[string]*ownerhttp.Client) ownerReaders {
 	if c, ok := clients[ownerhttp.OwnerCore]; ok {
 		r.manifest, r.committed, r.transition = c.Core(), c.Core(), c.Core()
 		r.caseDecision, r.caseResolution, r.lateExposure = c.Core(), c.Core(), c.Core()
+		r.lateResult, r.caseResolutionApplied = c.Core(), c.Core()
 	}
 	if c, ok := clients[ownerhttp.OwnerExecution]; ok {
 		r.execution = c.Execution()
@@ -117,6 +122,7 @@ func (r ownerReaders) over(o ownerReaders) ownerReaders {
 	if o.committed != nil {
 		r.committed, r.transition = o.committed, o.transition
 		r.caseDecision, r.caseResolution, r.lateExposure = o.caseDecision, o.caseResolution, o.lateExposure
+		r.lateResult, r.caseResolutionApplied = o.lateResult, o.caseResolutionApplied
 	}
 	return r
 }
@@ -157,6 +163,8 @@ func ownerReadHandler(p serveParams, trusted []workload.Trusted) (http.Handler, 
 			served.CaseDecision = billing.Reads{DB: p.billingPool}
 			served.CaseResolution = billing.Reads{DB: p.billingPool}
 			served.LateExposure = catchup.Reads{DB: p.billingPool}
+			served.LateResult = catchup.Reads{DB: p.billingPool}
+			served.CaseResolutionApplied = catchup.Reads{DB: p.billingPool}
 		case boundary.Execution:
 			served.Execution = execution.Reads{DB: p.readPools[b]}
 		case boundary.Gateway:

@@ -142,6 +142,8 @@ func withBillingReads(cfg projector.Config, billingPool *pgxpool.Pool) projector
 	cfg.FinalizationDecisionReads = billing.Reads{DB: billingPool}
 	cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
 	cfg.LateExposureReads = catchup.Reads{DB: billingPool}
+	cfg.LateResultReads = catchup.Reads{DB: billingPool}
+	cfg.CaseResolutionReads = catchup.Reads{DB: billingPool}
 	return cfg
 }
 

@@ -385,11 +385,15 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			cfg.ResolutionAppliedReads = billing.Reads{DB: billingPool}
 			// The late settlement case pair (issue 32).
 			cfg.LateExposureReads = catchup.Reads{DB: billingPool}
+			// The late settlement command's result and applied pairs (issue 32 part 2).
+			cfg.LateResultReads = catchup.Reads{DB: billingPool}
+			cfg.CaseResolutionReads = catchup.Reads{DB: billingPool}
 		}
 		if reads.committed != nil {
 			cfg.BillingReads, cfg.SettlementReads = reads.committed, reads.transition
 			cfg.FinalizationDecisionReads, cfg.ResolutionAppliedReads = reads.caseDecision, reads.caseResolution
 			cfg.LateExposureReads = reads.lateExposure
+			cfg.LateResultReads, cfg.CaseResolutionReads = reads.lateResult, reads.caseResolutionApplied
 		}
 		p, err := projector.New(core, cfg)
 		if err != nil {

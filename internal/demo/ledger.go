@@ -69,10 +69,10 @@ func summarizeCatchUp(ctx context.Context, core queryer, pools server.Pools, s *
 	}
 	c.FencesWaiting = waiting
 	s.CatchUp = &c
-	s.count("transitions_contiguous", notContiguous+revisionOff, "transitions without their predecessor, or fences whose revision ≠ 1 + transitions")
+	s.count("transitions_contiguous", notContiguous+revisionOff, "settlement steps (transitions and late results) without their predecessor, or fences whose revision ≠ 1 + steps")
 	s.count("transition_applied_once", stepTwice+inputTwice, "dimension steps or settlement inputs applied more than once")
 	s.count("transition_event_once", eventsOff, "transitions without exactly one billing.settlement-transition.committed@1")
-	s.count("settled_within_reserved", aboveReserved, "reservations whose settled amount with transitions is above reserved or below zero")
+	s.count("settled_within_reserved", aboveReserved, "reservations whose settled amount with transitions and funded late results is above reserved + funded late amounts, or below zero")
 	s.count("exposure_recorded", exposureMissing, "late exposure transitions without their open, blocked exposure")
 	s.count("catch_up_settled_down", int64(open), "catch-up fences still pending on a settleable input after the demo quiesced")
 	return nil

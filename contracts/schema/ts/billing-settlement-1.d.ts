@@ -296,7 +296,7 @@ export type BillingSettlementCatchUpWatermarkV1 =
     readonly inboxRevision: number;
   };
 
-/** What the from revision came from: the committed finalization (from = 1) or the direct predecessor transition (from > 1). */
+/** What the from revision came from: the committed finalization (from = 1), the direct predecessor transition (from > 1), or the late settlement command result that produced it (from > 2). */
 export type BillingSettlementTransitionCausationV1 =
   | {
     readonly kind: "finalization";
@@ -313,6 +313,16 @@ export type BillingSettlementTransitionCausationV1 =
     readonly predecessorBillingSettlementTransitionSchemaVersion: string;
     readonly predecessorBillingSettlementTransitionDigestAlgorithmVersion: "jcs-sha256-v1";
     readonly predecessorBillingSettlementTransitionDigest: string;
+    /** equals fromSettlementStateRevision */
+    readonly predecessorToSettlementStateRevision: number;
+  }
+  | {
+    readonly kind: "late_settlement_command_result";
+    /** the LateSettlementCommandResult@1 whose to revision is this from revision */
+    readonly predecessorLateSettlementCommandResultRef: string;
+    readonly predecessorLateSettlementCommandResultSchemaVersion: string;
+    readonly predecessorLateSettlementCommandResultDigestAlgorithmVersion: "jcs-sha256-v1";
+    readonly predecessorLateSettlementCommandResultDigest: string;
     /** equals fromSettlementStateRevision */
     readonly predecessorToSettlementStateRevision: number;
   };

@@ -446,14 +446,17 @@ func selectCatchUpWork(ctx context.Context, tx pgx.Tx, dimID string, generation 
 	return w, nil
 }
 
-// selectTransitionQuad returns the quadruple of the transition whose to
-// revision is rev.
-func selectTransitionQuad(ctx context.Context, tx pgx.Tx, dimID string, rev int64) (strict.Quadruple, error) {
+// selectPredecessorStep returns the causation kind and quadruple of the
+// step whose to revision is rev: a transition (causation
+// settlement_transition) or a late settlement command result (causation
+// late_settlement_command_result; ADR-031 F → T → Late Result → T).
+func selectPredecessorStep(ctx context.Context, tx pgx.Tx, dimID string, rev int64) (string, strict.Quadruple, error) {
 	rows, err := tx.Query(ctx, qCatchUpTransitionSelectTo, pgx.NamedArgs{"settlement_dimension_id": dimID, "to_settlement_state_revision": rev})
 	if err != nil {
-		return strict.Quadruple{}, fmt.Errorf("read settlement transition: %w", err)
+		return "", strict.Quadruple{}, fmt.Errorf("read settlement step: %w", err)
 	}
 	type row struct {
+		Kind                   string `db:"step_kind"`
 		Ref                    string `db:"transition_ref"`
 		SchemaVersion          string `db:"transition_schema_version"`
 		DigestAlgorithmVersion string `db:"transition_digest_algorithm_version"`
@@ -461,9 +464,13 @@ func selectTransitionQuad(ctx context.Context, tx pgx.Tx, dimID string, rev int6
 	}
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[row])
 	if err != nil {
-		return strict.Quadruple{}, fmt.Errorf("read settlement transition %s to %d: %w", dimID, rev, err)
+		return "", strict.Quadruple{}, fmt.Errorf("read settlement step %s to %d: %w", dimID, rev, err)
 	}
-	return strict.Quadruple{Ref: r.Ref, SchemaVersion: r.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(r.DigestAlgorithmVersion), Digest: r.Digest}, nil
+	kind := billingc.TransitionCausedByTransition
+	if r.Kind == billingc.TransitionCausedByLateResult {
+		kind = billingc.TransitionCausedByLateResult
+	}
+	return kind, strict.Quadruple{Ref: r.Ref, SchemaVersion: r.SchemaVersion, DigestAlgorithmVersion: digest.Algorithm(r.DigestAlgorithmVersion), Digest: r.Digest}, nil
 }
 
 func catchUpFenceExists(ctx context.Context, tx pgx.Tx, dimID string) (bool, error) {

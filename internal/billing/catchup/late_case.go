@@ -12,6 +12,7 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
+	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
@@ -179,4 +180,75 @@ func exposureCaseRequestedEvent(f *catchUpFenceRow, e *billingc.LateSettlementEx
 		OperationID: envelope.DeriveID(DerivationExposureCaseRequestOperation, map[string]any{"lateSettlementExposureId": e.ExposureID()}),
 		OccurredAt:  e.RecordedAt, Payload: p.Map(),
 	}
+}
+
+// resolveExposuresByTransition resolves, in the transition's transaction,
+// every open exposure of t's dimension that asked for a case: the
+// transition changes the dimension's target, so a new exposure supersedes
+// the previous open one and a refund makes it moot (ADR-031; at most one
+// exposure per dimension stays open). Each gets its
+// BillingCaseResolutionApplied@1 with source settlement_transition and
+// billing.case-resolution.applied@1 (caused by the transition's event);
+// Operations closes the case by generation and exposure revision.
+func resolveExposuresByTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow, t *billingc.BillingSettlementTransition, transitionEventID string) error {
+	rows, err := tx.Query(ctx, `SELECT e.exposure_body FROM billing.late_settlement_exposures e
+		WHERE e.settlement_dimension_id = $1 AND e.case_generation IS NOT NULL
+		  AND NOT EXISTS (SELECT 1 FROM billing.late_settlement_exposure_resolutions x
+		                   WHERE x.late_settlement_exposure_id = e.late_settlement_exposure_id)
+		ORDER BY e.settlement_state_revision`, f.SettlementDimensionID)
+	if err != nil {
+		return fmt.Errorf("read open late settlement exposures: %w", err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read open late settlement exposures: %w", err)
+	}
+	for _, body := range bodies {
+		e, err := billingc.DecodeLateSettlementExposure([]byte(body))
+		if err != nil {
+			return fmt.Errorf("%w: stored exposure of %s: %w", ErrConflict, f.SettlementDimensionID, err)
+		}
+		k := e.Case
+		lc := reconciliation.LateCase{ReconciliationCaseRef: k.ReconciliationCaseRef, CaseGeneration: k.CaseGeneration, Identity: k.Identity,
+			Dimension: e.Dimension}
+		app := &reconciliation.CaseResolutionApplied{Exposure: reconciliation.ExposureRef(e), Case: lc,
+			ResolutionOperationID: reconciliation.CaseResolutionOperationID(e.ExposureID(), k.CaseGeneration),
+			ResolutionSource:      reconciliation.ResolutionSourceTransition, Source: t.Transition,
+			ToSettlementStateRevision: t.ToSettlementStateRevision(), AppliedAt: t.CommittedAt}
+		appBody, err := reconciliation.SealAddressed(app, "bcra-")
+		if err != nil {
+			return fmt.Errorf("seal case resolution applied: %w", err)
+		}
+		if err := reconciliation.CheckCaseResolutionByTransition(app, e, t); err != nil {
+			return fmt.Errorf("case resolution by transition: %w", err)
+		}
+		tenant := f.tenant()
+		eventID := uuid.Must(uuid.NewV7()).String()
+		ev, err := envelope.Build(envelope.Envelope{EventID: eventID, EventType: envelope.BillingCaseResolutionAppliedV1,
+			EventSchemaVersion: "1", AggregateType: envelope.AggregateBillingLateSettlementExposure, AggregateID: e.ExposureID(),
+			AggregateRevision: 2, TenantKind: tenant.Kind, TenantID: tenant.ID, WorkspaceID: tenant.WorkspaceID, ProjectID: tenant.ProjectID,
+			CorrelationID: f.CorrelationID, CausationID: transitionEventID, OperationID: app.ResolutionOperationID,
+			OccurredAt: t.CommittedAt, Payload: app.AppliedPayload().Map()})
+		if err != nil {
+			return fmt.Errorf("build case resolution applied event: %w", err)
+		}
+		d, err := ev.Digest()
+		if err != nil {
+			return err
+		}
+		q := app.Applied
+		if _, err := tx.Exec(ctx, `INSERT INTO billing.late_settlement_exposure_resolutions (late_settlement_exposure_id,
+			    settlement_dimension_id, case_generation, resolution_operation_id, resolution_source, transition_to_revision,
+			    applied_ref, applied_schema_version, applied_digest_algorithm_version, applied_digest, applied_body, event_id,
+			    event_envelope_sha256, applied_at)
+			VALUES ($1, $2, $3, $4, 'settlement_transition', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			e.ExposureID(), f.SettlementDimensionID, k.CaseGeneration, app.ResolutionOperationID, t.ToSettlementStateRevision(),
+			q.Ref, q.SchemaVersion, string(q.DigestAlgorithmVersion), q.Digest, string(appBody), eventID, d.Value, t.CommittedAt); err != nil {
+			return fmt.Errorf("insert case resolution applied: %w", err)
+		}
+		if _, err := release.ForProducer(boundary.Core).AppendTx(ctx, tx, *ev); err != nil {
+			return fmt.Errorf("append case resolution applied event: %w", err)
+		}
+	}
+	return nil
 }

@@ -199,10 +199,12 @@ func TestBI2NewDifferenceAfterResolvingUsesTheNextGeneration(t *testing.T) {
 	require.Equal(t, catchup.CodeExposureCaseNotOpen, db.SQLState(err), "%v", err)
 }
 
-// BI-2 (issue 32; BC001.late-cases-insert-only): a case generation Billing
-// recorded is never edited or deleted in this release: the billing role
-// has no UPDATE or DELETE grant and the trigger refuses even the owner.
-func TestBI2LateCaseGenerationIsInsertOnly(t *testing.T) {
+// BI-2 (issue 32 part 2; BC017.late-case-forward): a case generation Billing
+// recorded moves only open -> resolving (with its funding decision) ->
+// resolved (with its late result) and is never deleted: the billing role
+// cannot skip a state or move without the fact, has no DELETE grant, and the
+// trigger refuses even the owner.
+func TestBI2LateCaseGenerationMovesForwardOnly(t *testing.T) {
 	t.Parallel()
 	b := setupLateCases(t)
 	d := catchUpDimension(3)
@@ -215,9 +217,13 @@ func TestBI2LateCaseGenerationIsInsertOnly(t *testing.T) {
 		sql, state string
 		asRole     bool
 	}{
-		{"UPDATE billing.late_settlement_cases SET state = 'resolved'", pgerrcode.InsufficientPrivilege, true},
-		{"UPDATE billing.late_settlement_cases SET state = 'resolved'", catchup.CodeInsertOnly, false},
-		{"DELETE FROM billing.late_settlement_cases", catchup.CodeInsertOnly, false},
+		{"UPDATE billing.late_settlement_cases SET state = 'resolved'", catchup.CodeLateCaseForward, true},
+		{"UPDATE billing.late_settlement_cases SET state = 'resolving'", catchup.CodeLateCaseForward, true},
+		{"UPDATE billing.late_settlement_cases SET reconciliation_case_ref = 'lcase-other'", pgerrcode.InsufficientPrivilege, true},
+		{"DELETE FROM billing.late_settlement_cases", pgerrcode.InsufficientPrivilege, true},
+		{"UPDATE billing.late_settlement_cases SET state = 'resolved'", catchup.CodeLateCaseForward, false},
+		{"UPDATE billing.late_settlement_cases SET opened_at = now()", catchup.CodeLateCaseForward, false},
+		{"DELETE FROM billing.late_settlement_cases", catchup.CodeLateCaseForward, false},
 	} {
 		err := pgx.BeginFunc(t.Context(), b.admin, func(tx pgx.Tx) error {
 			if c.asRole {

@@ -404,8 +404,8 @@ func (w *Worker) transition(ctx context.Context, claim *catchUpClaim, target bil
 		if err != nil || moved {
 			return StepSuperseded, err
 		}
-		if t.CausationKind == billingc.TransitionCausedByTransition {
-			if t.CausedBy, err = selectTransitionQuad(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
+		if t.CausationKind != billingc.TransitionCausedByFinalization {
+			if t.CausationKind, t.CausedBy, err = selectPredecessorStep(ctx, tx, dimID, cur.SettlementStateRevision); err != nil {
 				return "", err
 			}
 		}
@@ -537,6 +537,9 @@ func commitCatchUpTransition(ctx context.Context, tx pgx.Tx, f *catchUpFenceRow,
 		"event_envelope_sha256": eventDigest.Value, "transition_body": string(body), "committed_at": t.CommittedAt,
 	}); err != nil {
 		return fmt.Errorf("insert settlement transition: %w", err)
+	}
+	if err := resolveExposuresByTransition(ctx, tx, f, t, eventID); err != nil {
+		return err
 	}
 	switch t.TransitionKind {
 	case billingc.TransitionLateSettlementExposure:

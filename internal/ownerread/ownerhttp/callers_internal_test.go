@@ -28,6 +28,12 @@ type (
 	anyLateExposure struct {
 		coreread.LateExposureCaseRequestReader
 	}
+	anyLateResult struct {
+		coreread.LateCommandResultReader
+	}
+	anyCaseResolutionApplied struct {
+		coreread.CaseResolutionAppliedReader
+	}
 	anyExecution struct{ executionread.Reader }
 	anyGateway   struct{ gatewayread.Reader }
 	anyMetering  struct{ meteringread.Reader }
@@ -38,7 +44,8 @@ type (
 // first; and only owner.<owner> workloads act for an owner.
 func TestEveryReadNamesItsCallers(t *testing.T) {
 	routes := routesOf(Served{Manifest: anyManifest{}, FinalizationCommitted: anyCommitted{}, SettlementTransition: anyTransit{},
-		CaseDecision: anyDecision{}, CaseResolution: anyResolution{}, LateExposure: anyLateExposure{}, Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
+		CaseDecision: anyDecision{}, CaseResolution: anyResolution{}, LateExposure: anyLateExposure{},
+		LateResult: anyLateResult{}, CaseResolutionApplied: anyCaseResolutionApplied{}, Execution: anyExecution{}, Gateway: anyGateway{}, Metering: anyMetering{}})
 	require.Len(t, routes, len(Callers))
 	for read := range routes {
 		require.NotEmpty(t, Callers[read], read)

@@ -191,6 +191,14 @@ func (r CoreReads) ReadLateSettlementExposureForOperations(ctx context.Context, 
 	return r.c.answerOnly(ctx, ReadLateExposureForOpsV1, req)
 }
 
+func (r CoreReads) ReadLateSettlementCommandResultForOperations(ctx context.Context, req coreread.LateCommandResultRead) (ownerread.Answer, error) {
+	return r.c.answerOnly(ctx, ReadLateResultForOpsV1, req)
+}
+
+func (r CoreReads) ReadBillingCaseResolutionAppliedForOperations(ctx context.Context, req coreread.CaseResolutionAppliedRead) (ownerread.Answer, error) {
+	return r.c.answerOnly(ctx, ReadCaseResolutionAppliedForOpsV1, req)
+}
+
 func (c *Client) answerOnly(ctx context.Context, read string, req any) (ownerread.Answer, error) {
 	a, err := c.call(ctx, read, req)
 	if err != nil {

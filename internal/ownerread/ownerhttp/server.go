@@ -31,6 +31,8 @@ type Served struct {
 	CaseDecision          coreread.FinalizationDecisionForOperationsReader
 	CaseResolution        coreread.ResolutionAppliedForOperationsReader
 	LateExposure          coreread.LateExposureCaseRequestReader
+	LateResult            coreread.LateCommandResultReader
+	CaseResolutionApplied coreread.CaseResolutionAppliedReader
 	Execution             executionread.Reader
 	Gateway               gatewayread.Reader
 	Metering              meteringread.Reader
@@ -310,6 +312,18 @@ func routesOf(s Served) map[string]route {
 	if r := s.LateExposure; r != nil {
 		out[ReadLateExposureForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.LateExposureCaseRequestRead) (answer, error) {
 			a, err := r.ReadLateSettlementExposureForOperations(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.LateResult; r != nil {
+		out[ReadLateResultForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.LateCommandResultRead) (answer, error) {
+			a, err := r.ReadLateSettlementCommandResultForOperations(ctx, req)
+			return answer{Answer: string(a)}, err
+		})
+	}
+	if r := s.CaseResolutionApplied; r != nil {
+		out[ReadCaseResolutionAppliedForOpsV1] = serve(OwnerCore, func(ctx context.Context, req coreread.CaseResolutionAppliedRead) (answer, error) {
+			a, err := r.ReadBillingCaseResolutionAppliedForOperations(ctx, req)
 			return answer{Answer: string(a)}, err
 		})
 	}

@@ -54,6 +54,8 @@ var Callers = map[string][]string{
 	ReadBillingFinalizationDecisionForOpsV1:         {OwnerCore},
 	ReadResolutionAppliedForOpsV1:                   {OwnerCore},
 	ReadLateExposureForOpsV1:                        {OwnerCore},
+	ReadLateResultForOpsV1:                          {OwnerCore},
+	ReadCaseResolutionAppliedForOpsV1:               {OwnerCore},
 	executionread.ReadEligibilityFactV1:             {OwnerMetering},
 	executionread.ReadAttemptManifestV1:             {OwnerMetering},
 	executionread.ReadRunFinalizationPreconditionV1: {OwnerCore},
@@ -84,11 +86,15 @@ const (
 	ReadBillingFinalizationDecisionForOpsV1 = "readBillingFinalizationDecisionForOperations@1"
 	ReadResolutionAppliedForOpsV1           = "readFinalizationReconciliationResolutionAppliedForOperations@1"
 	// The Operations projector's read of the late settlement case pair.
-	ReadLateExposureForOpsV1         = "readLateSettlementExposureForOperations@1"
-	ReadAttemptSettlementInputsV1    = "readAttemptSettlementInputs@1"
-	ReadSettlementInputAtV1          = "readSettlementInputAt@1"
-	ReadCurrentSettlementInputV1     = "readCurrentSettlementInput@1"
-	ValidateSettlementInputCurrentV1 = "validateSettlementInputCurrent@1"
+	ReadLateExposureForOpsV1 = "readLateSettlementExposureForOperations@1"
+	// The Operations projector's reads of the late settlement command's
+	// result and applied pairs (issue 32 part 2).
+	ReadLateResultForOpsV1            = "readLateSettlementCommandResultForOperations@1"
+	ReadCaseResolutionAppliedForOpsV1 = "readBillingCaseResolutionAppliedForOperations@1"
+	ReadAttemptSettlementInputsV1     = "readAttemptSettlementInputs@1"
+	ReadSettlementInputAtV1           = "readSettlementInputAt@1"
+	ReadCurrentSettlementInputV1      = "readCurrentSettlementInput@1"
+	ValidateSettlementInputCurrentV1  = "validateSettlementInputCurrent@1"
 )
 
 // Error codes of a refused call.

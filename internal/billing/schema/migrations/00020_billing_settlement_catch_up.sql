@@ -212,7 +212,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   wm billing.settlement_input_watermarks;
 BEGIN
-  IF /* guard BC003.fence-identity */ (NEW.settlement_dimension_id, NEW.billing_reservation_id, NEW.billing_account_id, NEW.run_id, NEW.run_step_id,
+  IF (NEW.settlement_dimension_id, NEW.billing_reservation_id, NEW.billing_account_id, NEW.run_id, NEW.run_step_id,
       NEW.execution_attempt_id, NEW.charge_dimension_key, NEW.economic_identity, NEW.finalization_committed_ref,
       NEW.finalization_committed_digest, NEW.finalization_event_id, NEW.created_at)
      IS DISTINCT FROM
@@ -221,7 +221,7 @@ BEGIN
       OLD.finalization_committed_digest, OLD.finalization_event_id, OLD.created_at) THEN
     RAISE EXCEPTION 'billing: catch-up fence % identity is frozen', OLD.settlement_dimension_id USING ERRCODE = 'BC003';
   END IF;
-  IF /* guard BC003.fence-graph */ NEW.fence_revision <> OLD.fence_revision + 1
+  IF NEW.fence_revision <> OLD.fence_revision + 1
      OR NEW.settlement_state_revision NOT IN (OLD.settlement_state_revision, OLD.settlement_state_revision + 1)
      OR NEW.active_work_generation NOT IN (OLD.active_work_generation, OLD.active_work_generation + 1)
      -- a transition always comes with its successor Work
@@ -236,7 +236,7 @@ BEGIN
   IF NEW.coordination_state = 'caught_up' THEN
     SELECT * INTO wm FROM billing.settlement_input_watermarks
     WHERE billing_reservation_id = NEW.billing_reservation_id AND settlement_dimension_id = NEW.settlement_dimension_id;
-    IF /* guard BC004.caught-up-ahead */ FOUND AND wm.settlement_input_state_version > NEW.last_evaluated_state_version THEN
+    IF FOUND AND wm.settlement_input_state_version > NEW.last_evaluated_state_version THEN
       RAISE EXCEPTION 'billing: catch-up fence % cannot be caught_up: watermark % is ahead of %',
         NEW.settlement_dimension_id, wm.settlement_input_state_version, NEW.last_evaluated_state_version USING ERRCODE = 'BC004';
     END IF;

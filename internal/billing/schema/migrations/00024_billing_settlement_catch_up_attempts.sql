@@ -155,7 +155,7 @@ LANGUAGE plpgsql AS $fn$
 BEGIN
   IF NEW.attempt_fencing_token IS NOT NULL THEN
     PERFORM billing.catch_up_require_latest_token(OLD.settlement_dimension_id, OLD.active_work_generation, NEW.attempt_fencing_token);
-  ELSIF /* guard BC006.tokenless-not-reopen */ NEW.active_work_generation <> OLD.active_work_generation + 1 OR NEW.coordination_state <> 'pending_verification'
+  ELSIF NEW.active_work_generation <> OLD.active_work_generation + 1 OR NEW.coordination_state <> 'pending_verification'
      OR (NEW.settlement_state_revision, NEW.settled_amount, NEW.last_evaluated_ref, NEW.last_evaluated_state_version, NEW.last_event_id)
         IS DISTINCT FROM
         (OLD.settlement_state_revision, OLD.settled_amount, OLD.last_evaluated_ref, OLD.last_evaluated_state_version, OLD.last_event_id) THEN

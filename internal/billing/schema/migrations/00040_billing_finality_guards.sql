@@ -122,11 +122,11 @@ BEGIN
          COALESCE(sum(amount) FILTER (WHERE account_kind = 'settled_revenue' AND direction = 'debit'), 0)
     INTO lines, debits, credits, off_identity, hold_cr, hold_dr, wallet_cr, wallet_dr, revenue_cr, revenue_dr
     FROM billing.ledger_postings WHERE posting_group_id = g.posting_group_id;
-  IF /* guard BL004.group-unbalanced */ debits <> credits OR lines < 2 THEN
+  IF debits <> credits OR lines < 2 THEN
     RAISE EXCEPTION 'billing: posting group % is not balanced (debits %, credits %, % lines)', g.posting_group_id, debits, credits, lines
       USING ERRCODE = 'BL004';
   END IF;
-  IF /* guard BL004.group-off-identity */ off_identity > 0 OR g.economic_identity <> r.economic_identity THEN
+  IF off_identity > 0 OR g.economic_identity <> r.economic_identity THEN
     RAISE EXCEPTION 'billing: posting group % has lines off its reservation''s account or economic identity', g.posting_group_id
       USING ERRCODE = 'BL004';
   END IF;
@@ -148,7 +148,7 @@ BEGIN
   ELSE
     want := false;
   END CASE;
-  IF /* guard BL006.group-off-fact */ NOT want THEN
+  IF NOT want THEN
     RAISE EXCEPTION 'billing: % posting group % is not exactly the amounts of the fact that justifies it', g.group_kind, g.posting_group_id
       USING ERRCODE = 'BL006';
   END IF;
@@ -158,7 +158,7 @@ BEGIN
             FROM billing.ledger_postings WHERE billing_reservation_id = g.billing_reservation_id
            GROUP BY account_kind) b
    WHERE balance < 0;
-  IF /* guard BL010.negative-balance */ negative IS NOT NULL THEN
+  IF negative IS NOT NULL THEN
     RAISE EXCEPTION 'billing: reservation % would have a negative balance (%)', g.billing_reservation_id, negative
       USING ERRCODE = 'BL010';
   END IF;
@@ -399,7 +399,7 @@ $fn$;
 CREATE FUNCTION billing.catch_up_fence_settles_by_transition() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF /* guard BC009.settled-without-transition */ (NEW.settlement_state_revision, NEW.settled_amount) IS DISTINCT FROM (OLD.settlement_state_revision, OLD.settled_amount)
+  IF (NEW.settlement_state_revision, NEW.settled_amount) IS DISTINCT FROM (OLD.settlement_state_revision, OLD.settled_amount)
      AND NOT EXISTS (SELECT 1 FROM billing.settlement_transitions
                       WHERE settlement_dimension_id = NEW.settlement_dimension_id
                         AND from_settlement_state_revision = OLD.settlement_state_revision

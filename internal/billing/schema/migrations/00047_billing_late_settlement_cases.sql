@@ -44,7 +44,7 @@ CREATE TABLE billing.late_settlement_cases (
 -- A dimension has at most one generation new exposures may join.
 CREATE UNIQUE INDEX late_settlement_cases_one_open ON billing.late_settlement_cases (settlement_dimension_id)
   WHERE state = 'open';
-CREATE TRIGGER /* guard BC001.late-cases-insert-only */ late_settlement_cases_insert_only
+CREATE TRIGGER late_settlement_cases_insert_only
   BEFORE UPDATE OR DELETE ON billing.late_settlement_cases
   FOR EACH ROW EXECUTE FUNCTION billing.catch_up_reject_change();
 CREATE TRIGGER /* guard BC001.late-cases-no-truncate */ late_settlement_cases_no_truncate
