@@ -261,7 +261,7 @@ func runDemo(ctx context.Context, streams *IO, o demoOptions) error {
 		}
 		// The core owner processes enter the cases; the case commands run
 		// here, against the core database, as the other drivers do.
-		desk, err := newCaseDesk(pools[boundary.Core])
+		desk, err := newCaseDesk(pools[boundary.Core], pools[boundary.Metering])
 		if err != nil {
 			return err
 		}
@@ -387,7 +387,7 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 		return nil, err
 	}
 	counters := billing.NewCounters(reg)
-	if l.cases, err = newCaseDesk(pools[boundary.Core]); err != nil {
+	if l.cases, err = newCaseDesk(pools[boundary.Core], pools[boundary.Metering]); err != nil {
 		return nil, err
 	}
 	l.finalization = finalizationWorker(pools[boundary.Core], l.cases.operations, coreReads, 2, wm, counters, log)

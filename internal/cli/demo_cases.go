@@ -8,10 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/casegateway"
 	"github.com/oceanway/core/internal/demo"
 	"github.com/oceanway/core/internal/grants"
+	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/operations/cases"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/workload"
@@ -42,7 +45,10 @@ type caseDesk struct {
 
 // newCaseDesk builds the desk over core's database (the connecting user
 // must be a member of the three roles, as for serve).
-func newCaseDesk(core *pgxpool.Pool) (_ *caseDesk, err error) {
+//
+// meteringDB is the Metering database: the late settlement command takes
+// Metering's current late_settlement_command receipt there (issue 32).
+func newCaseDesk(core, meteringDB *pgxpool.Pool) (_ *caseDesk, err error) {
 	d := &caseDesk{}
 	defer func() {
 		if err != nil {
@@ -81,11 +87,19 @@ func newCaseDesk(core *pgxpool.Pool) (_ *caseDesk, err error) {
 	if err != nil {
 		return nil, err
 	}
+	lateGrants, err := catchup.NewLateGrantVerifier(demoGrantIssuer, grantPub)
+	if err != nil {
+		return nil, err
+	}
 	ops := cases.Commands{Pool: d.operations, Workload: casegateway.Workload}
+	local := casegateway.LocalOperations{Actors: actors, Commands: ops}
+	exchange := grants.Exchanger{Pool: d.grants, Signer: signer, Assertions: actors, Decisions: ops, LateDecisions: ops}
 	d.cases = &demo.Cases{
-		Gateway: casegateway.Gateway{Actors: actors, Operations: casegateway.LocalOperations{Actors: actors, Commands: ops},
-			Grants:  grants.Exchanger{Pool: d.grants, Signer: signer, Assertions: actors, Decisions: ops},
-			Billing: casegateway.BillingResolutions{Pool: d.billing, Grants: verifier}},
+		Gateway: casegateway.Gateway{Actors: actors, Operations: local, Grants: exchange,
+			Billing:        casegateway.BillingResolutions{Pool: d.billing, Grants: verifier},
+			LateOperations: local, LateGrants: exchange,
+			LateBilling: &catchup.LateCommands{Pool: d.billing, Grants: lateGrants,
+				Metering: catchupmetering.Reads{Metering: metering.Reads{DB: meteringDB}}}},
 		Assert:    func(principal string) (string, error) { return idp.Assert(principal, demoAssertionLifetime) },
 		Requester: demoRequester, Approver: demoApprover,
 	}

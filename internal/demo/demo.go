@@ -276,6 +276,13 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 			waitErr = waitQuiescent(ctx, core, pools, served, cfg)
 		}
 	}
+	// The late settlement desk: the operators fund every exposure's case
+	// through the late settlement command; the cases close.
+	var lateDesk lateDeskStats
+	var lateErr error
+	if admitErr == nil && waitErr == nil && cfg.Cases != nil && cfg.Cases.Gateway.LateBilling != nil && cfg.catchesUp() {
+		lateDesk, lateErr = fundLateCases(ctx, core, func() error { return waitQuiescent(ctx, core, pools, served, cfg) }, cfg)
+	}
 	elapsed := time.Since(start)
 	stopProgress()
 	<-progressDone
@@ -357,8 +364,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		if err := summarizeCatchUp(context.WithoutCancel(ctx), core, pools, s); err != nil {
 			return nil, err
 		}
-		if err := summarizeLateCases(context.WithoutCancel(ctx), core, s); err != nil {
+		if err := summarizeLateCases(context.WithoutCancel(ctx), core, lateDesk, s); err != nil {
 			return nil, err
+		}
+		if lateErr != nil {
+			s.fail("late_cases_funded", lateErr.Error())
 		}
 	}
 	if waitErr != nil {

@@ -86,7 +86,7 @@ func (s *Summary) writeCatchUp(row func(string, any)) {
 	}
 	row("billing: post-finality transitions", fmt.Sprintf("%d refunds (%s), %d adjustments (%s), %d late exposures",
 		c.Refunds, c.Refunded, c.Adjustments, c.Adjusted, c.Exposures))
-	row("billing: late exposures (blocked)", fmt.Sprintf("%d open, %s never charged automatically (reconcile_before_charge)",
+	row("billing: late exposures (blocked)", fmt.Sprintf("%d still open, %s recorded in all, never charged automatically (reconcile_before_charge)",
 		c.OpenExposures, c.ExposureAmount))
 	row("billing: catch-up fences", fmt.Sprintf("%d: %d caught_up, %d pending, %d blocked on an owner conflict",
 		c.Fences, c.FencesCaughtUp, c.FencesPending, c.FencesBlockedOnOwner))

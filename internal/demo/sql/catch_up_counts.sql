@@ -30,7 +30,8 @@ SELECT
   (SELECT count(*) FROM t WHERE transition_kind = 'late_settlement_exposure'),
   (SELECT COALESCE(sum(transition_amount) FILTER (WHERE transition_kind = 'refund'), 0)::text FROM t),
   (SELECT COALESCE(sum(transition_amount) FILTER (WHERE transition_kind = 'adjustment'), 0)::text FROM t),
-  (SELECT count(*) FROM billing.late_settlement_exposures WHERE exposure_state = 'open' AND automatic_charge = 'blocked'),
+  (SELECT count(*) FROM billing.late_settlement_exposures e WHERE exposure_state = 'open' AND automatic_charge = 'blocked'
+      AND NOT EXISTS (SELECT 1 FROM billing.late_settlement_exposure_resolutions r WHERE r.late_settlement_exposure_id = e.late_settlement_exposure_id)),
   (SELECT COALESCE(sum(exposure_amount), 0)::text FROM billing.late_settlement_exposures),
   (SELECT count(*) FROM billing.settlement_catch_up_fences),
   (SELECT count(*) FROM billing.settlement_catch_up_fences WHERE coordination_state = 'caught_up'),
