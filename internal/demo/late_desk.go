@@ -79,8 +79,8 @@ func fundLateCases(ctx context.Context, core db.Executor, settle func() error, c
 // command is idempotent: the same operation returns its first result).
 func (c *Cases) fund(ctx context.Context, kase openLateCase) error {
 	in := cases.LateRequestInput{CaseRef: kase.CaseRef, LateSettlementExposureID: kase.ExposureID,
-		Evidence:      []reconciliation.EvidenceReference{{EvidenceKind: EvidenceLateExposure, Object: kase.Exposure}},
-		Justification: fmt.Sprintf("demo: the customer agreed to be charged the late usage of generation %d", kase.Generation),
+		Evidence:                  []reconciliation.EvidenceReference{{EvidenceKind: EvidenceLateExposure, Object: kase.Exposure}},
+		Justification:             fmt.Sprintf("demo: the customer agreed to be charged the late usage of generation %d", kase.Generation),
 		CommandRequestOperationID: uuid.NewString()}
 	asserted, err := c.Assert(c.Requester)
 	if err != nil {
