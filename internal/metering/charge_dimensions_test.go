@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/stretchr/testify/require"
 
 	contract "github.com/oceanway/core/contracts/execution"
@@ -134,7 +135,7 @@ func TestGuardClausesME014RegisteredDimensions(t *testing.T) {
 	err = commitAs(t, role, execStep(t, `INSERT INTO metering.attempt_charge_dimensions (execution_attempt_id, attempt_execution_manifest_ref,
 		attempt_execution_manifest_digest, charge_dimension_registry_version, charge_dimension_keys)
 		VALUES ($1, 'aem-x', repeat('a', 64), 'oceanway-charge-dimension-registry@1', '{}')`, c.attemptID))
-	require.Equal(t, "23514", db.SQLState(err), "%v", err)
+	require.Equal(t, pgerrcode.CheckViolation, db.SQLState(err), "%v", err)
 
 	// The set and the awaits never change (superuser pool).
 	for _, stmt := range []string{
