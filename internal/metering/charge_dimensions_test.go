@@ -143,11 +143,16 @@ func TestGuardClausesME014RegisteredDimensions(t *testing.T) {
 		`DELETE FROM metering.attempt_charge_dimensions`,
 		`UPDATE metering.charge_dimension_awaits SET recorded_at = recorded_at`,
 		`DELETE FROM metering.charge_dimension_awaits`,
-		`TRUNCATE metering.charge_dimension_awaits`,
-		`TRUNCATE metering.attempt_charge_dimensions CASCADE`,
 	} {
 		err := commitAs(t, b.pool, execStep(t, stmt))
 		require.Equal(t, metering.SQLStateInsertOnly, db.SQLState(err), "%s: %v", stmt, err)
+	}
+	// TRUNCATE ... CASCADE also fires the referencing table's truncate
+	// trigger: each refusal must name the table truncated.
+	for _, tbl := range []string{"charge_dimension_awaits", "attempt_charge_dimensions"} {
+		err := commitAs(t, b.pool, execStep(t, `TRUNCATE metering.`+tbl+` CASCADE`))
+		require.Equal(t, metering.SQLStateInsertOnly, db.SQLState(err), "TRUNCATE %s: %v", tbl, err)
+		require.ErrorContains(t, err, "TRUNCATE on metering."+tbl+" is forbidden")
 	}
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.charge_dimension_awaits`))
 }
