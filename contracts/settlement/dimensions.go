@@ -27,7 +27,7 @@ var chargeDimensionRegistry = map[string][]string{
 	"output-contract/text@1":        {"text.input_tokens", "text.output_tokens"},
 	"output-contract/media@1":       {"media.images", "media.video_seconds"},
 	"output-contract/tools@1":       {"text.input_tokens", "tools.calls"},
-	"output-contract/canary-text@1": {"text.input_tokens"},
+	"output-contract/canary-text@1": {"text.input_tokens", "text.output_tokens"},
 }
 
 // ErrUnregisteredOutputContract marks an output contract the charge
