@@ -2,6 +2,7 @@ package execution
 
 import (
 	"github.com/oceanway/core/contracts/schema"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -96,6 +97,8 @@ var AttemptExecutionManifestDef = &schema.Def{Name: "AttemptExecutionManifestV1"
 		schema.F("gatewayDeploymentId", schema.KeyText, "the gateway deployment that dispatches the attempt"),
 		schema.F("routingPolicyRevision", schema.Int{Min: 1}, ""),
 		schema.Quad(PrefixOutputContract, "the output contract the attempt must satisfy"),
+		schema.F("chargeDimensionRegistryVersion", schema.Literal{Value: settlement.ChargeDimensionRegistryVersion}, "the Contracts charge dimension registry version the set below was taken from (contracts/settlement)"),
+		schema.F("chargeDimensionKeys", schema.Array{Items: schema.KeyText, MinItems: 1}, "the charge dimensions the attempt must settle: exactly the registry's set of the output contract, sorted, no duplicate (frozen: Metering and Billing wait for every one)"),
 		schema.F("createdAt", schema.Timestamp{}, "excluded from the digest candidate"),
 	)}}
 

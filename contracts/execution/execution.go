@@ -58,6 +58,10 @@ var kindsInOrder = []string{
 // executionAttemptId).
 var ErrAttemptSetRule = errors.New("execution: attempt set is not counted or sorted")
 
+// ErrChargeDimensionSet marks an attempt manifest whose frozen charge
+// dimension set is not the Contracts registry's set of its output contract.
+var ErrChargeDimensionSet = errors.New("execution: charge dimension set is not the registry's")
+
 // ErrInvalidObject marks a Go-built object that does not satisfy its
 // description (Seal refuses it).
 var ErrInvalidObject = errors.New("execution: invalid object")
@@ -71,7 +75,7 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 	return map[string]sealed.Spec{
 		KindRunAdmissionManifest:     {Def: RunAdmissionManifestDef, Self: manifestSelf},
 		KindRunExecutionToken:        {Def: RunExecutionTokenDef, Self: tokenSelf},
-		KindAttemptExecutionManifest: {Def: AttemptExecutionManifestDef, Self: attemptManifestSelf},
+		KindAttemptExecutionManifest: {Def: AttemptExecutionManifestDef, Self: attemptManifestSelf, Rules: attemptManifestRules},
 
 		KindExecutionEligibilityFact:             {Def: ExecutionEligibilityFactDef, Self: eligibilitySelf},
 		KindAttemptNotDispatchedFact:             {Def: AttemptNotDispatchedFactDef, Self: notDispatchedSelf},
@@ -146,6 +150,16 @@ func SelfAddressing(kind string) (strict.SelfAddressed, bool) {
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 func i64(m map[string]any, k string) int64 { n, _ := m[k].(int64); return n }
+
+func strs(m map[string]any, k string) []string {
+	items, _ := m[k].([]any)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, _ := it.(string)
+		out = append(out, s)
+	}
+	return out
+}
 
 func quad(m map[string]any, prefix string) strict.Quadruple {
 	f := strict.Fields(prefix)

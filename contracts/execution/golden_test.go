@@ -61,7 +61,9 @@ func goldens(t *testing.T) []golden {
 			RoutingPolicyRevision: rev,
 			OutputContract: strict.Quadruple{Ref: "output-contract/text@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 				Digest: "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"},
-			CreatedAt: at.Add(2 * time.Second),
+			ChargeDimensionRegistryVersion: "oceanway-charge-dimension-registry@1",
+			ChargeDimensionKeys:            []string{"text.input_tokens", "text.output_tokens"},
+			CreatedAt:                      at.Add(2 * time.Second),
 		})
 	}
 	a1 := attempt("0195f4a8-0000-7000-8000-000000000050", "0195f4a8-0000-7000-8000-000000000060", "gw-eu-1", 3)

@@ -38,6 +38,16 @@ func negatives() []negative {
 		{execution.KindRunExecutionToken, "digest_does_not_recompute", "CT-3", "with_project", func(m map[string]any) { m["runId"] = "0195f4a8-0000-7000-8000-0000000000ff" }, digest.ErrMismatch},
 		{execution.KindAttemptExecutionManifest, "missing_gateway_deployment", "CT-2", "first_attempt", func(m map[string]any) { delete(m, "gatewayDeploymentId") }, strict.ErrMissingField},
 		{execution.KindAttemptExecutionManifest, "zero_routing_revision", "CT-2", "first_attempt", func(m map[string]any) { m["routingPolicyRevision"] = 0 }, strict.ErrOutOfRange},
+		{execution.KindAttemptExecutionManifest, "charge_dimension_missing", "ME-1", "first_attempt", func(m map[string]any) { m["chargeDimensionKeys"] = []any{"text.input_tokens"} }, execution.ErrChargeDimensionSet},
+		{execution.KindAttemptExecutionManifest, "charge_dimension_unsorted", "ME-1", "first_attempt", func(m map[string]any) {
+			m["chargeDimensionKeys"] = []any{"text.output_tokens", "text.input_tokens"}
+		}, execution.ErrChargeDimensionSet},
+		{execution.KindAttemptExecutionManifest, "charge_dimensions_empty", "ME-1", "first_attempt", func(m map[string]any) { m["chargeDimensionKeys"] = []any{} }, strict.ErrOutOfRange},
+		{execution.KindAttemptExecutionManifest, "charge_dimensions_missing", "ME-1", "first_attempt", func(m map[string]any) { delete(m, "chargeDimensionKeys") }, strict.ErrMissingField},
+		{execution.KindAttemptExecutionManifest, "unknown_dimension_registry", "ME-1", "first_attempt", func(m map[string]any) {
+			m["chargeDimensionRegistryVersion"] = "oceanway-charge-dimension-registry@0"
+		}, strict.ErrUnexpectedLiteral},
+		{execution.KindAttemptExecutionManifest, "unregistered_output_contract", "ME-1", "first_attempt", func(m map[string]any) { m["outputContractRef"] = "output-contract/unknown@1" }, execution.ErrChargeDimensionSet},
 		{execution.KindAttemptExecutionManifest, "changed_route_same_digest", "CT-3", "first_attempt", func(m map[string]any) { m["modelDeploymentId"] = "model-deploy/other" }, digest.ErrMismatch},
 		{execution.KindExecutionEligibilityFact, "not_dispatched_without_fact", "GW-1", "not_dispatched", func(m map[string]any) {
 			m["disposition"] = map[string]any{"dispatchDisposition": "not_dispatched"}

@@ -1,10 +1,13 @@
 package execution
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 )
 
@@ -185,6 +188,9 @@ func TokenFor(m *RunAdmissionManifest, ref string, issuedAt time.Time) *RunExecu
 //	gatewayDeploymentId                        the gateway deployment (part of the dispatch slot key)
 //	routingPolicyRevision                      the routing policy revision the route was chosen by
 //	outputContract quadruple                   the output contract the attempt must satisfy
+//	chargeDimensionRegistryVersion,            the charge dimensions the attempt must settle: the Contracts
+//	chargeDimensionKeys[]                      registry's set of the output contract (contracts/settlement),
+//	                                           frozen here so no later registry, evidence or reader changes it
 //	createdAt                                  excluded from the digest candidate
 //
 // Channel, supply, credential version, provider model and adapter are fixed
@@ -200,7 +206,11 @@ type AttemptExecutionManifest struct {
 	GatewayDeploymentID   string
 	RoutingPolicyRevision int64
 	OutputContract        strict.Quadruple
-	CreatedAt             time.Time
+	// ChargeDimensionRegistryVersion and ChargeDimensionKeys are the frozen
+	// expected charge dimension set (sorted).
+	ChargeDimensionRegistryVersion string
+	ChargeDimensionKeys            []string
+	CreatedAt                      time.Time
 }
 
 func (*AttemptExecutionManifest) Kind() string              { return KindAttemptExecutionManifest }
@@ -209,14 +219,20 @@ func (a *AttemptExecutionManifest) Quad() *strict.Quadruple { return &a.Manifest
 // ToJSON returns the manifest's full JSON form.
 func (a *AttemptExecutionManifest) ToJSON() map[string]any {
 	out := map[string]any{
-		"runId":                 a.RunID,
-		"runStepId":             a.RunStepID,
-		"executionAttemptId":    a.ExecutionAttemptID,
-		"modelDeploymentId":     a.ModelDeploymentID,
-		"gatewayDeploymentId":   a.GatewayDeploymentID,
-		"routingPolicyRevision": a.RoutingPolicyRevision,
-		"createdAt":             strict.FormatTimestamp(a.CreatedAt),
+		"runId":                          a.RunID,
+		"runStepId":                      a.RunStepID,
+		"executionAttemptId":             a.ExecutionAttemptID,
+		"modelDeploymentId":              a.ModelDeploymentID,
+		"gatewayDeploymentId":            a.GatewayDeploymentID,
+		"routingPolicyRevision":          a.RoutingPolicyRevision,
+		"createdAt":                      strict.FormatTimestamp(a.CreatedAt),
+		"chargeDimensionRegistryVersion": a.ChargeDimensionRegistryVersion,
 	}
+	keys := make([]any, len(a.ChargeDimensionKeys))
+	for i, k := range a.ChargeDimensionKeys {
+		keys[i] = k
+	}
+	out["chargeDimensionKeys"] = keys
 	a.RunAdmissionManifest.Put(out, PrefixRunAdmissionManifest)
 	a.OutputContract.Put(out, PrefixOutputContract)
 	a.Manifest.Put(out, attemptManifestSelf.Prefix)
@@ -231,15 +247,39 @@ func DecodeAttemptExecutionManifest(doc []byte) (*AttemptExecutionManifest, erro
 		return nil, err
 	}
 	return &AttemptExecutionManifest{
-		Manifest:              quad(m, attemptManifestSelf.Prefix),
-		RunID:                 str(m, "runId"),
-		RunStepID:             str(m, "runStepId"),
-		ExecutionAttemptID:    str(m, "executionAttemptId"),
-		RunAdmissionManifest:  quad(m, PrefixRunAdmissionManifest),
-		ModelDeploymentID:     str(m, "modelDeploymentId"),
-		GatewayDeploymentID:   str(m, "gatewayDeploymentId"),
-		RoutingPolicyRevision: i64(m, "routingPolicyRevision"),
-		OutputContract:        quad(m, PrefixOutputContract),
-		CreatedAt:             timeOf(m, "createdAt"),
+		Manifest:                       quad(m, attemptManifestSelf.Prefix),
+		RunID:                          str(m, "runId"),
+		RunStepID:                      str(m, "runStepId"),
+		ExecutionAttemptID:             str(m, "executionAttemptId"),
+		RunAdmissionManifest:           quad(m, PrefixRunAdmissionManifest),
+		ModelDeploymentID:              str(m, "modelDeploymentId"),
+		GatewayDeploymentID:            str(m, "gatewayDeploymentId"),
+		RoutingPolicyRevision:          i64(m, "routingPolicyRevision"),
+		OutputContract:                 quad(m, PrefixOutputContract),
+		ChargeDimensionRegistryVersion: str(m, "chargeDimensionRegistryVersion"),
+		ChargeDimensionKeys:            strs(m, "chargeDimensionKeys"),
+		CreatedAt:                      timeOf(m, "createdAt"),
 	}, nil
+}
+
+// SameAs reports whether b is a with the same content (every field; the
+// dimension set compared element by element).
+func (a *AttemptExecutionManifest) SameAs(b *AttemptExecutionManifest) bool {
+	return a.Manifest == b.Manifest && a.RunID == b.RunID && a.RunStepID == b.RunStepID &&
+		a.ExecutionAttemptID == b.ExecutionAttemptID && a.RunAdmissionManifest == b.RunAdmissionManifest &&
+		a.ModelDeploymentID == b.ModelDeploymentID && a.GatewayDeploymentID == b.GatewayDeploymentID &&
+		a.RoutingPolicyRevision == b.RoutingPolicyRevision && a.OutputContract == b.OutputContract &&
+		a.ChargeDimensionRegistryVersion == b.ChargeDimensionRegistryVersion &&
+		slices.Equal(a.ChargeDimensionKeys, b.ChargeDimensionKeys) && a.CreatedAt.Equal(b.CreatedAt)
+}
+
+// attemptManifestRules: the frozen charge dimension set is exactly the
+// registry's set of the output contract under the named registry version
+// (sorted, no duplicate, every key priced).
+func attemptManifestRules(m map[string]any) error {
+	oc := quad(m, PrefixOutputContract)
+	if err := settlement.CheckRegisteredDimensions(str(m, "chargeDimensionRegistryVersion"), oc.Ref, strs(m, "chargeDimensionKeys")); err != nil {
+		return fmt.Errorf("%w: %w", ErrChargeDimensionSet, err)
+	}
+	return nil
 }

@@ -29,6 +29,16 @@ var MeterEventHeadDef = &schema.Def{Name: "SettlementMeterEventHeadV1", Doc: "Th
 		{Value: HeadPresent, Fields: quad(PrefixMeterEvent, "the Metering MeterEvent the quantity comes from")},
 	}}}
 
+// QuantityDef is the dimension's quantity: the strict union measured (with
+// the MeterEvent's exact quantity) | none (no MeterEvent: not dispatched, or
+// usage not measured yet or not trustworthy). Issue 32 part 4: never a "0"
+// that could be read as a measurement.
+var QuantityDef = &schema.Def{Name: "SettlementQuantityV1", Doc: "The dimension's quantity: measured (from the MeterEvent, exact decimal) or an explicit none.",
+	Type: schema.Union{Discriminator: "kind", Branches: []schema.Branch{
+		{Value: QuantityMeasured, Fields: schema.Fields(schema.F("quantity", schema.AmountText, "the MeterEvent's quantity, exact decimal"))},
+		{Value: QuantityNone},
+	}}}
+
 // ProviderEvidenceRefDef is the Gateway provider evidence the usage basis rests on, or none.
 var ProviderEvidenceRefDef = &schema.Def{Name: "SettlementProviderEvidenceV1", Doc: "The Gateway provider evidence the availability references (present exactly when available).",
 	Type: schema.Union{Discriminator: "state", Branches: []schema.Branch{
@@ -87,9 +97,9 @@ var SnapshotDef = &schema.Def{Name: "SettlementInputSnapshotV1", Doc: "Settlemen
 		schema.F("usageBasis", schema.Ref{Def: UsageBasisDef}, ""),
 		schema.F("pricing", schema.Ref{Def: PricingDef}, ""),
 		schema.F("settlementEconomicIdentity", schema.Ref{Def: envelope.EconomicIdentityDef}, "the reservation's economic identity, frozen at admission"),
-		schema.F("quantity", schema.AmountText, "measured quantity; 0 without a MeterEvent"),
+		schema.F("quantity", schema.Ref{Def: QuantityDef}, "measured exactly when the MeterEvent head is present, else none"),
 		schema.F("unit", schema.KeyText, "the dimension's unit"),
-		schema.F("targetNetAmount", schema.AmountText, "quantity × unitPrice, exact; 0 when ineligible or unmeasured"),
+		schema.F("targetNetAmount", schema.AmountText, "measured quantity × unitPrice, exact; 0 for none"),
 		schema.F("reconciliationState", schema.Enum{Values: []string{ReconciliationNotRequired, ReconciliationAwaitingEvidence, ReconciliationRequired}}, "whether Billing may settle on it"),
 		schema.F("recordedAt", schema.Timestamp{}, "excluded from the digest candidate"),
 	)}}

@@ -145,7 +145,10 @@ func negatives() []negative {
 	return []negative{
 		{"unknown_field", "CT-2", "usage_available_v1", func(m map[string]any) { m["latest"] = true }, strict.ErrUnknownField, ""},
 		{"float_amount", "CT-2", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "3.70e0" }, strict.ErrInvalidValue, ""},
-		{"digest_does_not_recompute", "CT-3", "usage_available_v1", func(m map[string]any) { m["quantity"] = "1235"; m["targetNetAmount"] = "3.705" }, digest.ErrMismatch, ""},
+		{"digest_does_not_recompute", "CT-3", "usage_available_v1", func(m map[string]any) {
+			m["quantity"] = map[string]any{"kind": "measured", "quantity": "1235"}
+			m["targetNetAmount"] = "3.705"
+		}, digest.ErrMismatch, ""},
 		{"amount_not_quantity_times_price", "ME-1", "usage_available_v1", func(m map[string]any) { m["targetNetAmount"] = "4" }, settlement.ErrSnapshotRule, "is not quantity × unitPrice"},
 		{"dimension_id_not_derived", "ME-1", "usage_available_v1", func(m map[string]any) {
 			m["settlementDimensionId"] = "0195f4a8-0000-7000-8000-0000000000ff"
@@ -153,14 +156,28 @@ func negatives() []negative {
 		{"v1_with_predecessor", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(1) }, settlement.ErrSnapshotRule, "state version 1 has no predecessor"},
 		{"version_gap", "ME-1", "usage_corrected_v2", func(m map[string]any) { m["settlementInputStateVersion"] = int64(3) }, settlement.ErrSnapshotRule, "needs its direct predecessor 2"},
 		{"not_dispatched_with_amount", "ME-1", "not_dispatched_terminal_none", func(m map[string]any) {
-			m["quantity"] = "1"
+			m["targetNetAmount"] = "1"
 		}, settlement.ErrSnapshotRule, "not_dispatched is terminal-none"},
+		{"measured_without_meter_event", "ME-1", "not_dispatched_terminal_none", func(m map[string]any) {
+			m["quantity"] = map[string]any{"kind": "measured", "quantity": "0"}
+		}, settlement.ErrSnapshotRule, "the quantity is measured exactly when the MeterEvent head is present"},
+		{"none_with_meter_event", "ME-1", "usage_available_v1", func(m map[string]any) {
+			m["quantity"] = map[string]any{"kind": "none"}
+		}, settlement.ErrSnapshotRule, "the quantity is measured exactly when the MeterEvent head is present"},
+		{"none_with_quantity", "CT-2", "usage_pending", func(m map[string]any) {
+			m["quantity"] = map[string]any{"kind": "none", "quantity": "0"}
+		}, strict.ErrMixedUnion, ""},
+		{"bare_quantity_string", "CT-2", "usage_available_v1", func(m map[string]any) { m["quantity"] = "1234" }, strict.ErrNotObject, ""},
+		{"unknown_quantity_kind", "CT-2", "usage_available_v1", func(m map[string]any) {
+			m["quantity"] = map[string]any{"kind": "estimated", "quantity": "1234"}
+		}, strict.ErrUnknownEnum, ""},
 		{"not_dispatched_eligible", "ME-1", "not_dispatched_terminal_none", func(m map[string]any) {
 			m["eligibilityDecision"].(map[string]any)["decision"] = "eligible"
 		}, settlement.ErrSnapshotRule, "not_dispatched is ineligible"},
 		{"pending_with_meter_event", "ME-1", "usage_pending", func(m map[string]any) {
 			m["meterEventHead"] = map[string]any{"state": "present", "meterEventRef": "mev-9", "meterEventSchemaVersion": "1",
 				"meterEventDigestAlgorithmVersion": "jcs-sha256-v1", "meterEventDigest": "9999999999999999999999999999999999999999999999999999999999999999"}
+			m["quantity"] = map[string]any{"kind": "measured", "quantity": "0"}
 		}, settlement.ErrSnapshotRule, "a MeterEvent and provider evidence exist exactly when the usage is available"},
 		{"other_price_book", "ME-1", "usage_available_v1", func(m map[string]any) {
 			m["pricing"].(map[string]any)["priceBookVersion"] = "oceanway-price-book@0"

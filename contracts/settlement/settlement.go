@@ -27,7 +27,8 @@
 //	pricing                               price book version, unit price, billing policy version and the
 //	                                      admission manifest that froze the economic identity
 //	settlementEconomicIdentity            credits | entitlement | money: the unit Billing may sum in
-//	quantity, unit                        the measured quantity (exact decimal) and its unit
+//	quantity, unit                        the strict union {kind=measured; quantity} | {kind=none} and the
+//	                                      unit: measured exactly when the MeterEvent head is present
 //	targetNetAmount                       quantity × unitPrice, exact decimal string, never a float
 //	reconciliationState                   not_required (settle), awaiting_evidence (the Gateway has not
 //	                                      reported yet), reconciliation_required (no trustworthy usage)
@@ -91,6 +92,9 @@ const (
 
 	DispositionDispatched    = "dispatched"
 	DispositionNotDispatched = "not_dispatched"
+
+	QuantityMeasured = "measured"
+	QuantityNone     = "none"
 
 	ReconciliationNotRequired      = "not_required"
 	ReconciliationAwaitingEvidence = "awaiting_evidence"
@@ -180,11 +184,13 @@ type Snapshot struct {
 	Basis                 UsageBasis
 	Pricing               Pricing
 	EconomicIdentity      EconomicIdentity
-	Quantity              string
-	Unit                  string
-	TargetNetAmount       string
-	ReconciliationState   string
-	RecordedAt            time.Time
+	// Quantity is the measured quantity; "0" (or "") with no MeterEvent,
+	// where the JSON form is the explicit {kind=none}.
+	Quantity            string
+	Unit                string
+	TargetNetAmount     string
+	ReconciliationState string
+	RecordedAt          time.Time
 }
 
 // Current is the snapshot's own five-tuple.
@@ -199,7 +205,7 @@ func (s *Snapshot) ToJSON() map[string]any {
 		"chargeDimensionKey": s.ChargeDimensionKey, "settlementDimensionId": s.SettlementDimensionID,
 		"settlementInputStateVersion": s.StateVersion, "dispatchDisposition": s.DispatchDisposition,
 		"eligibilityDecision": s.decisionJSON(),
-		"quantity":            s.Quantity, "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
+		"quantity":            s.quantityJSON(), "unit": s.Unit, "targetNetAmount": s.TargetNetAmount,
 		"reconciliationState": s.ReconciliationState, "recordedAt": strict.FormatTimestamp(s.RecordedAt),
 	}
 	if s.Tenant.ProjectID != "" {
@@ -248,6 +254,19 @@ func (s *Snapshot) ToJSON() map[string]any {
 	s.AttemptManifest.Put(out, PrefixAttemptExecutionManifest)
 	s.Snapshot.Put(out, PrefixSnapshot)
 	return out
+}
+
+// Measured reports whether the quantity is measured (a MeterEvent exists).
+func (s *Snapshot) Measured() bool { return s.MeterEvent != nil }
+
+// quantityJSON is the quantity union: measured when a MeterEvent exists or a
+// quantity other than zero is set (so a quantity without its MeterEvent is
+// refused by the rules, never dropped), else none.
+func (s *Snapshot) quantityJSON() map[string]any {
+	if s.MeterEvent != nil || (s.Quantity != "" && s.Quantity != "0") {
+		return map[string]any{"kind": QuantityMeasured, "quantity": s.Quantity}
+	}
+	return map[string]any{"kind": QuantityNone}
 }
 
 func (s *Snapshot) decisionJSON() map[string]any {
@@ -323,8 +342,11 @@ func Decode(doc []byte) (*Snapshot, error) {
 		ChargeDimensionKey: str(m, "chargeDimensionKey"), SettlementDimensionID: str(m, "settlementDimensionId"),
 		StateVersion: i64(m, "settlementInputStateVersion"), EligibilityFact: quadOf(m, PrefixExecutionEligibilityFact),
 		DispatchDisposition: str(m, "dispatchDisposition"), AttemptManifest: quadOf(m, PrefixAttemptExecutionManifest),
-		Quantity: str(m, "quantity"), Unit: str(m, "unit"), TargetNetAmount: str(m, "targetNetAmount"),
+		Quantity: "0", Unit: str(m, "unit"), TargetNetAmount: str(m, "targetNetAmount"),
 		ReconciliationState: str(m, "reconciliationState"),
+	}
+	if q := obj(m, "quantity"); str(q, "kind") == QuantityMeasured {
+		s.Quantity = str(q, "quantity")
 	}
 	s.RecordedAt, _ = strict.ParseTimestamp(str(m, "recordedAt"))
 	if p := obj(m, "predecessorSettlementInput"); str(p, "state") == HeadPresent {
@@ -385,14 +407,19 @@ func rules(m map[string]any) error {
 	}
 	disp, decision := str(m, "dispatchDisposition"), str(obj(m, "eligibilityDecision"), "decision")
 	basis, head := obj(m, "usageBasis"), str(obj(m, "meterEventHead"), "state")
+	quantity := obj(m, "quantity")
+	measured := str(quantity, "kind") == QuantityMeasured
+	if measured != (head == HeadPresent) {
+		return fail("the quantity is measured exactly when the MeterEvent head is present")
+	}
 	switch disp {
 	case DispositionNotDispatched:
 		if decision != DecisionIneligible || str(basis, "kind") != BasisNotDispatched {
 			return fail("not_dispatched is ineligible with the not-dispatched basis")
 		}
-		if head != HeadNone || str(m, "quantity") != "0" || str(m, "targetNetAmount") != "0" ||
+		if head != HeadNone || measured || str(m, "targetNetAmount") != "0" ||
 			str(m, "reconciliationState") != ReconciliationNotRequired {
-			return fail("not_dispatched is terminal-none: no MeterEvent, quantity 0, target amount 0, not_required")
+			return fail("not_dispatched is terminal-none: no MeterEvent, quantity none, target amount 0, not_required")
 		}
 	case DispositionDispatched:
 		if decision != DecisionEligible || str(basis, "kind") != BasisGatewayUsage {
@@ -402,14 +429,20 @@ func rules(m map[string]any) error {
 		if available != (head == HeadPresent) || available != (str(obj(basis, "providerEvidence"), "state") == HeadPresent) {
 			return fail("a MeterEvent and provider evidence exist exactly when the usage is available")
 		}
-		if !available && (str(m, "quantity") != "0" || str(m, "targetNetAmount") != "0") {
-			return fail("unmeasured usage has quantity 0 and target amount 0")
+		if !available && (measured || str(m, "targetNetAmount") != "0") {
+			return fail("unmeasured usage has quantity none and target amount 0")
 		}
 		if available != (str(m, "reconciliationState") == ReconciliationNotRequired) {
 			return fail("only available usage settles without reconciliation")
 		}
 	}
-	amount, err := Multiply(str(m, "quantity"), str(obj(m, "pricing"), "unitPrice"))
+	if !measured {
+		if str(m, "targetNetAmount") != "0" {
+			return fail("targetNetAmount %s of quantity none is not 0", str(m, "targetNetAmount"))
+		}
+		return nil
+	}
+	amount, err := Multiply(str(quantity, "quantity"), str(obj(m, "pricing"), "unitPrice"))
 	if err != nil {
 		return fail("%v", err)
 	}

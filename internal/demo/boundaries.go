@@ -50,10 +50,15 @@ type GatewayReport struct {
 
 // MeteringReport is the Metering worker's end state.
 type MeteringReport struct {
-	Snapshots                     int64   `json:"snapshots"`
-	Dimensions                    int64   `json:"dimensions"`
-	RunsWithSettlementInput       int64   `json:"runsWithSettlementInput"`
-	CurrentAwaitingEvidence       int64   `json:"currentAwaitingEvidence"`
+	Snapshots               int64 `json:"snapshots"`
+	Dimensions              int64 `json:"dimensions"`
+	RunsWithSettlementInput int64 `json:"runsWithSettlementInput"`
+	CurrentAwaitingEvidence int64 `json:"currentAwaitingEvidence"`
+	// DimensionsAwaited counts registered charge dimensions an eligibility
+	// Work found without Gateway usage yet (awaiting_evidence, issue 32
+	// part 4); DimensionsAwaitedCommitted those of them later settled.
+	DimensionsAwaited             int64   `json:"dimensionsAwaited"`
+	DimensionsAwaitedCommitted    int64   `json:"dimensionsAwaitedCommitted"`
 	CurrentReconciliationRequired int64   `json:"currentReconciliationRequired"`
 	EligibleDecisions             int64   `json:"eligibleDecisions"`
 	IneligibleDecisions           int64   `json:"ineligibleDecisions"`
@@ -190,6 +195,7 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		}
 		s.Metering = &MeteringReport{Snapshots: c.Snapshots, Dimensions: c.Dimensions, RunsWithSettlementInput: c.RunsWithSettlementInput,
 			CurrentAwaitingEvidence: c.CurrentAwaitingEvidence, CurrentReconciliationRequired: c.CurrentReconciliationRequired,
+			DimensionsAwaited: c.DimensionsAwaited, DimensionsAwaitedCommitted: c.DimensionsAwaitedCommitted,
 			EligibleDecisions: c.EligibleDecisions, IneligibleDecisions: c.IneligibleDecisions, MeterEvents: c.MeterEvents,
 			Applied: c.Applied, Superseded: c.Superseded, BlockedWorks: c.BlockedWorks, CostWorkPending: c.CostWorkPending,
 			ProviderCostFacts: c.ProviderCostFacts, CostWaitingForEvidence: c.CostWaitingForEvidence, CostNoEvidence: c.CostNoEvidence,
@@ -202,6 +208,7 @@ func summarizeBoundaries(ctx context.Context, pools server.Pools, served []route
 		s.count("settlement_pointer_at_head", c.PointersNotAtHead, "current pointers not at their chain's last version")
 		s.count("one_event_per_settlement_input", c.SnapshotsWithoutEvent, "snapshots without their current-changed event")
 		s.count("eligibility_work_finished", c.EligibilityWorkOpen, "eligibility Work neither finished nor blocked")
+		s.count("registered_dimensions_settled", c.RegisteredDimensionsUncommitted, "registered charge dimensions of an attempt without a settlement input")
 		s.count("provider_cost_work_finished", c.CostWorkPending, "provider cost Work neither finished nor blocked")
 		half := 2*c.RunsWithSettlementInput >= int64(cfg.Runs+cfg.PriorRuns)
 		s.check("half_runs_settlement_input", half, failDetail(half,
@@ -235,6 +242,8 @@ func (s *Summary) writeBoundaries(row func(string, any)) {
 	if m := s.Metering; m != nil {
 		row("metering: settlement input", fmt.Sprintf("%d snapshots on %d dimensions, %d runs", m.Snapshots, m.Dimensions, m.RunsWithSettlementInput))
 		row("metering: current not settleable", fmt.Sprintf("%d awaiting evidence, %d reconciliation required", m.CurrentAwaitingEvidence, m.CurrentReconciliationRequired))
+		row("metering: registered dimensions", fmt.Sprintf("%d awaited evidence when their attempt's usage Work ran, %d of them later committed",
+			m.DimensionsAwaited, m.DimensionsAwaitedCommitted))
 		row("metering: decisions", fmt.Sprintf("%d eligible, %d ineligible; %d meter events", m.EligibleDecisions, m.IneligibleDecisions, m.MeterEvents))
 		row("metering: work", fmt.Sprintf("%d applied, %d superseded, %d blocked (%.0f finished/s)", m.Applied, m.Superseded, m.BlockedWorks, m.WorksPerSecond))
 		row("metering: provider cost", fmt.Sprintf("%d cost facts; %d waiting for evidence, %d no cost evidence, %d reconciliation required (Metering diagnostics only, incomplete: no Operations queue)",

@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -158,8 +160,16 @@ func (s *Scenario) Mix() Mix {
 // opens is then one the provider's fix closes.
 const ReservationFloor = 260
 
-var outputContract = strict.Quadruple{Ref: "output-contract/demo@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
-	Digest: "8f4e2a6b1c3d5e7f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607"}
+// outputContractOf is the output contract of a workload: the Contracts
+// charge dimension registry freezes, per output contract, the dimensions an
+// attempt must settle (issue 32 part 4), so each workload of the simulated
+// provider has its own (text: input and output tokens; media: images and
+// video seconds; tools: calls and input tokens).
+func outputContractOf(workload string) strict.Quadruple {
+	ref := "output-contract/" + workload + "@1"
+	d := sha256.Sum256([]byte(ref))
+	return strict.Quadruple{Ref: ref, SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1, Digest: hex.EncodeToString(d[:])}
+}
 
 // Run is the AdmitFunc of run i.
 func (s *Scenario) Run(ctx context.Context, i int) error {
@@ -247,9 +257,10 @@ func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (
 // decision, reports the provider's evidence when bound, and finalizes its
 // eligibility. It reports whether the slot was bound.
 func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw string, p *simprovider.Provider) (bool, error) {
+	attemptID := uuid.NewString()
 	areq := execution.AttemptRequest{
-		RunID: runID, RunStepID: step, ExecutionAttemptID: uuid.NewString(), ModelDeploymentID: "model-deploy/sim",
-		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContract,
+		RunID: runID, RunStepID: step, ExecutionAttemptID: attemptID, ModelDeploymentID: "model-deploy/sim",
+		GatewayDeploymentID: gw, RoutingPolicyRevision: 1, OutputContract: outputContractOf(p.Workload(attemptID)),
 	}
 	a, err := retrying(ctx, s, func() (Attempt, error) { return s.Platform.CreateAttempt(ctx, areq) })
 	if err != nil {

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"math/big"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -55,4 +56,33 @@ func TestScenarioReservationCoversTheWorstCase(t *testing.T) {
 	three := new(big.Rat).Mul(worst, big.NewRat(3, 1))
 	require.LessOrEqual(t, three.Cmp(big.NewRat(ReservationFloor, 1)), 0,
 		"three attempts of %s credits each exceed the reservation floor %d", worst.FloatString(3), ReservationFloor)
+}
+
+// Issue 32 part 4: the output contract the scenario gives each workload
+// registers exactly the usage dimensions the simulated provider reports
+// for it (the charge dimension registry is what Metering and Billing wait
+// for: a dimension the provider never reports would keep the run blocked,
+// one it reports beyond the registry would block its Work).
+func TestScenarioOutputContractsRegisterTheWorkloadsDimensions(t *testing.T) {
+	t.Parallel()
+	p := simprovider.New(simprovider.Config{Seed: 1, Force: simprovider.ScenarioPrompt})
+	seen := map[string]bool{}
+	for range 300 {
+		id := uuid.NewString()
+		workload := p.Workload(id)
+		seen[workload] = true
+		obs, err := p.Execute(t.Context(), &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: id}})
+		require.NoError(t, err)
+		var reported []string
+		for _, o := range obs {
+			if o.EvidenceKind == contract.EvidenceProviderUsage {
+				reported = append(reported, o.DimensionKey)
+			}
+		}
+		slices.Sort(reported)
+		registered, err := settlement.RegisteredDimensions(outputContractOf(workload).Ref)
+		require.NoError(t, err, workload)
+		require.Equal(t, registered, reported, workload)
+	}
+	require.Len(t, seen, 3, "every workload occurs")
 }

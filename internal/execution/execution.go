@@ -28,6 +28,7 @@ import (
 
 	"github.com/oceanway/core/contracts/digest"
 	contract "github.com/oceanway/core/contracts/execution"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/execution/dbsqlc"
@@ -57,6 +58,8 @@ const (
 	CodeNotDispatchedOrphan   = "EX008" // not-dispatched fact or evidence without the attempt's not_dispatched eligibility fact at COMMIT
 	CodeEligibilityContent    = "EX009" // eligibility fact whose body does not describe its row, attempt and run
 	CodeFactWithoutEvent      = "EX010" // eligibility or finalization fact without its event in the same transaction
+	// Issue 32 part 4 (migration 00010).
+	CodeAttemptDimensions = "EX011" // attempt whose manifest freezes no (or an unsorted, duplicated) charge dimension set
 )
 
 // Errors. Bad input is refused with nothing written.
@@ -286,11 +289,19 @@ func (s *Service) CreateAttempt(ctx context.Context, req AttemptRequest) (Attemp
 			return Attempt{}, fmt.Errorf("create attempt: lock run: %w", err)
 		}
 		run := runStateOf(row)
+		// The expected charge dimension set: the Contracts registry's set of
+		// the output contract, frozen in the manifest (an unknown output
+		// contract is refused, never an empty set).
+		keys, err := settlement.RegisteredDimensions(req.OutputContract.Ref)
+		if err != nil {
+			return Attempt{}, fmt.Errorf("%w: %w", ErrInvalidAttempt, err)
+		}
 		m := &contract.AttemptExecutionManifest{
 			Manifest: strict.Quadruple{Ref: "aem-" + req.ExecutionAttemptID}, RunID: req.RunID, RunStepID: req.RunStepID,
 			ExecutionAttemptID: req.ExecutionAttemptID, RunAdmissionManifest: run.Manifest,
 			ModelDeploymentID: req.ModelDeploymentID, GatewayDeploymentID: req.GatewayDeploymentID,
 			RoutingPolicyRevision: req.RoutingPolicyRevision, OutputContract: req.OutputContract,
+			ChargeDimensionRegistryVersion: settlement.ChargeDimensionRegistryVersion, ChargeDimensionKeys: keys,
 			CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
 		}
 		if existing, err := queries.AttemptByID(ctx, tx, req.ExecutionAttemptID); err == nil {
@@ -343,7 +354,7 @@ func replayAttempt(existing dbsqlc.ExecutionAttempt, want *contract.AttemptExecu
 	cmp := *want
 	cmp.Manifest, cmp.CreatedAt = stored.Manifest, stored.CreatedAt
 	// guard EX-2.attempt-route-conflict
-	if cmp != *stored {
+	if !cmp.SameAs(stored) {
 		return Attempt{}, fmt.Errorf("create attempt %s: %w (an attempt never changes its route; reroute with a new attempt)", existing.ExecutionAttemptID, ErrAttemptConflict)
 	}
 	return Attempt{Manifest: stored, Body: []byte(existing.ManifestBody), Replayed: true}, nil

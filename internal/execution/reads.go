@@ -44,7 +44,7 @@ func ReadAttemptManifest(ctx context.Context, q db.Executor, req executionread.A
 	switch {
 	case req.ContractVersion != executionread.ReadAttemptManifestV1:
 		return executionread.AttemptManifestResult{}, fmt.Errorf("%w: contract version %q", ownerread.ErrInvalidRequest, req.ContractVersion)
-	case req.Audience != executionread.AudienceMeteringInput:
+	case req.Audience != executionread.AudienceMeteringInput && req.Audience != executionread.AudienceBillingFinalization:
 		return executionread.AttemptManifestResult{}, fmt.Errorf("%w: audience %q", ownerread.ErrInvalidRequest, req.Audience)
 	case !strict.IsUUID(req.ExecutionAttemptID):
 		return executionread.AttemptManifestResult{}, fmt.Errorf("%w: attempt id %q", ownerread.ErrInvalidRequest, req.ExecutionAttemptID)

@@ -33,6 +33,14 @@ func TestME2AttemptManifestReadIsExact(t *testing.T) {
 	require.Equal(t, ownerread.Found, got.Answer)
 	require.Equal(t, a.Body, got.Body, "the stored manifest bytes")
 	require.Equal(t, a.Manifest, got.Value)
+	// The Billing finalization worker reads the frozen charge dimension set
+	// from the same answer (issue 32 part 4).
+	billingReq := req
+	billingReq.Audience = executionread.AudienceBillingFinalization
+	got, err = reads.ReadAttemptManifest(ctx, billingReq)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Found, got.Answer)
+	require.Equal(t, []string{"text.input_tokens", "text.output_tokens"}, got.Value.ChargeDimensionKeys)
 
 	other := req
 	other.AttemptManifest.Digest = "00" + req.AttemptManifest.Digest[2:]
@@ -49,7 +57,7 @@ func TestME2AttemptManifestReadIsExact(t *testing.T) {
 
 	for name, mutate := range map[string]func(r *executionread.AttemptManifestRead){
 		"version":  func(r *executionread.AttemptManifestRead) { r.ContractVersion = "readAttemptExecutionManifest@2" },
-		"audience": func(r *executionread.AttemptManifestRead) { r.Audience = executionread.AudienceBillingFinalization },
+		"audience": func(r *executionread.AttemptManifestRead) { r.Audience = "operations_projector" },
 		"bare id":  func(r *executionread.AttemptManifestRead) { r.AttemptManifest.Digest = "" },
 		"attempt":  func(r *executionread.AttemptManifestRead) { r.ExecutionAttemptID = "attempt-1" },
 	} {

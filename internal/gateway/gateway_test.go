@@ -51,7 +51,9 @@ func manifest(t *testing.T) (*contract.AttemptExecutionManifest, []byte) {
 		ModelDeploymentID: "model-deploy/text-large", GatewayDeploymentID: "gw-eu-1", RoutingPolicyRevision: 2,
 		OutputContract: strict.Quadruple{Ref: "output-contract/text@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 			Digest: "5555555555555555555555555555555555555555555555555555555555555555"},
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		ChargeDimensionRegistryVersion: "oceanway-charge-dimension-registry@1",
+		ChargeDimensionKeys:            []string{"text.input_tokens", "text.output_tokens"},
+		CreatedAt:                      time.Now().UTC().Truncate(time.Microsecond),
 	}
 	body, err := contract.Seal(m)
 	require.NoError(t, err)

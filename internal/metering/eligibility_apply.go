@@ -76,6 +76,13 @@ func (p *Processor) applyEligibility(ctx context.Context, a *Attempt, in *eligib
 				ExecutionAttemptID: h.ExecutionAttemptID, ChargeDimensionKey: d.key, Snapshot: cur.Snapshot, StateVersion: cur.StateVersion})
 		}
 		set.Count = int64(len(set.Snapshots))
+		// A dispatched attempt finishes applied only with every dimension
+		// its manifest registered (PostgreSQL checks it too, ME014).
+		if in.registered != nil {
+			if err := storeRegisteredTx(ctx, tx, h.ExecutionAttemptID, in.registered); err != nil {
+				return Outcome{}, err
+			}
+		}
 		// Every new version's event with its billing delivery, in this
 		// transaction (one append for all of them).
 		if len(events) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,10 @@ type eligibilityInputs struct {
 	// economic is the identity the cited RunAdmissionManifest froze.
 	economic settlement.EconomicIdentity
 	dims     []dimensionInput
+	// registered is the charge dimension set the dispatched attempt's
+	// manifest froze; awaiting are its dimensions without Gateway usage yet.
+	registered *registeredSet
+	awaiting   []string
 }
 
 func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Outcome, error) {
@@ -58,6 +63,13 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	}
 	if err != nil {
 		return Outcome{}, err
+	}
+	if len(in.awaiting) > 0 {
+		out, err := p.awaitEvidence(ctx, a, in)
+		if errors.As(err, &c) {
+			return p.block(ctx, a, in, c)
+		}
+		return out, err
 	}
 	// Second stage: the bootstrap answers cannot complete the Work; the
 	// Gateway's operation-bound Current Receipt of every availability the
@@ -160,8 +172,16 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 			basis: settlement.UsageBasis{Kind: settlement.BasisNotDispatched, NotDispatchedFact: in.fact.NotDispatched}}}
 		return in, nil
 	}
+	if in.registered, err = p.registeredDimensions(ctx, src); err != nil {
+		return in, err
+	}
 	seen := map[string]bool{}
 	for _, u := range usage {
+		// guard ME-1.dimension-not-registered
+		if !slices.Contains(in.registered.keys, u.EvidenceDimensionKey) {
+			return in, &conflict{stage: "settlement_input", reason: "charge_dimension_not_registered", candidate: map[string]any{
+				"chargeDimensionKey": u.EvidenceDimensionKey, "chargeDimensionKeys": anySlice(in.registered.keys)}}
+		}
 		d, err := p.usageDimension(ctx, src, u)
 		if err != nil {
 			return in, err
@@ -173,6 +193,11 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 		in.dims = append(in.dims, d)
 	}
 	sort.Slice(in.dims, func(i, j int) bool { return in.dims[i].key < in.dims[j].key })
+	for _, k := range in.registered.keys {
+		if !seen[k] {
+			in.awaiting = append(in.awaiting, k)
+		}
+	}
 	return in, nil
 }
 

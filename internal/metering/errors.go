@@ -81,4 +81,9 @@ const (
 	// queue row of its own lane and no finish (a Work is inserted with its
 	// queue row; otherwise it is never claimed or finished).
 	SQLStateWorkNotQueued = "ME013"
+	// SQLStateDimensionsUncommitted: an applied eligibility finish of a
+	// dispatched attempt without its registered charge dimension set or
+	// while a registered dimension has no settlement input, or an awaited
+	// dimension the attempt does not register (issue 32 part 4).
+	SQLStateDimensionsUncommitted = "ME014"
 )

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/route"
+	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/dbtest"
@@ -67,6 +69,10 @@ type fakeOwners struct {
 	// manifestConflict makes only the manifest read answer conflicting.
 	manifests        map[strict.Quadruple]*contract.RunAdmissionManifest
 	manifestConflict atomic.Bool
+	// registered is the charge dimension set each attempt's manifest froze
+	// (by attempt id); unset, the attempt registers the usage dimensions
+	// the fixtures gave it availability for (sorted).
+	registered map[string][]string
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -188,6 +194,52 @@ func (o *fakeOwners) ReadRunAdmissionManifest(_ context.Context, req coreread.Ru
 		return ownerread.Missing[*contract.RunAdmissionManifest](), nil
 	}
 	return ownerread.FoundWith(m, nil), nil
+}
+
+// ReadAttemptManifest answers like Execution: the attempt's manifest (the
+// quadruple the eligibility fact names) with its frozen charge dimensions.
+func (o *fakeOwners) ReadAttemptManifest(_ context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
+	if o.blocked.Load() {
+		return executionread.AttemptManifestResult{}, errUnavailable
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var fact *contract.ExecutionEligibilityFact
+	for _, f := range o.facts {
+		if f.ExecutionAttemptID == req.ExecutionAttemptID {
+			fact = f
+		}
+	}
+	if fact == nil {
+		return ownerread.Missing[*contract.AttemptExecutionManifest](), nil
+	}
+	if fact.AttemptManifest != req.AttemptManifest {
+		return ownerread.Conflict[*contract.AttemptExecutionManifest]("the attempt has another manifest"), nil
+	}
+	keys, ok := o.registered[req.ExecutionAttemptID]
+	if !ok {
+		seen := map[string]bool{}
+		for _, s := range o.snaps {
+			if s.SlotKey.ExecutionAttemptID == req.ExecutionAttemptID && s.EvidenceKind == contract.EvidenceProviderUsage && !seen[s.DimensionKey] {
+				seen[s.DimensionKey] = true
+				keys = append(keys, s.DimensionKey)
+			}
+		}
+		slices.Sort(keys)
+	}
+	return ownerread.FoundWith(&contract.AttemptExecutionManifest{Manifest: fact.AttemptManifest, RunID: fact.RunID, RunStepID: fact.RunStepID,
+		ExecutionAttemptID: fact.ExecutionAttemptID, RunAdmissionManifest: fact.RunAdmissionManifest,
+		ChargeDimensionRegistryVersion: settlement.ChargeDimensionRegistryVersion, ChargeDimensionKeys: slices.Clone(keys)}, nil), nil
+}
+
+// register freezes an attempt's charge dimension set (its manifest's).
+func (o *fakeOwners) register(attemptID string, keys ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.registered == nil {
+		o.registered = map[string][]string{}
+	}
+	o.registered[attemptID] = keys
 }
 
 func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gatewayread.ProviderEvidenceRead) (gatewayread.ProviderEvidenceResult, error) {

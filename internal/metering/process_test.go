@@ -173,6 +173,12 @@ func TestME1SettlementInputChainsAndEvents(t *testing.T) {
 	require.Nil(t, pending.Snapshot.MeterEvent, "pending usage has no MeterEvent")
 	require.Equal(t, "0", pending.Snapshot.TargetNetAmount)
 	require.Equal(t, settlement.ReconciliationAwaitingEvidence, pending.Snapshot.ReconciliationState)
+	// The quantity is the strict union measured | none (issue 32 part 4):
+	// the unmeasured dimension says none, never a measured 0.
+	require.False(t, pending.Snapshot.Measured())
+	require.Contains(t, string(pending.Body), `"quantity":{"kind":"none"}`)
+	require.True(t, measured.Snapshot.Measured())
+	require.Contains(t, string(measured.Body), `"quantity":{"kind":"measured","quantity":"1000"}`)
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.eligibility_decisions`))
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM metering.meter_events`))
 

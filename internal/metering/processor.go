@@ -77,6 +77,9 @@ type Outcome struct {
 	Blocked *receipt.MeteringInputWorkAttemptBlocked
 	// NewSnapshots counts the settlement input versions this attempt appended.
 	NewSnapshots int
+	// Awaiting are the registered charge dimensions without Gateway usage
+	// yet (awaiting_evidence): the Work stays active, nothing else written.
+	Awaiting []string
 }
 
 // Process runs one claimed attempt by its lane: the eligibility lane here,

@@ -26,6 +26,9 @@ type OwnerReads interface {
 	// worker takes the settlement economic identity from the manifest the
 	// eligibility fact cites.
 	ReadRunAdmissionManifest(ctx context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error)
+	// ReadAttemptManifest is Execution's readAttemptExecutionManifest@1: the
+	// worker takes the attempt's frozen charge dimension set from it.
+	ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error)
 }
 
 // Owners are the other owners as Metering reads them, each behind its read
@@ -54,6 +57,10 @@ func (o Owners) ReadProviderEvidence(ctx context.Context, req gatewayread.Provid
 
 func (o Owners) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
 	return o.Gateway.ValidateAvailabilityCurrent(ctx, req)
+}
+
+func (o Owners) ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
+	return o.Execution.ReadAttemptManifest(ctx, req)
 }
 
 // ErrNoCoreReads: Owners has no Core manifest read.

@@ -163,6 +163,13 @@ func (w *Worker) process(ctx context.Context, a *Attempt) work.Result {
 		// blocked (its cause needs a fix elsewhere).
 		return work.BlockedFor(blockedBackoff(a.Head.Lane.Kind, w.cfg.Idle).After(a.Head.AttemptNumber))
 	}
+	if out.Finished == nil && len(out.Awaiting) > 0 {
+		// Registered dimensions await Gateway usage: the Work stays active
+		// (their availability event supersedes it); retried like a block,
+		// less often the longer it waits.
+		w.stats.awaiting.Add(1)
+		return work.Result{Kind: work.Retry, After: blockedBackoff(a.Head.Lane.Kind, w.cfg.Idle).After(a.Head.AttemptNumber)}
+	}
 	w.stats.snapshots.Add(int64(out.NewSnapshots))
 	if out.Finished != nil && out.Finished.Outcome.State == receipt.FinishSuperseded {
 		w.stats.superseded.Add(1)

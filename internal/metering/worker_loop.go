@@ -38,6 +38,9 @@ type WorkerStats struct {
 	// OwnerConflicts counts attempts handed back because an owner read
 	// answered conflicting (ErrOwnerConflictUnbound).
 	OwnerConflicts int64
+	// Awaiting counts eligibility attempts that found registered charge
+	// dimensions without Gateway usage yet (the Work stayed active).
+	Awaiting int64
 }
 
 // Worker is the metering worker: one work.Runner per lane, each claiming
@@ -49,7 +52,7 @@ type Worker struct {
 	cfg     WorkerConfig
 	runners []*work.Runner
 	stats   struct {
-		applied, superseded, blocked, retried, fenced, failed, snapshots, ownerConflicts atomic.Int64
+		applied, superseded, blocked, retried, fenced, failed, snapshots, ownerConflicts, awaiting atomic.Int64
 	}
 }
 
@@ -103,7 +106,7 @@ func laneSlots(lane string, concurrency int) int {
 func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{Applied: w.stats.applied.Load(), Superseded: w.stats.superseded.Load(), Blocked: w.stats.blocked.Load(),
 		Retried: w.stats.retried.Load(), Fenced: w.stats.fenced.Load(), Failed: w.stats.failed.Load(), Snapshots: w.stats.snapshots.Load(),
-		OwnerConflicts: w.stats.ownerConflicts.Load()}
+		OwnerConflicts: w.stats.ownerConflicts.Load(), Awaiting: w.stats.awaiting.Load()}
 }
 
 // Run runs every lane's Runner until ctx ends; in-flight attempts finish first.

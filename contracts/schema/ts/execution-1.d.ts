@@ -77,6 +77,10 @@ export type AttemptExecutionManifestV1 = {
   readonly outputContractSchemaVersion: string;
   readonly outputContractDigestAlgorithmVersion: "jcs-sha256-v1";
   readonly outputContractDigest: string;
+  /** the Contracts charge dimension registry version the set below was taken from (contracts/settlement) */
+  readonly chargeDimensionRegistryVersion: "oceanway-charge-dimension-registry@1";
+  /** the charge dimensions the attempt must settle: exactly the registry's set of the output contract, sorted, no duplicate (frozen: Metering and Billing wait for every one) */
+  readonly chargeDimensionKeys: ReadonlyArray<string>;
   /** excluded from the digest candidate */
   readonly createdAt: string;
 };

@@ -46,11 +46,11 @@ export type SettlementInputSnapshotV1 = {
   readonly pricing: SettlementPricingV1;
   /** the reservation's economic identity, frozen at admission */
   readonly settlementEconomicIdentity: SettlementEconomicIdentityV1;
-  /** measured quantity; 0 without a MeterEvent */
-  readonly quantity: string;
+  /** measured exactly when the MeterEvent head is present, else none */
+  readonly quantity: SettlementQuantityV1;
   /** the dimension's unit */
   readonly unit: string;
-  /** quantity × unitPrice, exact; 0 when ineligible or unmeasured */
+  /** measured quantity × unitPrice, exact; 0 for none */
   readonly targetNetAmount: string;
   /** whether Billing may settle on it */
   readonly reconciliationState: "not_required" | "awaiting_evidence" | "reconciliation_required";
@@ -144,6 +144,17 @@ export type SettlementProviderEvidenceV1 =
     readonly providerEvidenceSchemaVersion: string;
     readonly providerEvidenceDigestAlgorithmVersion: "jcs-sha256-v1";
     readonly providerEvidenceDigest: string;
+  };
+
+/** The dimension's quantity: measured (from the MeterEvent, exact decimal) or an explicit none. */
+export type SettlementQuantityV1 =
+  | {
+    readonly kind: "measured";
+    /** the MeterEvent's quantity, exact decimal */
+    readonly quantity: string;
+  }
+  | {
+    readonly kind: "none";
   };
 
 /** What the quantity rests on: the attempt-bound Gateway usage availability (binding, route, evidence) or the Execution not-dispatched fact. */

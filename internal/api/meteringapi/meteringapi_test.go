@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -229,6 +230,29 @@ func (o *owners) ReadRunAdmissionManifest(_ context.Context, req coreread.RunAdm
 		return ownerread.FoundWith(m, nil), nil
 	}
 	return ownerread.Missing[*contract.RunAdmissionManifest](), nil
+}
+
+// ReadAttemptManifest answers the attempt's manifest (the one its
+// eligibility fact names) with the usage dimensions the fixtures gave it
+// availability for as its frozen charge dimension set.
+func (o *owners) ReadAttemptManifest(_ context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, f := range o.facts {
+		if f.ExecutionAttemptID != req.ExecutionAttemptID || f.AttemptManifest != req.AttemptManifest {
+			continue
+		}
+		var keys []string
+		for _, s := range o.snaps {
+			if s.SlotKey.ExecutionAttemptID == f.ExecutionAttemptID && s.EvidenceKind == contract.EvidenceProviderUsage && !slices.Contains(keys, s.DimensionKey) {
+				keys = append(keys, s.DimensionKey)
+			}
+		}
+		slices.Sort(keys)
+		return ownerread.FoundWith(&contract.AttemptExecutionManifest{Manifest: f.AttemptManifest, RunID: f.RunID, RunStepID: f.RunStepID,
+			ExecutionAttemptID: f.ExecutionAttemptID, ChargeDimensionRegistryVersion: settlement.ChargeDimensionRegistryVersion, ChargeDimensionKeys: keys}, nil), nil
+	}
+	return ownerread.Missing[*contract.AttemptExecutionManifest](), nil
 }
 
 func (o *owners) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/ownerread/executionread"
 	"github.com/oceanway/core/internal/ownerread/gatewayread"
+	"github.com/oceanway/core/internal/ownerread/meteringread"
 )
 
 // DerivationSettlementValidationOp derives the operation of one Metering
@@ -169,6 +170,14 @@ func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.Attemp
 		if err != nil {
 			return nil, why{}, fmt.Errorf("read settlement inputs of %s: %w", a.ExecutionAttemptID, err)
 		}
+		if a.DispatchDisposition == excontract.DispositionDispatched {
+			// The charge dimensions the attempt's manifest froze (issue 32
+			// part 4): the manifest waits for every one of them, and an
+			// input of a dimension the attempt never registered conflicts.
+			if err := e.registeredDimensions(ctx, a, inputs, &reason); err != nil {
+				return nil, why{}, err
+			}
+		}
 		if len(inputs) == 0 {
 			reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
 			continue
@@ -245,6 +254,43 @@ func (e *evaluator) dimensions(ctx context.Context, attempts []excontract.Attemp
 	}
 	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].Key(), out[j].Key()) })
 	return out, reason, nil
+}
+
+// registeredDimensions reads the dispatched attempt's manifest from
+// Execution (its quadruple from the closed attempt set, never a bare id) and
+// compares its frozen charge dimension set with Metering's inputs: a
+// registered dimension without an input is a wait (blocked, no ledger
+// write); an input of a dimension the manifest does not register, or a
+// manifest Execution cannot answer for the closed set, needs reconciliation.
+func (e *evaluator) registeredDimensions(ctx context.Context, a excontract.AttemptSetItem, inputs []*meteringread.SettlementInput, reason *why) error {
+	res, err := e.o.Execution.ReadAttemptManifest(ctx, executionread.AttemptManifestRead{ContractVersion: executionread.ReadAttemptManifestV1,
+		Audience: executionread.AudienceBillingFinalization, ExecutionAttemptID: a.ExecutionAttemptID, AttemptManifest: a.AttemptManifest})
+	if err != nil {
+		return fmt.Errorf("read attempt manifest of %s: %w", a.ExecutionAttemptID, err)
+	}
+	if res.Answer != ownerread.Found || res.Value.Manifest != a.AttemptManifest || len(res.Value.ChargeDimensionKeys) == 0 {
+		reason.worse(contract.DecisionReconciliationRequired, contract.ReasonExecutionConflicting)
+		return nil
+	}
+	registered := map[string]bool{}
+	for _, k := range res.Value.ChargeDimensionKeys {
+		registered[k] = true
+	}
+	present := map[string]bool{}
+	for _, in := range inputs {
+		present[in.Snapshot.ChargeDimensionKey] = true
+		// guard BI-1.dimension-not-registered
+		if !registered[in.Snapshot.ChargeDimensionKey] {
+			reason.worse(contract.DecisionReconciliationRequired, contract.ReasonInputConflicting)
+		}
+	}
+	for _, k := range res.Value.ChargeDimensionKeys {
+		// guard BI-1.registered-dimension-missing
+		if !present[k] {
+			reason.worse(contract.DecisionBlocked, contract.ReasonInputsNotClosed)
+		}
+	}
+	return nil
 }
 
 func lessKey(a, b [3]string) bool {

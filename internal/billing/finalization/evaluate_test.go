@@ -178,3 +178,39 @@ func TestBI1ReconciliationRequiredIsAnEvaluationOnly(t *testing.T) {
 		require.Empty(t, ev.Decision.SettledAmount, name)
 	}
 }
+
+// BI-1, issue 32 part 4 (guard BI-1.registered-dimension-missing): the
+// dispatched attempt's manifest registers a charge dimension Metering has
+// no input for (its first evidence has not arrived: Metering's Work awaits
+// it) → blocked, no bundle, no amount, no receipt requested; once its input
+// is there the same run settles. An input of a dimension the manifest does
+// not register (guard BI-1.dimension-not-registered), or a manifest that
+// freezes no dimension, needs reconciliation.
+func TestBI1BlockedUntilEveryRegisteredDimensionIsPresent(t *testing.T) {
+	t.Parallel()
+	w := newWorld("100", "100")
+	w.registered[dispatched] = []string{"text.input_tokens", "text.output_tokens", "tools.calls"}
+	ev := evaluate(t, w)
+	require.Equal(t, billing.DecisionBlocked, ev.Decision.Outcome)
+	require.Equal(t, billing.ReasonInputsNotClosed, ev.Decision.ReasonCode)
+	require.Nil(t, ev.Bundle)
+	require.Empty(t, ev.Decision.SettledAmount)
+	require.Empty(t, w.mtCalls, "no receipt is requested while a registered dimension is missing")
+
+	w.setUsage("tools.calls", "4", 1) // its evidence arrives: Metering settles it
+	w.recordAll()
+	ev = evaluate(t, w)
+	require.Equal(t, billing.DecisionSettleAndReleaseRemainder, ev.Decision.Outcome)
+	require.Len(t, ev.Manifest.Dimensions, 4, "the manifest enumerates every registered dimension")
+
+	for name, setup := range map[string]func(w *world){
+		"input of an unregistered dimension": func(w *world) { w.registered[dispatched] = []string{"text.input_tokens"} },
+		"manifest that freezes no dimension": func(w *world) { w.registered[dispatched] = nil },
+	} {
+		w := newWorld("100", "100")
+		setup(w)
+		ev := evaluate(t, w)
+		require.Equal(t, billing.DecisionReconciliationRequired, ev.Decision.Outcome, name)
+		require.Nil(t, ev.Bundle, name)
+	}
+}

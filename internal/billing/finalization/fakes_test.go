@@ -45,6 +45,9 @@ type world struct {
 	gwExtra   []string // usage dimensions the Gateway holds beyond Metering's
 	gwCalls   int
 	mtCalls   []finalization.SettlementValidation
+	// registered is the charge dimension set each dispatched attempt's
+	// manifest froze (by attempt id).
+	registered map[string][]string
 }
 
 const (
@@ -73,6 +76,7 @@ func newWorld(inQty, outQty string) *world {
 			Finalization: quad("ref-1", '2'), StateVersion: 2, AttemptSet: quad("ras-1", '3'), AttemptCount: 2,
 		},
 		closed: true, inputs: map[string][]*meteringread.SettlementInput{}, notCurrnt: map[string]bool{}, gwAnswer: ownerread.Found,
+		registered: map[string][]string{dispatched: {"text.input_tokens", "text.output_tokens"}},
 	}
 	w.fact = &excontract.RunExecutionFinalizationFact{Fact: w.closure.Finalization, ClosureOperationID: w.closure.ClosureOperationID,
 		StateVersion: 2, AttemptSet: w.closure.AttemptSet, Attempts: items,
@@ -176,6 +180,29 @@ func (f fakeExecution) ReadRunFinalizationPrecondition(_ context.Context, req ex
 		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting}, nil
 	}
 	return executionread.PreconditionResult{Answer: executionread.PreconditionClosed, Fact: f.w.fact}, nil
+}
+
+// ReadAttemptManifest answers the attempt's manifest with the charge
+// dimension set the world registered for it (not_found for an attempt the
+// world does not know).
+func (f fakeExecution) ReadAttemptManifest(_ context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	if req.Audience != executionread.AudienceBillingFinalization {
+		return executionread.AttemptManifestResult{}, ownerread.ErrInvalidRequest
+	}
+	for _, a := range f.w.fact.Attempts {
+		if a.ExecutionAttemptID != req.ExecutionAttemptID {
+			continue
+		}
+		if a.AttemptManifest != req.AttemptManifest {
+			return ownerread.Conflict[*excontract.AttemptExecutionManifest]("the attempt has another manifest"), nil
+		}
+		return ownerread.FoundWith(&excontract.AttemptExecutionManifest{Manifest: a.AttemptManifest, RunID: run, RunStepID: a.RunStepID,
+			ExecutionAttemptID: a.ExecutionAttemptID, ChargeDimensionRegistryVersion: settlement.ChargeDimensionRegistryVersion,
+			ChargeDimensionKeys: append([]string(nil), f.w.registered[a.ExecutionAttemptID]...)}, nil), nil
+	}
+	return ownerread.Missing[*excontract.AttemptExecutionManifest](), nil
 }
 
 func (f fakeExecution) ReadRunExecutionFinalization(_ context.Context, req executionread.RunExecutionFinalizationRead) (executionread.RunExecutionFinalizationResult, error) {

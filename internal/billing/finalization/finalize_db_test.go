@@ -290,3 +290,48 @@ func (k *core) requireBalancedLedger(t *testing.T) {
 		Scan(&unbalanced, &negative, &off))
 	require.Zero(t, unbalanced+negative+off)
 }
+
+// BI-1, issue 32 part 4 (guard BI-1.registered-dimension-missing), on real
+// PostgreSQL as the billing role: the dispatched attempt's manifest
+// registers tools.calls besides its two token dimensions, and tools.calls
+// has no evidence yet. Every other input is settled and the closure
+// applied: the worker's evaluation is blocked (inputs_not_closed, recorded),
+// nothing is committed and no ledger posting exists. When tools.calls'
+// input arrives (its current-changed event wakes the fence), the same
+// finalization commits with it in the base settlement.
+func TestBI1RegisteredDimensionKeepsFinalizationBlockedUntilItArrives(t *testing.T) {
+	t.Parallel()
+	k := newCore(t)
+	w := newWorld("1200", "333")
+	w.registered[dispatched] = []string{"text.input_tokens", "text.output_tokens", "tools.calls"}
+	k.admit(t, w)
+	wk := finalization.NewWorker(k.pool, w.owners(), finalization.BillingLedger{}, finalization.Config{}, nil)
+	k.settle(t, w, rejected, "attempt.not_dispatched")
+	k.settle(t, w, dispatched, "text.input_tokens")
+	k.settle(t, w, dispatched, "text.output_tokens")
+	_, err := k.c.Consume(t.Context(), closureDelivery(t, w))
+	require.NoError(t, err)
+	var before, postings, blocked int
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.ledger_postings`).Scan(&before))
+	drain(t, wk)
+	require.Zero(t, k.committed(t).count, "no finalization while a registered dimension is missing")
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.finalization_decisions
+		WHERE decision = 'blocked' AND reason_code = 'inputs_not_closed'`).Scan(&blocked))
+	require.Positive(t, blocked, "the wait is a recorded evaluation with its reason")
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.ledger_postings`).Scan(&postings))
+	require.Equal(t, before, postings, "a blocked evaluation writes no ledger")
+	var state string
+	require.NoError(t, k.admin.QueryRow(t.Context(), `SELECT state FROM billing.reservation_states WHERE billing_reservation_id = $1`, reservation).Scan(&state))
+	require.Equal(t, "reserved", state)
+
+	// The registered dimension's evidence arrives: Metering settles it and
+	// its event reaches Billing; the finalization commits with it.
+	w.setUsage("tools.calls", "4", 1)
+	k.settle(t, w, dispatched, "tools.calls")
+	drain(t, wk)
+	got := k.committed(t)
+	require.Equal(t, 1, got.count)
+	require.Equal(t, "3.199", got.settled, "1200 × 0.001 + 333 × 0.003 + 4 × 0.25: the late dimension is in the base settlement")
+	require.Equal(t, "1496.801", got.released)
+	k.requireBalancedLedger(t)
+}

@@ -13,9 +13,10 @@ import (
 )
 
 // ExecutionReads is the Execution owner as the worker sees it: the closure
-// precondition (which attempts the closure holds) and the operation-bound
-// closure receipt.
+// precondition (which attempts the closure holds), each attempt's manifest
+// (the charge dimensions it froze) and the operation-bound closure receipt.
 type ExecutionReads interface {
+	ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error)
 	ReadRunFinalizationPrecondition(ctx context.Context, req executionread.RunFinalizationPreconditionRead) (executionread.PreconditionResult, error)
 	ReadRunExecutionFinalization(ctx context.Context, req executionread.RunExecutionFinalizationRead) (executionread.RunExecutionFinalizationResult, error)
 }

@@ -196,6 +196,12 @@ SELECT
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS eligibility_work_open,
   (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'provider_cost'
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.charge_dimension_awaits)::bigint AS dimensions_awaited,
+  (SELECT count(*) FROM metering.charge_dimension_awaits a WHERE EXISTS (SELECT 1 FROM metering.settlement_input_current c
+     WHERE c.execution_attempt_id = a.execution_attempt_id AND c.charge_dimension_key = a.charge_dimension_key))::bigint AS dimensions_awaited_committed,
+  (SELECT count(*) FROM metering.attempt_charge_dimensions r, unnest(r.charge_dimension_keys) AS k(key)
+    WHERE NOT EXISTS (SELECT 1 FROM metering.settlement_input_current c
+      WHERE c.execution_attempt_id = r.execution_attempt_id AND c.charge_dimension_key = k.key))::bigint AS registered_dimensions_uncommitted,
   (SELECT count(*) FROM metering.provider_cost_facts)::bigint AS provider_cost_facts,
   (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'waiting_for_evidence')::bigint AS cost_waiting_for_evidence,
   (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'no_cost_evidence')::bigint AS cost_no_evidence,
@@ -217,27 +223,30 @@ SELECT
 `
 
 type MeteringDemoCountsRow struct {
-	Snapshots                     int64
-	Dimensions                    int64
-	RunsWithSettlementInput       int64
-	CurrentAwaitingEvidence       int64
-	CurrentReconciliationRequired int64
-	EligibleDecisions             int64
-	IneligibleDecisions           int64
-	MeterEvents                   int64
-	Applied                       int64
-	Superseded                    int64
-	BlockedWorks                  int64
-	EligibilityWorkOpen           int64
-	CostWorkPending               int64
-	ProviderCostFacts             int64
-	CostWaitingForEvidence        int64
-	CostNoEvidence                int64
-	CostReconciliationRequired    int64
-	ChainsNotDense                int64
-	PredecessorsNotExact          int64
-	PointersNotAtHead             int64
-	SnapshotsWithoutEvent         int64
+	Snapshots                       int64
+	Dimensions                      int64
+	RunsWithSettlementInput         int64
+	CurrentAwaitingEvidence         int64
+	CurrentReconciliationRequired   int64
+	EligibleDecisions               int64
+	IneligibleDecisions             int64
+	MeterEvents                     int64
+	Applied                         int64
+	Superseded                      int64
+	BlockedWorks                    int64
+	EligibilityWorkOpen             int64
+	CostWorkPending                 int64
+	DimensionsAwaited               int64
+	DimensionsAwaitedCommitted      int64
+	RegisteredDimensionsUncommitted int64
+	ProviderCostFacts               int64
+	CostWaitingForEvidence          int64
+	CostNoEvidence                  int64
+	CostReconciliationRequired      int64
+	ChainsNotDense                  int64
+	PredecessorsNotExact            int64
+	PointersNotAtHead               int64
+	SnapshotsWithoutEvent           int64
 }
 
 // The Metering worker's end state: settlement input chains dense from 1
@@ -260,6 +269,9 @@ func (q *Queries) MeteringDemoCounts(ctx context.Context, db DBTX) (MeteringDemo
 		&i.BlockedWorks,
 		&i.EligibilityWorkOpen,
 		&i.CostWorkPending,
+		&i.DimensionsAwaited,
+		&i.DimensionsAwaitedCommitted,
+		&i.RegisteredDimensionsUncommitted,
 		&i.ProviderCostFacts,
 		&i.CostWaitingForEvidence,
 		&i.CostNoEvidence,

@@ -81,6 +81,12 @@ SELECT
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS eligibility_work_open,
   (SELECT count(*) FROM metering.pending_works p WHERE p.lane_kind = 'provider_cost'
      AND NOT EXISTS (SELECT 1 FROM metering.work_blocks b WHERE b.work_ref = p.work_ref))::bigint AS cost_work_pending,
+  (SELECT count(*) FROM metering.charge_dimension_awaits)::bigint AS dimensions_awaited,
+  (SELECT count(*) FROM metering.charge_dimension_awaits a WHERE EXISTS (SELECT 1 FROM metering.settlement_input_current c
+     WHERE c.execution_attempt_id = a.execution_attempt_id AND c.charge_dimension_key = a.charge_dimension_key))::bigint AS dimensions_awaited_committed,
+  (SELECT count(*) FROM metering.attempt_charge_dimensions r, unnest(r.charge_dimension_keys) AS k(key)
+    WHERE NOT EXISTS (SELECT 1 FROM metering.settlement_input_current c
+      WHERE c.execution_attempt_id = r.execution_attempt_id AND c.charge_dimension_key = k.key))::bigint AS registered_dimensions_uncommitted,
   (SELECT count(*) FROM metering.provider_cost_facts)::bigint AS provider_cost_facts,
   (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'waiting_for_evidence')::bigint AS cost_waiting_for_evidence,
   (SELECT count(*) FROM metering.cost_processing_facts WHERE processing_outcome = 'no_cost_evidence')::bigint AS cost_no_evidence,

@@ -32,6 +32,8 @@ type ExecutionAttempt struct {
 	GatewayDeploymentID                            string
 	RoutingPolicyRevision                          int64
 	CreatedAt                                      time.Time
+	ChargeDimensionRegistryVersion                 *string
+	ChargeDimensionKeys                            []string
 }
 
 type ExecutionAttemptNotDispatchedFact struct {

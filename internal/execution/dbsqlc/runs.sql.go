@@ -11,7 +11,7 @@ import (
 )
 
 const attemptByID = `-- name: AttemptByID :one
-SELECT execution_attempt_id, run_id, run_step_id, attempt_execution_manifest_ref, attempt_execution_manifest_schema_version, attempt_execution_manifest_digest_algorithm_version, attempt_execution_manifest_digest, manifest_body, model_deployment_id, gateway_deployment_id, routing_policy_revision, created_at FROM execution.attempts WHERE execution_attempt_id = $1
+SELECT execution_attempt_id, run_id, run_step_id, attempt_execution_manifest_ref, attempt_execution_manifest_schema_version, attempt_execution_manifest_digest_algorithm_version, attempt_execution_manifest_digest, manifest_body, model_deployment_id, gateway_deployment_id, routing_policy_revision, created_at, charge_dimension_registry_version, charge_dimension_keys FROM execution.attempts WHERE execution_attempt_id = $1
 `
 
 func (q *Queries) AttemptByID(ctx context.Context, db DBTX, executionAttemptID string) (ExecutionAttempt, error) {
@@ -30,6 +30,8 @@ func (q *Queries) AttemptByID(ctx context.Context, db DBTX, executionAttemptID s
 		&i.GatewayDeploymentID,
 		&i.RoutingPolicyRevision,
 		&i.CreatedAt,
+		&i.ChargeDimensionRegistryVersion,
+		&i.ChargeDimensionKeys,
 	)
 	return i, err
 }

@@ -32,9 +32,11 @@ func manifest(t *testing.T) (*contract.AttemptExecutionManifest, []byte) {
 		RunAdmissionManifest: strict.Quadruple{Ref: "ram-x", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 			Digest: "4444444444444444444444444444444444444444444444444444444444444444"},
 		ModelDeploymentID: "model-deploy/sim", GatewayDeploymentID: "gw-sim-1", RoutingPolicyRevision: 1,
-		OutputContract: strict.Quadruple{Ref: "output-contract/any@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+		OutputContract: strict.Quadruple{Ref: "output-contract/text@1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
 			Digest: "5555555555555555555555555555555555555555555555555555555555555555"},
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		ChargeDimensionRegistryVersion: "oceanway-charge-dimension-registry@1",
+		ChargeDimensionKeys:            []string{"text.input_tokens", "text.output_tokens"},
+		CreatedAt:                      time.Now().UTC().Truncate(time.Microsecond),
 	}
 	body, err := contract.Seal(m)
 	require.NoError(t, err)

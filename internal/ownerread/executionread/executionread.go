@@ -54,7 +54,9 @@ type EligibilityFactResult = ownerread.Result[*contract.ExecutionEligibilityFact
 
 // ReadAttemptManifestV1 is the contract version of the attempt manifest
 // read: the Metering worker's cost lane checks that the attempt an
-// availability snapshot names has exactly the manifest the snapshot cites.
+// availability snapshot names has exactly the manifest the snapshot cites;
+// the Metering eligibility Work and the Billing finalization worker take
+// the attempt's frozen charge dimension set from it (issue 32 part 4).
 const ReadAttemptManifestV1 = "readAttemptExecutionManifest@1"
 
 // AttemptManifestRead is the request: the attempt and the exact manifest

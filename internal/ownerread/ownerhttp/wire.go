@@ -57,7 +57,7 @@ var Callers = map[string][]string{
 	ReadLateResultForOpsV1:                          {OwnerCore},
 	ReadCaseResolutionAppliedForOpsV1:               {OwnerCore},
 	executionread.ReadEligibilityFactV1:             {OwnerMetering},
-	executionread.ReadAttemptManifestV1:             {OwnerMetering},
+	executionread.ReadAttemptManifestV1:             {OwnerMetering, OwnerCore},
 	executionread.ReadRunFinalizationPreconditionV1: {OwnerCore},
 	execution.ReadRunExecutionFinalizationV1:        {OwnerCore},
 	gatewayread.ReadDispatchSlotV1:                  {OwnerExecution},
