@@ -51,6 +51,7 @@ var kindsInOrder = []string{
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
 	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt, KindAvailabilityCurrentValidationReceipt,
+	KindGatewayEvidenceConflictFact,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -84,6 +85,7 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 		KindGatewayPreBindingRejectionFact: {Def: GatewayPreBindingRejectionFactDef, Self: rejectionSelf},
 		KindProviderEvidence:               {Def: ProviderEvidenceDef, Self: evidenceSelf},
 		KindAvailabilitySnapshot:           {Def: AvailabilitySnapshotDef, Self: availabilitySelf, Rules: availabilityRules},
+		KindGatewayEvidenceConflictFact:    {Def: GatewayEvidenceConflictFactDef, Self: evidenceConflictSelf},
 
 		KindRunExecutionFinalizationReceipt:      {Def: RunExecutionFinalizationReceiptDef, Self: finalizationReceiptSelf},
 		KindAvailabilityCurrentValidationReceipt: {Def: AvailabilityCurrentValidationReceiptDef, Self: availabilityValidationSelf, Rules: availabilityValidationRules},

@@ -149,6 +149,12 @@ func goldens(t *testing.T) []golden {
 		}
 		return sealed(t, x)
 	}
+	evidenceConflict := func(ref, qty string, ev *execution.ProviderEvidence) *execution.GatewayEvidenceConflictFact {
+		return sealed(t, &execution.GatewayEvidenceConflictFact{Fact: strict.Quadruple{Ref: ref}, ExecutionAttemptID: ev.ExecutionAttemptID,
+			GatewayDeploymentID: ev.GatewayDeploymentID, Binding: ev.Binding, EvidenceKind: ev.EvidenceKind, DimensionKey: ev.DimensionKey,
+			Evidence: ev.Evidence, ProviderReportID: ev.ProviderReportID, ConflictingQuantity: qty,
+			ReasonCode: execution.EvidenceConflictReportDisagrees, DetectedAt: at.Add(6 * time.Second)})
+	}
 	s1 := snap("gas-1", 1, execution.AvailabilityPending, nil, nil)
 	s2 := snap("gas-2", 2, execution.AvailabilityAvailable, s1, usage)
 	validation := func(ref string, current bool) *execution.AvailabilityCurrentValidationReceipt {
@@ -173,6 +179,8 @@ func goldens(t *testing.T) []golden {
 		{execution.KindGatewayPreBindingRejectionFact, "policy_denied", rej("gpr-2", "policy_denied")},
 		{execution.KindProviderEvidence, "usage_tokens", usage},
 		{execution.KindProviderEvidence, "cost", cost},
+		{execution.KindGatewayEvidenceConflictFact, "usage_report_disagrees", evidenceConflict("gec-1", "1300", usage)},
+		{execution.KindGatewayEvidenceConflictFact, "cost_report_disagrees", evidenceConflict("gec-2", "0.0051", cost)},
 		{execution.KindAvailabilitySnapshot, "pending_v1", s1},
 		{execution.KindAvailabilitySnapshot, "available_v2", s2},
 		{execution.KindExecutionEligibilityFact, "dispatched", e1},
@@ -294,6 +302,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeRunExecutionFinalizationReceipt(body)
 		case execution.KindAvailabilityCurrentValidationReceipt:
 			back, err = execution.DecodeAvailabilityCurrentValidationReceipt(body)
+		case execution.KindGatewayEvidenceConflictFact:
+			back, err = execution.DecodeGatewayEvidenceConflictFact(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)

@@ -94,6 +94,9 @@ func negatives() []negative {
 			delete(m, "finalizationInputManifestDigest")
 		}, strict.ErrMissingField},
 		{execution.KindRunExecutionFinalizationConflictFact, "no_reason", "EX-2", "digest_differs", func(m map[string]any) { delete(m, "reasonCode") }, strict.ErrMissingField},
+		{execution.KindGatewayEvidenceConflictFact, "unknown_reason", "GW-2", "usage_report_disagrees", func(m map[string]any) { m["reasonCode"] = "looks_odd" }, strict.ErrUnknownEnum},
+		{execution.KindGatewayEvidenceConflictFact, "bare_evidence_ref", "GW-2", "usage_report_disagrees", func(m map[string]any) { delete(m, "providerEvidenceDigest") }, strict.ErrMissingField},
+		{execution.KindGatewayEvidenceConflictFact, "quantity_changed", "GW-2", "usage_report_disagrees", func(m map[string]any) { m["conflictingQuantity"] = "1301" }, digest.ErrMismatch},
 	}
 }
 

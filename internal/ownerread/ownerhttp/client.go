@@ -299,9 +299,27 @@ func (r gatewayReads) ReadProviderEvidence(ctx context.Context, req gatewayread.
 	if err != nil {
 		return gatewayread.ProviderEvidenceResult{}, err
 	}
-	return resultOf(gatewayread.ReadProviderEvidenceV1, a, execution.DecodeProviderEvidence, func(v *execution.ProviderEvidence) bool {
+	const read = gatewayread.ReadProviderEvidenceV1
+	res, err := resultOf(read, a, execution.DecodeProviderEvidence, func(v *execution.ProviderEvidence) bool {
 		return v.Evidence == req.Evidence
 	})
+	if err != nil {
+		return gatewayread.ProviderEvidenceResult{}, err
+	}
+	out := gatewayread.ProviderEvidenceResult{Result: res}
+	if len(a.ConflictBody) > 0 {
+		if res.Answer != ownerread.Conflicting {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "a conflict fact with answer "+string(res.Answer))
+		}
+		if out.Conflict, err = execution.DecodeGatewayEvidenceConflictFact(a.ConflictBody); err != nil {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "conflict fact: "+err.Error())
+		}
+		if out.Conflict.Evidence != req.Evidence {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "the conflict fact names other evidence")
+		}
+		out.ConflictBody = a.ConflictBody
+	}
+	return out, nil
 }
 
 func (r gatewayReads) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {

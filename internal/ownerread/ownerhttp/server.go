@@ -341,7 +341,9 @@ func routesOf(s Served) map[string]route {
 		})
 		out[gatewayread.ReadProviderEvidenceV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.ProviderEvidenceRead) (answer, error) {
 			res, err := r.ReadProviderEvidence(ctx, req)
-			return answerOf(res), err
+			a := answerOf(res.Result)
+			a.ConflictBody = res.ConflictBody
+			return a, err
 		})
 		out[gatewayread.ValidateAvailabilityCurrentV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (answer, error) {
 			res, err := r.ValidateAvailabilityCurrent(ctx, req)
