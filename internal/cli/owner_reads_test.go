@@ -248,7 +248,8 @@ func (r gatewayCompared) ReadProviderEvidence(ctx context.Context, req gatewayre
 	got, err := r.c.remote.gateway.ReadProviderEvidence(ctx, req)
 	if err == nil {
 		want, lerr := r.c.local.gateway.ReadProviderEvidence(ctx, req)
-		same, d := sameResult(got, want)
+		same, d := sameResult(got.Result, want.Result)
+		same = same && bytes.Equal(got.ConflictBody, want.ConflictBody)
 		r.c.check("evidence", lerr == nil, same, d)
 	}
 	return got, err

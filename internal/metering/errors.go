@@ -81,4 +81,13 @@ const (
 	// queue row of its own lane and no finish (a Work is inserted with its
 	// queue row; otherwise it is never claimed or finished).
 	SQLStateWorkNotQueued = "ME013"
+	// SQLStateWorkBlockCause: a work block whose columns do not match its
+	// Blocked@1 body (an owner branch without exactly its owner fact
+	// columns, or with Metering evidence; a processing branch without its
+	// evidence, or with owner columns; issue 32).
+	SQLStateWorkBlockCause = "ME014"
+	// SQLStateSettlementConflictForged: a SettlementInputConflictFact@1 row
+	// whose body does not name its own columns, its snapshot or its owner
+	// block (issue 32).
+	SQLStateSettlementConflictForged = "ME015"
 )

@@ -67,6 +67,10 @@ type fakeOwners struct {
 	// manifestConflict makes only the manifest read answer conflicting.
 	manifests        map[strict.Quadruple]*contract.RunAdmissionManifest
 	manifestConflict atomic.Bool
+	// disputed makes the evidence read answer conflicting with a sealed
+	// GatewayEvidenceConflictFact@1 about the evidence (the Gateway's
+	// stored conflict fact, issue 32); clearing it is the owner's fix.
+	disputed atomic.Bool
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -201,9 +205,20 @@ func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gatewayread.Pro
 	defer o.mu.Unlock()
 	e, ok := o.evidence[req.Evidence]
 	if !ok {
-		return ownerread.Missing[*contract.ProviderEvidence](), nil
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.Missing[*contract.ProviderEvidence]()}, nil
 	}
-	return ownerread.FoundWith(e, nil), nil
+	if o.disputed.Load() {
+		f := &contract.GatewayEvidenceConflictFact{Fact: strict.Quadruple{Ref: "gec-" + e.Evidence.Ref}, ExecutionAttemptID: e.ExecutionAttemptID,
+			GatewayDeploymentID: e.GatewayDeploymentID, Binding: e.Binding, EvidenceKind: e.EvidenceKind, DimensionKey: e.DimensionKey,
+			Evidence: e.Evidence, ProviderReportID: "sim-r1", ConflictingQuantity: "999999", ReasonCode: contract.EvidenceConflictReportDisagrees,
+			DetectedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		body, err := contract.Seal(f)
+		if err != nil {
+			return gatewayread.ProviderEvidenceResult{}, err
+		}
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.Conflict[*contract.ProviderEvidence](f.ReasonCode), Conflict: f, ConflictBody: body}, nil
+	}
+	return gatewayread.ProviderEvidenceResult{Result: ownerread.FoundWith(e, nil)}, nil
 }
 
 // attemptFixture builds the events of one attempt deterministically.

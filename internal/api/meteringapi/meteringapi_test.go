@@ -244,9 +244,9 @@ func (o *owners) ReadProviderEvidence(_ context.Context, req gatewayread.Provide
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if ev, ok := o.evidence[req.Evidence]; ok {
-		return ownerread.FoundWith(ev, nil), nil
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.FoundWith(ev, nil)}, nil
 	}
-	return ownerread.Missing[*contract.ProviderEvidence](), nil
+	return gatewayread.ProviderEvidenceResult{Result: ownerread.Missing[*contract.ProviderEvidence]()}, nil
 }
 
 // ValidateAvailabilityCurrent answers like the Gateway: the chain's Current

@@ -388,6 +388,16 @@ func (r meteringReads) ValidateSettlementInputCurrent(ctx context.Context, req m
 	if err != nil {
 		return meteringread.SettlementValidation{}, err
 	}
+	if a.Answer == string(ownerread.Conflicting) {
+		f, err := meterfacts.DecodeSettlementInputConflictFact(a.ConflictBody)
+		if err != nil {
+			return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, "conflict fact: "+err.Error())
+		}
+		if f.SettlementDimensionID != req.SettlementDimensionID || f.Validated != req.Snapshot.Snapshot || f.ValidatedStateVersion != req.Snapshot.StateVersion {
+			return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, "a conflict fact about another settlement input")
+		}
+		return meteringread.SettlementValidation{Conflict: f, ConflictBody: a.ConflictBody}, nil
+	}
 	rec, err := meterfacts.DecodeSettlementInputCurrentValidationReceipt(a.Body)
 	if err != nil || a.Current == nil {
 		return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, fmt.Sprintf("receipt: %v", err))

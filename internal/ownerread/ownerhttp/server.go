@@ -382,6 +382,9 @@ func routesOf(s Served) map[string]route {
 			if err != nil {
 				return answer{}, err
 			}
+			if v.Conflict != nil {
+				return answer{Answer: string(ownerread.Conflicting), ConflictBody: v.ConflictBody}, nil
+			}
 			return answer{Answer: string(ownerread.Found), Body: v.Body, Current: &v.Current}, nil
 		})
 	}
