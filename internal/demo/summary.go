@@ -96,10 +96,13 @@ type Summary struct {
 	Cost *LoopCost `json:"loopCost,omitempty"`
 	// CatchUp is the settlement catch-up's end state (post-finality
 	// corrections become transitions).
-	CatchUp    *CatchUpReport `json:"catchUp,omitempty"`
-	Invariants []Check        `json:"invariants"`
-	Passed     bool           `json:"passed"`
-	Notes      []string       `json:"notes,omitempty"`
+	CatchUp *CatchUpReport `json:"catchUp,omitempty"`
+	// OwnerConflicts is issue 32's end state: Work and fences blocked on an
+	// owner's conflict fact, and how many later completed.
+	OwnerConflicts *OwnerConflictReport `json:"ownerConflicts,omitempty"`
+	Invariants     []Check              `json:"invariants"`
+	Passed         bool                 `json:"passed"`
+	Notes          []string             `json:"notes,omitempty"`
 }
 
 func (s *Summary) check(name string, ok bool, detail string) {
@@ -270,6 +273,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 			s.Scenario.CorrectionsDown, s.Scenario.CorrectionsUp, s.Scenario.CorrectionsNotFinalized))
 	}
 	s.writeCatchUp(row)
+	s.writeOwnerConflicts(row)
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
 		verdict := "ok"
