@@ -245,7 +245,9 @@ func settlementConflictTx(ctx context.Context, tx pgx.Tx, req meteringread.Settl
 	if err != nil {
 		return nil, nil, fmt.Errorf("stored settlement input conflict: %w", err)
 	}
-	// guard BI-3.settlement-conflict-differs
+	// The key (dimension, version, block) fixes every compared field, and
+	// ME015 refuses a stored body that says otherwise; compared anyway so a
+	// fact is never answered for another request.
 	if got.Validated != f.Validated || got.Blocked != f.Blocked || got.OwnerConflictFact != f.OwnerConflictFact || got.ReasonCode != f.ReasonCode {
 		return nil, nil, fmt.Errorf("%w: %s v%d", ErrSettlementConflictDiffers, f.SettlementDimensionID, f.ValidatedStateVersion)
 	}
