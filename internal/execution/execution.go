@@ -57,6 +57,7 @@ const (
 	CodeNotDispatchedOrphan   = "EX008" // not-dispatched fact or evidence without the attempt's not_dispatched eligibility fact at COMMIT
 	CodeEligibilityContent    = "EX009" // eligibility fact whose body does not describe its row, attempt and run
 	CodeFactWithoutEvent      = "EX010" // eligibility or finalization fact without its event in the same transaction
+	CodeConflictFactForged    = "EX011" // a run finalization conflict fact whose body differs from its row or names another closure than its run's
 )
 
 // Errors. Bad input is refused with nothing written.
