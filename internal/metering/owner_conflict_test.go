@@ -230,3 +230,39 @@ func TestME015SettlementInputConflictFactGuarded(t *testing.T) {
 		'{settlementInputConflictFactRef}', to_jsonb(settlement_input_conflict_fact_ref || '-x')), '{ownerConflictFactRef}', '"gec-other"')::text`)))
 	require.Equal(t, 1, count(t, b.pool, `SELECT count(*) FROM `+table))
 }
+
+// Issue 32 (outbox spec: the eligibility lane's coordinationState
+// blocked_on_owner_conflict with activeWork and the Blocked@1 quadruple):
+// while the active Work's latest attempt is blocked on an owner's conflict
+// fact, a receipt records the lane blocked_on_owner_conflict (here an older
+// revision's already_observed receipt); a Metering processing conflict is
+// not an owner's, and an applied lane is applied again once the owner fixed it.
+func TestMETLaneBlockedOnOwnerConflictInReceipt(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(36)
+	dispatched(t, b, a)
+	_, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	b.ack(t, a.availability(b.owners, usage, dimOut, 3, contract.AvailabilityAvailable, ""))
+	b.owners.disputed.Store(true)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+
+	r := b.ack(t, a.availability(b.owners, usage, dimOut, 2, contract.AvailabilityAvailable, ""))
+	require.Equal(t, receipt.OutcomeAlreadyObserved, r.Outcome)
+	co := r.Lane.Eligibility.Coordination
+	require.Equal(t, receipt.StateBlockedOnOwnerConflict, co.State)
+	require.NotNil(t, co.Blocked)
+	require.Equal(t, out.Blocked.Blocked, *co.Blocked)
+	require.Equal(t, out.Blocked.Work, co.ActiveWork.Work)
+
+	b.owners.disputed.Store(false) // the owner's fix
+	done, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, done.Finished.Outcome.State)
+	r = b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityPending, "-late"))
+	require.NotEqual(t, receipt.StateBlockedOnOwnerConflict, r.Lane.Eligibility.Coordination.State)
+}
