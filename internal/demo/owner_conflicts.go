@@ -85,9 +85,9 @@ func summarizeOwnerConflicts(ctx context.Context, pools server.Pools, s *Summary
 		return fmt.Errorf("demo owner conflicts (catch-up): %w", err)
 	}
 	s.OwnerConflicts = &r
-	s.count("owner_conflict_metering_completed", (r.MeteringBlockedWorks-r.MeteringBlockedWorksFinished)+(r.MeteringBlockedLanes-r.MeteringBlockedLanesApplied),
+	s.count("owner_blocked_metering_done", (r.MeteringBlockedWorks-r.MeteringBlockedWorksFinished)+(r.MeteringBlockedLanes-r.MeteringBlockedLanesApplied),
 		"metering Works blocked on an owner conflict still unfinished, or lanes not applied since")
-	s.count("owner_conflict_catch_up_completed", r.CatchUpBlockedFences-r.CatchUpBlockedFencesCaughtUp,
+	s.count("owner_blocked_catch_up_done", r.CatchUpBlockedFences-r.CatchUpBlockedFencesCaughtUp,
 		"catch-up fences blocked on an owner conflict not caught_up since")
 	if s.Scenario != nil && s.Scenario.Disputed > 0 {
 		reached := r.MeteringBlockedLanes > 0 && r.CatchUpBlockedFences > 0
@@ -96,7 +96,7 @@ func summarizeOwnerConflicts(ctx context.Context, pools server.Pools, s *Summary
 			detail = fmt.Sprintf("%d disputed reports: %d metering lanes and %d catch-up fences blocked on an owner conflict (want at least one each)",
 				s.Scenario.Disputed, r.MeteringBlockedLanes, r.CatchUpBlockedFences)
 		}
-		s.check("owner_conflict_blocked_then_completed", reached, detail)
+		s.check("owner_blocked_paths_reached", reached, detail)
 	}
 	return nil
 }
@@ -108,9 +108,9 @@ func (s *Summary) writeOwnerConflicts(row func(string, any)) {
 		return
 	}
 	if s.Scenario != nil {
-		row("provider: disputed reports (owner conflicts)", fmt.Sprintf("%d disputed, %d fixed by a corrected report", s.Scenario.Disputed, s.Scenario.DisputeFixes))
+		row("provider: disputed reports", fmt.Sprintf("%d disputed, %d fixed by a corrected report", s.Scenario.Disputed, s.Scenario.DisputeFixes))
 	}
-	row("metering: blocked on an owner conflict", fmt.Sprintf("%d Works (%d finished since), %d lanes (%d applied since); %d settlement input conflict facts",
+	row("metering: blocked on owner conflict", fmt.Sprintf("%d Works (%d finished since), %d lanes (%d applied since); %d settlement input conflict facts",
 		r.MeteringBlockedWorks, r.MeteringBlockedWorksFinished, r.MeteringBlockedLanes, r.MeteringBlockedLanesApplied, r.SettlementInputConflictFacts))
-	row("billing: catch-up blocked on an owner conflict", fmt.Sprintf("%d fences (%d caught_up since)", r.CatchUpBlockedFences, r.CatchUpBlockedFencesCaughtUp))
+	row("billing: catch-up blocked on owner", fmt.Sprintf("%d fences (%d caught_up since)", r.CatchUpBlockedFences, r.CatchUpBlockedFencesCaughtUp))
 }
