@@ -114,6 +114,11 @@ func goldens(t *testing.T) []golden {
 			ClosureOperationID: f.ClosureOperationID, Finalization: f.Fact, StateVersion: f.StateVersion, AttemptSet: f.AttemptSet,
 			AttemptCount: int64(len(f.Attempts)), ValidatedAt: at.Add(7 * time.Second)})
 	}
+	eligibilityConflict := func(ref, stored, reason string) *execution.ExecutionEligibilityConflictFact {
+		return sealed(t, &execution.ExecutionEligibilityConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID,
+			RunStepID: "0195f4a8-0000-7000-8000-000000000041", ExecutionAttemptID: "0195f4a8-0000-7000-8000-000000000042",
+			RequestedFact: f1.Fact, RequestedManifest: f1.AttemptSet, StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
+	}
 	conflict := func(ref, stored, reason string) *execution.RunExecutionFinalizationConflictFact {
 		return sealed(t, &execution.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID, Requested: f1.Fact,
 			StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
@@ -195,6 +200,8 @@ func goldens(t *testing.T) []golden {
 		{execution.KindRunExecutionFinalizationReceipt, "empty", closureReceipt("rxr-0", f0)},
 		{execution.KindRunExecutionFinalizationConflictFact, "digest_differs", conflict("rfc-1", "ref-1", "finalization_digest_differs")},
 		{execution.KindRunExecutionFinalizationConflictFact, "stored_does_not_recompute", conflict("rfc-2", "", "stored_finalization_invalid")},
+		{execution.KindExecutionEligibilityConflictFact, "fact_differs", eligibilityConflict("eec-1", "eef-9", execution.EligibilityConflictFactDiffers)},
+		{execution.KindExecutionEligibilityConflictFact, "stored_invalid", eligibilityConflict("eec-2", "", execution.EligibilityConflictStoredInvalid)},
 		{execution.KindRunAdmissionManifest, "with_project", m1},
 		{execution.KindRunAdmissionManifest, "without_project", m2},
 		{execution.KindRunExecutionToken, "with_project", tok(m1, "ret-1")},
@@ -302,6 +309,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeRunExecutionFinalizationReceipt(body)
 		case execution.KindAvailabilityCurrentValidationReceipt:
 			back, err = execution.DecodeAvailabilityCurrentValidationReceipt(body)
+		case execution.KindExecutionEligibilityConflictFact:
+			back, err = execution.DecodeExecutionEligibilityConflictFact(body)
 		case execution.KindGatewayEvidenceConflictFact:
 			back, err = execution.DecodeGatewayEvidenceConflictFact(body)
 		}

@@ -51,13 +51,14 @@ const (
 	CodeRunNotAccepting   = "EX003" // an attempt on a run that no longer accepts attempts
 	CodeClosureIncomplete = "EX004" // a closed run without its complete attempt set and fact at COMMIT
 	// Finality guards (migration 00006, issue 30).
-	CodeClosureOutsideCAS     = "EX005" // attempt set or finalization fact without the run moving accepting_attempts → attempts_closed in its transaction
-	CodeClosureContent        = "EX006" // attempt set or finalization fact that does not describe the run's attempts, set, token or its own columns
-	CodeNotDispatchedEvidence = "EX007" // not-dispatched fact without matching stored Gateway rejection evidence for the attempt's slot
-	CodeNotDispatchedOrphan   = "EX008" // not-dispatched fact or evidence without the attempt's not_dispatched eligibility fact at COMMIT
-	CodeEligibilityContent    = "EX009" // eligibility fact whose body does not describe its row, attempt and run
-	CodeFactWithoutEvent      = "EX010" // eligibility or finalization fact without its event in the same transaction
-	CodeConflictFactForged    = "EX011" // a run finalization conflict fact whose body differs from its row or names another closure than its run's
+	CodeClosureOutsideCAS         = "EX005" // attempt set or finalization fact without the run moving accepting_attempts → attempts_closed in its transaction
+	CodeClosureContent            = "EX006" // attempt set or finalization fact that does not describe the run's attempts, set, token or its own columns
+	CodeNotDispatchedEvidence     = "EX007" // not-dispatched fact without matching stored Gateway rejection evidence for the attempt's slot
+	CodeNotDispatchedOrphan       = "EX008" // not-dispatched fact or evidence without the attempt's not_dispatched eligibility fact at COMMIT
+	CodeEligibilityContent        = "EX009" // eligibility fact whose body does not describe its row, attempt and run
+	CodeFactWithoutEvent          = "EX010" // eligibility or finalization fact without its event in the same transaction
+	CodeConflictFactForged        = "EX011" // a run finalization conflict fact whose body differs from its row or names another closure than its run's
+	CodeEligibilityConflictForged = "EX012" // an eligibility conflict fact whose body differs from its row or names another fact than its attempt's
 )
 
 // Errors. Bad input is refused with nothing written.

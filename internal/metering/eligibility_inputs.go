@@ -146,6 +146,10 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	case ownerread.NotFound:
 		return in, retryable("eligibility fact %s not found", src.Fact.Ref)
 	default:
+		if res.Conflict != nil && res.Conflict.ExecutionAttemptID == src.ExecutionAttemptID && res.Conflict.RequestedFact == src.Fact {
+			// Execution's stored conflict fact about exactly this fact (issue 32).
+			return in, &ownerConflictError{cause: receipt.CauseExecutionEligibilityOwnerConflict, reason: res.Reason, fact: &res.Conflict.Fact}
+		}
 		return in, ownerConflict(receipt.CauseExecutionEligibilityOwnerConflict, res.Reason)
 	}
 	in.fact = res.Value

@@ -71,6 +71,9 @@ type fakeOwners struct {
 	// GatewayEvidenceConflictFact@1 about the evidence (the Gateway's
 	// stored conflict fact, issue 32); clearing it is the owner's fix.
 	disputed atomic.Bool
+	// eligibilityDisputed: the eligibility read answers conflicting with a
+	// sealed ExecutionEligibilityConflictFact@1 (Execution's stored fact).
+	eligibilityDisputed atomic.Bool
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -100,15 +103,25 @@ func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req executionread.El
 		return executionread.EligibilityFactResult{}, errUnavailable
 	}
 	if o.conflict.Load() {
-		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict"), nil
+		return executionread.EligibilityFactResult{Result: ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict")}, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	f, ok := o.facts[req.Fact]
 	if !ok {
-		return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+		return executionread.EligibilityFactResult{Result: ownerread.Missing[*contract.ExecutionEligibilityFact]()}, nil
 	}
-	return ownerread.FoundWith(f, nil), nil
+	if o.eligibilityDisputed.Load() {
+		c := &contract.ExecutionEligibilityConflictFact{Fact: strict.Quadruple{Ref: "eec-" + f.Fact.Ref}, RunID: req.RunID, RunStepID: req.RunStepID,
+			ExecutionAttemptID: req.ExecutionAttemptID, RequestedFact: req.Fact, RequestedManifest: req.AttemptManifest,
+			ReasonCode: contract.EligibilityConflictStoredInvalid, DetectedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		body, err := contract.Seal(c)
+		if err != nil {
+			return executionread.EligibilityFactResult{}, err
+		}
+		return executionread.EligibilityFactResult{Result: ownerread.Conflict[*contract.ExecutionEligibilityFact](c.ReasonCode), Conflict: c, ConflictBody: body}, nil
+	}
+	return executionread.EligibilityFactResult{Result: ownerread.FoundWith(f, nil)}, nil
 }
 
 func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {

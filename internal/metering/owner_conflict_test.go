@@ -266,3 +266,29 @@ func TestMETLaneBlockedOnOwnerConflictInReceipt(t *testing.T) {
 	r = b.ack(t, a.availability(b.owners, usage, dimIn, 2, contract.AvailabilityPending, "-late"))
 	require.NotEqual(t, receipt.StateBlockedOnOwnerConflict, r.Lane.Eligibility.Coordination.State)
 }
+
+// Issue 32 (execution_eligibility_owner_conflict): Execution answers the
+// eligibility read conflicting with its stored
+// ExecutionEligibilityConflictFact@1, so the attempt writes Blocked@1 with
+// the execution owner branch and that fact's quadruple; once Execution
+// vouches for the fact again the same Work applies.
+func TestMETExecutionEligibilityConflictFactBlocks(t *testing.T) {
+	t.Parallel()
+	b := workerSetup(t)
+	p := processor(t, b, nil)
+	a := newAttempt(37)
+	dispatched(t, b, a)
+	b.owners.eligibilityDisputed.Store(true)
+	out, err := p.Process(t.Context(), claimEligibility(t, b, 0))
+	require.NoError(t, err)
+	require.NotNil(t, out.Blocked)
+	require.Equal(t, receipt.CauseExecutionEligibilityOwnerConflict, out.Blocked.BlockingCause.Kind)
+	require.Equal(t, "eec-", out.Blocked.BlockingCause.Fact.Ref[:4])
+	var kind string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT owner_conflict_kind FROM metering.work_blocks`).Scan(&kind))
+	require.Equal(t, receipt.CauseExecutionEligibilityOwnerConflict, kind)
+	b.owners.eligibilityDisputed.Store(false)
+	done, err := p.Process(t.Context(), claimEligibility(t, b, time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, receipt.FinishApplied, done.Finished.Outcome.State)
+}

@@ -467,6 +467,33 @@ export type GatewayEvidenceConflictFactV1 = {
   readonly detectedAt: string;
 };
 
+/** ExecutionEligibilityConflictFact@1: readExecutionEligibilityFact found a stored eligibility fact that does not recompute or does not equal the request; stored once per (attempt, requested fact, reason). */
+export type ExecutionEligibilityConflictFactV1 = {
+  /** assigned by Execution; excluded from the digest candidate */
+  readonly executionEligibilityConflictFactRef: string;
+  readonly executionEligibilityConflictFactSchemaVersion: "1";
+  readonly executionEligibilityConflictFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly executionEligibilityConflictFactDigest: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** the eligibility fact quadruple the reader asked about */
+  readonly requestedExecutionEligibilityFactRef: string;
+  readonly requestedExecutionEligibilityFactSchemaVersion: string;
+  readonly requestedExecutionEligibilityFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly requestedExecutionEligibilityFactDigest: string;
+  /** the attempt manifest quadruple the reader holds */
+  readonly requestedAttemptExecutionManifestRef: string;
+  readonly requestedAttemptExecutionManifestSchemaVersion: string;
+  readonly requestedAttemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly requestedAttemptExecutionManifestDigest: string;
+  /** the stored fact, when it decodes */
+  readonly storedExecutionEligibilityFactRef?: string;
+  readonly reasonCode: "stored_eligibility_invalid" | "eligibility_fact_differs" | "eligibility_identity_differs";
+  /** excluded from the digest candidate */
+  readonly detectedAt: string;
+};
+
 /** dispatched (the provider side effect may have happened) or not_dispatched (proved by AttemptNotDispatchedFact@1). */
 export type ExecutionDispatchDispositionV1 =
   | {

@@ -217,9 +217,9 @@ func (o *owners) ReadEligibilityFact(_ context.Context, req executionread.Eligib
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f, ok := o.facts[req.Fact]; ok {
-		return ownerread.FoundWith(f, nil), nil
+		return executionread.EligibilityFactResult{Result: ownerread.FoundWith(f, nil)}, nil
 	}
-	return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+	return executionread.EligibilityFactResult{Result: ownerread.Missing[*contract.ExecutionEligibilityFact]()}, nil
 }
 
 func (o *owners) ReadRunAdmissionManifest(_ context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error) {

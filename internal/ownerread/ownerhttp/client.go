@@ -205,9 +205,27 @@ func (r executionReads) ReadEligibilityFact(ctx context.Context, req executionre
 	if err != nil {
 		return executionread.EligibilityFactResult{}, err
 	}
-	return resultOf(executionread.ReadEligibilityFactV1, a, execution.DecodeExecutionEligibilityFact, func(v *execution.ExecutionEligibilityFact) bool {
+	const read = executionread.ReadEligibilityFactV1
+	res, err := resultOf(read, a, execution.DecodeExecutionEligibilityFact, func(v *execution.ExecutionEligibilityFact) bool {
 		return v.Fact == req.Fact && v.RunID == req.RunID
 	})
+	if err != nil {
+		return executionread.EligibilityFactResult{}, err
+	}
+	out := executionread.EligibilityFactResult{Result: res}
+	if len(a.ConflictBody) > 0 {
+		if res.Answer != ownerread.Conflicting {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "a conflict fact with answer "+string(res.Answer))
+		}
+		if out.Conflict, err = execution.DecodeExecutionEligibilityConflictFact(a.ConflictBody); err != nil {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "conflict fact: "+err.Error())
+		}
+		if out.Conflict.ExecutionAttemptID != req.ExecutionAttemptID || out.Conflict.RequestedFact != req.Fact {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "the conflict fact names another attempt or fact")
+		}
+		out.ConflictBody = a.ConflictBody
+	}
+	return out, nil
 }
 
 func (r executionReads) ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {

@@ -309,7 +309,9 @@ func routesOf(s Served) map[string]route {
 	if r := s.Execution; r != nil {
 		out[executionread.ReadEligibilityFactV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.EligibilityFactRead) (answer, error) {
 			res, err := r.ReadEligibilityFact(ctx, req)
-			return answerOf(res), err
+			a := answerOf(res.Result)
+			a.ConflictBody = res.ConflictBody
+			return a, err
 		})
 		out[executionread.ReadAttemptManifestV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.AttemptManifestRead) (answer, error) {
 			res, err := r.ReadAttemptManifest(ctx, req)
