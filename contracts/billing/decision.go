@@ -36,7 +36,11 @@ type BillingFinalizationDecision struct {
 	SettledAmount           string           // the two successes
 	ReleasedAmount          string           // the two successes
 	ReasonCode              string           // blocked, reconciliation_required
-	DecidedAt               time.Time
+	// ExecutionConflict is the Execution owner's stored
+	// RunExecutionFinalizationConflictFact@1 a reconciliation_required
+	// decision with reason execution_conflicting binds (issue 32); zero otherwise.
+	ExecutionConflict strict.Quadruple
+	DecidedAt         time.Time
 }
 
 func (*BillingFinalizationDecision) Kind() string              { return KindBillingFinalizationDecision }
@@ -56,6 +60,9 @@ func (d *BillingFinalizationDecision) ToJSON() map[string]any {
 		outcome["settledAmount"], outcome["releasedAmount"] = d.SettledAmount, d.ReleasedAmount
 	} else {
 		outcome["reasonCode"] = d.ReasonCode
+		if d.ExecutionConflict.Ref != "" {
+			d.ExecutionConflict.Put(outcome, PrefixExecutionConflict)
+		}
 	}
 	out := map[string]any{
 		"billingAccountId": d.BillingAccountID, "billingReservationId": d.BillingReservationID, "runId": d.RunID,
@@ -85,6 +92,8 @@ func DecodeBillingFinalizationDecision(doc []byte) (*BillingFinalizationDecision
 	}
 	if d.Succeeded() {
 		d.Bundle = quad(o, PrefixValidationBundle)
+	} else if _, ok := o[PrefixExecutionConflict+"Ref"]; ok {
+		d.ExecutionConflict = quad(o, PrefixExecutionConflict)
 	}
 	d.DecidedAt, _ = strict.ParseTimestamp(str(m, "decidedAt"))
 	return d, nil
@@ -94,6 +103,20 @@ func DecodeBillingFinalizationDecision(doc []byte) (*BillingFinalizationDecision
 // the reservation, and settled + released = reserved.
 func decisionRules(m map[string]any) error {
 	o := obj(m, "outcome")
+	// The execution conflict quadruple is whole or absent, and only with
+	// reconciliation_required / execution_conflicting (issue 32).
+	present := 0
+	for _, f := range []string{"Ref", "SchemaVersion", "DigestAlgorithmVersion", "Digest"} {
+		if _, ok := o[PrefixExecutionConflict+f]; ok {
+			present++
+		}
+	}
+	switch {
+	case present != 0 && present != 4:
+		return fmt.Errorf("%w: the execution conflict quadruple is partial", ErrDecisionRule)
+	case present == 4 && (str(o, "decision") != DecisionReconciliationRequired || str(o, "reasonCode") != ReasonExecutionConflicting):
+		return fmt.Errorf("%w: an execution conflict fact only with reconciliation_required / execution_conflicting", ErrDecisionRule)
+	}
 	switch str(o, "decision") {
 	case DecisionSettleAndReleaseRemainder, DecisionReleaseAll:
 	default:

@@ -219,8 +219,9 @@ var outcomeDef = &schema.Def{Name: "BillingFinalizationOutcomeV1", Doc: "The dec
 		},
 		{Value: DecisionBlocked, Fields: schema.F("reasonCode", schema.Enum{Values: []string{
 			ReasonExecutionNotClosed, ReasonInputsNotClosed}}, "a normal, visible wait")},
-		{Value: DecisionReconciliationRequired, Fields: schema.F("reasonCode", schema.Enum{Values: []string{
-			ReasonInputConflicting, ReasonTargetAboveReservation, ReasonEconomicIdentityDiffer, ReasonExecutionConflicting}}, "recorded as an evaluation until the case and command chain exist")},
+		{Value: DecisionReconciliationRequired, Fields: schema.Fields(schema.F("reasonCode", schema.Enum{Values: []string{
+			ReasonInputConflicting, ReasonTargetAboveReservation, ReasonEconomicIdentityDiffer, ReasonExecutionConflicting}}, "recorded as an evaluation until the case and command chain exist"),
+			optQuad(PrefixExecutionConflict, "with execution_conflicting only: the Execution owner's stored RunExecutionFinalizationConflictFact@1 (issue 32)"))},
 	}}}
 
 // BillingFinalizationDecisionDef describes BillingFinalizationDecision@1.
@@ -235,3 +236,18 @@ var BillingFinalizationDecisionDef = &schema.Def{Name: "BillingFinalizationDecis
 		schema.F("outcome", schema.Ref{Def: outcomeDef}, ""),
 		schema.F("decidedAt", schema.Timestamp{}, "excluded from the digest candidate"),
 	)}}
+
+// PrefixExecutionConflict is the prefix of the Execution owner's
+// RunExecutionFinalizationConflictFact@1 quadruple a
+// reconciliation_required / execution_conflicting decision binds (issue 32).
+const PrefixExecutionConflict = "runExecutionFinalizationConflict"
+
+// optQuad is a quadruple whose four fields are present together or not at
+// all (decisionRules checks the all-or-none).
+func optQuad(prefix, doc string) []schema.Field {
+	fs := schema.Quad(prefix, doc)
+	for i := range fs {
+		fs[i].Optional = true
+	}
+	return fs
+}

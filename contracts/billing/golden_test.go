@@ -122,6 +122,7 @@ func build(t *testing.T) fixtures {
 		"release_all":                  decision("bfd-0", empty, billing.DecisionReleaseAll, eb, "0", "1500", ""),
 		"blocked":                      decision("bfd-2", mixed, billing.DecisionBlocked, nil, "", "", billing.ReasonInputsNotClosed),
 		"reconciliation_required":      decision("bfd-3", mixed, billing.DecisionReconciliationRequired, nil, "", "", billing.ReasonTargetAboveReservation),
+		"execution_conflicting":        executionConflict(t, decision("bfd-4", mixed, billing.DecisionReconciliationRequired, nil, "", "", billing.ReasonExecutionConflicting)),
 	}}
 }
 
@@ -242,4 +243,14 @@ type manifestEntry struct {
 	File        string `json:"file"`
 	Requirement string `json:"requirement"`
 	Expected    string `json:"expected"`
+}
+
+// executionConflict binds the Execution owner's stored
+// RunExecutionFinalizationConflictFact@1 (issue 32) and reseals.
+func executionConflict(t *testing.T, d *billing.BillingFinalizationDecision) *billing.BillingFinalizationDecision {
+	t.Helper()
+	d.ExecutionConflict = strict.Quadruple{Ref: "rfc-1", SchemaVersion: "1", DigestAlgorithmVersion: digest.JCSSHA256V1,
+		Digest: "6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c"}
+	d.Decision = strict.Quadruple{Ref: d.Decision.Ref}
+	return sealed(t, d)
 }

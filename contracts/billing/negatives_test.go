@@ -72,6 +72,13 @@ func negatives() []negative {
 			entry(m, "meteringReceipts", 0)["purpose"] = "billing_catch_up_fence"
 		}, strict.ErrUnexpectedLiteral},
 		{B, "verified_boolean_instead_of_set", "BI-1", "empty_run", func(m map[string]any) { m["gatewayVerified"] = true }, strict.ErrUnknownField},
+		// Issue 32: the execution conflict fact is whole, and only with execution_conflicting.
+		{D, "execution_conflict_partial", "BI-1", "execution_conflicting", func(m map[string]any) {
+			delete(m["outcome"].(map[string]any), "runExecutionFinalizationConflictDigest")
+		}, billing.ErrDecisionRule},
+		{D, "execution_conflict_other_reason", "BI-1", "execution_conflicting", func(m map[string]any) {
+			m["outcome"].(map[string]any)["reasonCode"] = billing.ReasonTargetAboveReservation
+		}, billing.ErrDecisionRule},
 		{D, "amounts_do_not_add_up", "BI-1", "settle_and_release_remainder", func(m map[string]any) {
 			m["outcome"].(map[string]any)["releasedAmount"] = "1299"
 		}, billing.ErrDecisionRule},

@@ -51,6 +51,7 @@ var kindsInOrder = []string{
 	KindRunExecutionFinalizationFact, KindRunExecutionFinalizationConflictFact,
 	KindGatewayRouteSnapshot, KindAttemptRouteBinding, KindGatewayPreBindingRejectionFact,
 	KindProviderEvidence, KindAvailabilitySnapshot, KindRunExecutionFinalizationReceipt, KindAvailabilityCurrentValidationReceipt,
+	KindGatewayEvidenceConflictFact, KindExecutionEligibilityConflictFact,
 }
 
 // ErrAttemptSetRule marks an attempt set whose count differs from its
@@ -83,11 +84,13 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 		KindRunExecutionFinalizationFact:         {Def: RunExecutionFinalizationFactDef, Self: finalizationSelf, Rules: attemptSetRules},
 		KindRunExecutionFinalizationConflictFact: {Def: RunExecutionFinalizationConflictFactDef, Self: conflictSelf},
 
-		KindGatewayRouteSnapshot:           {Def: GatewayRouteSnapshotDef, Self: routeSelf},
-		KindAttemptRouteBinding:            {Def: AttemptRouteBindingDef, Self: bindingSelf},
-		KindGatewayPreBindingRejectionFact: {Def: GatewayPreBindingRejectionFactDef, Self: rejectionSelf},
-		KindProviderEvidence:               {Def: ProviderEvidenceDef, Self: evidenceSelf},
-		KindAvailabilitySnapshot:           {Def: AvailabilitySnapshotDef, Self: availabilitySelf, Rules: availabilityRules},
+		KindGatewayRouteSnapshot:             {Def: GatewayRouteSnapshotDef, Self: routeSelf},
+		KindAttemptRouteBinding:              {Def: AttemptRouteBindingDef, Self: bindingSelf},
+		KindGatewayPreBindingRejectionFact:   {Def: GatewayPreBindingRejectionFactDef, Self: rejectionSelf},
+		KindProviderEvidence:                 {Def: ProviderEvidenceDef, Self: evidenceSelf},
+		KindAvailabilitySnapshot:             {Def: AvailabilitySnapshotDef, Self: availabilitySelf, Rules: availabilityRules},
+		KindGatewayEvidenceConflictFact:      {Def: GatewayEvidenceConflictFactDef, Self: evidenceConflictSelf},
+		KindExecutionEligibilityConflictFact: {Def: ExecutionEligibilityConflictFactDef, Self: eligibilityConflictSelf},
 
 		KindRunExecutionFinalizationReceipt:      {Def: RunExecutionFinalizationReceiptDef, Self: finalizationReceiptSelf},
 		KindAvailabilityCurrentValidationReceipt: {Def: AvailabilityCurrentValidationReceiptDef, Self: availabilityValidationSelf, Rules: availabilityValidationRules},

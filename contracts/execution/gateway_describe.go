@@ -135,3 +135,38 @@ var AvailabilitySnapshotDef = &schema.Def{Name: "GatewayEvidenceAvailabilitySnap
 		schema.F("availableEvidence", schema.Ref{Def: availableEvidenceDef}, "present exactly when availabilityState is available"),
 		schema.F("recordedAt", schema.Timestamp{}, "excluded from the digest candidate"),
 	)}}
+
+// KindGatewayEvidenceConflictFact is the Gateway owner's conflict fact about
+// one provider evidence (outbox spec: blockingCause
+// gateway_usage_owner_conflict names its quadruple).
+const KindGatewayEvidenceConflictFact = "GatewayEvidenceConflictFact@1"
+
+// PrefixGatewayEvidenceConflictFact is the fact's own quadruple prefix (the
+// spec's gatewayEvidenceConflictFact{Ref,SchemaVersion,...}).
+const PrefixGatewayEvidenceConflictFact = "gatewayEvidenceConflictFact"
+
+// Reason codes of GatewayEvidenceConflictFact@1.
+const (
+	// EvidenceConflictReportDisagrees: the provider sent the evidence's
+	// report id again with another quantity; the Gateway cannot vouch for
+	// the stored quantity until the provider sends a corrected report.
+	EvidenceConflictReportDisagrees = "provider_report_disagrees"
+)
+
+var evidenceConflictSelf = strict.SelfAddressed{Prefix: PrefixGatewayEvidenceConflictFact, TimeFields: []string{"detectedAt"}}
+
+// GatewayEvidenceConflictFactDef describes GatewayEvidenceConflictFact@1.
+var GatewayEvidenceConflictFactDef = &schema.Def{Name: "GatewayEvidenceConflictFactV1", Doc: "GatewayEvidenceConflictFact@1: the Gateway cannot vouch for one stored provider evidence (the provider contradicted it); readGatewayProviderEvidence answers conflicting with this quadruple until a successor availability cites other evidence. One per evidence, insert-only.",
+	Type: schema.Object{Fields: schema.Fields(
+		selfQuad(PrefixGatewayEvidenceConflictFact, "assigned by the Gateway; excluded from the digest candidate"),
+		schema.F("executionAttemptId", schema.UUID{}, ""),
+		schema.F("gatewayDeploymentId", schema.KeyText, ""),
+		refQuad(PrefixAttemptRouteBinding, "the binding the contested evidence belongs to"),
+		schema.F("providerEvidenceKind", schema.Enum{Values: []string{EvidenceProviderUsage, EvidenceProviderCost}}, ""),
+		schema.F("evidenceDimensionKey", schema.KeyText, ""),
+		refQuad(PrefixProviderEvidence, "the contested evidence"),
+		schema.F("providerReportId", schema.PrincipalText, "the contested evidence's report id"),
+		schema.F("conflictingQuantity", schema.AmountText, "the other quantity the provider reported under the same report id"),
+		schema.F("reasonCode", schema.Enum{Values: []string{EvidenceConflictReportDisagrees}}, ""),
+		schema.F("detectedAt", schema.Timestamp{}, "excluded from the digest candidate"),
+	)}}

@@ -267,3 +267,46 @@ func availabilityRules(m map[string]any) error {
 	}
 	return nil
 }
+
+// GatewayEvidenceConflictFact is GatewayEvidenceConflictFact@1: the Gateway
+// owner's durable conflict about one provider evidence.
+type GatewayEvidenceConflictFact struct {
+	Fact                strict.Quadruple
+	ExecutionAttemptID  string
+	GatewayDeploymentID string
+	Binding             strict.Quadruple
+	EvidenceKind        string
+	DimensionKey        string
+	Evidence            strict.Quadruple
+	ProviderReportID    string
+	ConflictingQuantity string
+	ReasonCode          string
+	DetectedAt          time.Time
+}
+
+func (*GatewayEvidenceConflictFact) Kind() string              { return KindGatewayEvidenceConflictFact }
+func (f *GatewayEvidenceConflictFact) Quad() *strict.Quadruple { return &f.Fact }
+
+// ToJSON returns the full JSON form.
+func (f *GatewayEvidenceConflictFact) ToJSON() map[string]any {
+	out := map[string]any{"executionAttemptId": f.ExecutionAttemptID, "gatewayDeploymentId": f.GatewayDeploymentID,
+		"providerEvidenceKind": f.EvidenceKind, "evidenceDimensionKey": f.DimensionKey, "providerReportId": f.ProviderReportID,
+		"conflictingQuantity": f.ConflictingQuantity, "reasonCode": f.ReasonCode, "detectedAt": strict.FormatTimestamp(f.DetectedAt)}
+	f.Binding.Put(out, PrefixAttemptRouteBinding)
+	f.Evidence.Put(out, PrefixProviderEvidence)
+	f.Fact.Put(out, PrefixGatewayEvidenceConflictFact)
+	return out
+}
+
+// DecodeGatewayEvidenceConflictFact strictly decodes the fact and verifies its digest.
+func DecodeGatewayEvidenceConflictFact(doc []byte) (*GatewayEvidenceConflictFact, error) {
+	m, err := decodeMap(KindGatewayEvidenceConflictFact, doc)
+	if err != nil {
+		return nil, err
+	}
+	return &GatewayEvidenceConflictFact{Fact: quad(m, PrefixGatewayEvidenceConflictFact), ExecutionAttemptID: str(m, "executionAttemptId"),
+		GatewayDeploymentID: str(m, "gatewayDeploymentId"), Binding: quad(m, PrefixAttemptRouteBinding),
+		EvidenceKind: str(m, "providerEvidenceKind"), DimensionKey: str(m, "evidenceDimensionKey"), Evidence: quad(m, PrefixProviderEvidence),
+		ProviderReportID: str(m, "providerReportId"), ConflictingQuantity: str(m, "conflictingQuantity"), ReasonCode: str(m, "reasonCode"),
+		DetectedAt: timeOf(m, "detectedAt")}, nil
+}

@@ -116,6 +116,11 @@ func goldens(t *testing.T) []golden {
 			ClosureOperationID: f.ClosureOperationID, Finalization: f.Fact, StateVersion: f.StateVersion, AttemptSet: f.AttemptSet,
 			AttemptCount: int64(len(f.Attempts)), ValidatedAt: at.Add(7 * time.Second)})
 	}
+	eligibilityConflict := func(ref, stored, reason string) *execution.ExecutionEligibilityConflictFact {
+		return sealed(t, &execution.ExecutionEligibilityConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID,
+			RunStepID: "0195f4a8-0000-7000-8000-000000000041", ExecutionAttemptID: "0195f4a8-0000-7000-8000-000000000042",
+			RequestedFact: f1.Fact, RequestedManifest: f1.AttemptSet, StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
+	}
 	conflict := func(ref, stored, reason string) *execution.RunExecutionFinalizationConflictFact {
 		return sealed(t, &execution.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: ref}, RunID: m1.RunID, Requested: f1.Fact,
 			StoredRef: stored, ReasonCode: reason, DetectedAt: at.Add(6 * time.Second)})
@@ -151,6 +156,12 @@ func goldens(t *testing.T) []golden {
 		}
 		return sealed(t, x)
 	}
+	evidenceConflict := func(ref, qty string, ev *execution.ProviderEvidence) *execution.GatewayEvidenceConflictFact {
+		return sealed(t, &execution.GatewayEvidenceConflictFact{Fact: strict.Quadruple{Ref: ref}, ExecutionAttemptID: ev.ExecutionAttemptID,
+			GatewayDeploymentID: ev.GatewayDeploymentID, Binding: ev.Binding, EvidenceKind: ev.EvidenceKind, DimensionKey: ev.DimensionKey,
+			Evidence: ev.Evidence, ProviderReportID: ev.ProviderReportID, ConflictingQuantity: qty,
+			ReasonCode: execution.EvidenceConflictReportDisagrees, DetectedAt: at.Add(6 * time.Second)})
+	}
 	s1 := snap("gas-1", 1, execution.AvailabilityPending, nil, nil)
 	s2 := snap("gas-2", 2, execution.AvailabilityAvailable, s1, usage)
 	validation := func(ref string, current bool) *execution.AvailabilityCurrentValidationReceipt {
@@ -175,6 +186,8 @@ func goldens(t *testing.T) []golden {
 		{execution.KindGatewayPreBindingRejectionFact, "policy_denied", rej("gpr-2", "policy_denied")},
 		{execution.KindProviderEvidence, "usage_tokens", usage},
 		{execution.KindProviderEvidence, "cost", cost},
+		{execution.KindGatewayEvidenceConflictFact, "usage_report_disagrees", evidenceConflict("gec-1", "1300", usage)},
+		{execution.KindGatewayEvidenceConflictFact, "cost_report_disagrees", evidenceConflict("gec-2", "0.0051", cost)},
 		{execution.KindAvailabilitySnapshot, "pending_v1", s1},
 		{execution.KindAvailabilitySnapshot, "available_v2", s2},
 		{execution.KindExecutionEligibilityFact, "dispatched", e1},
@@ -189,6 +202,8 @@ func goldens(t *testing.T) []golden {
 		{execution.KindRunExecutionFinalizationReceipt, "empty", closureReceipt("rxr-0", f0)},
 		{execution.KindRunExecutionFinalizationConflictFact, "digest_differs", conflict("rfc-1", "ref-1", "finalization_digest_differs")},
 		{execution.KindRunExecutionFinalizationConflictFact, "stored_does_not_recompute", conflict("rfc-2", "", "stored_finalization_invalid")},
+		{execution.KindExecutionEligibilityConflictFact, "fact_differs", eligibilityConflict("eec-1", "eef-9", execution.EligibilityConflictFactDiffers)},
+		{execution.KindExecutionEligibilityConflictFact, "stored_invalid", eligibilityConflict("eec-2", "", execution.EligibilityConflictStoredInvalid)},
 		{execution.KindRunAdmissionManifest, "with_project", m1},
 		{execution.KindRunAdmissionManifest, "without_project", m2},
 		{execution.KindRunExecutionToken, "with_project", tok(m1, "ret-1")},
@@ -296,6 +311,10 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = execution.DecodeRunExecutionFinalizationReceipt(body)
 		case execution.KindAvailabilityCurrentValidationReceipt:
 			back, err = execution.DecodeAvailabilityCurrentValidationReceipt(body)
+		case execution.KindExecutionEligibilityConflictFact:
+			back, err = execution.DecodeExecutionEligibilityConflictFact(body)
+		case execution.KindGatewayEvidenceConflictFact:
+			back, err = execution.DecodeGatewayEvidenceConflictFact(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)

@@ -104,6 +104,13 @@ func negatives() []negative {
 			delete(m, "finalizationInputManifestDigest")
 		}, strict.ErrMissingField},
 		{execution.KindRunExecutionFinalizationConflictFact, "no_reason", "EX-2", "digest_differs", func(m map[string]any) { delete(m, "reasonCode") }, strict.ErrMissingField},
+		{execution.KindExecutionEligibilityConflictFact, "case_ref", "EX-3", "fact_differs", func(m map[string]any) { m["reconciliationCaseRef"] = "case-1" }, strict.ErrUnknownField},
+		{execution.KindExecutionEligibilityConflictFact, "other_attempt_same_digest", "CT-3", "fact_differs", func(m map[string]any) {
+			m["executionAttemptId"] = "0195f4a8-0000-7000-8000-0000000000ff"
+		}, digest.ErrMismatch},
+		{execution.KindGatewayEvidenceConflictFact, "unknown_reason", "GW-2", "usage_report_disagrees", func(m map[string]any) { m["reasonCode"] = "looks_odd" }, strict.ErrUnknownEnum},
+		{execution.KindGatewayEvidenceConflictFact, "bare_evidence_ref", "GW-2", "usage_report_disagrees", func(m map[string]any) { delete(m, "providerEvidenceDigest") }, strict.ErrMissingField},
+		{execution.KindGatewayEvidenceConflictFact, "quantity_changed", "GW-2", "usage_report_disagrees", func(m map[string]any) { m["conflictingQuantity"] = "1301" }, digest.ErrMismatch},
 	}
 }
 

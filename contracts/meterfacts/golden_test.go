@@ -79,9 +79,18 @@ func validation(t *testing.T, purpose string, current bool) *meterfacts.Settleme
 	return sealed(t, r)
 }
 
+func settlementConflict(t *testing.T, ref, cause string, version int64) *meterfacts.SettlementInputConflictFact {
+	return sealed(t, &meterfacts.SettlementInputConflictFact{Fact: strict.Quadruple{Ref: ref},
+		SettlementDimensionID: "0195f4a8-0000-7000-8000-000000000090", Validated: q("sis-1", "5d"), ValidatedStateVersion: version,
+		Blocked: q("miwb-1", "4a"), BlockingCauseKind: cause, OwnerConflictFact: q("gec-1", "3b"),
+		ReasonCode: meterfacts.ConflictSourceOwnerConflict, DetectedAt: at})
+}
+
 func goldens(t *testing.T) []golden {
 	cf := costFact(t)
 	return []golden{
+		{meterfacts.KindSettlementInputConflictFact, "gateway_usage_owner_conflict", settlementConflict(t, "sicf-1", "gateway_usage_owner_conflict", 1)},
+		{meterfacts.KindSettlementInputConflictFact, "execution_eligibility_owner_conflict", settlementConflict(t, "sicf-2", "execution_eligibility_owner_conflict", 2)},
 		{meterfacts.KindSettlementInputCurrentValidationReceipt, "finalization_current", validation(t, meterfacts.PurposeFinalization, true)},
 		{meterfacts.KindSettlementInputCurrentValidationReceipt, "billing_catch_up_fence_not_current", validation(t, meterfacts.PurposeBillingCatchUpFence, false)},
 		{meterfacts.KindSettlementInputCurrentValidationReceipt, "late_settlement_command_current", validation(t, meterfacts.PurposeLateSettlementCommand, true)},
@@ -141,6 +150,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 			back, err = meterfacts.DecodeProviderCostAvailabilityProcessingFact(body)
 		case meterfacts.KindSettlementInputCurrentValidationReceipt:
 			back, err = meterfacts.DecodeSettlementInputCurrentValidationReceipt(body)
+		case meterfacts.KindSettlementInputConflictFact:
+			back, err = meterfacts.DecodeSettlementInputConflictFact(body)
 		}
 		require.NoError(t, err)
 		require.Equal(t, g.obj, back, g.kind+"/"+g.name)
@@ -185,6 +196,16 @@ func negatives() []negative {
 		{meterfacts.KindProviderCostAvailabilityProcessingFact, "unknown_outcome", "CT-2", "waiting_for_evidence", func(m map[string]any) {
 			m["outcome"] = map[string]any{"processingOutcome": "zero_cost"}
 		}, strict.ErrUnknownEnum},
+		// Issue 32: Metering's settlement input conflict fact names an owner branch only, and its own reason.
+		{meterfacts.KindSettlementInputConflictFact, "processing_cause", "BI-3", "gateway_usage_owner_conflict", func(m map[string]any) {
+			m["blockingCauseKind"] = "eligibility_processing_conflict"
+		}, strict.ErrUnknownEnum},
+		{meterfacts.KindSettlementInputConflictFact, "bare_blocked_ref", "CT-3", "gateway_usage_owner_conflict", func(m map[string]any) {
+			delete(m, "meteringInputWorkAttemptBlockedDigest")
+		}, strict.ErrMissingField},
+		{meterfacts.KindSettlementInputConflictFact, "other_snapshot_same_digest", "CT-3", "gateway_usage_owner_conflict", func(m map[string]any) {
+			m["settlementInputStateVersion"] = int64(7)
+		}, digest.ErrMismatch},
 		{meterfacts.KindProviderCostFact, "customer_charge", "ME-2", "usd_micros", func(m map[string]any) { m["customerChargingImpact"] = "charge" }, strict.ErrUnexpectedLiteral},
 		{meterfacts.KindProviderCostFact, "float_amount", "CT-2", "usd_micros", func(m map[string]any) { m["amount"] = "9e-2" }, strict.ErrInvalidValue},
 		{meterfacts.KindProviderCostFact, "trimmed_dimension", "CT-2", "usd_micros", func(m map[string]any) { delete(m, "sourceEvidenceDimensionKey") }, strict.ErrMissingField},

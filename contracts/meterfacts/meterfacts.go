@@ -35,7 +35,8 @@ var ErrInvalidObject = errors.New("meterfacts: invalid object")
 type Sealed = sealed.Object
 
 // kindsInOrder lists the kinds of this package in their fixed order.
-var kindsInOrder = []string{KindProviderCostFact, KindProviderCostAvailabilityProcessingFact, KindSettlementInputCurrentValidationReceipt}
+var kindsInOrder = []string{KindProviderCostFact, KindProviderCostAvailabilityProcessingFact, KindSettlementInputCurrentValidationReceipt,
+	KindSettlementInputConflictFact}
 
 // registry binds each kind to its description, self-addressing and the
 // refinement rules a shape cannot express (contracts/sealed).
@@ -44,6 +45,7 @@ var registry = sealed.Registry{Invalid: ErrInvalidObject, Specs: func() map[stri
 		KindProviderCostFact:                        {Def: ProviderCostFactDef, Self: costFactSelf},
 		KindProviderCostAvailabilityProcessingFact:  {Def: ProcessingFactDef, Self: processingSelf, Rules: processingRules},
 		KindSettlementInputCurrentValidationReceipt: {Def: ValidationReceiptDef, Self: validationSelf, Rules: validationRules},
+		KindSettlementInputConflictFact:             {Def: SettlementInputConflictFactDef, Self: settlementConflictSelf},
 	}
 }}
 

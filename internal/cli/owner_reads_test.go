@@ -174,7 +174,8 @@ func (r executionCompared) ReadEligibilityFact(ctx context.Context, req executio
 	got, err := r.c.remote.execution.ReadEligibilityFact(ctx, req)
 	if err == nil {
 		want, lerr := r.c.local.execution.ReadEligibilityFact(ctx, req)
-		same, d := sameResult(got, want)
+		same, d := sameResult(got.Result, want.Result)
+		same = same && bytes.Equal(got.ConflictBody, want.ConflictBody)
 		r.c.check("eligibility", lerr == nil, same, d)
 	}
 	return got, err
@@ -248,7 +249,8 @@ func (r gatewayCompared) ReadProviderEvidence(ctx context.Context, req gatewayre
 	got, err := r.c.remote.gateway.ReadProviderEvidence(ctx, req)
 	if err == nil {
 		want, lerr := r.c.local.gateway.ReadProviderEvidence(ctx, req)
-		same, d := sameResult(got, want)
+		same, d := sameResult(got.Result, want.Result)
+		same = same && bytes.Equal(got.ConflictBody, want.ConflictBody)
 		r.c.check("evidence", lerr == nil, same, d)
 	}
 	return got, err

@@ -179,6 +179,9 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 	defer cancel()
 
 	var stats chaosStats
+	if cfg.Scenario != nil && cfg.Scenario.probe == nil {
+		cfg.Scenario.SetProbe(ownerProbe(pools, cfg))
+	}
 	if cfg.Chaos && cfg.Network != nil {
 		cfg.Network.DropResponses(20)
 		defer cfg.Network.DropResponses(0)
@@ -251,6 +254,11 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		admitErr = cfg.Drive(ctx, func(ctx context.Context, i int) error { return admitRetrying(ctx, admit, i, &stats) })
 	} else {
 		admitErr = admitAll(ctx, admit, cfg, &stats)
+	}
+	// The provider's fixes of its disputed reports (issue 32) are reported
+	// once the catch-up blocked on them; all of them before quiescence.
+	if admitErr == nil && cfg.Scenario != nil {
+		admitErr = cfg.Scenario.AwaitDisputes(ctx)
 	}
 	stopRestart()
 	<-restartDone
@@ -369,6 +377,9 @@ func Run(ctx context.Context, rt *server.Runtime, pools server.Pools, admit Admi
 		}
 		if lateErr != nil {
 			s.fail("late_cases_funded", lateErr.Error())
+		}
+		if err := summarizeOwnerConflicts(context.WithoutCancel(ctx), pools, s); err != nil {
+			return nil, err
 		}
 	}
 	if waitErr != nil {

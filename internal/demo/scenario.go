@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oceanway/core/contracts/digest"
+	"github.com/oceanway/core/contracts/envelope"
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/strict"
@@ -64,7 +65,42 @@ type Scenario struct {
 	fixMu sync.Mutex
 	fixes map[string][]correction
 	fixed map[string][]reconciliation.EvidenceReference
+	// probe, when set (demo.Run sets it when the metering worker and the
+	// catch-up run), times a disputed attempt's contradiction and fix
+	// against the owners' progress; without it a disputed attempt is a
+	// prompt one. disputes are the fixes still to report, disputeErr the
+	// first that failed.
+	probe      OwnerProbe
+	disputes   sync.WaitGroup
+	disputeMu  sync.Mutex
+	disputeErr error
 }
+
+// OwnerProbe is the demo's read-only view of the owners' progress that a
+// disputed attempt (simprovider's Dispute, issue 32) is timed by: the
+// provider contradicts its report once Metering applied it (so the next
+// eligibility Work blocks on the Gateway's conflict fact while the applied
+// settlement input stands) and sends its corrected report once Billing's
+// catch-up of the finalized dimension blocked on Metering's conflict fact.
+type OwnerProbe interface {
+	// MeteringApplied: the attempt has a Current settlement input.
+	MeteringApplied(ctx context.Context, attemptID string) (bool, error)
+	// MeteringOwnerBlocked: an eligibility Work of the attempt recorded
+	// Blocked@1 on an owner's conflict fact.
+	MeteringOwnerBlocked(ctx context.Context, attemptID string) (bool, error)
+	// CatchUpOwnerBlocked: a catch-up fence of one of the dimensions
+	// recorded BillingSettlementCatchUpWorkAttemptBlocked@1.
+	CatchUpOwnerBlocked(ctx context.Context, settlementDimensionIDs []string) (bool, error)
+}
+
+// Timeouts of a disputed attempt's waits (each gives up and goes on: the
+// invariants then show what was not reached).
+var (
+	disputeApplyTimeout   = 4 * time.Minute
+	disputeBlockTimeout   = 2 * time.Minute
+	disputeCatchUpTimeout = 4 * time.Minute
+	disputePoll           = 50 * time.Millisecond
+)
 
 // correction is one post-finality report of a bound attempt.
 type correction struct {
@@ -86,6 +122,11 @@ type ScenarioMix struct {
 	// provider settled once their reservation was in a case, and the
 	// successor availabilities it reported.
 	FixedAttempts, FixObservations atomic.Int64
+	// Owner conflicts the provider later fixed (disputed, issue 32): the
+	// contradictions reported, those whose Metering Work was seen blocked
+	// on the Gateway's conflict fact, those whose catch-up fence was seen
+	// blocked on Metering's before the fix, and the fixes reported.
+	Disputed, DisputesMeteringBlocked, DisputesCatchUpBlocked, DisputeFixes atomic.Int64
 }
 
 // Mix is a plain copy of the counters.
@@ -108,6 +149,11 @@ type Mix struct {
 	// usage it could not vouch for (successor availabilities).
 	FixedAttempts   int64 `json:"ownerFixedAttempts"`
 	FixObservations int64 `json:"ownerFixObservations"`
+	// Disputed..DisputeFixes: owner conflicts the provider later fixed.
+	Disputed                int64 `json:"ownerConflictsDisputed"`
+	DisputesMeteringBlocked int64 `json:"ownerConflictsMeteringBlocked"`
+	DisputesCatchUpBlocked  int64 `json:"ownerConflictsCatchUpBlocked"`
+	DisputeFixes            int64 `json:"ownerConflictsFixed"`
 }
 
 // ExecutionOwnerReads are the other owners' reads the Execution owner calls:
@@ -147,7 +193,111 @@ func (s *Scenario) Mix() Mix {
 		Attempts: m.Attempts.Load(), Bound: m.Bound.Load(), RejectedBeforeBinding: m.RejectedBeforeBinding.Load(),
 		Rerouted: m.Rerouted.Load(), Observations: m.Observations.Load(), Retries: m.Retries.Load(),
 		CorrectionsDown: m.CorrectionsDown.Load(), CorrectionsUp: m.CorrectionsUp.Load(), CorrectionsNotFinalized: m.CorrectionsNotFinalized.Load(),
-		FixedAttempts: m.FixedAttempts.Load(), FixObservations: m.FixObservations.Load()}
+		FixedAttempts: m.FixedAttempts.Load(), FixObservations: m.FixObservations.Load(),
+		Disputed: m.Disputed.Load(), DisputesMeteringBlocked: m.DisputesMeteringBlocked.Load(),
+		DisputesCatchUpBlocked: m.DisputesCatchUpBlocked.Load(), DisputeFixes: m.DisputeFixes.Load()}
+}
+
+// SetProbe makes disputed attempts dispute and fix (see OwnerProbe).
+func (s *Scenario) SetProbe(p OwnerProbe) { s.probe = p }
+
+// AwaitDisputes waits until every disputed attempt's fix was reported (or
+// ctx ends) and returns the first that failed.
+func (s *Scenario) AwaitDisputes(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.disputes.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.disputeMu.Lock()
+	defer s.disputeMu.Unlock()
+	return s.disputeErr
+}
+
+// disputeJob is one disputed attempt of a run (issue 32): the provider's
+// contradiction of its first usage report, its later fix, and the
+// attempt's settlement dimensions.
+type disputeJob struct {
+	attemptID          string
+	contradiction, fix []gateway.Observation
+	dims               []string
+}
+
+// disputeRun runs a run's disputed attempts (issue 32) in the background,
+// so the admission goes on: once Metering applied an attempt's settlement
+// inputs, the provider contradicts its first usage report (the Gateway
+// stores its GatewayEvidenceConflictFact@1; the next eligibility Work
+// blocks on it and the lane is blocked_on_owner_conflict); then the run
+// closes and finalizes on the applied inputs, and Billing's catch-up of the
+// finalized dimensions asks Metering, which answers with its
+// SettlementInputConflictFact@1 (the fence blocked_on_owner_conflict). Once
+// a fence is seen blocked the provider sends its corrected report: the
+// Metering Work applies it and the catch-up takes it to caught_up. Each
+// wait gives up after its timeout and goes on (the invariants then show
+// what was not reached); AwaitDisputes waits for all of it.
+func (s *Scenario) disputeRun(ctx context.Context, runID string, jobs []disputeJob) {
+	s.disputes.Add(1)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), disputeApplyTimeout+disputeBlockTimeout+disputeCatchUpTimeout+time.Minute)
+	go func() {
+		defer s.disputes.Done()
+		defer cancel()
+		if err := s.disputeRunErr(ctx, runID, jobs); err != nil {
+			s.disputeMu.Lock()
+			if s.disputeErr == nil {
+				s.disputeErr = err
+			}
+			s.disputeMu.Unlock()
+		}
+	}()
+}
+
+func (s *Scenario) disputeRunErr(ctx context.Context, runID string, jobs []disputeJob) error {
+	for _, j := range jobs {
+		if !s.waitFor(ctx, disputeApplyTimeout, func() (bool, error) { return s.probe.MeteringApplied(ctx, j.attemptID) }) {
+			continue // never applied in time: no dispute (a prompt attempt)
+		}
+		if _, err := s.observe(ctx, j.attemptID, j.contradiction); err != nil {
+			return fmt.Errorf("dispute of %s: %w", j.attemptID, err)
+		}
+		s.mix.Disputed.Add(1)
+		if s.waitFor(ctx, disputeBlockTimeout, func() (bool, error) { return s.probe.MeteringOwnerBlocked(ctx, j.attemptID) }) {
+			s.mix.DisputesMeteringBlocked.Add(1)
+		}
+	}
+	if _, err := retrying(ctx, s, func() (struct{}, error) { return struct{}{}, s.Platform.CloseRun(ctx, runID) }); err != nil {
+		return fmt.Errorf("close run %s: %w", runID, err)
+	}
+	for _, j := range jobs {
+		if s.waitFor(ctx, disputeCatchUpTimeout, func() (bool, error) { return s.probe.CatchUpOwnerBlocked(ctx, j.dims) }) {
+			s.mix.DisputesCatchUpBlocked.Add(1)
+		}
+		if _, err := s.observe(ctx, j.attemptID, j.fix); err != nil {
+			return fmt.Errorf("dispute fix of %s: %w", j.attemptID, err)
+		}
+		s.mix.DisputeFixes.Add(1)
+	}
+	return nil
+}
+
+// waitFor polls cond until it holds (true), timeout passes or ctx ends
+// (false). A failed poll (a database restart under chaos) is a "not yet".
+func (s *Scenario) waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error)) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if ok, err := cond(); err == nil && ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(disputePoll):
+		}
+	}
 }
 
 // ReservationFloor is the smallest reservation a run is admitted with, in
@@ -187,39 +337,44 @@ func (s *Scenario) Run(ctx context.Context, i int) error {
 	}
 	s.mix.Runs.Add(1)
 	step := uuid.NewString()
+	var disputes []disputeJob
 	switch i % 10 {
 	case 0:
 		s.mix.EmptyRuns.Add(1)
 	case 1:
 		s.mix.MultiAttemptRuns.Add(1)
-		bound, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Rejecter)
+		bound, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Rejecter, &disputes)
 		if err != nil {
 			return err
 		}
 		if !bound {
 			s.mix.Rerouted.Add(1)
 		}
-		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-us", s.Provider); err != nil {
+		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-us", s.Provider, &disputes); err != nil {
 			return err
 		}
 	case 2:
 		s.mix.MultiAttemptRuns.Add(1)
 		for _, st := range []string{step, uuid.NewString()} {
-			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, st, "gw-sim-eu", s.Provider); err != nil {
+			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, st, "gw-sim-eu", s.Provider, &disputes); err != nil {
 				return err
 			}
 		}
 	case 3:
 		s.mix.MultiAttemptRuns.Add(1)
 		for _, gw := range []string{"gw-sim-eu", "gw-sim-us", "gw-sim-ap"} {
-			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, gw, s.Provider); err != nil {
+			if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, gw, s.Provider, &disputes); err != nil {
 				return err
 			}
 		}
 	default:
-		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Provider); err != nil {
+		if _, err := s.attempt(ctx, res.BillingReservationID, res.RunID, step, "gw-sim-eu", s.Provider, &disputes); err != nil {
 			return err
 		}
+	}
+	if len(disputes) > 0 {
+		s.disputeRun(ctx, res.RunID, disputes) // closes the run in the background
+		return nil
 	}
 	_, err = retrying(ctx, s, func() (struct{}, error) { return struct{}{}, s.Platform.CloseRun(ctx, res.RunID) })
 	if err != nil {
@@ -256,7 +411,7 @@ func retrying[T any](ctx context.Context, s *Scenario, call func() (T, error)) (
 // attempt creates one attempt, dispatches it through the Gateway with p's
 // decision, reports the provider's evidence when bound, and finalizes its
 // eligibility. It reports whether the slot was bound.
-func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw string, p *simprovider.Provider) (bool, error) {
+func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw string, p *simprovider.Provider, disputes *[]disputeJob) (bool, error) {
 	attemptID := uuid.NewString()
 	areq := execution.AttemptRequest{
 		RunID: runID, RunStepID: step, ExecutionAttemptID: attemptID, ModelDeploymentID: "model-deploy/sim",
@@ -301,7 +456,18 @@ func (s *Scenario) attempt(ctx context.Context, reservationID, runID, step, gw s
 	_, err = retrying(ctx, s, func() (struct{}, error) {
 		return struct{}{}, s.Platform.FinalizeEligibility(ctx, a.Manifest.ExecutionAttemptID, contract.DispositionDispatched)
 	})
-	return true, err
+	if err != nil {
+		return true, err
+	}
+	if d := p.Dispute(a.Manifest.ExecutionAttemptID); len(d) > 0 && s.probe != nil {
+		id := a.Manifest.ExecutionAttemptID
+		job := disputeJob{attemptID: id, contradiction: d, fix: p.DisputeFix(id)}
+		for _, o := range p.Dimensions(id) {
+			job.dims = append(job.dims, envelope.SettlementDimensionID(reservationID, runID, step, id, o.DimensionKey))
+		}
+		*disputes = append(*disputes, job)
+	}
+	return true, nil
 }
 
 // observe reports the provider's observations of a bound attempt to the

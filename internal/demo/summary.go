@@ -98,10 +98,13 @@ type Summary struct {
 	// corrections become transitions).
 	CatchUp *CatchUpReport `json:"catchUp,omitempty"`
 	// LateCases are the late settlement exposure cases (issue 32).
-	LateCases  *LateCaseReport `json:"lateSettlementCases,omitempty"`
-	Invariants []Check         `json:"invariants"`
-	Passed     bool            `json:"passed"`
-	Notes      []string        `json:"notes,omitempty"`
+	LateCases *LateCaseReport `json:"lateSettlementCases,omitempty"`
+	// OwnerConflicts is issue 32's end state: Work and fences blocked on an
+	// owner's conflict fact, and how many later completed.
+	OwnerConflicts *OwnerConflictReport `json:"ownerConflicts,omitempty"`
+	Invariants     []Check              `json:"invariants"`
+	Passed         bool                 `json:"passed"`
+	Notes          []string             `json:"notes,omitempty"`
 }
 
 func (s *Summary) check(name string, ok bool, detail string) {
@@ -273,6 +276,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	s.writeCatchUp(row)
 	s.writeLateCases(row)
+	s.writeOwnerConflicts(row)
 	row("completeness", fmt.Sprintf("%s / %s / %s", s.VerificationState, s.SnapshotCurrency, s.ProjectionCompleteness))
 	for _, c := range s.Invariants {
 		verdict := "ok"

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
@@ -33,21 +37,58 @@ func ReadEligibilityFact(ctx context.Context, q db.Executor, req executionread.E
 	}
 	row, err := queries.EligibilityByAttempt(ctx, q, req.ExecutionAttemptID)
 	if errors.Is(db.NotFound(err), db.ErrNotFound) {
-		return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+		return executionread.EligibilityFactResult{Result: ownerread.Missing[*contract.ExecutionEligibilityFact]()}, nil
 	}
 	if err != nil {
 		return executionread.EligibilityFactResult{}, fmt.Errorf("read eligibility %s: %w", req.ExecutionAttemptID, err)
 	}
 	f, err := contract.DecodeExecutionEligibilityFact([]byte(row.FactBody))
 	if err != nil {
-		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("stored eligibility fact does not recompute"), nil
+		return eligibilityConflict(ctx, q, req, "", contract.EligibilityConflictStoredInvalid)
 	}
 	switch {
 	case f.Fact != req.Fact:
-		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("the attempt's eligibility fact has another quadruple"), nil
+		return eligibilityConflict(ctx, q, req, f.Fact.Ref, contract.EligibilityConflictFactDiffers)
 	case f.AttemptManifest != req.AttemptManifest || f.RunID != req.RunID || f.RunStepID != req.RunStepID ||
 		f.BillingAccountID != req.BillingAccountID || f.BillingReservationID != req.BillingReservationID:
-		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("the eligibility fact names other identities"), nil
+		return eligibilityConflict(ctx, q, req, f.Fact.Ref, contract.EligibilityConflictIdentityDiffers)
 	}
-	return ownerread.FoundWith(f, []byte(row.FactBody)), nil
+	return executionread.EligibilityFactResult{Result: ownerread.FoundWith(f, []byte(row.FactBody))}, nil
+}
+
+var qEligibilityConflictInsert = metricsStatements.Get("eligibility_conflict_insert")
+
+// ErrEligibilityConflictDiffers: a stored ExecutionEligibilityConflictFact@1
+// with the same key says something else (insert-or-compare); nothing is
+// answered.
+var ErrEligibilityConflictDiffers = errors.New("execution: the requested eligibility fact already has another conflict fact")
+
+// eligibilityConflict answers conflicting with Execution's stored
+// ExecutionEligibilityConflictFact@1 (issue 32), stored insert-or-compare on
+// (attempt, requested fact quadruple, reason): the same conflict read again
+// is one durable fact.
+func eligibilityConflict(ctx context.Context, q db.Executor, req executionread.EligibilityFactRead, storedRef, reason string) (executionread.EligibilityFactResult, error) {
+	f := &contract.ExecutionEligibilityConflictFact{Fact: strict.Quadruple{Ref: "eec-" + uuid.Must(uuid.NewV7()).String()}, RunID: req.RunID,
+		RunStepID: req.RunStepID, ExecutionAttemptID: req.ExecutionAttemptID, RequestedFact: req.Fact, RequestedManifest: req.AttemptManifest,
+		StoredRef: storedRef, ReasonCode: reason, DetectedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	body, err := contract.Seal(f)
+	if err != nil {
+		return executionread.EligibilityFactResult{}, fmt.Errorf("seal eligibility conflict: %w", err)
+	}
+	var stored string
+	if err := q.QueryRow(ctx, qEligibilityConflictInsert, pgx.NamedArgs{"fact_ref": f.Fact.Ref, "fact_digest": f.Fact.Digest,
+		"execution_attempt_id": f.ExecutionAttemptID, "requested_ref": f.RequestedFact.Ref, "requested_digest": f.RequestedFact.Digest,
+		"reason_code": reason, "fact_body": string(body), "detected_at": f.DetectedAt}).Scan(&stored); err != nil {
+		return executionread.EligibilityFactResult{}, fmt.Errorf("store eligibility conflict of %s: %w", f.ExecutionAttemptID, err)
+	}
+	got, err := contract.DecodeExecutionEligibilityConflictFact([]byte(stored))
+	if err != nil {
+		return executionread.EligibilityFactResult{}, fmt.Errorf("stored eligibility conflict of %s: %w", f.ExecutionAttemptID, err)
+	}
+	// guard EX-3.eligibility-conflict-differs
+	if got.RequestedManifest != f.RequestedManifest || got.RunID != f.RunID || got.RunStepID != f.RunStepID || got.StoredRef != f.StoredRef {
+		return executionread.EligibilityFactResult{}, fmt.Errorf("%w: attempt %s", ErrEligibilityConflictDiffers, f.ExecutionAttemptID)
+	}
+	return executionread.EligibilityFactResult{Result: ownerread.Conflict[*contract.ExecutionEligibilityFact](got.ReasonCode),
+		Conflict: got, ConflictBody: []byte(stored)}, nil
 }

@@ -60,6 +60,9 @@ const (
 	CodeFactWithoutEvent      = "EX010" // eligibility or finalization fact without its event in the same transaction
 	// Issue 32 part 4 (migration 00010).
 	CodeAttemptDimensions = "EX011" // attempt whose manifest freezes no (or an unsorted, duplicated) charge dimension set
+	// Issue 32 part 3 (migrations 00012, 00013).
+	CodeConflictFactForged        = "EX013" // a run finalization conflict fact whose body differs from its row or names another closure than its run's
+	CodeEligibilityConflictForged = "EX014" // an eligibility conflict fact whose body differs from its row or names another fact than its attempt's
 )
 
 // Errors. Bad input is refused with nothing written.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	contract "github.com/oceanway/core/contracts/execution"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -48,7 +51,7 @@ func ReadRunFinalizationPrecondition(ctx context.Context, q db.Executor, req exe
 	}
 	conflict := func(reason string) (executionread.PreconditionResult, error) {
 		f := &contract.RunExecutionFinalizationConflictFact{
-			Fact: strict.Quadruple{Ref: "rfc-" + req.RunID + "-" + req.Finalization.Digest[:16]}, RunID: req.RunID,
+			Fact: strict.Quadruple{Ref: "rfc-" + uuid.Must(uuid.NewV7()).String()}, RunID: req.RunID,
 			Requested: req.Finalization, StoredRef: row.RunExecutionFinalizationRef, ReasonCode: reason,
 			DetectedAt: time.Now().UTC().Truncate(time.Microsecond),
 		}
@@ -56,7 +59,11 @@ func ReadRunFinalizationPrecondition(ctx context.Context, q db.Executor, req exe
 		if err != nil {
 			return executionread.PreconditionResult{}, fmt.Errorf("seal finalization conflict: %w", err)
 		}
-		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting, Conflict: f, ConflictBody: body}, nil
+		stored, storedBody, err := storeFinalizationConflict(ctx, q, f, body)
+		if err != nil {
+			return executionread.PreconditionResult{}, err
+		}
+		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting, Conflict: stored, ConflictBody: storedBody}, nil
 	}
 	fact, err := contract.DecodeRunExecutionFinalizationFact([]byte(row.FactBody))
 	if err != nil {
@@ -92,4 +99,35 @@ func sameItems(a, b []contract.AttemptSetItem) bool {
 		}
 	}
 	return true
+}
+
+var qFinalizationConflictInsert = metricsStatements.Get("finalization_conflict_insert")
+
+// ErrFinalizationConflictDiffers: the run already has a stored
+// RunExecutionFinalizationConflictFact@1 for the same requested
+// finalization that says something else (insert-or-compare); nothing is
+// answered.
+var ErrFinalizationConflictDiffers = errors.New("execution: the requested finalization already has another conflict fact")
+
+// storeFinalizationConflict stores the conflict fact insert-or-compare on
+// (run, requested finalization quadruple, reason) and returns the stored one
+// (issue 32): the same conflict read twice is one durable fact.
+func storeFinalizationConflict(ctx context.Context, q db.Executor, f *contract.RunExecutionFinalizationConflictFact, body []byte) (*contract.RunExecutionFinalizationConflictFact, []byte, error) {
+	var stored string
+	if err := q.QueryRow(ctx, qFinalizationConflictInsert, pgx.NamedArgs{"fact_ref": f.Fact.Ref, "fact_digest": f.Fact.Digest,
+		"run_id": f.RunID, "requested_ref": f.Requested.Ref, "requested_digest": f.Requested.Digest, "reason_code": f.ReasonCode, "fact_body": string(body),
+		"detected_at": f.DetectedAt}).Scan(&stored); err != nil {
+		return nil, nil, fmt.Errorf("store finalization conflict of %s: %w", f.RunID, err)
+	}
+	got, err := contract.DecodeRunExecutionFinalizationConflictFact([]byte(stored))
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored finalization conflict of %s: %w", f.RunID, err)
+	}
+	// The key fixes the request and the reason, and EX013 the stored
+	// closure: compared anyway so a fact is never answered for another
+	// conflict.
+	if got.Requested != f.Requested || got.StoredRef != f.StoredRef || got.ReasonCode != f.ReasonCode {
+		return nil, nil, fmt.Errorf("%w: run %s (stored %s, now %s)", ErrFinalizationConflictDiffers, f.RunID, got.ReasonCode, f.ReasonCode)
+	}
+	return got, []byte(stored), nil
 }

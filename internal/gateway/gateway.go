@@ -60,6 +60,7 @@ const (
 	CodeReceiptNotHead      = "GW008" // a validation receipt whose current/not_current is not the truth at insert, or whose body differs from its row
 	CodeSlotNotAtomic       = "GW009" // a slot not born reserved, or still reserved at COMMIT of its reserving transaction
 	CodeTerminalFact        = "GW010" // a binding, route snapshot or rejection that does not describe its slot, or a terminal slot without its fact
+	CodeConflictFactForged  = "GW011" // an evidence conflict fact whose body differs from its row or from the evidence it contests, or repeats its quantity
 )
 
 // Errors. Bad input is refused with nothing written.
@@ -73,7 +74,18 @@ var (
 	ErrInvalidObservation = errors.New("gateway: invalid observation")
 	// ErrChainMoved: another advance of the same chain committed first (retry).
 	ErrChainMoved = errors.New("gateway: availability chain moved concurrently")
+	// ErrEvidenceConflictDiffers: the evidence already has a stored
+	// GatewayEvidenceConflictFact@1 with another conflicting quantity
+	// (insert-or-compare on the contested evidence); nothing is written.
+	ErrEvidenceConflictDiffers = errors.New("gateway: the evidence already has another conflict fact")
 )
+
+// ReasonReportDisputed is the reason code of the availability the Gateway
+// advances to when the provider contradicts the current evidence (the same
+// report id with another quantity): the chain still cites the evidence, and
+// its GatewayEvidenceConflictFact@1 makes readGatewayProviderEvidence answer
+// conflicting, until a corrected report advances the chain again.
+const ReasonReportDisputed = "provider_report_disputed"
 
 // Decision is a provider adapter's routing decision, taken before any
 // provider side effect: a route, or a deterministic rejection reason.
@@ -347,6 +359,9 @@ type Advance struct {
 	Evidence  *contract.ProviderEvidence
 	EventID   string
 	Unchanged bool
+	// Conflict is the evidence conflict fact an observation that
+	// contradicted the current evidence stored (or found stored).
+	Conflict *contract.GatewayEvidenceConflictFact
 }
 
 // Observe records one observation of a bound attempt (GW-2). An
@@ -421,12 +436,24 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 	}
 
 	var ev *contract.ProviderEvidence
-	if o.State == contract.AvailabilityAvailable {
+	var disputed *contract.GatewayEvidenceConflictFact
+	if o.State == contract.AvailabilityAvailable && pred != nil && pred.State == contract.AvailabilityAvailable {
+		if disputed, err = s.disputeTx(ctx, tx, pred, o, now); err != nil {
+			return Advance{}, err
+		}
+		if disputed != nil && pred.ReasonCode == ReasonReportDisputed {
+			return Advance{Snapshot: pred, Body: []byte(cur.SnapshotBody), Unchanged: true, Conflict: disputed}, nil
+		}
+	}
+	reason := o.ReasonCode
+	if disputed != nil {
+		reason = ReasonReportDisputed
+	} else if o.State == contract.AvailabilityAvailable {
 		ev = &contract.ProviderEvidence{Evidence: strict.Quadruple{Ref: "gpe-" + uuid.NewString()}, ExecutionAttemptID: attemptID,
 			GatewayDeploymentID: key.GatewayDeploymentID, Binding: binding.Binding, EvidenceKind: o.EvidenceKind,
 			DimensionKey: o.DimensionKey, Quantity: o.Quantity, ProviderReportID: o.ReportID, ObservedAt: now}
 	}
-	if pred != nil && pred.State == o.State && pred.ReasonCode == o.ReasonCode && sameEvidence(ctx, tx, pred.Evidence, ev) {
+	if disputed == nil && pred != nil && pred.State == o.State && pred.ReasonCode == o.ReasonCode && sameEvidence(ctx, tx, pred.Evidence, ev) {
 		return Advance{Snapshot: pred, Body: []byte(cur.SnapshotBody), Unchanged: true}, nil
 	}
 	var evBody []byte
@@ -449,14 +476,19 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 	}
 	snap := &contract.AvailabilitySnapshot{Snapshot: strict.Quadruple{Ref: "gas-" + uuid.NewString()}, SlotKey: key,
 		Binding: binding.Binding, RouteSnapshot: binding.RouteSnapshot, EvidenceKind: o.EvidenceKind, DimensionKey: o.DimensionKey,
-		State: o.State, ReasonCode: o.ReasonCode, StateVersion: 1, RecordedAt: now}
+		State: o.State, ReasonCode: reason, StateVersion: 1, RecordedAt: now}
 	if pred != nil {
 		snap.StateVersion, snap.Predecessor, snap.PredecessorStateVersion = pred.StateVersion+1, pred.Snapshot, pred.StateVersion
 	}
 	var evRef *string
-	if ev != nil {
+	switch {
+	case ev != nil:
 		snap.Evidence = ev.Evidence
 		evRef = &ev.Evidence.Ref
+	case disputed != nil:
+		// The disputed availability still cites the contested evidence.
+		snap.Evidence = disputed.Evidence
+		evRef = &disputed.Evidence.Ref
 	}
 	body, err := contract.Seal(snap)
 	if err != nil {
@@ -501,8 +533,8 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 	p.SetAttemptRouteBinding(binding.Binding)
 	p.SetGatewayRouteSnapshot(binding.RouteSnapshot)
 	p.SetCurrentAvailability(q)
-	if ev != nil {
-		e := ev.Evidence
+	if snap.Evidence.Ref != "" {
+		e := snap.Evidence
 		p.AvailableEvidence = envelope.GatewayAvailableEvidenceV1{State: "present", ProviderEvidenceRef: e.Ref, ProviderEvidenceSchemaVersion: e.SchemaVersion,
 			ProviderEvidenceDigestAlgorithmVersion: string(e.DigestAlgorithmVersion), ProviderEvidenceDigest: e.Digest}
 	}
@@ -523,7 +555,55 @@ func (s *Service) observeTx(ctx context.Context, tx pgx.Tx, attemptID string, o 
 	if err := s.step(ctx, tx, "append"); err != nil {
 		return Advance{}, err
 	}
-	return Advance{Snapshot: snap, Body: body, Evidence: ev, EventID: eventID}, nil
+	return Advance{Snapshot: snap, Body: body, Evidence: ev, EventID: eventID, Conflict: disputed}, nil
+}
+
+// disputeTx records, when o contradicts the current evidence (the same
+// provider report id with another quantity), the Gateway's
+// GatewayEvidenceConflictFact@1 about it — insert-or-compare on the
+// evidence: the same conflict returns the stored fact, another conflicting
+// quantity is ErrEvidenceConflictDiffers — and returns it; nil when o does
+// not contradict the current evidence (a corrected report has a new report id).
+func (s *Service) disputeTx(ctx context.Context, tx pgx.Tx, pred *contract.AvailabilitySnapshot, o Observation, now time.Time) (*contract.GatewayEvidenceConflictFact, error) {
+	body, err := queries.EvidenceBodyByRef(ctx, tx, pred.Evidence.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("observe: current evidence %s: %w", pred.Evidence.Ref, err)
+	}
+	old, err := contract.DecodeProviderEvidence([]byte(body))
+	if err != nil {
+		return nil, fmt.Errorf("observe: stored evidence %s: %w", pred.Evidence.Ref, err)
+	}
+	if old.ProviderReportID != o.ReportID || old.Quantity == o.Quantity {
+		return nil, nil
+	}
+	f := &contract.GatewayEvidenceConflictFact{Fact: strict.Quadruple{Ref: "gec-" + uuid.NewString()}, ExecutionAttemptID: old.ExecutionAttemptID,
+		GatewayDeploymentID: old.GatewayDeploymentID, Binding: old.Binding, EvidenceKind: old.EvidenceKind, DimensionKey: old.DimensionKey,
+		Evidence: old.Evidence, ProviderReportID: old.ProviderReportID, ConflictingQuantity: o.Quantity,
+		ReasonCode: contract.EvidenceConflictReportDisagrees, DetectedAt: now}
+	fbody, err := contract.Seal(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: evidence conflict: %w", ErrInvalidObservation, err)
+	}
+	q := f.Fact
+	if err := queries.EvidenceConflictInsert(ctx, tx, dbsqlc.EvidenceConflictInsertParams{
+		GatewayEvidenceConflictFactRef: q.Ref, GatewayEvidenceConflictFactSchemaVersion: q.SchemaVersion,
+		GatewayEvidenceConflictFactDigestAlgorithmVersion: string(q.DigestAlgorithmVersion), GatewayEvidenceConflictFactDigest: q.Digest,
+		ProviderEvidenceRef: old.Evidence.Ref, ExecutionAttemptID: old.ExecutionAttemptID, FactBody: string(fbody), DetectedAt: now,
+	}); err != nil {
+		return nil, fmt.Errorf("insert evidence conflict: %w", err)
+	}
+	stored, _, err := EvidenceConflictOf(ctx, tx, old.Evidence.Ref)
+	if err != nil {
+		return nil, err
+	}
+	if stored == nil {
+		return nil, fmt.Errorf("observe: evidence conflict of %s not stored", old.Evidence.Ref)
+	}
+	// guard GW-2.evidence-conflict-differs
+	if stored.ConflictingQuantity != f.ConflictingQuantity || stored.ReasonCode != f.ReasonCode {
+		return nil, fmt.Errorf("%w: %s (stored %s, reported %s)", ErrEvidenceConflictDiffers, old.Evidence.Ref, stored.ConflictingQuantity, f.ConflictingQuantity)
+	}
+	return stored, nil
 }
 
 // sameEvidence compares the current's evidence with a new observation's

@@ -322,6 +322,9 @@ func TestGW1GW2FailureAfterEveryWriteRollsBack(t *testing.T) {
 		}
 		svc.SetHooks(gateway.Hooks{})
 		observe(t, svc, m.ExecutionAttemptID, obs)
-		obs.Quantity = "5" // the next round advances an existing chain
+		// The next round advances an existing chain: a corrected report (a
+		// new report id; the same id with another quantity contradicts the
+		// evidence, TestGW2EvidenceConflictFactStoredAndAnswered).
+		obs.Quantity, obs.ReportID = "5", "r2"
 	}
 }

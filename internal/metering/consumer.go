@@ -342,6 +342,16 @@ func eligibilityLane(ctx context.Context, tx pgx.Tx, attemptID string, f *fenceR
 		}
 		if applied != nil {
 			e.Coordination = receipt.EligibilityCoordination{State: receipt.StateApplied, Applied: applied}
+			break
+		}
+		// An active Work whose latest attempt is blocked on an owner's
+		// conflict fact: the lane is blocked_on_owner_conflict (issue 32).
+		blocked, err := ownerBlocked(ctx, tx, w.Work.Ref)
+		if err != nil {
+			return receipt.MeteringLane{}, err
+		}
+		if blocked != nil {
+			e.Coordination = receipt.EligibilityCoordination{State: receipt.StateBlockedOnOwnerConflict, ActiveWork: &w, Blocked: blocked}
 		}
 	case !hasFact:
 		e.Coordination = receipt.EligibilityCoordination{State: receipt.StateWaitingForExecution}
@@ -572,4 +582,28 @@ func applyCost(ctx context.Context, tx pgx.Tx, attemptID, deploymentID, dimensio
 		TriggerDigest: digest.Digest{Algorithm: digest.JCSSHA256V1, Value: cur.TriggerDigest},
 		Coordination:  coord,
 	}}, nil
+}
+
+// ownerBlocked is the quadruple of the Work's latest Blocked@1 when it names
+// an owner's conflict fact (the lane is then blocked_on_owner_conflict);
+// nil when the Work has no block or its latest block is Metering's own
+// processing conflict.
+func ownerBlocked(ctx context.Context, tx pgx.Tx, workRef string) (*strict.Quadruple, error) {
+	var body string
+	var kind, ref, dg *string
+	err := tx.QueryRow(ctx, qOwnerBlockLatest, pgx.NamedArgs{"work_ref": workRef}).Scan(&body, &kind, &ref, &dg)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read latest block of %s: %w", workRef, err)
+	case kind == nil:
+		return nil, nil
+	}
+	b, err := receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(body))
+	if err != nil {
+		return nil, fmt.Errorf("stored blocked of %s: %w", workRef, err)
+	}
+	q := b.Blocked
+	return &q, nil
 }

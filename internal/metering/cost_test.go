@@ -20,6 +20,7 @@ import (
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/metering"
 	"github.com/oceanway/core/internal/ownerread"
+	"github.com/oceanway/core/internal/ownerread/gatewayread"
 )
 
 const costDim = "cost.usd_micros"
@@ -73,9 +74,9 @@ func (r *costReads) ReadCostSource(_ context.Context, req metering.CostSourceRea
 		snap.Evidence = quad("gpe-" + strings.TrimPrefix(snap.Snapshot.Ref, "gas-"))
 		ev := &contract.ProviderEvidence{Evidence: snap.Evidence, ExecutionAttemptID: a.attemptID, GatewayDeploymentID: a.deployment,
 			Binding: snap.Binding, EvidenceKind: cost, DimensionKey: snap.DimensionKey, Quantity: r.quantity}
-		src.Evidence = ownerread.FoundWith(ev, nil)
+		src.Evidence = gatewayread.ProviderEvidenceResult{Result: ownerread.FoundWith(ev, nil)}
 		if r.evidenceConflict.Load() {
-			src.Evidence = ownerread.Conflict[*contract.ProviderEvidence]("stored evidence does not recompute")
+			src.Evidence = gatewayread.ProviderEvidenceResult{Result: ownerread.Conflict[*contract.ProviderEvidence]("stored evidence does not recompute")}
 		}
 	}
 	src.Availability = ownerread.FoundWith(&snap, nil)

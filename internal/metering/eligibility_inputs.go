@@ -61,6 +61,10 @@ func (p *Processor) processEligibilityWork(ctx context.Context, a *Attempt) (Out
 	if errors.As(err, &c) {
 		return p.block(ctx, a, in, c)
 	}
+	var oc *ownerConflictError
+	if errors.As(err, &oc) && oc.fact != nil {
+		return p.ownerBlock(ctx, a, oc)
+	}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -154,6 +158,10 @@ func (p *Processor) eligibilityInputs(ctx context.Context, attemptID string, f *
 	case ownerread.NotFound:
 		return in, retryable("eligibility fact %s not found", src.Fact.Ref)
 	default:
+		if res.Conflict != nil && res.Conflict.ExecutionAttemptID == src.ExecutionAttemptID && res.Conflict.RequestedFact == src.Fact {
+			// Execution's stored conflict fact about exactly this fact (issue 32).
+			return in, &ownerConflictError{cause: receipt.CauseExecutionEligibilityOwnerConflict, reason: res.Reason, fact: &res.Conflict.Fact}
+		}
 		return in, ownerConflict(receipt.CauseExecutionEligibilityOwnerConflict, res.Reason)
 	}
 	in.fact = res.Value
@@ -241,6 +249,12 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 		return d, retryable("evidence read: %v", err)
 	case eres.Answer == ownerread.NotFound:
 		return d, retryable("evidence %s not found", snap.Evidence.Ref)
+	case eres.Answer != ownerread.Found && eres.Conflict != nil:
+		// The Gateway's stored conflict fact about exactly this evidence.
+		if eres.Conflict.Evidence != snap.Evidence || eres.Conflict.ExecutionAttemptID != src.ExecutionAttemptID {
+			return d, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, "the conflict fact names other evidence")
+		}
+		return d, &ownerConflictError{cause: receipt.CauseGatewayUsageOwnerConflict, reason: eres.Reason, fact: &eres.Conflict.Fact}
 	case eres.Answer != ownerread.Found:
 		return d, ownerConflict(receipt.CauseGatewayUsageOwnerConflict, eres.Reason)
 	}
@@ -253,7 +267,30 @@ func (p *Processor) usageDimension(ctx context.Context, src eligibilitySource, u
 // ownerConflict is an owner read's conflicting answer, by the Blocked@1
 // cause it belongs to (never recorded as Metering's own processing conflict).
 func ownerConflict(cause, reason string) error {
-	return fmt.Errorf("%w: %s: %s", ErrOwnerConflictUnbound, cause, reason)
+	return &ownerConflictError{cause: cause, reason: reason}
+}
+
+// ownerConflictError is an owner read's conflicting answer: the Blocked@1
+// cause it belongs to and, when the owner returned its stored conflict
+// fact, that fact's quadruple (the attempt then writes Blocked@1 on it).
+// Without a fact it is ErrOwnerConflictUnbound: nothing is written.
+type ownerConflictError struct {
+	cause, reason string
+	fact          *strict.Quadruple
+}
+
+func (e *ownerConflictError) Error() string {
+	if e.fact == nil {
+		return fmt.Sprintf("%v: %s: %s", ErrOwnerConflictUnbound, e.cause, e.reason)
+	}
+	return fmt.Sprintf("%v: %s: %s (fact %s)", ErrOwnerConflict, e.cause, e.reason, e.fact.Ref)
+}
+
+func (e *ownerConflictError) Unwrap() error {
+	if e.fact == nil {
+		return ErrOwnerConflictUnbound
+	}
+	return ErrOwnerConflict
 }
 
 // The read request documents below are the JCS form of what Metering asked

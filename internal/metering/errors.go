@@ -86,4 +86,13 @@ const (
 	// while a registered dimension has no settlement input, or an awaited
 	// dimension the attempt does not register (issue 32 part 4).
 	SQLStateDimensionsUncommitted = "ME014"
+	// SQLStateWorkBlockCause: a work block whose columns do not match its
+	// Blocked@1 body (an owner branch without exactly its owner fact
+	// columns, or with Metering evidence; a processing branch without its
+	// evidence, or with owner columns; issue 32).
+	SQLStateWorkBlockCause = "ME016"
+	// SQLStateSettlementConflictForged: a SettlementInputConflictFact@1 row
+	// whose body does not name its own columns, its snapshot or its owner
+	// block (issue 32).
+	SQLStateSettlementConflictForged = "ME017"
 )

@@ -73,6 +73,13 @@ type fakeOwners struct {
 	// (by attempt id); unset, the attempt registers the usage dimensions
 	// the fixtures gave it availability for (sorted).
 	registered map[string][]string
+	// disputed makes the evidence read answer conflicting with a sealed
+	// GatewayEvidenceConflictFact@1 about the evidence (the Gateway's
+	// stored conflict fact, issue 32); clearing it is the owner's fix.
+	disputed atomic.Bool
+	// eligibilityDisputed: the eligibility read answers conflicting with a
+	// sealed ExecutionEligibilityConflictFact@1 (Execution's stored fact).
+	eligibilityDisputed atomic.Bool
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
@@ -102,15 +109,25 @@ func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req executionread.El
 		return executionread.EligibilityFactResult{}, errUnavailable
 	}
 	if o.conflict.Load() {
-		return ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict"), nil
+		return executionread.EligibilityFactResult{Result: ownerread.Conflict[*contract.ExecutionEligibilityFact]("test conflict")}, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	f, ok := o.facts[req.Fact]
 	if !ok {
-		return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+		return executionread.EligibilityFactResult{Result: ownerread.Missing[*contract.ExecutionEligibilityFact]()}, nil
 	}
-	return ownerread.FoundWith(f, nil), nil
+	if o.eligibilityDisputed.Load() {
+		c := &contract.ExecutionEligibilityConflictFact{Fact: strict.Quadruple{Ref: "eec-" + f.Fact.Ref}, RunID: req.RunID, RunStepID: req.RunStepID,
+			ExecutionAttemptID: req.ExecutionAttemptID, RequestedFact: req.Fact, RequestedManifest: req.AttemptManifest,
+			ReasonCode: contract.EligibilityConflictStoredInvalid, DetectedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		body, err := contract.Seal(c)
+		if err != nil {
+			return executionread.EligibilityFactResult{}, err
+		}
+		return executionread.EligibilityFactResult{Result: ownerread.Conflict[*contract.ExecutionEligibilityFact](c.ReasonCode), Conflict: c, ConflictBody: body}, nil
+	}
+	return executionread.EligibilityFactResult{Result: ownerread.FoundWith(f, nil)}, nil
 }
 
 func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
@@ -253,9 +270,20 @@ func (o *fakeOwners) ReadProviderEvidence(_ context.Context, req gatewayread.Pro
 	defer o.mu.Unlock()
 	e, ok := o.evidence[req.Evidence]
 	if !ok {
-		return ownerread.Missing[*contract.ProviderEvidence](), nil
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.Missing[*contract.ProviderEvidence]()}, nil
 	}
-	return ownerread.FoundWith(e, nil), nil
+	if o.disputed.Load() {
+		f := &contract.GatewayEvidenceConflictFact{Fact: strict.Quadruple{Ref: "gec-" + e.Evidence.Ref}, ExecutionAttemptID: e.ExecutionAttemptID,
+			GatewayDeploymentID: e.GatewayDeploymentID, Binding: e.Binding, EvidenceKind: e.EvidenceKind, DimensionKey: e.DimensionKey,
+			Evidence: e.Evidence, ProviderReportID: "sim-r1", ConflictingQuantity: "999999", ReasonCode: contract.EvidenceConflictReportDisagrees,
+			DetectedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		body, err := contract.Seal(f)
+		if err != nil {
+			return gatewayread.ProviderEvidenceResult{}, err
+		}
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.Conflict[*contract.ProviderEvidence](f.ReasonCode), Conflict: f, ConflictBody: body}, nil
+	}
+	return gatewayread.ProviderEvidenceResult{Result: ownerread.FoundWith(e, nil)}, nil
 }
 
 // attemptFixture builds the events of one attempt deterministically.

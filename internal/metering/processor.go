@@ -19,6 +19,8 @@ var (
 	qCurrentCAS          = statements.Get("settlement_current_cas")
 	qBlockInsert         = statements.Get("block_insert")
 	qBlockLatest         = statements.Get("block_latest")
+	qOwnerBlockInsert    = statements.Get("owner_block_insert")
+	qOwnerBlockLatest    = statements.Get("owner_block_latest")
 	settlementEventDeriv = "metering_settlement_input_current_changed@1"
 )
 
@@ -30,11 +32,15 @@ var (
 	ErrLaneNotBuilt = errors.New("metering: no processor for this lane")
 	// ErrPointerMoved: a settlement input pointer CAS found another version.
 	ErrPointerMoved = errors.New("metering: settlement input pointer moved")
-	// ErrOwnerConflictUnbound: an owner read answered conflicting. Blocked@1
-	// names that owner's conflict fact (execution_eligibility_owner_conflict,
-	// gateway_usage_owner_conflict, gateway_binding_owner_conflict), which
-	// the owner reads do not return yet; rather than forge one, the attempt
-	// writes nothing and the Work is handed back (it wraps ErrOwnerConflict).
+	// ErrOwnerConflictUnbound: an owner read answered conflicting without a
+	// stored conflict fact. Blocked@1 names that owner's conflict fact
+	// (execution_eligibility_owner_conflict, gateway_usage_owner_conflict,
+	// gateway_binding_owner_conflict); when the owner returns it (the
+	// Gateway's GatewayEvidenceConflictFact@1, issue 32) the attempt writes
+	// Blocked@1 on it, and when it does not (Execution's eligibility read, a
+	// stored object that does not recompute), rather than forge one the
+	// attempt writes nothing and the Work is handed back (it wraps
+	// ErrOwnerConflict).
 	ErrOwnerConflictUnbound = fmt.Errorf("%w (no owner conflict fact to bind Blocked@1 to)", ErrOwnerConflict)
 	// ErrEligibilitySource: the Work's input fence has no readable eligibility
 	// source (a fence from before it was stored, or damaged data). An operator

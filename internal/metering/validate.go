@@ -13,6 +13,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/jcs"
 	"github.com/oceanway/core/contracts/meterfacts"
+	"github.com/oceanway/core/contracts/receipt"
 	"github.com/oceanway/core/contracts/settlement"
 	"github.com/oceanway/core/contracts/strict"
 	"github.com/oceanway/core/internal/db"
@@ -34,6 +35,8 @@ var (
 	qValidationPointer = statements.Get("settlement_validation_pointer")
 	qValidationInsert  = statements.Get("settlement_validation_insert")
 	qValidationSelect  = statements.Get("settlement_validation_select")
+	qSettlementBlocked = statements.Get("settlement_owner_blocked")
+	qConflictInsert    = statements.Get("settlement_conflict_insert")
 )
 
 var (
@@ -140,6 +143,16 @@ func validateTx(ctx context.Context, tx pgx.Tx, req meteringread.SettlementValid
 		return meteringread.SettlementValidation{}, fmt.Errorf("%w: %s v%d is %s", ErrSettlementInputUnknown, req.SettlementDimensionID,
 			req.Snapshot.StateVersion, at.Ref.Snapshot.Ref)
 	}
+	// guard BI-3.catch-up-owner-conflict
+	if req.Purpose == meterfacts.PurposeBillingCatchUpFence || req.Purpose == meterfacts.PurposePostFinalizationTransition {
+		f, body, err := settlementConflictTx(ctx, tx, req)
+		if err != nil {
+			return meteringread.SettlementValidation{}, err
+		}
+		if f != nil {
+			return meteringread.SettlementValidation{Conflict: f, ConflictBody: body}, nil
+		}
+	}
 	var pointerVersion int64
 	var pointerRef string
 	if err := tx.QueryRow(ctx, qValidationPointer, pgx.NamedArgs{"settlement_dimension_id": req.SettlementDimensionID}).
@@ -187,4 +200,56 @@ func validateTx(ctx context.Context, tx pgx.Tx, req meteringread.SettlementValid
 	}
 	// A concurrent validation of the same operation may have committed first.
 	return storedValidation(req, rd, storedDigest, storedBody)
+}
+
+// ErrSettlementConflictDiffers: a stored SettlementInputConflictFact@1 with
+// the same key (dimension, state version, owner block) says something else
+// (insert-or-compare); nothing is answered.
+var ErrSettlementConflictDiffers = errors.New("metering: the settlement input already has another conflict fact for this block")
+
+// settlementConflictTx is Metering's owner conflict about the requested
+// settlement input (issue 32): when the dimension's attempt's latest
+// eligibility Work is unfinished and Blocked@1 on an owner's conflict fact,
+// Metering cannot vouch that the input is the dimension's last, so it
+// stores SettlementInputConflictFact@1 (insert-or-compare on dimension,
+// state version and block) and returns it with its stored body; nil when
+// the lane is not blocked on an owner.
+func settlementConflictTx(ctx context.Context, tx pgx.Tx, req meteringread.SettlementValidationRequest) (*meterfacts.SettlementInputConflictFact, []byte, error) {
+	var blockedRef, blockedBody string
+	err := tx.QueryRow(ctx, qSettlementBlocked, pgx.NamedArgs{"settlement_dimension_id": req.SettlementDimensionID}).Scan(&blockedRef, &blockedBody)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read owner block of %s: %w", req.SettlementDimensionID, err)
+	}
+	b, err := receipt.DecodeMeteringInputWorkAttemptBlocked([]byte(blockedBody))
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored blocked %s: %w", blockedRef, err)
+	}
+	f := &meterfacts.SettlementInputConflictFact{Fact: strict.Quadruple{Ref: "sicf-" + uuid.Must(uuid.NewV7()).String()},
+		SettlementDimensionID: req.SettlementDimensionID, Validated: req.Snapshot.Snapshot, ValidatedStateVersion: req.Snapshot.StateVersion,
+		Blocked: b.Blocked, BlockingCauseKind: b.BlockingCause.Kind, OwnerConflictFact: b.BlockingCause.Fact,
+		ReasonCode: meterfacts.ConflictSourceOwnerConflict, DetectedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	body, err := meterfacts.Seal(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("seal settlement input conflict: %w", err)
+	}
+	var stored string
+	if err := tx.QueryRow(ctx, qConflictInsert, pgx.NamedArgs{"fact_ref": f.Fact.Ref, "fact_digest": f.Fact.Digest,
+		"settlement_dimension_id": f.SettlementDimensionID, "validated_state_version": f.ValidatedStateVersion, "blocked_ref": blockedRef,
+		"fact_body": string(body), "detected_at": f.DetectedAt}).Scan(&stored); err != nil {
+		return nil, nil, fmt.Errorf("insert settlement input conflict: %w", err)
+	}
+	got, err := meterfacts.DecodeSettlementInputConflictFact([]byte(stored))
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored settlement input conflict: %w", err)
+	}
+	// The key (dimension, version, block) fixes every compared field, and
+	// ME017 refuses a stored body that says otherwise; compared anyway so a
+	// fact is never answered for another request.
+	if got.Validated != f.Validated || got.Blocked != f.Blocked || got.OwnerConflictFact != f.OwnerConflictFact || got.ReasonCode != f.ReasonCode {
+		return nil, nil, fmt.Errorf("%w: %s v%d", ErrSettlementConflictDiffers, f.SettlementDimensionID, f.ValidatedStateVersion)
+	}
+	return got, []byte(stored), nil
 }

@@ -136,6 +136,11 @@ export type BillingFinalizationOutcomeV1 =
     readonly decision: "reconciliation_required";
     /** recorded as an evaluation until the case and command chain exist */
     readonly reasonCode: "input_conflicting" | "target_above_reservation" | "economic_identity_differs" | "execution_conflicting";
+    /** with execution_conflicting only: the Execution owner's stored RunExecutionFinalizationConflictFact@1 (issue 32) */
+    readonly runExecutionFinalizationConflictRef?: string;
+    readonly runExecutionFinalizationConflictSchemaVersion?: string;
+    readonly runExecutionFinalizationConflictDigestAlgorithmVersion?: "jcs-sha256-v1";
+    readonly runExecutionFinalizationConflictDigest?: string;
   };
 
 /** the attempt-bound Gateway availability snapshot a dispatched dimension's settlement input is based on; none for a not-dispatched dimension (ADR-031: no Gateway receipt may be requested for it). */

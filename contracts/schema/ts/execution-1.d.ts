@@ -441,6 +441,63 @@ export type GatewayAvailabilityCurrentValidationReceiptV1 = {
   readonly validatedAt: string;
 };
 
+/** GatewayEvidenceConflictFact@1: the Gateway cannot vouch for one stored provider evidence (the provider contradicted it); readGatewayProviderEvidence answers conflicting with this quadruple until a successor availability cites other evidence. One per evidence, insert-only. */
+export type GatewayEvidenceConflictFactV1 = {
+  /** assigned by the Gateway; excluded from the digest candidate */
+  readonly gatewayEvidenceConflictFactRef: string;
+  readonly gatewayEvidenceConflictFactSchemaVersion: "1";
+  readonly gatewayEvidenceConflictFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly gatewayEvidenceConflictFactDigest: string;
+  readonly executionAttemptId: string;
+  readonly gatewayDeploymentId: string;
+  /** the binding the contested evidence belongs to */
+  readonly attemptRouteBindingRef: string;
+  readonly attemptRouteBindingSchemaVersion: "1";
+  readonly attemptRouteBindingDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly attemptRouteBindingDigest: string;
+  readonly providerEvidenceKind: "provider_usage" | "provider_cost";
+  readonly evidenceDimensionKey: string;
+  /** the contested evidence */
+  readonly providerEvidenceRef: string;
+  readonly providerEvidenceSchemaVersion: "1";
+  readonly providerEvidenceDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly providerEvidenceDigest: string;
+  /** the contested evidence's report id */
+  readonly providerReportId: string;
+  /** the other quantity the provider reported under the same report id */
+  readonly conflictingQuantity: string;
+  readonly reasonCode: "provider_report_disagrees";
+  /** excluded from the digest candidate */
+  readonly detectedAt: string;
+};
+
+/** ExecutionEligibilityConflictFact@1: readExecutionEligibilityFact found a stored eligibility fact that does not recompute or does not equal the request; stored once per (attempt, requested fact, reason). */
+export type ExecutionEligibilityConflictFactV1 = {
+  /** assigned by Execution; excluded from the digest candidate */
+  readonly executionEligibilityConflictFactRef: string;
+  readonly executionEligibilityConflictFactSchemaVersion: "1";
+  readonly executionEligibilityConflictFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly executionEligibilityConflictFactDigest: string;
+  readonly runId: string;
+  readonly runStepId: string;
+  readonly executionAttemptId: string;
+  /** the eligibility fact quadruple the reader asked about */
+  readonly requestedExecutionEligibilityFactRef: string;
+  readonly requestedExecutionEligibilityFactSchemaVersion: string;
+  readonly requestedExecutionEligibilityFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly requestedExecutionEligibilityFactDigest: string;
+  /** the attempt manifest quadruple the reader holds */
+  readonly requestedAttemptExecutionManifestRef: string;
+  readonly requestedAttemptExecutionManifestSchemaVersion: string;
+  readonly requestedAttemptExecutionManifestDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly requestedAttemptExecutionManifestDigest: string;
+  /** the stored fact, when it decodes */
+  readonly storedExecutionEligibilityFactRef?: string;
+  readonly reasonCode: "stored_eligibility_invalid" | "eligibility_fact_differs" | "eligibility_identity_differs";
+  /** excluded from the digest candidate */
+  readonly detectedAt: string;
+};
+
 /** dispatched (the provider side effect may have happened) or not_dispatched (proved by AttemptNotDispatchedFact@1). */
 export type ExecutionDispatchDispositionV1 =
   | {

@@ -137,6 +137,39 @@ export type SettlementInputCurrentValidationReceiptV1 = {
   readonly validatedAt: string;
 };
 
+/** SettlementInputConflictFact@1: Metering cannot vouch that a settlement input is its dimension's last, because the attempt's eligibility Work is Blocked@1 on an owner's conflict fact; validateSettlementInputCurrent answers conflicting with it for the catch-up purposes. */
+export type SettlementInputConflictFactV1 = {
+  /** repository-owned; excluded from the digest candidate */
+  readonly settlementInputConflictFactRef: string;
+  readonly settlementInputConflictFactSchemaVersion: "1";
+  readonly settlementInputConflictFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputConflictFactDigest: string;
+  /** the settlement dimension (envelope.SettlementDimensionID) */
+  readonly settlementDimensionId: string;
+  /** the SettlementInputSnapshot@1 Billing asked about */
+  readonly settlementInputSnapshotRef: string;
+  readonly settlementInputSnapshotSchemaVersion: "1";
+  readonly settlementInputSnapshotDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly settlementInputSnapshotDigest: string;
+  /** its state version */
+  readonly settlementInputStateVersion: number;
+  /** the eligibility Work's MeteringInputWorkAttemptBlocked@1 on the owner's conflict fact */
+  readonly meteringInputWorkAttemptBlockedRef: string;
+  readonly meteringInputWorkAttemptBlockedSchemaVersion: "1";
+  readonly meteringInputWorkAttemptBlockedDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly meteringInputWorkAttemptBlockedDigest: string;
+  /** that Blocked@1's owner branch */
+  readonly blockingCauseKind: "execution_eligibility_owner_conflict" | "gateway_usage_owner_conflict" | "gateway_binding_owner_conflict";
+  /** the owner's conflict fact the Blocked@1 names */
+  readonly ownerConflictFactRef: string;
+  readonly ownerConflictFactSchemaVersion: "1";
+  readonly ownerConflictFactDigestAlgorithmVersion: "jcs-sha256-v1";
+  readonly ownerConflictFactDigest: string;
+  readonly reasonCode: "settlement_input_source_owner_conflict";
+  /** excluded from the digest candidate */
+  readonly detectedAt: string;
+};
+
 /** The strict result of one provider cost availability: a ProviderCostFact only when available; no cost (never zero) otherwise. */
 export type ProviderCostProcessingOutcomeV1 =
   | {

@@ -218,9 +218,9 @@ func (o *owners) ReadEligibilityFact(_ context.Context, req executionread.Eligib
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f, ok := o.facts[req.Fact]; ok {
-		return ownerread.FoundWith(f, nil), nil
+		return executionread.EligibilityFactResult{Result: ownerread.FoundWith(f, nil)}, nil
 	}
-	return ownerread.Missing[*contract.ExecutionEligibilityFact](), nil
+	return executionread.EligibilityFactResult{Result: ownerread.Missing[*contract.ExecutionEligibilityFact]()}, nil
 }
 
 func (o *owners) ReadRunAdmissionManifest(_ context.Context, req coreread.RunAdmissionManifestRead) (coreread.ManifestResult, error) {
@@ -268,9 +268,9 @@ func (o *owners) ReadProviderEvidence(_ context.Context, req gatewayread.Provide
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if ev, ok := o.evidence[req.Evidence]; ok {
-		return ownerread.FoundWith(ev, nil), nil
+		return gatewayread.ProviderEvidenceResult{Result: ownerread.FoundWith(ev, nil)}, nil
 	}
-	return ownerread.Missing[*contract.ProviderEvidence](), nil
+	return gatewayread.ProviderEvidenceResult{Result: ownerread.Missing[*contract.ProviderEvidence]()}, nil
 }
 
 // ValidateAvailabilityCurrent answers like the Gateway: the chain's Current

@@ -93,6 +93,9 @@ type evaluator struct {
 	now time.Time
 	op  string
 	ev  Evaluation
+	// executionConflict is the Execution owner's stored
+	// RunExecutionFinalizationConflictFact@1 when it answered conflicting.
+	executionConflict strict.Quadruple
 }
 
 func (e *evaluator) run(ctx context.Context) (*Evaluation, error) {
@@ -109,6 +112,10 @@ func (e *evaluator) run(ctx context.Context) (*Evaluation, error) {
 	case executionread.PreconditionNotClosed, executionread.PreconditionRunNotFound:
 		return e.evaluationOnly(nil, contract.DecisionBlocked, contract.ReasonExecutionNotClosed)
 	case executionread.PreconditionConflicting:
+		if pre.Conflict == nil { // the owner always answers with its stored fact (issue 32): fail closed
+			return nil, fmt.Errorf("%w: execution answered conflicting without its conflict fact", ErrInvalidClosure)
+		}
+		e.executionConflict = pre.Conflict.Fact
 		return e.evaluationOnly(nil, contract.DecisionReconciliationRequired, contract.ReasonExecutionConflicting)
 	}
 	dims, reason, err := e.dimensions(ctx, pre.Fact.Attempts)
@@ -364,6 +371,10 @@ func (e *evaluator) receipts(ctx context.Context, fact *excontract.RunExecutionF
 	case ownerread.NotFound:
 		return nil, why{contract.DecisionBlocked, contract.ReasonExecutionNotClosed}, nil
 	case ownerread.Conflicting:
+		if ex.Conflict == nil { // the owner always answers with its stored fact (issue 32): fail closed
+			return nil, why{}, fmt.Errorf("%w: execution answered conflicting without its conflict fact", ErrInvalidClosure)
+		}
+		e.executionConflict = ex.Conflict.Fact
 		return nil, why{contract.DecisionReconciliationRequired, contract.ReasonExecutionConflicting}, nil
 	}
 	e.ev.Receipts = append(e.ev.Receipts, Receipt{Kind: excontract.KindRunExecutionFinalizationReceipt, Quad: ex.Value.Receipt, Body: ex.Body})
@@ -442,6 +453,10 @@ func (e *evaluator) decide(outcome, code string) (*Evaluation, error) {
 		BillingAccountID: e.c.BillingAccountID, BillingReservationID: e.c.BillingReservationID, RunID: e.c.RunID,
 		FenceID: e.c.FenceID, FinalizationOperationID: e.op, InputManifest: m.Manifest, ReservedAmount: e.c.ReservedAmount,
 		TargetTotal: m.TargetTotal, Outcome: outcome, ReasonCode: code, DecidedAt: e.now,
+	}
+	if outcome == contract.DecisionReconciliationRequired && code == contract.ReasonExecutionConflicting {
+		// The decision binds the Execution owner's stored conflict fact (issue 32).
+		d.ExecutionConflict = e.executionConflict
 	}
 	if d.Succeeded() {
 		released, err := contract.SubtractAmounts(e.c.ReservedAmount, m.TargetTotal)

@@ -176,6 +176,18 @@ func TestBI1ReconciliationRequiredIsAnEvaluationOnly(t *testing.T) {
 		require.Equal(t, billing.DecisionReconciliationRequired, ev.Decision.Outcome, name)
 		require.Nil(t, ev.Bundle, name)
 		require.Empty(t, ev.Decision.SettledAmount, name)
+		// Issue 32: an Execution conflict binds the owner's stored
+		// RunExecutionFinalizationConflictFact@1 quadruple; no other reason does.
+		if name == "execution conflicting" {
+			require.Equal(t, billing.ReasonExecutionConflicting, ev.Decision.ReasonCode)
+			require.Equal(t, "rfc-"+w.fact.RunID, ev.Decision.ExecutionConflict.Ref)
+			require.NoError(t, ev.Decision.ExecutionConflict.Validate())
+			back, err := billing.DecodeBillingFinalizationDecision(ev.DecisionBody)
+			require.NoError(t, err)
+			require.Equal(t, ev.Decision.ExecutionConflict, back.ExecutionConflict)
+		} else {
+			require.Zero(t, ev.Decision.ExecutionConflict, name)
+		}
 	}
 }
 

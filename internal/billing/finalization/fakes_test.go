@@ -177,7 +177,14 @@ func (f fakeExecution) ReadRunFinalizationPrecondition(_ context.Context, req ex
 		return executionread.PreconditionResult{Answer: executionread.PreconditionNotClosed}, nil
 	}
 	if req.Finalization != f.w.fact.Fact {
-		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting}, nil
+		// The owner's stored conflict fact (issue 32).
+		c := &excontract.RunExecutionFinalizationConflictFact{Fact: strict.Quadruple{Ref: "rfc-" + req.RunID}, RunID: req.RunID,
+			Requested: req.Finalization, StoredRef: f.w.fact.Fact.Ref, ReasonCode: "finalization_differs", DetectedAt: f.w.fact.ClosedAt}
+		body, err := excontract.Seal(c)
+		if err != nil {
+			return executionread.PreconditionResult{}, err
+		}
+		return executionread.PreconditionResult{Answer: executionread.PreconditionConflicting, Conflict: c, ConflictBody: body}, nil
 	}
 	return executionread.PreconditionResult{Answer: executionread.PreconditionClosed, Fact: f.w.fact}, nil
 }

@@ -1,6 +1,8 @@
 package finalization
 
 import (
+	"fmt"
+
 	"context"
 
 	"github.com/oceanway/core/contracts/digest"
@@ -96,6 +98,9 @@ func (m MeteringOwner) ValidateSettlementInputCurrent(ctx context.Context, req S
 	})
 	if err != nil {
 		return SettlementValidationResult{}, err
+	}
+	if v.Receipt == nil { // a conflict answer is only for the catch-up purposes: fail closed
+		return SettlementValidationResult{}, fmt.Errorf("metering answered the finalization validation without a receipt")
 	}
 	return SettlementValidationResult{Current: v.Receipt.Current, Receipt: v.Receipt.Receipt, ReceiptBody: v.Body, CurrentRef: v.Current}, nil
 }

@@ -58,6 +58,19 @@ type ExecutionAttemptSetManifest struct {
 	ClosedAt                                 time.Time
 }
 
+type ExecutionEligibilityConflictFact struct {
+	ExecutionEligibilityConflictFactRef                    string
+	ExecutionEligibilityConflictFactSchemaVersion          string
+	ExecutionEligibilityConflictFactDigestAlgorithmVersion string
+	ExecutionEligibilityConflictFactDigest                 string
+	ExecutionAttemptID                                     string
+	RequestedFactRef                                       string
+	RequestedFactDigest                                    string
+	ReasonCode                                             string
+	FactBody                                               string
+	DetectedAt                                             time.Time
+}
+
 type ExecutionEligibilityFact struct {
 	ExecutionAttemptID                             string
 	RunID                                          string
@@ -121,4 +134,17 @@ type ExecutionRunFinalization struct {
 	FactBody                                       string
 	EventID                                        string
 	ClosedAt                                       time.Time
+}
+
+type ExecutionRunFinalizationConflictFact struct {
+	RunExecutionFinalizationConflictRef                    string
+	RunExecutionFinalizationConflictSchemaVersion          string
+	RunExecutionFinalizationConflictDigestAlgorithmVersion string
+	RunExecutionFinalizationConflictDigest                 string
+	RunID                                                  string
+	RequestedFinalizationRef                               string
+	RequestedFinalizationDigest                            string
+	ReasonCode                                             string
+	FactBody                                               string
+	DetectedAt                                             time.Time
 }

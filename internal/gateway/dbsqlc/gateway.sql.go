@@ -171,6 +171,56 @@ func (q *Queries) EvidenceBodyByRef(ctx context.Context, db DBTX, providerEviden
 	return evidence_body, err
 }
 
+const evidenceConflictByEvidence = `-- name: EvidenceConflictByEvidence :one
+SELECT fact_body FROM gateway.evidence_conflict_facts WHERE provider_evidence_ref = $1
+`
+
+// The Gateway's conflict fact about one evidence (unique key).
+func (q *Queries) EvidenceConflictByEvidence(ctx context.Context, db DBTX, providerEvidenceRef string) (string, error) {
+	row := db.QueryRow(ctx, evidenceConflictByEvidence, providerEvidenceRef)
+	var fact_body string
+	err := row.Scan(&fact_body)
+	return fact_body, err
+}
+
+const evidenceConflictInsert = `-- name: EvidenceConflictInsert :exec
+INSERT INTO gateway.evidence_conflict_facts (gateway_evidence_conflict_fact_ref, gateway_evidence_conflict_fact_schema_version,
+    gateway_evidence_conflict_fact_digest_algorithm_version, gateway_evidence_conflict_fact_digest, provider_evidence_ref,
+    execution_attempt_id, fact_body, detected_at)
+VALUES ($1, $2,
+    $3, $4, $5,
+    $6, $7, $8)
+ON CONFLICT (provider_evidence_ref) DO NOTHING
+`
+
+type EvidenceConflictInsertParams struct {
+	GatewayEvidenceConflictFactRef                    string
+	GatewayEvidenceConflictFactSchemaVersion          string
+	GatewayEvidenceConflictFactDigestAlgorithmVersion string
+	GatewayEvidenceConflictFactDigest                 string
+	ProviderEvidenceRef                               string
+	ExecutionAttemptID                                string
+	FactBody                                          string
+	DetectedAt                                        time.Time
+}
+
+// GatewayEvidenceConflictFact@1, insert-or-compare on the contested
+// evidence: a second insert for the same evidence does nothing (the caller
+// reads the first back and compares).
+func (q *Queries) EvidenceConflictInsert(ctx context.Context, db DBTX, arg EvidenceConflictInsertParams) error {
+	_, err := db.Exec(ctx, evidenceConflictInsert,
+		arg.GatewayEvidenceConflictFactRef,
+		arg.GatewayEvidenceConflictFactSchemaVersion,
+		arg.GatewayEvidenceConflictFactDigestAlgorithmVersion,
+		arg.GatewayEvidenceConflictFactDigest,
+		arg.ProviderEvidenceRef,
+		arg.ExecutionAttemptID,
+		arg.FactBody,
+		arg.DetectedAt,
+	)
+	return err
+}
+
 const evidenceInsert = `-- name: EvidenceInsert :exec
 INSERT INTO gateway.provider_evidence (provider_evidence_ref, provider_evidence_schema_version,
     provider_evidence_digest_algorithm_version, provider_evidence_digest, execution_attempt_id, provider_evidence_kind,

@@ -88,6 +88,17 @@ type GatewayDispatchSlot struct {
 	TerminalAt                                     *time.Time
 }
 
+type GatewayEvidenceConflictFact struct {
+	GatewayEvidenceConflictFactRef                    string
+	GatewayEvidenceConflictFactSchemaVersion          string
+	GatewayEvidenceConflictFactDigestAlgorithmVersion string
+	GatewayEvidenceConflictFactDigest                 string
+	ProviderEvidenceRef                               string
+	ExecutionAttemptID                                string
+	FactBody                                          string
+	DetectedAt                                        time.Time
+}
+
 type GatewayPreBindingRejection struct {
 	GatewayPreBindingRejectionFactRef                    string
 	GatewayPreBindingRejectionFactSchemaVersion          string

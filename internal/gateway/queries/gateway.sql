@@ -117,3 +117,19 @@ INSERT INTO gateway.availability_validation_receipts (validation_operation_id, r
 VALUES (@validation_operation_id, @receipt_ref, @receipt_schema_version, @receipt_digest_algorithm_version, @receipt_digest,
     @purpose, @validated_availability_ref, @result_state, @receipt_body, @validated_at)
 ON CONFLICT (validation_operation_id) DO NOTHING;
+
+-- name: EvidenceConflictInsert :exec
+-- GatewayEvidenceConflictFact@1, insert-or-compare on the contested
+-- evidence: a second insert for the same evidence does nothing (the caller
+-- reads the first back and compares).
+INSERT INTO gateway.evidence_conflict_facts (gateway_evidence_conflict_fact_ref, gateway_evidence_conflict_fact_schema_version,
+    gateway_evidence_conflict_fact_digest_algorithm_version, gateway_evidence_conflict_fact_digest, provider_evidence_ref,
+    execution_attempt_id, fact_body, detected_at)
+VALUES (@gateway_evidence_conflict_fact_ref, @gateway_evidence_conflict_fact_schema_version,
+    @gateway_evidence_conflict_fact_digest_algorithm_version, @gateway_evidence_conflict_fact_digest, @provider_evidence_ref,
+    @execution_attempt_id, @fact_body, @detected_at)
+ON CONFLICT (provider_evidence_ref) DO NOTHING;
+
+-- name: EvidenceConflictByEvidence :one
+-- The Gateway's conflict fact about one evidence (unique key).
+SELECT fact_body FROM gateway.evidence_conflict_facts WHERE provider_evidence_ref = @provider_evidence_ref;

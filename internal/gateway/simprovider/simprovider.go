@@ -37,19 +37,28 @@ const (
 	// after the reservation finalized (AfterFinality), down or up.
 	ScenarioCorrectedDown = "corrected_down"
 	ScenarioCorrectedUp   = "corrected_up"
+	// ScenarioDisputed (issue 32): usage available at once; then the
+	// provider sends its first usage report again with another quantity
+	// (Dispute: the Gateway stores a GatewayEvidenceConflictFact@1 and can
+	// no longer vouch for the evidence, so the Metering Work that reads it
+	// blocks on the owner's conflict), and later a corrected report
+	// (DisputeFix) the Gateway vouches for again: the owner's fix.
+	ScenarioDisputed = "disputed"
 )
 
 // Scenarios lists the evidence scenarios in a fixed order.
 var Scenarios = []string{ScenarioPrompt, ScenarioLate, ScenarioMissing, ScenarioCorrected, ScenarioConflicting, ScenarioUnavailable,
-	ScenarioCorrectedDown, ScenarioCorrectedUp}
+	ScenarioCorrectedDown, ScenarioCorrectedUp, ScenarioDisputed}
 
 // RealisticWeights is a production-like mix (percent of bound attempts):
 // mostly prompt or late-but-arriving evidence, some post-finality
 // corrections, and rare usage the provider cannot vouch for (conflicting,
-// unavailable), which needs the reconciliation chain.
+// unavailable), which needs the reconciliation chain, and owner conflicts
+// the provider later fixes (disputed, issue 32).
 var RealisticWeights = map[string]int{
-	ScenarioPrompt: 54, ScenarioLate: 22, ScenarioMissing: 3, ScenarioCorrected: 5,
+	ScenarioPrompt: 52, ScenarioLate: 22, ScenarioMissing: 3, ScenarioCorrected: 5,
 	ScenarioCorrectedDown: 9, ScenarioCorrectedUp: 5, ScenarioConflicting: 1, ScenarioUnavailable: 1,
+	ScenarioDisputed: 2,
 }
 
 // Config tunes the simulation.
@@ -138,7 +147,7 @@ func (p *Provider) Execute(_ context.Context, b *contract.AttemptRouteBinding) (
 	cost := gateway.Observation{EvidenceKind: contract.EvidenceProviderCost, DimensionKey: "cost.usd_micros", Quantity: p.quantity(id, "cost", 90000)}
 	var out []gateway.Observation
 	switch p.Scenario(id) {
-	case ScenarioPrompt, ScenarioCorrectedDown, ScenarioCorrectedUp:
+	case ScenarioPrompt, ScenarioCorrectedDown, ScenarioCorrectedUp, ScenarioDisputed:
 		out = append(available(dims, "r1"), available([]gateway.Observation{cost}, "r1")...)
 	case ScenarioLate:
 		out = append(state(dims, contract.AvailabilityPending, "provider_report_pending"), state([]gateway.Observation{cost}, contract.AvailabilityPending, "provider_report_pending")...)
@@ -181,6 +190,10 @@ func (p *Provider) dimensions(id string) []gateway.Observation {
 	}
 }
 
+// Dimensions are the usage observations (dimension and quantity) the
+// provider reports for the attempt: its usage charge dimensions.
+func (p *Provider) Dimensions(attemptID string) []gateway.Observation { return p.dimensions(attemptID) }
+
 // AfterFinality returns the observations the provider reports after the
 // reservation finalized: for corrected_down the first dimension's usage
 // corrected below the original report (at least 1 below; a refund), for
@@ -195,6 +208,35 @@ func (p *Provider) AfterFinality(attemptID string) []gateway.Observation {
 	default:
 		return nil
 	}
+}
+
+// Dispute returns, for a disputed attempt, the provider's contradiction of
+// its first usage report: the first dimension reported again under the same
+// report id with another quantity (one more). The Gateway cannot vouch for
+// the evidence any more (GatewayEvidenceConflictFact@1). nil for the other
+// scenarios.
+func (p *Provider) Dispute(attemptID string) []gateway.Observation {
+	if p.Scenario(attemptID) != ScenarioDisputed {
+		return nil
+	}
+	c := p.dimensions(attemptID)[0]
+	orig, _ := strconv.ParseUint(c.Quantity, 10, 64) // our own decimal digits
+	c.Quantity = strconv.FormatUint(orig+1, 10)
+	return available([]gateway.Observation{c}, "r1")
+}
+
+// DisputeFix returns the provider's fix of a disputed report: a corrected
+// report (a new report id) of the first dimension, down from the original
+// (a refund after finality), or up when the original is 1. nil for the
+// other scenarios.
+func (p *Provider) DisputeFix(attemptID string) []gateway.Observation {
+	if p.Scenario(attemptID) != ScenarioDisputed {
+		return nil
+	}
+	if fix := p.correction(attemptID, false, "r2-corrected"); fix != nil {
+		return fix
+	}
+	return p.correction(attemptID, true, "r2-corrected")
 }
 
 // Reconciled returns the observations by which the provider, asked about

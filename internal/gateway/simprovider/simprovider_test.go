@@ -18,6 +18,7 @@ import (
 	"github.com/oceanway/core/internal/gateway/simprovider"
 	"github.com/oceanway/core/internal/migrate"
 	outboxschema "github.com/oceanway/core/internal/outbox/schema"
+	"github.com/oceanway/core/internal/ownerread"
 	"github.com/oceanway/core/internal/ownerread/gatewayread"
 	"github.com/oceanway/core/internal/release"
 )
@@ -220,4 +221,58 @@ func TestGW1ReconciledSettlesWhatTheProviderCouldNotVouchFor(t *testing.T) {
 			require.Equal(t, fix, p.Reconciled(id), "deterministic")
 		}
 	}
+}
+
+// Issue 32 (GW-2): a disputed attempt's Dispute contradicts its first usage
+// report (same report id, another quantity): through the Gateway it stores
+// a GatewayEvidenceConflictFact@1 and a disputed availability; DisputeFix
+// is a corrected report (a new id) that advances the chain to evidence the
+// Gateway vouches for. Other scenarios dispute nothing.
+func TestGW2DisputedReportThenFixedThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Gateway},
+		Lines: []migrate.Line{outboxschema.Line(), gatewayschema.Line()}, MaxConns: 4}).Gateway()
+	_, err := release.Bootstrap(t.Context(), pool, release.BootstrapParams{ProjectionName: "operations_read_model", ProjectionVersion: 1, SourceRelease: "test"})
+	require.NoError(t, err)
+	svc := gateway.New(pool)
+	tenant := contract.Tenant{Kind: "organization", TenantID: uuid.NewString(), WorkspaceID: uuid.NewString()}
+	p := simprovider.New(simprovider.Config{Seed: 5, Force: simprovider.ScenarioDisputed})
+	m, body := manifest(t)
+	reply, err := svc.Dispatch(t.Context(), gateway.DispatchRequest{Tenant: tenant, ManifestBody: body, Decision: p.Route(m)})
+	require.NoError(t, err)
+	obs, err := p.Execute(t.Context(), &contract.AttemptRouteBinding{SlotKey: contract.SlotKey{ExecutionAttemptID: m.ExecutionAttemptID}})
+	require.NoError(t, err)
+	for _, o := range obs {
+		_, err := svc.Observe(t.Context(), m.ExecutionAttemptID, o)
+		require.NoError(t, err)
+	}
+	d := p.Dispute(m.ExecutionAttemptID)
+	require.Len(t, d, 1)
+	adv, err := svc.Observe(t.Context(), m.ExecutionAttemptID, d[0])
+	require.NoError(t, err)
+	require.NotNil(t, adv.Conflict)
+	require.Equal(t, gateway.ReasonReportDisputed, adv.Snapshot.ReasonCode)
+	req := gatewayread.ProviderEvidenceRead{ContractVersion: gatewayread.ReadProviderEvidenceV1, Audience: gatewayread.AudienceMeteringInput,
+		ExecutionAttemptID: m.ExecutionAttemptID, GatewayDeploymentID: m.GatewayDeploymentID, Binding: reply.Binding,
+		EvidenceKind: d[0].EvidenceKind, DimensionKey: d[0].DimensionKey, Evidence: adv.Snapshot.Evidence}
+	res, err := gateway.ReadProviderEvidence(t.Context(), pool, req)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Conflicting, res.Answer)
+	require.Equal(t, adv.Conflict.Fact, res.Conflict.Fact)
+
+	fix := p.DisputeFix(m.ExecutionAttemptID)
+	require.Len(t, fix, 1)
+	fixed, err := svc.Observe(t.Context(), m.ExecutionAttemptID, fix[0])
+	require.NoError(t, err)
+	require.Nil(t, fixed.Conflict)
+	req.Evidence = fixed.Snapshot.Evidence
+	res, err = gateway.ReadProviderEvidence(t.Context(), pool, req)
+	require.NoError(t, err)
+	require.Equal(t, ownerread.Found, res.Answer)
+	require.Equal(t, fix[0].Quantity, res.Value.Quantity)
+	require.NotEqual(t, d[0].ReportID, fix[0].ReportID, "a corrected report has its own id")
+
+	other := simprovider.New(simprovider.Config{Seed: 5, Force: simprovider.ScenarioPrompt})
+	require.Nil(t, other.Dispute(m.ExecutionAttemptID))
+	require.Nil(t, other.DisputeFix(m.ExecutionAttemptID))
 }

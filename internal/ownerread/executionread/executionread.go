@@ -49,8 +49,15 @@ type EligibilityFactRead struct {
 	Fact                 strict.Quadruple
 }
 
-// EligibilityFactResult is the answer: found with the fact and its body.
-type EligibilityFactResult = ownerread.Result[*contract.ExecutionEligibilityFact]
+// EligibilityFactResult is the answer: found with the fact and its body;
+// not_found; conflicting with the reason and Execution's stored
+// ExecutionEligibilityConflictFact@1 and its canonical body (issue 32: the
+// quadruple a Blocked@1 of cause execution_eligibility_owner_conflict names).
+type EligibilityFactResult struct {
+	ownerread.Result[*contract.ExecutionEligibilityFact]
+	Conflict     *contract.ExecutionEligibilityConflictFact
+	ConflictBody []byte
+}
 
 // ReadAttemptManifestV1 is the contract version of the attempt manifest
 // read: the Metering worker's cost lane checks that the attempt an

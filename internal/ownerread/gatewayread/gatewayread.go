@@ -109,8 +109,16 @@ type ProviderEvidenceRead struct {
 	Evidence            strict.Quadruple
 }
 
-// ProviderEvidenceResult is the answer: found with the evidence and its body.
-type ProviderEvidenceResult = ownerread.Result[*contract.ProviderEvidence]
+// ProviderEvidenceResult is the answer: found with the evidence and its
+// body; not_found; conflicting with the reason and, when the Gateway holds a
+// stored GatewayEvidenceConflictFact@1 about the evidence (the provider
+// contradicted it), that fact and its stored canonical body (issue 32: the
+// quadruple a Blocked@1 of cause gateway_usage_owner_conflict names).
+type ProviderEvidenceResult struct {
+	ownerread.Result[*contract.ProviderEvidence]
+	Conflict     *contract.GatewayEvidenceConflictFact
+	ConflictBody []byte
+}
 
 // ValidateAvailabilityCurrentV1 is the contract version of the Gateway's
 // operation-bound current validation of an availability snapshot: the second

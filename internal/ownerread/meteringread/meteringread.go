@@ -55,8 +55,17 @@ type SettlementValidationRequest struct {
 // bytes (byte-identical on every replay of the operation), and the
 // dimension's Current five-tuple at the receipt's linearization point (the
 // validated one when Receipt.Current).
+//
+// For the catch-up purposes (billing_catch_up_fence,
+// post_finalization_transition) Metering may instead answer conflicting:
+// Receipt is nil and Conflict is its stored SettlementInputConflictFact@1
+// (with its canonical body), when the dimension's attempt has an
+// eligibility Work Blocked@1 on an owner's conflict fact (issue 32). The
+// finalization purpose is never answered so.
 type SettlementValidation struct {
-	Receipt *meterfacts.SettlementInputCurrentValidationReceipt
-	Body    []byte
-	Current settlement.Ref
+	Receipt      *meterfacts.SettlementInputCurrentValidationReceipt
+	Body         []byte
+	Current      settlement.Ref
+	Conflict     *meterfacts.SettlementInputConflictFact
+	ConflictBody []byte
 }

@@ -217,9 +217,27 @@ func (r executionReads) ReadEligibilityFact(ctx context.Context, req executionre
 	if err != nil {
 		return executionread.EligibilityFactResult{}, err
 	}
-	return resultOf(executionread.ReadEligibilityFactV1, a, execution.DecodeExecutionEligibilityFact, func(v *execution.ExecutionEligibilityFact) bool {
+	const read = executionread.ReadEligibilityFactV1
+	res, err := resultOf(read, a, execution.DecodeExecutionEligibilityFact, func(v *execution.ExecutionEligibilityFact) bool {
 		return v.Fact == req.Fact && v.RunID == req.RunID
 	})
+	if err != nil {
+		return executionread.EligibilityFactResult{}, err
+	}
+	out := executionread.EligibilityFactResult{Result: res}
+	if len(a.ConflictBody) > 0 {
+		if res.Answer != ownerread.Conflicting {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "a conflict fact with answer "+string(res.Answer))
+		}
+		if out.Conflict, err = execution.DecodeExecutionEligibilityConflictFact(a.ConflictBody); err != nil {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "conflict fact: "+err.Error())
+		}
+		if out.Conflict.ExecutionAttemptID != req.ExecutionAttemptID || out.Conflict.RequestedFact != req.Fact {
+			return executionread.EligibilityFactResult{}, badAnswer(read, "the conflict fact names another attempt or fact")
+		}
+		out.ConflictBody = a.ConflictBody
+	}
+	return out, nil
 }
 
 func (r executionReads) ReadAttemptManifest(ctx context.Context, req executionread.AttemptManifestRead) (executionread.AttemptManifestResult, error) {
@@ -311,9 +329,27 @@ func (r gatewayReads) ReadProviderEvidence(ctx context.Context, req gatewayread.
 	if err != nil {
 		return gatewayread.ProviderEvidenceResult{}, err
 	}
-	return resultOf(gatewayread.ReadProviderEvidenceV1, a, execution.DecodeProviderEvidence, func(v *execution.ProviderEvidence) bool {
+	const read = gatewayread.ReadProviderEvidenceV1
+	res, err := resultOf(read, a, execution.DecodeProviderEvidence, func(v *execution.ProviderEvidence) bool {
 		return v.Evidence == req.Evidence
 	})
+	if err != nil {
+		return gatewayread.ProviderEvidenceResult{}, err
+	}
+	out := gatewayread.ProviderEvidenceResult{Result: res}
+	if len(a.ConflictBody) > 0 {
+		if res.Answer != ownerread.Conflicting {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "a conflict fact with answer "+string(res.Answer))
+		}
+		if out.Conflict, err = execution.DecodeGatewayEvidenceConflictFact(a.ConflictBody); err != nil {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "conflict fact: "+err.Error())
+		}
+		if out.Conflict.Evidence != req.Evidence {
+			return gatewayread.ProviderEvidenceResult{}, badAnswer(read, "the conflict fact names other evidence")
+		}
+		out.ConflictBody = a.ConflictBody
+	}
+	return out, nil
 }
 
 func (r gatewayReads) ValidateAvailabilityCurrent(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (gatewayread.AvailabilityValidationResult, error) {
@@ -381,6 +417,16 @@ func (r meteringReads) ValidateSettlementInputCurrent(ctx context.Context, req m
 	a, err := r.c.call(ctx, ValidateSettlementInputCurrentV1, req)
 	if err != nil {
 		return meteringread.SettlementValidation{}, err
+	}
+	if a.Answer == string(ownerread.Conflicting) {
+		f, err := meterfacts.DecodeSettlementInputConflictFact(a.ConflictBody)
+		if err != nil {
+			return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, "conflict fact: "+err.Error())
+		}
+		if f.SettlementDimensionID != req.SettlementDimensionID || f.Validated != req.Snapshot.Snapshot || f.ValidatedStateVersion != req.Snapshot.StateVersion {
+			return meteringread.SettlementValidation{}, badAnswer(ValidateSettlementInputCurrentV1, "a conflict fact about another settlement input")
+		}
+		return meteringread.SettlementValidation{Conflict: f, ConflictBody: a.ConflictBody}, nil
 	}
 	rec, err := meterfacts.DecodeSettlementInputCurrentValidationReceipt(a.Body)
 	if err != nil || a.Current == nil {

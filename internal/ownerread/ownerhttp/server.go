@@ -330,7 +330,9 @@ func routesOf(s Served) map[string]route {
 	if r := s.Execution; r != nil {
 		out[executionread.ReadEligibilityFactV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.EligibilityFactRead) (answer, error) {
 			res, err := r.ReadEligibilityFact(ctx, req)
-			return answerOf(res), err
+			a := answerOf(res.Result)
+			a.ConflictBody = res.ConflictBody
+			return a, err
 		})
 		out[executionread.ReadAttemptManifestV1] = serve(OwnerExecution, func(ctx context.Context, req executionread.AttemptManifestRead) (answer, error) {
 			res, err := r.ReadAttemptManifest(ctx, req)
@@ -362,7 +364,9 @@ func routesOf(s Served) map[string]route {
 		})
 		out[gatewayread.ReadProviderEvidenceV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.ProviderEvidenceRead) (answer, error) {
 			res, err := r.ReadProviderEvidence(ctx, req)
-			return answerOf(res), err
+			a := answerOf(res.Result)
+			a.ConflictBody = res.ConflictBody
+			return a, err
 		})
 		out[gatewayread.ValidateAvailabilityCurrentV1] = serve(OwnerGateway, func(ctx context.Context, req gatewayread.AvailabilityValidationRequest) (answer, error) {
 			res, err := r.ValidateAvailabilityCurrent(ctx, req)
@@ -400,6 +404,9 @@ func routesOf(s Served) map[string]route {
 			v, err := r.ValidateSettlementInputCurrent(ctx, req)
 			if err != nil {
 				return answer{}, err
+			}
+			if v.Conflict != nil {
+				return answer{Answer: string(ownerread.Conflicting), ConflictBody: v.ConflictBody}, nil
 			}
 			return answer{Answer: string(ownerread.Found), Body: v.Body, Current: &v.Current}, nil
 		})

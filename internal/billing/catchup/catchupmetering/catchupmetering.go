@@ -34,6 +34,15 @@ func (m Reads) ValidateSettlementInputCurrent(ctx context.Context, req catchup.V
 	if err != nil {
 		return catchup.Validation{}, err
 	}
+	if v.Conflict != nil {
+		// Metering's stored SettlementInputConflictFact@1 (issue 32): the
+		// Work blocks on it (BillingSettlementCatchUpWorkAttemptBlocked@1).
+		return catchup.Validation{}, &catchup.SettlementInputOwnerConflictError{Fact: v.Conflict.Fact,
+			Detail: fmt.Sprintf("%s: %s v%d (%s)", v.Conflict.ReasonCode, req.SettlementDimensionID, req.Input.StateVersion, v.Conflict.BlockingCauseKind)}
+	}
+	if v.Receipt == nil {
+		return catchup.Validation{}, fmt.Errorf("%w: metering answered neither a receipt nor a conflict fact", catchup.ErrConflict)
+	}
 	return catchup.Validation{Current: v.Receipt.Current, Receipt: v.Receipt.Receipt,
 		CurrentInput: billingc.SettlementInput{Snapshot: v.Current.Snapshot, StateVersion: v.Current.StateVersion}}, nil
 }
