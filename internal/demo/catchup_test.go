@@ -158,7 +158,7 @@ func TestDemo_CatchUpWaitIsVisibleOnlyForUnsettleableInputs(t *testing.T) {
 	require.True(t, s.Passed, "a visible wait is not a failure: %v", failed(s))
 	var table strings.Builder
 	s.writeCatchUp(func(k string, v any) { fmt.Fprintf(&table, "%s %v\n", k, v) })
-	require.Contains(t, table.String(), "waiting for a late settlement case (issue 32, not built): newest post-finality input 1 reconciliation_required")
+	require.Contains(t, table.String(), "waiting for the owner's fix of a post-finality input Metering cannot settle (no case covers it yet): newest input 1 reconciliation_required")
 
 	replica(b.Core(), func(tx pgx.Tx) error {
 		return insertFence(ctx, tx, openDim, uuid.NewString(), uuid.NewString(), uuid.NewString(), 1)

@@ -17,9 +17,8 @@ var (
 )
 
 // catchUpWaits classifies the catch-up fences pending verification: open
-// (the worker can still settle the newest input) or waiting visibly for a
-// late settlement case (issue 32, not built) because the newest
-// post-finality input is not settleable (reconciliation_required or
+// (the worker can still settle the newest input) or waiting visibly for
+// the owner's fix because the newest post-finality input is not settleable (reconciliation_required or
 // awaiting_evidence: e.g. the provider's conflicting report reached
 // Metering after the finalization).
 // The worker verifies such a Work again and writes nothing, so the demo must

@@ -42,8 +42,9 @@ type CatchUpReport struct {
 	FencesPending        int64  `json:"fencesPendingVerification"`
 	FencesBlockedOnOwner int64  `json:"fencesBlockedOnOwnerConflict"`
 	// FencesWaiting are the pending fences whose newest input is not
-	// settleable, by its reconciliation state: they wait visibly for a
-	// late settlement case (issue 32, not built). Pending fences not
+	// settleable, by its reconciliation state: they wait visibly for the
+	// owner's fix (no case covers a post-finality input Metering cannot
+	// settle yet). Pending fences not
 	// counted here are open work (an invariant failure once the demo
 	// quiesced).
 	FencesWaiting map[string]int64 `json:"fencesWaitingForReconciliation,omitempty"`
@@ -96,7 +97,7 @@ func (s *Summary) writeCatchUp(row func(string, any)) {
 			waits = append(waits, fmt.Sprintf("%d %s", n, state))
 		}
 		slices.Sort(waits)
-		row("pending (expected)", fmt.Sprintf("catch-up fences waiting for a late settlement case (issue 32, not built): newest post-finality input %s; nothing settled, nothing charged",
+		row("pending (expected)", fmt.Sprintf("catch-up fences waiting for the owner's fix of a post-finality input Metering cannot settle (no case covers it yet): newest input %s; nothing settled, nothing charged",
 			strings.Join(waits, ", ")))
 	}
 }
