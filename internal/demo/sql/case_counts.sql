@@ -21,7 +21,9 @@ SELECT
   (SELECT count(*) FROM rs),
   (SELECT count(*) FROM operations.resolution_command_requests),
   (SELECT count(*) FROM operations.resolution_command_approvals),
-  (SELECT count(*) FROM grants.command_grant_exchanges),
+  -- finalization grants only (the late settlement command's share the table)
+  (SELECT count(*) FROM grants.command_grant_exchanges x
+    WHERE NOT EXISTS (SELECT 1 FROM operations.late_command_decisions d WHERE d.candidate_ref = x.candidate_ref)),
   -- Billing case requests without their resolution (a fence still in a case)
   (SELECT count(*) FROM rq WHERE NOT EXISTS (SELECT 1 FROM rs
      WHERE rs.billing_finalization_fence_id = rq.billing_finalization_fence_id
