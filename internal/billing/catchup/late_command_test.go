@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -842,4 +843,34 @@ func TestOP1LateGrantRefusals(t *testing.T) {
 	_, err = f.late.ApplyLateSettlementCommand(t.Context(), catchup.LateSettlementCommand{Grant: another.jws, Candidate: cmd.cand, Decision: cmd.dec, Funding: fd})
 	require.ErrorIs(t, err, catchup.ErrLateGrant)
 	require.Equal(t, lateCounts{}, f.counts(t))
+}
+
+// BI-2, OBS-1 (issue 32): the open-exposure gauge's statement counts an
+// exposure while it is open and stops counting it once the late settlement
+// command resolved it (it reads the unresolved case generations, never the
+// resolved history; the plan test in internal/billing checks the index).
+func TestBI2OpenExposureGaugeCountsOnlyUnresolved(t *testing.T) {
+	t.Parallel()
+	f := setupLateCommand(t)
+	stmt, err := os.ReadFile("../sql/metrics_exposures.sql")
+	require.NoError(t, err)
+	open := func() (n, amount float64) {
+		var age float64
+		require.NoError(t, f.admin.QueryRow(t.Context(), string(stmt)).Scan(&n, &amount, &age))
+		return n, amount
+	}
+	e := f.openExposure(t)
+	n, amount := open()
+	require.Equal(t, 1.0, n)
+	require.Equal(t, 30.0, amount)
+	cmd := f.command(t, e, "", nil)
+	fd, err := f.late.DecideFunding(t.Context(), cmd.dec)
+	require.NoError(t, err)
+	n, _ = open()
+	require.Equal(t, 1.0, n, "resolving: still open until the command commits")
+	_, err = f.late.ApplyLateSettlementCommand(t.Context(), cmd.with(fd))
+	require.NoError(t, err)
+	n, amount = open()
+	require.Zero(t, n)
+	require.Zero(t, amount)
 }
