@@ -126,7 +126,9 @@ func openRolePools(ctx context.Context, dsns map[boundary.Boundary]string, maxCo
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err == nil {
-			err = pool.Ping(ctx)
+			if err = pool.Ping(ctx); err != nil {
+				pool.Close() // not in pools yet: its health check would outlive the call
+			}
 		}
 		if err != nil {
 			pools.Close()

@@ -17,10 +17,14 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/billing/catchup"
+	"github.com/oceanway/core/internal/billing/catchup/catchupmetering"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/casegateway"
 	"github.com/oceanway/core/internal/grants"
+	"github.com/oceanway/core/internal/metering"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/operations/cases"
 	operationsschema "github.com/oceanway/core/internal/operations/schema"
 	"github.com/oceanway/core/internal/workload"
@@ -40,13 +44,16 @@ type caseOptions struct {
 	trustIssuers []string
 	grantKey     string
 	grantIssuer  string
+	// late: the command is apply-late (the gateway also needs Billing's
+	// late settlement command and the Metering database).
+	late bool
 }
 
 func newCaseCmd(streams *IO) *cobra.Command {
 	o := &caseOptions{}
 	cmd := &cobra.Command{
 		Use:   "case",
-		Short: "Finalization reconciliation cases: list, show, request, approve, apply",
+		Short: "Reconciliation cases (finalization and late settlement): list, show, request, approve, apply",
 		Long: `case is the operator surface of the Finalization reconciliation cases (ADR-031). A
 reservation whose inputs conflict, or exceed what was reserved, enters reconciliation_required
 and Operations opens a case; the case closes only through the fixed command chain:
@@ -68,7 +75,19 @@ JWT of a trusted workforce identity provider (--actor-assertion, env OCEANWAY_AC
 or minted here with the provider's key (--as PRINCIPAL --actor-key KEY --actor-issuer NAME) for
 a one-machine install. --trust-actor-issuer NAME=PUBKEY names the trusted providers, --grant-key
 is Core's grant signing key. The only action is re-evaluation: no amount, no replacement input,
-no override.`,
+no override.
+
+Late settlement cases (lcase-…, issue 32) are the second kind: a positive difference after the
+reservation was released is never charged automatically; it opens a case per settlement
+dimension and case generation, and the only way to charge it is the late settlement command:
+
+  list --late     open late cases with their exposures
+  request-late    ask to fund the case's latest unresolved exposure (no amount: the exposure's)
+  approve-late    a second operator approves
+  apply-late      the requester runs it: Operations' decision, Billing's funding decision,
+                  Core's single-use grant, and Billing's one ledger transaction (post-release
+                  adjustment, exposure resolved, both JTIs consumed); needs --grant-key and the
+                  Metering database (--metering-dsn) for Metering's current receipt`,
 	}
 	cmd.PersistentFlags().BoolVar(&o.asJSON, "json", false, "print JSON instead of text")
 	conn := &cobra.Command{}
@@ -211,7 +230,8 @@ no override.`,
 		},
 	}
 	auth(apply)
-	cmd.AddCommand(list, show, request, approve, apply, o.requestLateCmd(streams, auth), o.approveLateCmd(streams, auth))
+	cmd.AddCommand(list, show, request, approve, apply, o.requestLateCmd(streams, auth), o.approveLateCmd(streams, auth),
+		o.applyLateCmd(streams, auth))
 	return cmd
 }
 
@@ -275,8 +295,39 @@ func (o *caseOptions) approveLateCmd(streams *IO, auth func(*cobra.Command)) *co
 					return err
 				}
 				return o.print(streams.Out, ch, func() error {
-					_, err := fmt.Fprintf(streams.Out, "late request %s approved by %s\n  next: the requester applies it once Billing's late settlement command is wired\n",
-						args[0], ch.Approval.ApproverWorkforcePrincipalID)
+					_, err := fmt.Fprintf(streams.Out, "late request %s approved by %s\n  next: the requester runs: oceanway case apply-late %s\n",
+						args[0], ch.Approval.ApproverWorkforcePrincipalID, args[0])
+					return err
+				})
+			})
+		},
+	}
+	auth(c)
+	return c
+}
+
+// applyLateCmd is `case apply-late`: the requester runs the approved late
+// settlement request to its end (Operations' decision, Billing's
+// FundingDecision@1, Core's single-use grant, Billing's one ledger
+// transaction with Metering's current receipt). It needs Core's grant key
+// and the Metering database (--metering-dsn).
+func (o *caseOptions) applyLateCmd(streams *IO, auth func(*cobra.Command)) *cobra.Command {
+	c := &cobra.Command{
+		Use: "apply-late REQUEST_REF", Short: "Run your approved late settlement request: decision, funding, grant, Billing's late settlement command", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.late = true
+			return o.withGateway(cmd.Context(), true, func(g casegateway.Gateway, assertion string) error {
+				a, err := g.ApplyLate(cmd.Context(), assertion, args[0])
+				if err != nil {
+					return err
+				}
+				r := a.Outcome.Result
+				return o.print(streams.Out, r, func() error {
+					_, err := fmt.Fprintf(streams.Out, "late settlement command %s committed for case %s generation %d by %s%s\n  exposure %s resolved: %s charged as a post-release adjustment (settled %s → %s, revision %d → %d)\n  grant jti %s and funding jti %s consumed\n",
+						r.Result.Ref, r.Case.ReconciliationCaseRef, r.Case.CaseGeneration, r.ActorWorkforcePrincipalID,
+						map[bool]string{true: " (replayed)", false: ""}[a.Outcome.Replayed], r.Exposure.LateSettlementExposureID,
+						r.AdjustmentAmount, r.SettledAmountBefore, r.SettledAmountAfter, r.FromSettlementStateRevision, r.ToSettlementStateRevision(),
+						r.GrantJTI, r.FundingDecisionJTI)
 					return err
 				})
 			})
@@ -356,6 +407,25 @@ func (o *caseOptions) pools(ctx context.Context, roles ...string) ([]*pgxpool.Po
 	return out, nil
 }
 
+// meteringPool opens the Metering database as the Metering role: the late
+// settlement command takes Metering's current late_settlement_command
+// receipt there (its validation writes the receipt).
+func (o *caseOptions) meteringPool(ctx context.Context) (*pgxpool.Pool, error) {
+	dsns, err := o.conn.resolveSome(ctx, []boundary.Boundary{boundary.Metering}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	dsn, ok := dsns[boundary.Metering]
+	if !ok {
+		return nil, errors.New("case apply-late: no metering database (--metering-dsn)")
+	}
+	p, err := openRolePools(ctx, map[boundary.Boundary]string{boundary.Metering: dsn}, 2, meteringschema.RoleMetering)
+	if err != nil {
+		return nil, err
+	}
+	return p[boundary.Metering], nil
+}
+
 func closePools(pools []*pgxpool.Pool) {
 	for _, p := range pools {
 		p.Close()
@@ -395,8 +465,23 @@ func (o *caseOptions) withGateway(ctx context.Context, withGrant bool, f func(ca
 		if err != nil {
 			return err
 		}
-		g.Grants = grants.Exchanger{Pool: pools[1], Signer: signer, Assertions: actors, Decisions: ops}
+		exchange := grants.Exchanger{Pool: pools[1], Signer: signer, Assertions: actors, Decisions: ops, LateDecisions: ops}
+		g.Grants = exchange
 		g.Billing = casegateway.BillingResolutions{Pool: pools[2], Grants: verifier}
+		if o.late {
+			lateGrants, err := catchup.NewLateGrantVerifier(o.grantIssuer, key.Public().(ed25519.PublicKey))
+			if err != nil {
+				return err
+			}
+			m, err := o.meteringPool(ctx)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			g.LateGrants = exchange
+			g.LateBilling = &catchup.LateCommands{Pool: pools[2], Grants: lateGrants,
+				Metering: catchupmetering.Reads{Metering: metering.Reads{DB: m}}}
+		}
 	}
 	return f(g, assertion)
 }

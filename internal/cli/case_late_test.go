@@ -14,10 +14,12 @@ import (
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/contracts/envelope"
 	admissionschema "github.com/oceanway/core/internal/admission/schema"
+	"github.com/oceanway/core/internal/billing/catchup"
 	billingschema "github.com/oceanway/core/internal/billing/schema"
 	"github.com/oceanway/core/internal/boundary"
 	"github.com/oceanway/core/internal/cli"
 	"github.com/oceanway/core/internal/dbtest"
+	meteringschema "github.com/oceanway/core/internal/metering/schema"
 	"github.com/oceanway/core/internal/migrate"
 	"github.com/oceanway/core/internal/operations/cases"
 	"github.com/oceanway/core/internal/operations/projector"
@@ -33,8 +35,9 @@ import (
 // request, bob approves; `case show lcase-… --json` shows the chain.
 func TestCaseLateCommands(t *testing.T) {
 	t.Parallel()
-	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core},
-		Lines: []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line(), operationsschema.Line()}, MaxConns: 8})
+	b := dbtest.New(t, dbtest.Opts{Boundaries: []boundary.Boundary{boundary.Core, boundary.Metering},
+		Lines:    []migrate.Line{outboxschema.Line(), admissionschema.Line(), billingschema.Line(), operationsschema.Line(), meteringschema.Line()},
+		MaxConns: 8})
 	admin, dsn := b.Core(), b.DSNs[boundary.Core]
 	_, err := release.Bootstrap(t.Context(), admin, release.BootstrapParams{ProjectionName: projector.ProjectionName, ProjectionVersion: 1, SourceRelease: "test"})
 	require.NoError(t, err)
@@ -69,6 +72,7 @@ func TestCaseLateCommands(t *testing.T) {
 
 	dir := t.TempDir()
 	idpKey, idpPub := keyFiles(t, dir, "idp")
+	grantKey, _ := keyFiles(t, dir, "grant")
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		code := cli.Main(append(append([]string{"case"}, args...), "--core-dsn", dsn), strings.NewReader(""), &out, &errOut)
@@ -94,6 +98,24 @@ func TestCaseLateCommands(t *testing.T) {
 	require.Contains(t, errOut, "may not be approved by its requester")
 	code, _, errOut = run(append([]string{"approve-late", ref[1]}, as("workforce:bob@example.org")...)...)
 	require.Zero(t, code, errOut)
+
+	// apply-late: only the requester; Core's grant key and the Metering
+	// database are required; Billing decides the funding and refuses an
+	// exposure it never recorded (this fixture's is Operations' only), so
+	// nothing is charged and the command says why.
+	code, _, errOut = run(append([]string{"apply-late", ref[1], "--grant-key", grantKey}, as("workforce:alice@example.org")...)...)
+	require.NotZero(t, code)
+	require.Contains(t, errOut, "metering", "without --metering-dsn the derived Metering database is not there")
+	meteringDSN := []string{"--metering-dsn", b.DSNs[boundary.Metering]}
+	code, _, errOut = run(append(append([]string{"apply-late", ref[1]}, meteringDSN...), as("workforce:alice@example.org")...)...)
+	require.NotZero(t, code)
+	require.Contains(t, errOut, "--grant-key")
+	code, _, errOut = run(append(append([]string{"apply-late", ref[1], "--grant-key", grantKey}, meteringDSN...), as("workforce:alice@example.org")...)...)
+	require.NotZero(t, code)
+	require.Contains(t, errOut, catchup.ErrExposureNotOpen.Error())
+	var results int
+	require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM billing.late_settlement_command_results`).Scan(&results))
+	require.Zero(t, results)
 
 	code, out, errOut = run("show", id.CaseRef, "--json")
 	require.Zero(t, code, errOut)
