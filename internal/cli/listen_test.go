@@ -18,8 +18,15 @@ func TestListenTakesOverAnInheritedSocket(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close()) // the duplicate keeps the port bound
+	// listenTCP takes and closes the descriptor it is named, so it gets one
+	// nothing else owns: f's own descriptor would be closed twice (by
+	// listenTCP, then by f's finalizer after the number was reused by
+	// another test's database connection, which then hangs forever).
+	fd, err := syscall.Dup(int(f.Fd()))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 
-	inherited, err := listenTCP(fmt.Sprintf("fd:%d", f.Fd()))
+	inherited, err := listenTCP(fmt.Sprintf("fd:%d", fd))
 	require.NoError(t, err)
 	require.Equal(t, addr, inherited.Addr().String(), "the same bound port, not a new one")
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })}
