@@ -64,6 +64,14 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 			CaughtUp      int64 `json:"fencesCaughtUp"`
 			Pending       int64 `json:"fencesPendingVerification"`
 		} `json:"catchUp"`
+		LateCases *struct {
+			Exposures            int64 `json:"exposures"`
+			Commands             int64 `json:"lateSettlementCommands"`
+			ResolvedByCommand    int64 `json:"exposuresResolvedByCommand"`
+			ResolvedByTransition int64 `json:"exposuresResolvedByLaterTransition"`
+			Unresolved           int64 `json:"exposuresUnresolved"`
+			OperationsOpen       int64 `json:"operationsCasesOpen"`
+		} `json:"lateSettlementCases"`
 		Cost *struct {
 			FinalizedPerSecond float64            `json:"finalizedPerSecond"`
 			ProcessCPUMillis   float64            `json:"processCpuMillisPerRun"`
@@ -94,7 +102,15 @@ func TestDemoCommandPassesAndRefusesReuse(t *testing.T) {
 	require.Zero(t, s.CatchUp.Pending)
 	require.GreaterOrEqual(t, s.CatchUp.Refunds, s.Scenario.Down)
 	require.GreaterOrEqual(t, s.CatchUp.Exposures, s.Scenario.Up)
-	require.Equal(t, s.CatchUp.Exposures, s.CatchUp.OpenExposures)
+	// issue 32: every exposure opened its case and the late settlement desk
+	// funded it (or a later transition resolved it): none stays open.
+	require.Zero(t, s.CatchUp.OpenExposures)
+	require.NotNil(t, s.LateCases, "the summary reports the late settlement cases")
+	require.Equal(t, s.CatchUp.Exposures, s.LateCases.Exposures)
+	require.Equal(t, s.LateCases.Exposures, s.LateCases.ResolvedByCommand+s.LateCases.ResolvedByTransition)
+	require.Equal(t, s.LateCases.Commands, s.LateCases.ResolvedByCommand)
+	require.Zero(t, s.LateCases.Unresolved)
+	require.Zero(t, s.LateCases.OperationsOpen)
 	names := map[string]bool{}
 	for _, inv := range s.Invariants {
 		names[inv.Name] = inv.OK
