@@ -83,31 +83,22 @@ const RefPrefixExchangeResult = "cger-"
 // decision for an open case; then the grant is signed and the result
 // stored.
 func (x Exchanger) Exchange(ctx context.Context, req ExchangeRequest) (Exchanged, error) {
-	a, err := x.Assertions.Verify(req.Assertion)
-	if err != nil {
-		return Exchanged{}, err
-	}
-	op, err := reconciliation.CommandGrantExchangeOperationID(a.Issuer, a.JTI)
-	if err != nil {
-		return Exchanged{}, fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
 	if req.Candidate == nil || req.Decision == nil || req.Request == nil {
+		if _, _, err := x.assertionOperation(req.Assertion); err != nil {
+			return Exchanged{}, err
+		}
 		return Exchanged{}, fmt.Errorf("%w: request, candidate and decision are required", ErrNotAuthorized)
 	}
-	if stored, err := x.byOperation(ctx, op); err == nil {
-		return replayExchange(stored, a, req)
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return Exchanged{}, err
+	a, op, stored, err := x.begin(ctx, req.Assertion)
+	if err != nil || stored != nil {
+		if err != nil {
+			return Exchanged{}, err
+		}
+		return replayExchange(*stored, a, req)
 	}
 	now := x.now()
-	if !a.ValidAt(now) {
-		return Exchanged{}, fmt.Errorf("%w: valid %s to %s", ErrAssertionExpired, a.IssuedAt.Format(time.RFC3339), a.ExpiresAt.Format(time.RFC3339))
-	}
-	switch {
-	case a.Subject != req.Candidate.ActorWorkforcePrincipalID:
-		return Exchanged{}, fmt.Errorf("%w: the assertion names %q, the candidate's actor is %q", ErrNotAuthorized, a.Subject, req.Candidate.ActorWorkforcePrincipalID)
-	case req.Workload != req.Candidate.BoundWorkload:
-		return Exchanged{}, fmt.Errorf("%w: caller %q is not the bound workload %q", ErrNotAuthorized, req.Workload, req.Candidate.BoundWorkload)
+	if err := authorizeActor(a, now, req.Candidate.ActorWorkforcePrincipalID, req.Candidate.BoundWorkload, req.Workload); err != nil {
+		return Exchanged{}, err
 	}
 	if err := reconciliation.CheckChain(req.Request, req.Preview, req.Approval, req.JIT, req.Candidate, req.Decision, now); err != nil {
 		return Exchanged{}, fmt.Errorf("%w: %w", ErrNotAuthorized, err)
@@ -156,6 +147,54 @@ func (x Exchanger) Exchange(ctx context.Context, req ExchangeRequest) (Exchanged
 type storedExchange struct {
 	result *reconciliation.GrantExchangeResult
 	grant  string
+}
+
+// assertionOperation verifies an actor assertion and derives its exchange
+// operation (the same for every audience: one assertion, one grant).
+func (x Exchanger) assertionOperation(assertion string) (*ActorAssertion, string, error) {
+	a, err := x.Assertions.Verify(assertion)
+	if err != nil {
+		return nil, "", err
+	}
+	op, err := reconciliation.CommandGrantExchangeOperationID(a.Issuer, a.JTI)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrAssertion, err)
+	}
+	return a, op, nil
+}
+
+// begin is the first step of both exchanges: the assertion's operation,
+// and the result already committed under it (nil when none: a first
+// exchange).
+func (x Exchanger) begin(ctx context.Context, assertion string) (*ActorAssertion, string, *storedExchange, error) {
+	a, op, err := x.assertionOperation(assertion)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	stored, err := x.byOperation(ctx, op)
+	switch {
+	case err == nil:
+		return a, op, &stored, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return a, op, nil, nil
+	default:
+		return nil, "", nil, err
+	}
+}
+
+// authorizeActor: a first exchange needs an assertion valid now that names
+// the candidate's actor, called by the candidate's bound workload.
+func authorizeActor(a *ActorAssertion, now time.Time, actor, boundWorkload, caller string) error {
+	if !a.ValidAt(now) {
+		return fmt.Errorf("%w: valid %s to %s", ErrAssertionExpired, a.IssuedAt.Format(time.RFC3339), a.ExpiresAt.Format(time.RFC3339))
+	}
+	switch {
+	case a.Subject != actor:
+		return fmt.Errorf("%w: the assertion names %q, the candidate's actor is %q", ErrNotAuthorized, a.Subject, actor)
+	case caller != boundWorkload:
+		return fmt.Errorf("%w: caller %q is not the bound workload %q", ErrNotAuthorized, caller, boundWorkload)
+	}
+	return nil
 }
 
 func (x Exchanger) byOperation(ctx context.Context, op string) (storedExchange, error) {

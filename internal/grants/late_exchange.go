@@ -8,7 +8,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/internal/ownerread"
@@ -46,31 +45,22 @@ type LateExchangeRequest struct {
 // candidate and decision quadruples in its request, candidate and decision
 // slots (their kinds' own ref prefixes tell them apart).
 func (x Exchanger) ExchangeLate(ctx context.Context, req LateExchangeRequest) (Exchanged, error) {
-	a, err := x.Assertions.Verify(req.Assertion)
-	if err != nil {
-		return Exchanged{}, err
-	}
-	op, err := reconciliation.CommandGrantExchangeOperationID(a.Issuer, a.JTI)
-	if err != nil {
-		return Exchanged{}, fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
 	if req.Candidate == nil || req.Decision == nil || req.Request == nil {
+		if _, _, err := x.assertionOperation(req.Assertion); err != nil {
+			return Exchanged{}, err
+		}
 		return Exchanged{}, fmt.Errorf("%w: late request, candidate and decision are required", ErrNotAuthorized)
 	}
-	if stored, err := x.byOperation(ctx, op); err == nil {
-		return replayLateExchange(stored, a, req)
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return Exchanged{}, err
+	a, op, stored, err := x.begin(ctx, req.Assertion)
+	if err != nil || stored != nil {
+		if err != nil {
+			return Exchanged{}, err
+		}
+		return replayLateExchange(*stored, a, req)
 	}
 	now := x.now()
-	if !a.ValidAt(now) {
-		return Exchanged{}, fmt.Errorf("%w: valid %s to %s", ErrAssertionExpired, a.IssuedAt.Format(time.RFC3339), a.ExpiresAt.Format(time.RFC3339))
-	}
-	switch {
-	case a.Subject != req.Candidate.ActorWorkforcePrincipalID:
-		return Exchanged{}, fmt.Errorf("%w: the assertion names %q, the candidate's actor is %q", ErrNotAuthorized, a.Subject, req.Candidate.ActorWorkforcePrincipalID)
-	case req.Workload != req.Candidate.BoundWorkload:
-		return Exchanged{}, fmt.Errorf("%w: caller %q is not the bound workload %q", ErrNotAuthorized, req.Workload, req.Candidate.BoundWorkload)
+	if err := authorizeActor(a, now, req.Candidate.ActorWorkforcePrincipalID, req.Candidate.BoundWorkload, req.Workload); err != nil {
+		return Exchanged{}, err
 	}
 	if err := reconciliation.CheckLateAuthorization(req.Request, req.Preview, req.Approval, req.JIT, req.Candidate, req.Decision, now); err != nil {
 		return Exchanged{}, fmt.Errorf("%w: %w", ErrNotAuthorized, err)
