@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/oceanway/core/contracts/digest"
 	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/strict"
+	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/operations/cases"
 	"github.com/oceanway/core/internal/operations/projector"
 	"github.com/oceanway/core/internal/ownerread/operationsread"
@@ -163,4 +165,30 @@ func TestBI2LateCaseRequestIsVerifiedFirst(t *testing.T) {
 	requireCode(t, err, false, projector.CodeOwnerFactConflicting)
 	_, ok := b.lateCase(t, id.CaseRef)
 	require.False(t, ok, "nothing was projected")
+}
+
+// BI-2 (issue 32): PostgreSQL refuses a projected late case that is not
+// exactly a reserved identity (another digest, another generation's ref),
+// as the table owner, so a case cannot open on a forged identity even past
+// the projector's own check.
+func TestBI2LateCaseNeedsItsReservedIdentity(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := lateDimension(5)
+	id := b.reserveLate(t, d)
+	insert := func(digest, caseRef string) error {
+		_, err := b.pool.Exec(t.Context(), `INSERT INTO operations.late_settlement_cases (reconciliation_case_ref, projection_name,
+			    projection_version, settlement_dimension_id, case_generation, case_identity_ref, case_identity_schema_version,
+			    case_identity_digest_algorithm_version, case_identity_digest, case_request_operation_id, billing_reservation_id,
+			    billing_account_id, run_id, run_step_id, execution_attempt_id, charge_dimension_key, tenant_kind, tenant_id,
+			    workspace_id, state, opened_by_event_id, opened_at)
+			VALUES ($1, 'operations_read_model', 1, $2, 1, $3, '1', 'jcs-sha256-v1', $4, $5, $6, $7, $8, $9, $10, $11,
+			    'organization', $12, $13, 'open', gen_random_uuid(), now())`,
+			caseRef, d.SettlementDimensionID(), id.Identity.Ref, digest, id.CaseRequestOperationID, d.BillingReservationID,
+			d.BillingAccountID, d.RunID, d.RunStepID, d.ExecutionAttemptID, d.ChargeDimensionKey, lateTenant.ID, lateTenant.WorkspaceID)
+		return err
+	}
+	require.Equal(t, pgerrcode.ForeignKeyViolation, db.SQLState(insert(lquad("forged").Digest, id.CaseRef)))
+	require.Equal(t, pgerrcode.ForeignKeyViolation, db.SQLState(insert(id.Identity.Digest, "lcase-forged")))
+	require.NoError(t, insert(id.Identity.Digest, id.CaseRef), "the reserved identity itself opens")
 }
