@@ -99,7 +99,12 @@ var (
 	disputeApplyTimeout   = 4 * time.Minute
 	disputeBlockTimeout   = 2 * time.Minute
 	disputeCatchUpTimeout = 4 * time.Minute
-	disputePoll           = 50 * time.Millisecond
+	// A dispute's waits poll from disputePoll, doubling up to
+	// disputePollMax: at saturation Metering lags by seconds, and a fixed
+	// 50 ms poll was 13 metering statements per run of the loop benchmark
+	// (issue 35), all of them the driver's, none the loop's.
+	disputePoll    = 50 * time.Millisecond
+	disputePollMax = 500 * time.Millisecond
 )
 
 // correction is one post-finality report of a bound attempt.
@@ -282,10 +287,11 @@ func (s *Scenario) disputeRunErr(ctx context.Context, runID string, jobs []dispu
 }
 
 // waitFor polls cond until it holds (true), timeout passes or ctx ends
-// (false). A failed poll (a database restart under chaos) is a "not yet".
+// (false), backing off from disputePoll to disputePollMax. A failed poll
+// (a database restart under chaos) is a "not yet".
 func (s *Scenario) waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error)) bool {
 	deadline := time.Now().Add(timeout)
-	for {
+	for pause := disputePoll; ; pause = min(2*pause, disputePollMax) {
 		if ok, err := cond(); err == nil && ok {
 			return true
 		}
@@ -295,7 +301,7 @@ func (s *Scenario) waitFor(ctx context.Context, timeout time.Duration, cond func
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(disputePoll):
+		case <-time.After(pause):
 		}
 	}
 }
