@@ -378,9 +378,14 @@ func buildLoopRuntime(pools server.Pools, disp dispatcherFlags, transportName st
 	}
 	if c, ok := consumers[route.MeteringInputProcessor]; ok {
 		// The input processor reads the execution and gateway databases the
-		// admission sessions write: bounding its concurrent deliveries keeps
-		// the demo's connections on a shared server within budget.
-		consumers[route.MeteringInputProcessor] = limitConcurrency(c, 2)
+		// admission sessions write: bounding its concurrent deliveries (one
+		// by one or in batches) keeps the demo's connections on a shared
+		// server within budget.
+		one, batch := limitConcurrency(c, batches[route.MeteringInputProcessor], 2)
+		consumers[route.MeteringInputProcessor] = one
+		if batch != nil {
+			batches[route.MeteringInputProcessor] = batch
+		}
 	}
 	wm := work.NewMetrics(reg)
 	if l.metering, err = meteringWorker(pools[boundary.Metering], meteringReads, 2, 10*time.Second, wm, log); err != nil {
@@ -585,19 +590,41 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// limitConcurrency lets at most n deliveries run c at once; the others wait
-// (or give up with the context, which the dispatcher retries).
-func limitConcurrency(c transport.ConsumerFunc, n int) transport.ConsumerFunc {
+// limitConcurrency lets at most n calls of c or b (one delivery, or one
+// batch of them) run at once; the others wait (or give up with the
+// context, which the dispatcher retries). A nil b stays nil.
+func limitConcurrency(c transport.ConsumerFunc, b transport.BatchConsumerFunc, n int) (transport.ConsumerFunc, transport.BatchConsumerFunc) {
 	sem := make(chan struct{}, max(n, 1))
-	return func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+	acquire := func(ctx context.Context) bool {
 		select {
 		case sem <- struct{}{}:
+			return true
 		case <-ctx.Done():
+			return false
+		}
+	}
+	one := func(ctx context.Context, d transport.Delivery) (transport.Result, error) {
+		if !acquire(ctx) {
 			return transport.Result{}, transport.Retryable("canceled", ctx.Err())
 		}
 		defer func() { <-sem }()
 		return c(ctx, d)
 	}
+	if b == nil {
+		return one, nil
+	}
+	batch := func(ctx context.Context, ds []transport.Delivery) []transport.Answer {
+		if !acquire(ctx) {
+			out := make([]transport.Answer, len(ds))
+			for i := range out {
+				out[i].Err = transport.Retryable("canceled", ctx.Err())
+			}
+			return out
+		}
+		defer func() { <-sem }()
+		return b(ctx, ds)
+	}
+	return one, batch
 }
 
 // demoCostSettle is how long the demo lets PostgreSQL publish the

@@ -425,6 +425,7 @@ func consumersFor(pools server.Pools, reads ownerReaders, billingPool *pgxpool.P
 			return nil, nil, err
 		}
 		consumers[route.MeteringInputProcessor] = c.Consume
+		batches[route.MeteringInputProcessor] = c.ConsumeBatch
 	}
 	return consumers, batches, nil
 }

@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,6 +29,16 @@ type BatchHooks interface {
 	FinishBatchTx(ctx context.Context, tx pgx.Tx, evs []*Event, outs []Outcome) error
 }
 
+// BatchOrder is implemented by consumers whose events lock a row of an
+// entity other than the event (Metering's input fence, one per attempt):
+// ConsumeBatch applies a batch's events in the order of their keys, events
+// of one key in their delivery order. Every batch then takes those locks
+// in one order, so two batches that hold events of the same two entities
+// wait for each other in one direction only, never in a cycle.
+type BatchOrder interface {
+	BatchOrderKey(ev *Event) string
+}
+
 // ConsumeBatch handles several deliveries in one transaction (one commit)
 // and answers each exactly as Consume would; it is a
 // transport.BatchConsumerFunc.
@@ -35,7 +47,8 @@ type BatchHooks interface {
 //     a failure is that delivery's answer.
 //   - One transaction takes the receipt-key locks of every remaining
 //     delivery in key order (see begin), then runs each event's steps 3-4
-//     in the deliveries' order inside its own savepoint: an event's error
+//     in the deliveries' order (a BatchOrder consumer's key order) inside
+//     its own savepoint: an event's error
 //     or broken invariant rolls back that event alone (its answer is the
 //     error Consume would give), a Wait keeps its bookkeeping, an applied
 //     event keeps its effect with its receipt (CON-1), the Finisher runs
@@ -61,6 +74,22 @@ func (in *Inbox) ConsumeBatch(ctx context.Context, ds []transport.Delivery) []tr
 	}
 	if len(evs) == 0 {
 		return out
+	}
+	if o, ok := in.consumer.(BatchOrder); ok {
+		order := make([]int, len(evs))
+		for j := range order {
+			order[j] = j
+		}
+		keys := make([]string, len(evs))
+		for j, ev := range evs {
+			keys[j] = o.BatchOrderKey(ev)
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+		sorted, sortedIdx := make([]*Event, len(evs)), make([]int, len(evs))
+		for j, k := range order {
+			sorted[j], sortedIdx[j] = evs[k], idx[k]
+		}
+		evs, idx = sorted, sortedIdx
 	}
 	hooks, _ := in.consumer.(BatchHooks)
 	answers := make([]answer, len(evs))

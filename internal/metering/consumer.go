@@ -52,9 +52,11 @@ type Consumer struct {
 	reads    OwnerReads
 	receipts *inbox.Table
 	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
-	// (several deliveries in one transaction; serve does not wire it: a
-	// batch would keep earlier events' locks until its commit, see
-	// cli.consumersFor).
+	// (several deliveries in one transaction, one commit and their acks
+	// recorded together; serve and the demo wire it, issue 35). A batch
+	// keeps earlier events' fence locks until its commit: two batches that
+	// cross on two attempts are a deadlock PostgreSQL detects, which fails
+	// one batch as retryable with nothing of it written, never a hang.
 	*inbox.Inbox
 }
 
@@ -81,6 +83,16 @@ func (c *Consumer) Receipts() *inbox.Table { return c.receipts }
 // ReceiptKey implements inbox.Consumer: (consumerName, eventId).
 func (c *Consumer) ReceiptKey(ev *inbox.Event) (inbox.Key, error) {
 	return inbox.Key{ConsumerName: route.MeteringInputProcessorConsumer, EventID: ev.Envelope.EventID, Projection: route.NotApplicable}, nil
+}
+
+// BatchOrderKey implements inbox.BatchOrder: a batch applies its events in
+// the order of their attempts, so two batches lock the attempts' input
+// fences in one order (they deadlocked crossing on two attempts, issue 35).
+// Both pairs name the attempt in executionAttemptId; a payload without one
+// sorts first and fails in ApplyTx.
+func (c *Consumer) BatchOrderKey(ev *inbox.Event) string {
+	id, _ := ev.Envelope.Payload["executionAttemptId"].(string)
+	return id
 }
 
 // ApplyTx implements inbox.Consumer.

@@ -83,6 +83,9 @@ type fakeOwners struct {
 	// gate, when set, holds ReadProviderEvidence (a worker between its
 	// bootstrap reads and its processing transaction) until released.
 	gate atomic.Pointer[gate]
+	// beforeAvailability, when set, runs first in ReadAvailabilitySnapshot
+	// (the input processor's read, before it locks the attempt's fence).
+	beforeAvailability atomic.Pointer[func(gatewayread.AvailabilitySnapshotRead)]
 }
 
 // gate holds a caller at a point: reached is closed when it gets there,
@@ -131,6 +134,9 @@ func (o *fakeOwners) ReadEligibilityFact(_ context.Context, req executionread.El
 }
 
 func (o *fakeOwners) ReadAvailabilitySnapshot(_ context.Context, req gatewayread.AvailabilitySnapshotRead) (gatewayread.AvailabilityResult, error) {
+	if f := o.beforeAvailability.Load(); f != nil {
+		(*f)(req)
+	}
 	if o.blocked.Load() {
 		return gatewayread.AvailabilityResult{}, errUnavailable
 	}
