@@ -88,7 +88,7 @@ dropped at the end unless --keep.`,
 	f.IntVar(&cfg.ConsumerBatch, "consumer-batch", 32, "most deliveries the consumer applies in one call and one transaction (1: one by one)")
 	f.DurationVar(&cfg.Lease, "lease", 0, "dispatcher lease duration (default: the dispatcher's, 30s)")
 	f.DurationVar(&cfg.PollInterval, "poll-interval", 0, "dispatcher fallback poll interval (default: the dispatcher's, 1s; LISTEN wakes it earlier)")
-	f.DurationVar(&cfg.ClaimCooldown, "claim-cooldown", 0, "least time between a claim that came back short and the next claim (default: the dispatcher's, 40ms; negative disables)")
+	f.DurationVar(&cfg.ClaimCooldown, "claim-cooldown", 0, "least time between a claim that came back short and the next claim (default: the dispatcher's, 40ms; --mode loop: serve's, 100ms; negative disables)")
 	f.StringVar(&o.mode, "mode", string(measure.Concurrent), "concurrent (dispatch while appending), burndown (append all, then dispatch) or loop (the demo's whole loop, open loop at --rate runs/s)")
 	f.DurationVar(&cfg.HeldXmin, "held-xmin", 0, "also run each tx size while a REPEATABLE READ snapshot is held open for up to this long (e.g. 60s)")
 	f.IntSliceVar(&cfg.HeldXminTxSizes, "held-xmin-tx-size", nil, "run the held-xmin variant only for these tx sizes (default: all)")

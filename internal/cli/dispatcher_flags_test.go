@@ -11,7 +11,8 @@ import (
 )
 
 // OB-CLAIM-5: the claim cooldown comes from configuration (flag, then
-// OCEANWAY_CLAIM_COOLDOWN, then the dispatcher's documented default).
+// OCEANWAY_CLAIM_COOLDOWN, then serve's documented default, 100 ms, above
+// the dispatcher's own 40 ms; issue 35).
 func TestDispatcherFlags_OBCLAIM5_ClaimCooldownFromConfiguration(t *testing.T) {
 	parse := func(t *testing.T, args ...string) dispatcher.Config {
 		t.Helper()
@@ -23,8 +24,8 @@ func TestDispatcherFlags_OBCLAIM5_ClaimCooldownFromConfiguration(t *testing.T) {
 	}
 	t.Run("default", func(t *testing.T) {
 		t.Setenv("OCEANWAY_CLAIM_COOLDOWN", "")
-		require.Equal(t, 40*time.Millisecond, parse(t).ClaimCooldown)
-		require.Equal(t, dispatcher.Config{}.WithDefaults().ClaimCooldown, parse(t).ClaimCooldown)
+		require.Equal(t, 100*time.Millisecond, parse(t).ClaimCooldown)
+		require.Equal(t, 40*time.Millisecond, dispatcher.Config{}.WithDefaults().ClaimCooldown, "the dispatcher's own default stays")
 	})
 	t.Run("env", func(t *testing.T) {
 		t.Setenv("OCEANWAY_CLAIM_COOLDOWN", "15ms")
