@@ -47,6 +47,9 @@ func TestBenchLoopCLIReportIsConsistent(t *testing.T) {
 		require.Positive(t, c.FinalizedPerSecond)
 		require.Positive(t, c.AdmittedPerSecond)
 		require.LessOrEqual(t, c.FinalizeP50Millis, c.FinalizeP99Millis)
+		// The latency without the disputed runs is measured too.
+		require.Positive(t, c.UndisputedP50Millis)
+		require.LessOrEqual(t, c.UndisputedP50Millis, c.UndisputedP99Millis)
 		require.Positive(t, c.CommitsPerRun)
 		require.Positive(t, c.ProcessMillisPerRun)
 		require.Len(t, c.Databases, 4, "core, execution, gateway, metering")

@@ -16,6 +16,7 @@ var (
 	qProbeMeteringApplied      = statements.Get("probe_metering_applied")
 	qProbeMeteringOwnerBlocked = statements.Get("probe_metering_owner_blocked")
 	qProbeCatchUpBlocked       = statements.Get("probe_catch_up_blocked")
+	qProbeRunInReconciliation  = statements.Get("probe_run_in_reconciliation")
 	qOwnerConflictsMetering    = statements.Get("owner_conflicts_metering")
 	qOwnerConflictsCatchUp     = statements.Get("owner_conflicts_catch_up")
 )
@@ -39,6 +40,10 @@ func (p poolProbe) MeteringOwnerBlocked(ctx context.Context, attemptID string) (
 
 func (p poolProbe) CatchUpOwnerBlocked(ctx context.Context, dims []string) (bool, error) {
 	return p.exists(ctx, p.core, qProbeCatchUpBlocked, dims)
+}
+
+func (p poolProbe) RunInReconciliation(ctx context.Context, runID string) (bool, error) {
+	return p.exists(ctx, p.core, qProbeRunInReconciliation, runID)
 }
 
 // ownerProbe is the probe of a demo whose metering worker and catch-up run

@@ -74,6 +74,9 @@ type Scenario struct {
 	disputes   sync.WaitGroup
 	disputeMu  sync.Mutex
 	disputeErr error
+	// disputedRuns are the runs whose closure waits for a provider's
+	// dispute (the latency figures are also given without them).
+	disputedRuns []string
 }
 
 // OwnerProbe is the demo's read-only view of the owners' progress that a
@@ -91,6 +94,10 @@ type OwnerProbe interface {
 	// CatchUpOwnerBlocked: a catch-up fence of one of the dimensions
 	// recorded BillingSettlementCatchUpWorkAttemptBlocked@1.
 	CatchUpOwnerBlocked(ctx context.Context, settlementDimensionIDs []string) (bool, error)
+	// RunInReconciliation: the run's finalization entered a reconciliation
+	// case (Billing saw the conflicting input before it finalized), so no
+	// catch-up fence will block: the fix is what closes the case.
+	RunInReconciliation(ctx context.Context, runID string) (bool, error)
 }
 
 // Timeouts of a disputed attempt's waits (each gives up and goes on: the
@@ -221,6 +228,15 @@ func (s *Scenario) AwaitDisputes(ctx context.Context) error {
 	return s.disputeErr
 }
 
+// DisputedRuns are the runs whose closure waited for a provider's
+// dispute: their admission → finalization time is the dispute's protocol
+// (the contradiction, Metering's block, the fix), not the loop's.
+func (s *Scenario) DisputedRuns() []string {
+	s.disputeMu.Lock()
+	defer s.disputeMu.Unlock()
+	return slices.Clone(s.disputedRuns)
+}
+
 // disputeJob is one disputed attempt of a run (issue 32): the provider's
 // contradiction of its first usage report, its later fix, and the
 // attempt's settlement dimensions.
@@ -243,6 +259,9 @@ type disputeJob struct {
 // wait gives up after its timeout and goes on (the invariants then show
 // what was not reached); AwaitDisputes waits for all of it.
 func (s *Scenario) disputeRun(ctx context.Context, runID string, jobs []disputeJob) {
+	s.disputeMu.Lock()
+	s.disputedRuns = append(s.disputedRuns, runID)
+	s.disputeMu.Unlock()
 	s.disputes.Add(1)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), disputeApplyTimeout+disputeBlockTimeout+disputeCatchUpTimeout+time.Minute)
 	go func() {
@@ -275,7 +294,19 @@ func (s *Scenario) disputeRunErr(ctx context.Context, runID string, jobs []dispu
 		return fmt.Errorf("close run %s: %w", runID, err)
 	}
 	for _, j := range jobs {
-		if s.waitFor(ctx, disputeCatchUpTimeout, func() (bool, error) { return s.probe.CatchUpOwnerBlocked(ctx, j.dims) }) {
+		// The fix waits until the catch-up blocked on Metering's conflict
+		// fact, or until the run's finalization entered a case instead:
+		// waiting out the timeout there held the loop's quiescence for
+		// minutes (issue 35: the loop benchmark's stalled windows).
+		var blocked bool
+		s.waitFor(ctx, disputeCatchUpTimeout, func() (bool, error) {
+			var err error
+			if blocked, err = s.probe.CatchUpOwnerBlocked(ctx, j.dims); err != nil || blocked {
+				return blocked, err
+			}
+			return s.probe.RunInReconciliation(ctx, runID)
+		})
+		if blocked {
 			s.mix.DisputesCatchUpBlocked.Add(1)
 		}
 		if _, err := s.observe(ctx, j.attemptID, j.fix); err != nil {

@@ -41,6 +41,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	})
 	row("admission→finalization p50 ms", func(c Case) string { return num(c.FinalizeP50Millis) })
 	row("admission→finalization p99 ms", func(c Case) string { return num(c.FinalizeP99Millis) })
+	row("  without disputed runs p50/p99 ms", func(c Case) string {
+		return fmt.Sprintf("%s / %s", num(c.UndisputedP50Millis), num(c.UndisputedP99Millis))
+	})
 	row("window s", func(c Case) string { return num(c.WindowSeconds) })
 	row("CPU ms/finalized run: ours", func(c Case) string { return num(c.ProcessMillisPerRun) })
 	row("CPU ms/finalized run: PostgreSQL", func(c Case) string { return num(c.BackendMillisPerRun) })

@@ -46,4 +46,10 @@ SELECT
   (SELECT COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finalized_at - created_at)), 0)
      FROM billing.reservation_states WHERE finalized_at IS NOT NULL),
   (SELECT COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finalized_at - created_at)), 0)
-     FROM billing.reservation_states WHERE finalized_at IS NOT NULL);
+     FROM billing.reservation_states WHERE finalized_at IS NOT NULL),
+  -- the same without the runs whose closure waited for a provider's
+  -- dispute (@disputed_runs): their time is the dispute's protocol
+  (SELECT COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finalized_at - created_at)), 0)
+     FROM billing.reservation_states WHERE finalized_at IS NOT NULL AND run_id <> ALL(@disputed_runs::uuid[])),
+  (SELECT COALESCE(1000 * EXTRACT(EPOCH FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finalized_at - created_at)), 0)
+     FROM billing.reservation_states WHERE finalized_at IS NOT NULL AND run_id <> ALL(@disputed_runs::uuid[]));
