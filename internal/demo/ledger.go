@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/server"
 )

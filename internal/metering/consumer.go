@@ -54,9 +54,9 @@ type Consumer struct {
 	// Inbox gives Consume (a transport.ConsumerFunc) and ConsumeBatch
 	// (several deliveries in one transaction, one commit and their acks
 	// recorded together; serve and the demo wire it, issue 35). A batch
-	// keeps earlier events' fence locks until its commit: two batches that
-	// cross on two attempts are a deadlock PostgreSQL detects, which fails
-	// one batch as retryable with nothing of it written, never a hang.
+	// keeps earlier events' fence locks until its commit, and takes them in
+	// attempt order (BatchOrderKey), so two batches never wait on each
+	// other in a cycle.
 	*inbox.Inbox
 }
 

@@ -79,7 +79,7 @@ func TestConformance(t *testing.T) {
 
 // TestConformanceBatch runs the conformance suite through the batch entry point and the
 // batch cases (CON-1, CON-2, OB-DELIVER-6): ConsumeBatch answers as
-// Consume does, although serve does not wire it for the Metering input processor.
+// Consume does (serve and the demo wire it for the Metering input processor).
 func TestConformanceBatch(t *testing.T) {
 	t.Parallel()
 	inboxtest.RunBatch(t, conformanceSubject)
