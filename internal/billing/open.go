@@ -35,6 +35,10 @@ const (
 	// GroupSettlementTransition is a refund transition's group, one per
 	// transition (migration 00022; it names its transition since 00040).
 	GroupSettlementTransition = "settlement_transition"
+	// GroupLateSettlementAdjustment is a funded late settlement command's
+	// group, one per command result (migration 00048), posted only by
+	// billing.post_late_settlement_adjustment.
+	GroupLateSettlementAdjustment = "late_settlement_adjustment"
 )
 
 // OpenParams is what the admission transaction hands billing for a new

@@ -26,6 +26,7 @@ var (
 	qLedgerReservations = statements.Get("ledger_reservations")
 	qLedgerCommitted    = statements.Get("ledger_committed")
 	qLedgerTransitions  = statements.Get("ledger_transitions")
+	qLedgerLateResults  = statements.Get("ledger_late_results")
 )
 
 const reservationReserved = "reserved"
@@ -36,6 +37,7 @@ const (
 	tReservations = "billing.reservation_states"
 	tCommitted    = "billing.finalization_committed"
 	tTransitions  = "billing.settlement_transitions"
+	tLateResults  = "billing.late_settlement_command_results"
 )
 
 type ledgerGroup struct {
@@ -66,6 +68,12 @@ type ledgerTransition struct {
 	amount            string
 }
 
+// ledgerLateResult is a late settlement command's result: the adjustment
+// it charged and the posting group it names.
+type ledgerLateResult struct {
+	operation, dimension, reservation, group, amount string
+}
+
 // ledger is the billing ledger of one snapshot.
 type ledger struct {
 	groups       map[string]*ledgerGroup
@@ -74,6 +82,7 @@ type ledger struct {
 	orphans      []ledgerLine // lines whose group does not exist
 	committed    []ledgerCommitted
 	transitions  []ledgerTransition
+	lateResults  []ledgerLateResult
 	lines        int64
 }
 
@@ -135,6 +144,16 @@ func readLedger(ctx context.Context, tx pgx.Tx) (*ledger, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("read %s: %w", tTransitions, err)
 	}
+	if err := scanAll(ctx, tx, qLedgerLateResults, func(r pgx.Rows) error {
+		var x ledgerLateResult
+		if err := r.Scan(&x.operation, &x.dimension, &x.reservation, &x.group, &x.amount); err != nil {
+			return err
+		}
+		l.lateResults = append(l.lateResults, x)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read %s: %w", tLateResults, err)
+	}
 	return l, nil
 }
 
@@ -193,6 +212,10 @@ func (c *ledgerCheck) run() {
 	for _, t := range l.transitions {
 		transitionByGroup[billing.TransitionPostingGroupID(t.ref)] = t
 	}
+	lateByGroup := map[string]ledgerLateResult{}
+	for _, x := range l.lateResults {
+		lateByGroup[x.group] = x
+	}
 	// groups of each reservation by kind
 	byReservation := map[string]map[string][]*ledgerGroup{}
 	for _, id := range l.groupOrder {
@@ -201,7 +224,7 @@ func (c *ledgerCheck) run() {
 			byReservation[g.reservation] = map[string][]*ledgerGroup{}
 		}
 		byReservation[g.reservation][g.kind] = append(byReservation[g.reservation][g.kind], g)
-		c.checkGroup(g, committedByGroup, transitionByGroup)
+		c.checkGroup(g, committedByGroup, transitionByGroup, lateByGroup)
 	}
 	// lines whose group does not exist
 	for _, x := range l.orphans {
@@ -223,6 +246,12 @@ func (c *ledgerCheck) run() {
 			c.bad(tCommitted, "committed_ref="+x.ref, "posting group %s is not a finalization group of reservation %s", x.group, x.reservation)
 		}
 	}
+	for _, x := range l.lateResults {
+		g, ok := l.groups[x.group]
+		if !ok || g.kind != billing.GroupLateSettlementAdjustment || g.reservation != x.reservation {
+			c.bad(tLateResults, "command_operation_id="+x.operation, "posting group %s is not a late_settlement_adjustment group of reservation %s", x.group, x.reservation)
+		}
+	}
 	for _, t := range l.transitions {
 		gid := billing.TransitionPostingGroupID(t.ref)
 		_, posted := l.groups[gid]
@@ -239,7 +268,7 @@ func (c *ledgerCheck) run() {
 // checkGroup: balanced, at least two dense lines on the group's
 // reservation, account and economic identity, and equal to the lines of
 // the fact that justifies it.
-func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerCommitted, transitions map[string]ledgerTransition) {
+func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerCommitted, transitions map[string]ledgerTransition, late map[string]ledgerLateResult) {
 	res := c.l.reservations[g.reservation]
 	if len(g.lines) < 2 {
 		c.bad(tGroups, groupKey(g.id), "%s group has %d line(s), want at least 2", g.kind, len(g.lines))
@@ -319,6 +348,19 @@ func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerComm
 			{LineNo: 1, AccountKind: billingc.AccountSettledRevenue, Direction: billingc.Debit, Amount: t.amount},
 			{LineNo: 2, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Credit, Amount: t.amount},
 		}, "the refund of transition "+t.ref)
+	case billing.GroupLateSettlementAdjustment:
+		x, ok := late[g.id]
+		if !ok {
+			c.bad(tGroups, groupKey(g.id), "late_settlement_adjustment group without a late settlement command result naming it")
+			return
+		}
+		if x.reservation != g.reservation {
+			c.bad(tGroups, groupKey(g.id), "group on reservation %s, its late result %s is on %s", g.reservation, x.operation, x.reservation)
+		}
+		c.sameLines(g, []billingc.Posting{
+			{LineNo: 1, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Debit, Amount: x.amount},
+			{LineNo: 2, AccountKind: billingc.AccountSettledRevenue, Direction: billingc.Credit, Amount: x.amount},
+		}, "the late settlement adjustment of command "+x.operation)
 	default:
 		c.bad(tGroups, groupKey(g.id), "unknown group kind %q", g.kind)
 	}
@@ -371,9 +413,9 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 	balance := map[string]*big.Rat{
 		billingc.AccountReservationHold: new(big.Rat), billingc.AccountCustomerWallet: new(big.Rat), billingc.AccountSettledRevenue: new(big.Rat),
 	}
-	refunded := new(big.Rat)
+	refunded, adjusted := new(big.Rat), new(big.Rat)
 	var ordered []*ledgerGroup
-	for _, kind := range []string{billing.GroupReservationHold, billing.GroupFinalization, billing.GroupSettlementTransition} {
+	for _, kind := range []string{billing.GroupReservationHold, billing.GroupFinalization, billing.GroupSettlementTransition, billing.GroupLateSettlementAdjustment} {
 		ordered = append(ordered, groups[kind]...)
 	}
 	for _, g := range ordered {
@@ -395,6 +437,9 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 			if g.kind == billing.GroupSettlementTransition && x.accountKind == billingc.AccountSettledRevenue && x.direction == billingc.Debit {
 				refunded.Add(refunded, a)
 			}
+			if g.kind == billing.GroupLateSettlementAdjustment && x.accountKind == billingc.AccountSettledRevenue && x.direction == billingc.Credit {
+				adjusted.Add(adjusted, a)
+			}
 		}
 		for _, account := range []string{billingc.AccountReservationHold, billingc.AccountCustomerWallet, billingc.AccountSettledRevenue} {
 			if balance[account].Sign() < 0 {
@@ -409,8 +454,8 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 	x, hasCommitted := committed[r.id]
 	switch r.state {
 	case reservationReserved:
-		if n := len(groups[billing.GroupFinalization]) + len(groups[billing.GroupSettlementTransition]); n != 0 {
-			c.bad(tReservations, key, "reserved, yet %d finalization or transition group(s) are posted", n)
+		if n := len(groups[billing.GroupFinalization]) + len(groups[billing.GroupSettlementTransition]) + len(groups[billing.GroupLateSettlementAdjustment]); n != 0 {
+			c.bad(tReservations, key, "reserved, yet %d finalization, transition or late adjustment group(s) are posted", n)
 		}
 		if hasCommitted {
 			c.bad(tReservations, key, "reserved, yet finalization_committed %s names it", x.ref)
@@ -448,9 +493,10 @@ func (c *ledgerCheck) checkReservation(r *ledgerReservation, groups map[string][
 			return
 		}
 		wantRevenue.Sub(wantRevenue, refunded)
+		wantRevenue.Add(wantRevenue, adjusted)
 		if hold.Sign() != 0 || revenue.Cmp(wantRevenue) != 0 || wallet.Cmp(revenue) != 0 {
-			c.bad(tReservations, key, "%s %s of %s: derived hold %s, revenue %s, wallet %s (want hold 0, revenue = wallet = settled %s - refunded %s)",
-				r.state, settled, r.reserved, ratText(hold), ratText(revenue), ratText(wallet), settled, ratText(refunded))
+			c.bad(tReservations, key, "%s %s of %s: derived hold %s, revenue %s, wallet %s (want hold 0, revenue = wallet = settled %s - refunded %s + late adjustments %s)",
+				r.state, settled, r.reserved, ratText(hold), ratText(revenue), ratText(wallet), settled, ratText(refunded), ratText(adjusted))
 		}
 	default:
 		c.bad(tReservations, key, "unknown state %q", r.state)
