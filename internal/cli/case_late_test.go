@@ -73,9 +73,13 @@ func TestCaseLateCommands(t *testing.T) {
 	dir := t.TempDir()
 	idpKey, idpPub := keyFiles(t, dir, "idp")
 	grantKey, _ := keyFiles(t, dir, "grant")
+	// --database-url: the server a database the command derives (Metering's
+	// without --metering-dsn) is looked for on, this test's own, whatever
+	// server the environment has.
+	serverURL := dbtest.Server(t).URL
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := cli.Main(append(append([]string{"case"}, args...), "--core-dsn", dsn), strings.NewReader(""), &out, &errOut)
+		code := cli.Main(append(append([]string{"case"}, args...), "--core-dsn", dsn, "--database-url", serverURL), strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	as := func(who string) []string {
