@@ -24,13 +24,17 @@ func TestBenchLoopCLIReportIsConsistent(t *testing.T) {
 	// command's test).
 	srv := dbtest.Server(t)
 	dir := t.TempDir()
-	jsonPath, svgPath := filepath.Join(dir, "loop.json"), filepath.Join(dir, "loop.svg")
+	jsonPath, svgPath, profile := filepath.Join(dir, "loop.json"), filepath.Join(dir, "loop.svg"), filepath.Join(dir, "loop.cpu")
 	const runs = 20
 	r := runMain(t, nil, "bench", "--mode", "loop", "--quiet", "--database-url", srv.URL, "--db-prefix", dbtest.NewPrefix(t),
-		"--runs", "20", "--rate-sweep", "0,20", "--drivers", "4", "--stats-settle", "1s", "--json", jsonPath, "--svg", svgPath)
+		"--runs", "20", "--rate-sweep", "0,20", "--drivers", "4", "--stats-settle", "1s", "--json", jsonPath, "--svg", svgPath, "--cpuprofile", profile)
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "finalized runs/s")
 	require.Contains(t, r.stdout, "saturation (4 drivers)")
+
+	prof, err := os.Stat(profile)
+	require.NoError(t, err, "--cpuprofile writes the loop's CPU profile")
+	require.Positive(t, prof.Size())
 
 	raw, err := os.ReadFile(jsonPath)
 	require.NoError(t, err)

@@ -30,10 +30,10 @@ const defaultConsumerBatch = 16
 
 // defaultClaimCooldown is serve's and the demo's --claim-cooldown default,
 // above the dispatcher's own 40 ms (which bench's outbox mode and the peer
-// comparison keep): the whole loop's events trickle in per run, and a claim
-// that gathers more deliveries, consumer batches and acks per transaction
+// comparison keep): the whole loop's events trickle in per run, and claims
+// that gather more deliveries, consumer batches and acks per transaction
 // cost less CPU per finalized run (docs/bench.md "Item 2, second pass":
-// about 8 % less than at 40 ms at saturation, for about 50 ms more
+// about 5 % less than at 40 ms at saturation, for about 50 ms more
 // admission → finalization p50 at an offered 5 runs/s).
 const defaultClaimCooldown = 100 * time.Millisecond
 
