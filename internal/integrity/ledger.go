@@ -12,6 +12,7 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 	"github.com/oceanway/core/internal/db"
 )
 
@@ -353,6 +354,9 @@ func (c *ledgerCheck) checkGroup(g *ledgerGroup, committed map[string]ledgerComm
 		if !ok {
 			c.bad(tGroups, groupKey(g.id), "late_settlement_adjustment group without a late settlement command result naming it")
 			return
+		}
+		if want := catchup.LatePostingGroupID(x.operation); g.id != want {
+			c.bad(tGroups, groupKey(g.id), "late_settlement_adjustment group id is not the one derived from its command %s (%s)", x.operation, want)
 		}
 		if x.reservation != g.reservation {
 			c.bad(tGroups, groupKey(g.id), "group on reservation %s, its late result %s is on %s", g.reservation, x.operation, x.reservation)

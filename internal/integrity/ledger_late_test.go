@@ -8,7 +8,11 @@ import (
 
 	billingc "github.com/oceanway/core/contracts/billing"
 	"github.com/oceanway/core/internal/billing"
+	"github.com/oceanway/core/internal/billing/catchup"
 )
+
+// lateGroup is the posting group of the late command "op-1".
+var lateGroup = catchup.LatePostingGroupID("op-1")
 
 // lateLedger is one reservation settled 60 of 100 and charged 7 more by a
 // funded late settlement command (issue 32 part 2): the hold, the
@@ -36,11 +40,11 @@ func lateLedger() *ledger {
 	add(fin, billing.GroupFinalization, billingc.FinalizationPostings("100", "60", "40"))
 	l.committed = append(l.committed, ledgerCommitted{ref: ref, reservation: res, decision: billingc.DecisionSettleAndReleaseRemainder,
 		reserved: "100", settled: "60", released: "40", group: fin})
-	add("late-group-1", billing.GroupLateSettlementAdjustment, []billingc.Posting{
+	add(lateGroup, billing.GroupLateSettlementAdjustment, []billingc.Posting{
 		{LineNo: 1, AccountKind: billingc.AccountCustomerWallet, Direction: billingc.Debit, Amount: "7"},
 		{LineNo: 2, AccountKind: billingc.AccountSettledRevenue, Direction: billingc.Credit, Amount: "7"},
 	})
-	l.lateResults = append(l.lateResults, ledgerLateResult{operation: "op-1", dimension: "dim-1", reservation: res, group: "late-group-1", amount: "7"})
+	l.lateResults = append(l.lateResults, ledgerLateResult{operation: "op-1", dimension: "dim-1", reservation: res, group: lateGroup, amount: "7"})
 	return l
 }
 
@@ -55,12 +59,13 @@ func lateMismatches(l *ledger) []string {
 // result that names it (wallet debit, settled revenue credit, the result's
 // amount) and counts it in the reservation's balances; it no longer
 // reports the group kind as unknown. A line edited to another amount, a
-// group no result names, and a result naming a missing group are reported.
+// group no result names, a group whose id is not derived from its command,
+// and a result naming a missing group are reported.
 func TestBI2VerifyRecomputesLateSettlementAdjustments(t *testing.T) {
 	require.Empty(t, lateMismatches(lateLedger()), "a funded late adjustment recomputes")
 
 	edited := lateLedger()
-	edited.groups["late-group-1"].lines[0].amount = "9"
+	edited.groups[lateGroup].lines[0].amount = "9"
 	got := strings.Join(lateMismatches(edited), "\n")
 	require.Contains(t, got, "line_no=1")
 	require.Contains(t, got, "the late settlement adjustment of command op-1")
@@ -68,6 +73,16 @@ func TestBI2VerifyRecomputesLateSettlementAdjustments(t *testing.T) {
 	orphan := lateLedger()
 	orphan.lateResults = nil
 	require.Contains(t, strings.Join(lateMismatches(orphan), "\n"), "without a late settlement command result naming it")
+
+	// The same group and result under an id no command derives.
+	underived := lateLedger()
+	g := underived.groups[lateGroup]
+	delete(underived.groups, lateGroup)
+	g.id = "late-group-x"
+	underived.groups[g.id] = g
+	underived.groupOrder[len(underived.groupOrder)-1] = g.id
+	underived.lateResults[0].group = g.id
+	require.Contains(t, strings.Join(lateMismatches(underived), "\n"), "is not the one derived from its command op-1")
 
 	missing := lateLedger()
 	missing.lateResults[0].group = "late-group-2"

@@ -240,7 +240,7 @@ func (l *LateCommands) commit(ctx context.Context, tx pgx.Tx, cmd LateSettlement
 	if err != nil {
 		return LateSettlementOutcome{}, fmt.Errorf("%w: settled amount: %w", ErrConflict, err)
 	}
-	group := envelope.DeriveID(DerivationLatePostingGroup, map[string]any{"lateSettlementCommandOperationId": op})
+	group := LatePostingGroupID(op)
 	res := &reconciliation.LateResult{CommandOperationID: op, CommandRequest: claims.CommandRequest, Candidate: claims.Candidate,
 		Decision: claims.Decision, ActorWorkforcePrincipalID: claims.Subject, GrantSHA256: grantSHA, GrantJTI: claims.JTI,
 		FundingDecisionJTI: fd.JTI, FundingDecision: fd.Decision, FundingPolicyRevision: fd.FundingPolicyRevision,

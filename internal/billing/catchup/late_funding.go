@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	billingc "github.com/oceanway/core/contracts/billing"
+	"github.com/oceanway/core/contracts/envelope"
 	"github.com/oceanway/core/contracts/reconciliation"
 	"github.com/oceanway/core/internal/db"
 	"github.com/oceanway/core/internal/workload"
@@ -113,6 +114,12 @@ type LateCommands struct {
 // DerivationLatePostingGroup names the ledger posting group of a late
 // settlement command operation.
 const DerivationLatePostingGroup = "billing_late_settlement_posting_group@1"
+
+// LatePostingGroupID derives the posting group id of the late settlement
+// command with this operation id (one group per command result).
+func LatePostingGroupID(commandOperationID string) string {
+	return envelope.DeriveID(DerivationLatePostingGroup, map[string]any{"lateSettlementCommandOperationId": commandOperationID})
+}
 
 func (l *LateCommands) now() time.Time {
 	if l.Now != nil {
