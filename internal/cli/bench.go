@@ -96,7 +96,7 @@ dropped at the end unless --keep.`,
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each run")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the run databases")
 	f.StringVar(&o.jsonPath, "json", "", "write the result as JSON to this file")
-	f.StringVar(&o.profilePath, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	f.StringVar(&o.profilePath, "cpuprofile", "", "write a CPU profile of this process to this file (the measured runs; --mode loop: the whole command, provisioning included)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	lo.register(cmd)
 	return cmd

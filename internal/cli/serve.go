@@ -357,13 +357,17 @@ func openConsumerPools(ctx context.Context, dsns map[boundary.Boundary]string, m
 // readBillingFinalizationCommitted (without it, owner_read_unavailable), and
 // coordinator adds the Billing finalization coordinator on it.
 //
-// batches are the consumers that also take batches: only the Operations
-// projector (see projector.ConsumeBatch). The other three stay one
-// transaction per event, because a batch keeps every earlier event's locks
-// until its commit: the Metering input processor reads the Execution and
-// Gateway owners inside its transaction, so a later event's owner reads
-// would run with earlier attempts' fences and cost lanes locked against the
-// metering worker; the Billing coordinator and the settlement catch-up lock
+// batches are the consumers that also take batches: the Operations
+// projector (see projector.ConsumeBatch) and, since issue 35, the Metering
+// input processor. A batch keeps every earlier event's locks until its
+// commit: the input processor reads the Execution and Gateway owners inside
+// its transaction, so a later event's owner reads run with earlier
+// attempts' fences locked against the metering worker (which waits at most
+// one batch), and it applies a batch in attempt order (inbox.BatchOrder) so
+// two batches never wait on each other in a cycle; one commit and one ack
+// call per batch cost less than that (docs/bench.md "Item 2, second pass").
+// The other two stay one transaction per event: the Billing coordinator and
+// the settlement catch-up lock
 // finalization fences, reservations and settlement dimensions that the
 // finalization worker holds across its owner reads, and the catch-up's lock
 // order (finalization fence before dimension) is a per-transaction rule a

@@ -48,11 +48,11 @@ type BatchOrder interface {
 //   - One transaction takes the receipt-key locks of every remaining
 //     delivery in key order (see begin), then runs each event's steps 3-4
 //     in the deliveries' order (a BatchOrder consumer's key order) inside
-//     its own savepoint: an event's error
-//     or broken invariant rolls back that event alone (its answer is the
-//     error Consume would give), a Wait keeps its bookkeeping, an applied
-//     event keeps its effect with its receipt (CON-1), the Finisher runs
-//     inside the event's savepoint unless the consumer has BatchHooks.
+//     its own savepoint: an event's error or broken invariant rolls back
+//     that event alone (its answer is the error Consume would give), a
+//     Wait keeps its bookkeeping, an applied event keeps its effect with
+//     its receipt (CON-1), the Finisher runs inside the event's savepoint
+//     unless the consumer has BatchHooks.
 //   - If the transaction fails as a whole (a receipt-key lock, BatchHooks,
 //     the commit, the connection), nothing of it was written and every
 //     delivery that reached the database gets the retryable error: a

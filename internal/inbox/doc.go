@@ -45,7 +45,8 @@
 // event in its own savepoint, so each answer is the one Consume would give
 // and one event's failure rolls back that event only. A failed transaction
 // answers every delivery that reached the database with its retryable
-// error. BatchHooks lets a consumer lock once per batch and finish once.
+// error. BatchHooks lets a consumer lock once per batch and finish once;
+// BatchOrder, apply a batch in the order of the entity its events lock.
 //
 // # Receipts
 //
