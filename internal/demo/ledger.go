@@ -149,7 +149,7 @@ func summarizeLedger(ctx context.Context, core queryer, cfg Config, s *Summary) 
 	var severalFacts, severalEvents, finalizedWithoutOneEvent, notAddingUp, factsNotAddingUp, unbalanced, negative int64
 	disputed := []string{} // never NULL: run_id <> ALL(NULL) holds for no run
 	if cfg.Scenario != nil {
-		disputed = append(disputed, cfg.Scenario.DisputedRuns()...)
+		disputed = cfg.Scenario.DisputedRuns()
 	}
 	if err := core.QueryRow(ctx, qLedgerCounts, pgx.NamedArgs{"disputed_runs": disputed}).Scan(&l.Reservations, &l.Finalized, &l.SettleAndRelease, &l.ReleaseAll,
 		&l.BlockedEvaluations, &l.ReconciliationDeferred, &l.ReconciliationRequired, &l.InCase, &l.WaitingReconciliation, &l.StillOpen,

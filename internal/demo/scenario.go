@@ -231,10 +231,11 @@ func (s *Scenario) AwaitDisputes(ctx context.Context) error {
 // DisputedRuns are the runs whose closure waited for a provider's
 // dispute: their admission → finalization time is the dispute's protocol
 // (the contradiction, Metering's block, the fix), not the loop's.
+// The slice is never nil (an empty list binds as an empty array, not NULL).
 func (s *Scenario) DisputedRuns() []string {
 	s.disputeMu.Lock()
 	defer s.disputeMu.Unlock()
-	return slices.Clone(s.disputedRuns)
+	return append([]string{}, s.disputedRuns...)
 }
 
 // disputeJob is one disputed attempt of a run (issue 32): the provider's
